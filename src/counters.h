@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/* Hardware and software counters: abstract metrics -> events (events/ maps + libpfm4) -> perf_event groups. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The abstract metrics tlbprof knows. The names (metric_name()) are the keys
+ * used in the events/ map files and in the report ("metric").
+ */
+enum metric {
+	METRIC_DTLB_LOADS,
+	METRIC_DTLB_LOAD_MISSES,
+	METRIC_PAGE_FAULTS,
+	METRIC_MINOR_FAULTS,
+	METRIC_MAJOR_FAULTS,
+	METRIC_CYCLES,
+	METRIC_INSTRUCTIONS,
+	METRIC_LLC_LOAD_MISSES,
+	METRIC_WALK_ACTIVE,
+	METRIC_WALK_COMPLETED,
+	METRIC_STLB_HITS,
+	METRIC_TASK_CLOCK,
+	METRIC_CONTEXT_SWITCHES,
+	METRIC_CPU_MIGRATIONS,
+	METRIC_COUNT
+};
+
+/* "dtlb_load_misses", ...; NULL for an out-of-range value. */
+const char *metric_name(enum metric m);
+/* Inverse of metric_name(); returns -1 when unknown. */
+int metric_from_name(const char *name);
+
+enum counter_status {
+	COUNTER_OK,
+	COUNTER_UNSUPPORTED,	/* no such event on this machine (no PMU, not encodable) */
+	COUNTER_DENIED,		/* EACCES/EPERM: perf_event_paranoid or capabilities */
+	COUNTER_MULTIPLEXED,	/* counted only part of the time; value is scaled */
+	COUNTER_ERROR,		/* anything else; reason says what */
+};
+
+/* "ok", "unsupported", "denied", "multiplexed", "error". */
+const char *counter_status_name(enum counter_status s);
+
+/* One event of a set, as resolved and (after open) as opened. */
+struct counter_info {
+	enum metric metric;
+	char name[64];		/* display name, perf-like: "dTLB-load-misses", "page-faults" */
+	char event[160];	/* the event string given to libpfm4, e.g. "perf::PERF_COUNT_SW_PAGE_FAULTS" */
+	char source[32];	/* which map resolved it: a PMU map name ("skx") or "generic" */
+	uint32_t type;		/* perf_event_attr.type of the encoding (0 when not encodable) */
+	uint64_t config;	/* perf_event_attr.config of the encoding */
+	bool hardware;		/* needs a hardware PMU (not a software event) */
+	enum counter_status status;
+	char reason[256];	/* why not ok (with the errno text), "" when ok */
+};
+
+/* One reading: raw value and the kernel's enabled/running times. */
+struct counter_reading {
+	uint64_t value;		/* raw count as read */
+	uint64_t enabled_ns;	/* PERF_FORMAT_TOTAL_TIME_ENABLED */
+	uint64_t running_ns;	/* PERF_FORMAT_TOTAL_TIME_RUNNING */
+	double scaled;		/* value * enabled / running (== value when not multiplexed) */
+};
+
+/*
+ * Scale a multiplexed count the way perf stat does: value * enabled / running.
+ * Returns value unchanged when running == enabled, 0 when running == 0 (never counted).
+ * Sets *multiplexed (if non-NULL) when 0 < running < enabled.
+ */
+double counter_scale(uint64_t value, uint64_t enabled_ns, uint64_t running_ns, bool *multiplexed);
+
+struct counter_set;
+
+/*
+ * Resolve the wanted metrics for this machine (or the PMU forced with
+ * LIBPFM_FORCE_PMU) through the map files in events_dir (NULL: the installed
+ * directory, see counters_default_events_dir()) and encode them with libpfm4.
+ * Metrics that cannot be resolved or encoded stay in the set with status
+ * unsupported and a reason; that is not an error.
+ * want[m] selects metric m; want == NULL selects all.
+ * Returns 0 and a new set in *out (caller owns; counter_set_delete()), or
+ * -errno (libpfm4 could not initialise, map file unreadable or malformed);
+ * on error, errmsg (if non-NULL) receives a one-line message naming the cause.
+ */
+int counter_set_new(struct counter_set **out, const char *events_dir, const bool *want,
+		    char *errmsg, size_t errmsg_len);
+void counter_set_delete(struct counter_set *set);
+
+/* Number of events in the set and the i-th one (pointer owned by the set). */
+size_t counter_set_size(const struct counter_set *set);
+const struct counter_info *counter_set_info(const struct counter_set *set, size_t i);
+
+/* The PMU libpfm4 detected as the default hardware PMU ("skx", "amd64_fam19h_zen4"),
+ * or "none" when there is only the kernel's software PMU. Owned by the set. */
+const char *counter_set_pmu_name(const struct counter_set *set);
+const char *counter_set_pmu_desc(const struct counter_set *set);
+
+/*
+ * Open every encodable event on the calling thread (pid 0, any cpu), disabled,
+ * with PERF_FORMAT_TOTAL_TIME_ENABLED|RUNNING, as perf_event groups. Events
+ * that fail get their status and errno reason; the rest stay open. Returns the
+ * number of events opened (>= 0); it is not an error when that is 0.
+ */
+int counter_set_open(struct counter_set *set);
+/* Reset to zero / enable / disable all open events (the group leaders). 0 or -errno. */
+int counter_set_reset(struct counter_set *set);
+int counter_set_enable(struct counter_set *set);
+int counter_set_disable(struct counter_set *set);
+/*
+ * Read every event into out[0..counter_set_size()-1] (events that are not open
+ * read as zero). Updates statuses to multiplexed where 0 < running < enabled.
+ * Returns 0 or -errno.
+ */
+int counter_set_read(struct counter_set *set, struct counter_reading *out);
+/* Close all fds (read first: closing a leader detaches its group). Idempotent. */
+void counter_set_close(struct counter_set *set);
+
+/* The directory the map files are installed in (compiled in). */
+const char *counters_default_events_dir(void);

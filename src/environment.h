@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Facts about the machine a measurement ran on: CPU, caches and TLBs, kernel, THP, hugepage pools, perf, VM. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One cache level as the OS (sysfs) or CPUID reports it; 0 fields are unknown. */
+struct env_cache {
+	unsigned level;		/* 1, 2, 3 */
+	char type[16];		/* "Data", "Unified" */
+	uint64_t size_bytes;
+	unsigned ways;
+	unsigned line_bytes;
+	unsigned sets;
+};
+
+/* TLB geometry for data accesses from CPUID; 0 = not reported. */
+struct env_tlb {
+	unsigned l1d_4k_entries, l1d_4k_ways;
+	unsigned l1d_2m_entries, l1d_2m_ways;
+	unsigned l1d_1g_entries, l1d_1g_ways;
+	unsigned l2d_4k_entries, l2d_4k_ways;	/* L2/STLB, shared or data */
+	unsigned l2d_2m_entries, l2d_2m_ways;
+	unsigned l2d_1g_entries, l2d_1g_ways;
+	char source[48];	/* "cpuid 0x80000005/6", "cpuid 0x18", "none" */
+};
+
+/* One hugetlb pool (/sys/kernel/mm/hugepages/hugepages-<kB>kB). */
+struct env_hugepool {
+	uint64_t page_bytes;
+	long nr, free, resv, surplus;
+};
+
+#define ENV_MAX_CACHES 4
+#define ENV_MAX_POOLS 4
+
+struct environment {
+	/* CPU */
+	char cpu_vendor[16];		/* "GenuineIntel", "AuthenticAMD" */
+	char cpu_model_name[80];	/* /proc/cpuinfo "model name" or CPUID brand string */
+	unsigned cpu_family, cpu_model, cpu_stepping;
+	int logical_cpus;		/* online CPUs */
+	char hypervisor[24];		/* "KVM", "VMware", ...; "" on bare metal */
+	struct env_cache caches[ENV_MAX_CACHES];
+	size_t n_caches;
+	struct env_tlb tlb;
+	/* Kernel and memory management */
+	char kernel[160];		/* uname sysname release version machine */
+	char thp_enabled[24];		/* selected value: "always", "madvise", "never", "" if unreadable */
+	char thp_defrag[24];
+	struct env_hugepool pools[ENV_MAX_POOLS];
+	size_t n_pools;
+	int perf_event_paranoid;	/* INT32_MIN when unreadable */
+	uint64_t steal_ticks;		/* /proc/stat cpu steal (USER_HZ ticks) at collection time */
+	/* Build provenance of tlbprof itself */
+	char compiler[160];		/* from the ELF .comment of /proc/self/exe (libelf) */
+	char build_flags[256];		/* recorded at build time (TLBPROF_BUILD_FLAGS) */
+	char build_type[32];		/* meson buildtype */
+};
+
+/*
+ * Collect every fact that can be read without privileges. Never fails as a
+ * whole: an unreadable fact is left empty/zero (or INT32_MIN for the paranoid
+ * level). Pure reads: nothing on the system is changed.
+ */
+void environment_collect(struct environment *env);
+
+/* The pool for page_bytes, or NULL when the kernel has no such pool. */
+const struct env_hugepool *environment_pool(const struct environment *env, uint64_t page_bytes);
+
+/* The cache of the given level that holds data ("Data" or "Unified"), or NULL. */
+const struct env_cache *environment_data_cache(const struct environment *env, unsigned level);
+
+/* Read the current /proc/stat aggregate steal ticks; 0 when unavailable. */
+uint64_t environment_steal_ticks(void);
+
+/*
+ * Decode CPUID TLB geometry from recorded register values (pure; testable).
+ * leaf_fn(ctx, leaf, subleaf, regs[4]) returns false when the leaf is absent.
+ * vendor is the CPUID vendor string.
+ */
+typedef bool (*env_cpuid_fn)(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
+void environment_decode_tlb(const char *vendor, env_cpuid_fn leaf_fn, void *ctx, struct env_tlb *out);
