@@ -11,7 +11,10 @@ struct elf_provenance {
 
 /*
  * Read the provenance of the ELF file at path. Returns 0, or -errno (file
- * unreadable) / -EINVAL (not an ELF file). Missing sections are not errors:
- * the fields stay "".
+ * unreadable; -EISDIR for a directory) / -EINVAL (not an ELF file, or one
+ * without a readable section table). Missing sections are not errors: the
+ * fields stay "". Empty and repeated strings are listed once (a linked program
+ * carries one copy per object file); only whole strings are stored, so a
+ * string that no longer fits ends the list. out is always initialised.
  */
 int elf_provenance_read(const char *path, struct elf_provenance *out);

@@ -16,7 +16,13 @@ struct env_cache {
 	unsigned sets;
 };
 
-/* TLB geometry for data accesses from CPUID; 0 = not reported. */
+/*
+ * TLB geometry for data accesses from CPUID; 0 = not reported. A fully
+ * associative structure reports ways == entries. Where the CPU enumerates
+ * several structures for one level and page size (Intel leaf 0x18: e.g. two
+ * 8-way STLB arrays that both hold 4K pages), entries add up, and so do the
+ * ways when the arrays have the same number of sets; ways is 0 when they do not.
+ */
 struct env_tlb {
 	unsigned l1d_4k_entries, l1d_4k_ways;
 	unsigned l1d_2m_entries, l1d_2m_ways;
@@ -27,7 +33,7 @@ struct env_tlb {
 	char source[48];	/* "cpuid 0x80000005/6", "cpuid 0x18", "none" */
 };
 
-/* One hugetlb pool (/sys/kernel/mm/hugepages/hugepages-<kB>kB). */
+/* One hugetlb pool (/sys/kernel/mm/hugepages/hugepages-<kB>kB); a count is -1 when unreadable. */
 struct env_hugepool {
 	uint64_t page_bytes;
 	long nr, free, resv, surplus;
@@ -82,4 +88,51 @@ uint64_t environment_steal_ticks(void);
  * vendor is the CPUID vendor string.
  */
 typedef bool (*env_cpuid_fn)(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
+/*
+ * regs[] is {EAX, EBX, ECX, EDX}. "AuthenticAMD" and "HygonGenuine" decode
+ * leaves 0x80000005/6 and 0x80000019; every other vendor decodes leaf 0x18
+ * and, only when that enumerates no data TLB, the legacy leaf 2 descriptors
+ * (environment.c lists the ones it knows). out->source names the leaves used,
+ * or "none" when nothing was reported. Never fails; out is fully overwritten.
+ */
 void environment_decode_tlb(const char *vendor, env_cpuid_fn leaf_fn, void *ctx, struct env_tlb *out);
+
+/*
+ * Pure parsers behind environment_collect, exposed for the unit tests. Each
+ * returns 0 or -EINVAL (malformed text); those that write a string return
+ * -ERANGE when it does not fit into out (out is then "").
+ */
+
+/* Selected value of a THP sysfs file: "always [madvise] never" -> "madvise". Exactly one [word]. */
+int env_parse_thp_selected(const char *text, char *out, size_t out_size);
+
+/* Aggregate steal ticks: the 8th value of the "cpu " line of /proc/stat text. */
+int env_parse_proc_stat_steal(const char *text, uint64_t *steal_ticks);
+
+/* Page size of a hugetlb pool directory name: "hugepages-2048kB" -> 2097152. */
+int env_parse_hugepages_dirname(const char *name, uint64_t *page_bytes);
+
+/* A sysfs cache size: "48K" -> 49152, "2M", "64" (bytes); surrounding whitespace allowed. */
+int env_parse_cache_size(const char *text, uint64_t *bytes);
+
+/* A decimal integer file such as perf_event_paranoid: "2\n" -> 2, "-1" -> -1. */
+int env_parse_long(const char *text, long *value);
+
+/*
+ * The value of "key" in /proc/cpuinfo text (first occurrence; the key must
+ * match exactly, so "model" does not match "model name"): whitespace trimmed.
+ * -ENOENT when no line has that key.
+ */
+int env_parse_cpuinfo_field(const char *text, const char *key, char *out, size_t out_size);
+
+/* Family, model and stepping from CPUID.1:EAX, with the extended fields applied as Intel and AMD define. */
+void env_decode_cpu_signature(uint32_t eax, unsigned *family, unsigned *model, unsigned *stepping);
+
+/*
+ * Name of the hypervisor whose CPUID 0x40000000 signature (EBX, ECX, EDX as
+ * 12 bytes) is sig: "KVMKVMKVM\0\0\0" -> "KVM", "Microsoft Hv" -> "Hyper-V",
+ * "VMwareVMware" -> "VMware", "XenVMMXenVMM" -> "Xen", "TCGTCGTCGTCG" -> "QEMU TCG";
+ * an unknown signature is copied (printable bytes, trailing NULs and spaces
+ * dropped); an empty one gives "unknown". Always NUL-terminates out.
+ */
+void env_hypervisor_name(const char sig[12], char *out, size_t out_size);

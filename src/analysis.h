@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* Pure analysis: phase statistics, page-size comparisons and the checks that catch a broken measurement. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "counters.h"
+#include "environment.h"
+#include "phase.h"
+#include "timing.h"
+
+struct sample_stats {
+	size_t n;
+	double median, min, max, mean;
+	double stddev;		/* sample standard deviation (n - 1), 0 when n < 2 */
+	double rel_spread;	/* (max - min) / median, 0 when median is 0 */
+};
+
+/* Statistics of v[0..n-1] (v is not modified). n == 0 gives all zeros. */
+void analysis_stats(const double *v, size_t n, struct sample_stats *out);
+
+/*
+ * The value of metric m in a phase result, scaled, and whether it counted
+ * (status ok or multiplexed). Returns false when the phase has no usable
+ * reading of m.
+ */
+bool analysis_counter(const struct phase_result *r, enum metric m, double *value);
+
+/* A per-access rate of metric m over the phase's timed accesses; false when unavailable. */
+bool analysis_per_access(const struct phase_result *r, enum metric m, double *rate);
+
+/* One page size compared with the smallest page size measured at the same working-set size. */
+struct comparison {
+	size_t baseline, variant;	/* indices into the results */
+	double delta_ns;		/* baseline median - variant median, ns per access */
+	double speedup;			/* baseline median / variant median */
+	bool have_tlb_counts;		/* dTLB miss counts available for both */
+	double delta_tlb_misses_per_access;
+	double ns_per_tlb_miss, cycles_per_tlb_miss;
+	double tlb_ns, cache_ns, unexplained_ns;
+	const char *method;		/* "counters" or "differential" */
+	const char *assumption;		/* what the method takes for granted */
+};
+
+#define ANALYSIS_MAX_EVIDENCE 4
+
+struct analysis_check {
+	const char *id;
+	enum check_status status;
+	char message[400];
+	size_t n_evidence;
+	struct {
+		const char *key;
+		double value;
+	} evidence[ANALYSIS_MAX_EVIDENCE];
+};
+
+enum verdict { VERDICT_OK, VERDICT_WARN, VERDICT_FAIL };
+/* "ok", "warn", "fail". */
+const char *verdict_name(enum verdict v);
+
+struct analysis {
+	struct comparison *comparisons;	/* owned */
+	size_t n_comparisons;
+	struct analysis_check *checks;	/* owned */
+	size_t n_checks;
+	enum verdict verdict;
+};
+
+/*
+ * Analyse finished phases (results[0..n-1]). env and clock may be NULL
+ * (re-analysis without them skips the checks that need them).
+ * Returns 0 or -ENOMEM; free with analysis_free().
+ */
+int analysis_run(const struct phase_result *results, size_t n, const struct environment *env,
+		 const struct timing_calibration *clock, struct analysis *out);
+void analysis_free(struct analysis *a);

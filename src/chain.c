@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* The pointer-chase chain: a random single cycle over all slots, built in place, and its self-checks. */
+#include "chain.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LINE_BYTES 64u
+
+uint64_t chain_slot_offset(const struct chain_geom *g, uint64_t i)
+{
+	uint64_t cell = i * g->stride_bytes;
+	uint64_t lines = g->stride_bytes / LINE_BYTES;
+
+	if (g->layout == LAYOUT_ALIGNED || lines < 2)
+		return cell;
+	/* lines is a power of two: mask instead of modulo. */
+	return cell + ((i + i / lines) & (lines - 1)) * LINE_BYTES;
+}
+
+uint64_t chain_rng_next(struct chain_rng *r)
+{
+	uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+uint64_t chain_rng_below(struct chain_rng *r, uint64_t bound)
+{
+	/* Lemire's multiply-shift; the bias (bound / 2^64) is far below anything measurable. */
+	return (uint64_t)(((unsigned __int128)chain_rng_next(r) * bound) >> 64);
+}
+
+static inline uint64_t *slot_at(void *base, const struct chain_geom *g, uint64_t i)
+{
+	return (uint64_t *)((char *)base + chain_slot_offset(g, i));
+}
+
+void *chain_build(void *base, const struct chain_geom *g, uint64_t seed)
+{
+	struct chain_rng rng = { .state = seed };
+	uint64_t n = g->slots;
+
+	/* Slot i first holds the index a[i] = i ... */
+	for (uint64_t i = 0; i < n; i++)
+		*slot_at(base, g, i) = i;
+	/*
+	 * ... then Sattolo's shuffle: swapping a[i] only with an a[j], j < i,
+	 * yields a permutation that is one cycle over all n slots, so the walk
+	 * i -> a[i] visits every slot before it returns.
+	 */
+	for (uint64_t i = n - 1; i > 0; i--) {
+		uint64_t j = chain_rng_below(&rng, i);
+		uint64_t *si = slot_at(base, g, i), *sj = slot_at(base, g, j);
+		uint64_t t = *si;
+		*si = *sj;
+		*sj = t;
+	}
+	/* Finally each slot's index becomes the address of the slot it names. */
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t *s = slot_at(base, g, i);
+		void *next = slot_at(base, g, *s);
+		memcpy(s, &next, sizeof(next));
+	}
+	return slot_at(base, g, 0);
+}
+
+__attribute__((format(printf, 4, 5)))
+static void set_check(struct self_check *c, const char *id, enum check_status st, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->id = id;
+	c->status = st;
+	va_start(ap, fmt);
+	vsnprintf(c->message, sizeof(c->message), fmt, ap);
+	va_end(ap);
+}
+
+void chain_check_single_cycle(const void *base, uint64_t bytes, const void *start, uint64_t slots,
+			      struct self_check *out)
+{
+	const char *lo = base, *hi = lo + bytes;
+	const void *p = start;
+
+	for (uint64_t step = 1; step <= slots; step++) {
+		const char *q = p;
+		if (q < lo || q + sizeof(void *) > hi || ((uintptr_t)q & 7u)) {
+			set_check(out, "single_cycle", CHECK_FAIL,
+				  "step %llu of %llu left the region: the chain is corrupt", (unsigned long long)step, (unsigned long long)slots);
+			return;
+		}
+		p = *(void *const *)p;
+		if (p == start) {
+			if (step == slots)
+				set_check(out, "single_cycle", CHECK_PASS,
+					  "walking %llu steps returns to the start, visiting all %llu slots",
+					  (unsigned long long)slots, (unsigned long long)slots);
+			else
+				set_check(out, "single_cycle", CHECK_FAIL,
+					  "the chain returns to its start after %llu of %llu slots: "
+					  "several short cycles, so the working set is smaller than asked",
+					  (unsigned long long)step, (unsigned long long)slots);
+			return;
+		}
+	}
+	set_check(out, "single_cycle", CHECK_FAIL,
+		  "walking %llu steps does not return to the start (%llu slots): the start is not on a cycle",
+		  (unsigned long long)slots, (unsigned long long)slots);
+}
+
+void chain_check_strides(const void *start, uint64_t slots, struct self_check *out)
+{
+	enum { STRIDES = 16 };
+	intptr_t first = 0;
+	unsigned distinct = 1;
+	const void *p = start;
+
+	if (slots < STRIDES + 1) {
+		set_check(out, "strides_not_constant", CHECK_SKIP,
+			  "only %llu slots: fewer than %d strides to compare", (unsigned long long)slots, STRIDES + 1);
+		return;
+	}
+	for (unsigned i = 0; i < STRIDES; i++) {
+		const void *q = *(void *const *)p;
+		intptr_t d = (const char *)q - (const char *)p;
+		if (i == 0)
+			first = d;
+		else if (d != first)
+			distinct++;
+		p = q;
+	}
+	if (distinct == 1)
+		set_check(out, "strides_not_constant", CHECK_FAIL,
+			  "the first 16 strides are all %lld bytes: a prefetcher can follow this, "
+			  "so it measures bandwidth, not latency", (long long)first);
+	else
+		set_check(out, "strides_not_constant", CHECK_PASS,
+			  "%u of the first %d strides differ from the first", distinct - 1, STRIDES);
+}

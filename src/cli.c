@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/* Command line -> a validated, read-only config. The only module that prints usage. */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "parse.h"
+#include "version.h"
+#include "workload.h"
+
+#define DEFAULT_PAGES "4k,2m"
+#define DEFAULT_SIZE "256M"
+#define DEFAULT_STRIDE "4K"
+#define DEFAULT_ITERS "20M"
+#define DEFAULT_WARMUP "0.1"
+#define DEFAULT_REPEAT 5
+#define DEFAULT_SEED 1
+#define MAX_REPEAT 1000
+
+enum opt_id {
+	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
+	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_EVENTS_DIR, OPT_JSON,
+};
+
+static const struct option long_options[] = {
+	{ "workload", required_argument, NULL, OPT_WORKLOAD },
+	{ "pages", required_argument, NULL, OPT_PAGES },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "stride", required_argument, NULL, OPT_STRIDE },
+	{ "iters", required_argument, NULL, OPT_ITERS },
+	{ "warmup-frac", required_argument, NULL, OPT_WARMUP },
+	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void cli_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof [OPTIONS]\n"
+		"Measure what address translation costs: run memory workloads in phases on\n"
+		"verified page sizes, with perf_event counters, and report JSON and a table.\n"
+		"\n"
+		"Options:\n"
+		"  --workload NAME      workload to run (default: chase)\n"
+		"  --pages LIST         page sizes: 4k, 2m (THP), 2m:hugetlb, 1g (hugetlb)\n"
+		"                       (default: " DEFAULT_PAGES ")\n"
+		"  --size LIST          working-set sizes, binary K/M/G suffixes (default: " DEFAULT_SIZE ")\n"
+		"  --stride SIZE        distance between slots, power of two, 8 to the size\n"
+		"                       (default: " DEFAULT_STRIDE ")\n"
+		"  --iters N            timed accesses per sample, k/M/G suffixes (default: " DEFAULT_ITERS ")\n"
+		"  --warmup-frac F      warm-up accesses as a fraction of --iters, 0 to 1\n"
+		"                       (default: " DEFAULT_WARMUP ")\n"
+		"  --repeat N           timed samples per phase, 1 to %d (default: %d)\n"
+		"  --seed N             seed of the random chain (default: %d)\n"
+		"  --cpu N              pin the measuring thread to CPU N (default: not pinned)\n"
+		"  --layout L           colored (rotate each slot's cache line) or aligned\n"
+		"                       (every slot at its page start, as naive benchmarks do)\n"
+		"                       (default: colored)\n"
+		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
+		"  --json FILE|-        write the JSON report to FILE, or stdout with -\n"
+		"                       (default: none)\n"
+		"  -q, --quiet          no table on stdout\n"
+		"  -h, --help           show this help and exit\n"
+		"  -V, --version        show the version and exit\n"
+		"\n"
+		"Workloads:\n",
+		MAX_REPEAT, DEFAULT_REPEAT, DEFAULT_SEED, TLBPROF_EVENTS_DIR);
+	for (size_t i = 0; workload_registry[i]; i++) {
+		const struct workload_ops *w = workload_registry[i];
+		fprintf(f, "  %-20s %s\n", w->name, w->description);
+		for (const struct workload_param *p = w->params; p && p->option; p++)
+			fprintf(f, "    %-18s %s\n", p->option, p->help);
+	}
+	fprintf(f,
+		"\n"
+		"Exit status: 0 success, 1 a check failed, 2 usage error, 3 the machine cannot\n"
+		"provide what was asked (page size, memory), 4 output could not be written,\n"
+		"130 interrupted. See tlbprof(1).\n");
+}
+
+__attribute__((format(printf, 3, 4)))
+static enum cli_result usage_error(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return CLI_USAGE;
+}
+
+static const char *errno_phrase(int rc)
+{
+	return rc == -ERANGE ? "out of range" : "not a number";
+}
+
+/* Parse and check every item of the --pages list. */
+static enum cli_result parse_pages(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	char buf[256], *items[CONFIG_MAX_PAGES + 1];
+	int n;
+
+	if (strlen(arg) >= sizeof(buf))
+		return usage_error(msg, len, "--pages '%.40s...': too long", arg);
+	strcpy(buf, arg);
+	n = parse_list(buf, items, CONFIG_MAX_PAGES);
+	if (n == -E2BIG)
+		return usage_error(msg, len, "--pages '%s': more than %d page sizes", arg, CONFIG_MAX_PAGES);
+	if (n < 0)
+		return usage_error(msg, len, "--pages '%s': empty item in the list", arg);
+	cfg->n_pages = 0;
+	for (int i = 0; i < n; i++) {
+		struct page_request pr;
+		if (page_request_parse(items[i], &pr) != 0)
+			return usage_error(msg, len,
+					   "--pages '%s': unknown page size '%s' (use 4k, 2m, 2m:hugetlb, 1g)",
+					   arg, items[i]);
+		for (size_t j = 0; j < cfg->n_pages; j++)
+			if (strcmp(cfg->pages[j].label, pr.label) == 0)
+				return usage_error(msg, len, "--pages '%s': '%s' listed twice", arg, items[i]);
+		cfg->pages[cfg->n_pages++] = pr;
+	}
+	return CLI_RUN;
+}
+
+static enum cli_result parse_sizes(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	char buf[512], *items[CONFIG_MAX_SIZES + 1];
+	int n;
+
+	if (strlen(arg) >= sizeof(buf))
+		return usage_error(msg, len, "--size '%.40s...': too long", arg);
+	strcpy(buf, arg);
+	n = parse_list(buf, items, CONFIG_MAX_SIZES);
+	if (n == -E2BIG)
+		return usage_error(msg, len, "--size '%s': more than %d sizes", arg, CONFIG_MAX_SIZES);
+	if (n < 0)
+		return usage_error(msg, len, "--size '%s': empty item in the list", arg);
+	cfg->n_sizes = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t v;
+		int rc = parse_size(items[i], &v);
+		if (rc)
+			return usage_error(msg, len, "--size '%s': '%s' is %s (use e.g. 64K, 256M, 1G)", arg,
+					   items[i], rc == -ERANGE ? "out of range" : "not a size");
+		if (v == 0)
+			return usage_error(msg, len, "--size '%s': size must be greater than 0", arg);
+		for (size_t j = 0; j < cfg->n_sizes; j++)
+			if (cfg->sizes_bytes[j] == v)
+				return usage_error(msg, len, "--size '%s': '%s' listed twice", arg, items[i]);
+		cfg->sizes_bytes[cfg->n_sizes++] = v;
+	}
+	return CLI_RUN;
+}
+
+static bool cpu_usable(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return false;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return cpu < sysconf(_SC_NPROCESSORS_ONLN);
+	return CPU_ISSET(cpu, &set);
+}
+
+/* Check that FILE can be created: its directory exists and is writable. */
+static bool output_dir_writable(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return access(".", W_OK) == 0;
+	if ((size_t)(slash - path) >= sizeof(dir))
+		return false;
+	if (slash == path)
+		return access("/", W_OK) == 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	return access(dir, W_OK) == 0;
+}
+
+static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->workload = workload_find("chase");
+	cfg->cpu = -1;
+	cfg->repeat = DEFAULT_REPEAT;
+	cfg->seed = DEFAULT_SEED;
+	cfg->layout = LAYOUT_COLORED;
+	cfg->warmup_frac = 0.1;
+	if (parse_pages(DEFAULT_PAGES, cfg, msg, len) != CLI_RUN || parse_sizes(DEFAULT_SIZE, cfg, msg, len) != CLI_RUN ||
+	    parse_size(DEFAULT_STRIDE, &cfg->stride_bytes) || parse_count(DEFAULT_ITERS, &cfg->iterations))
+		return usage_error(msg, len, "internal error: bad built-in default");
+	return CLI_RUN;
+}
+
+enum cli_result cli_parse(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	enum cli_result r = set_defaults(cfg, msg, len);
+	uint64_t v;
+	int c, rc;
+
+	if (r != CLI_RUN)
+		return r;
+	cfg->argc = argc;
+	cfg->argv = argv;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":qhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_WORKLOAD:
+			cfg->workload = workload_find(optarg);
+			if (!cfg->workload) {
+				char known[128] = "";
+				for (size_t i = 0; workload_registry[i]; i++)
+					snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+						 i ? ", " : "", workload_registry[i]->name);
+				return usage_error(msg, len, "--workload '%s': unknown workload (known: %s)", optarg,
+						   known);
+			}
+			break;
+		case OPT_PAGES:
+			if ((r = parse_pages(optarg, cfg, msg, len)) != CLI_RUN)
+				return r;
+			break;
+		case OPT_SIZE:
+			if ((r = parse_sizes(optarg, cfg, msg, len)) != CLI_RUN)
+				return r;
+			break;
+		case OPT_STRIDE:
+			rc = parse_size(optarg, &v);
+			if (rc)
+				return usage_error(msg, len, "--stride '%s': %s", optarg,
+						   rc == -ERANGE ? "out of range" : "not a size (use e.g. 64, 4K)");
+			if (v < 8 || (v & (v - 1)))
+				return usage_error(msg, len, "--stride '%s': must be a power of two of at least 8 bytes",
+						   optarg);
+			cfg->stride_bytes = v;
+			break;
+		case OPT_ITERS:
+			rc = parse_count(optarg, &v);
+			if (rc)
+				return usage_error(msg, len, "--iters '%s': %s", optarg, errno_phrase(rc));
+			if (v == 0 || v > (1ull << 40))
+				return usage_error(msg, len, "--iters '%s': must be between 1 and 2^40", optarg);
+			cfg->iterations = v;
+			break;
+		case OPT_WARMUP:
+			if (parse_double(optarg, &cfg->warmup_frac) || cfg->warmup_frac < 0 || cfg->warmup_frac > 1)
+				return usage_error(msg, len, "--warmup-frac '%s': must be a number from 0 to 1", optarg);
+			break;
+		case OPT_REPEAT:
+			rc = parse_count(optarg, &v);
+			if (rc || v < 1 || v > MAX_REPEAT)
+				return usage_error(msg, len, "--repeat '%s': must be a whole number from 1 to %d", optarg,
+						   MAX_REPEAT);
+			cfg->repeat = (unsigned)v;
+			break;
+		case OPT_SEED:
+			rc = parse_count(optarg, &cfg->seed);
+			if (rc)
+				return usage_error(msg, len, "--seed '%s': %s", optarg, errno_phrase(rc));
+			break;
+		case OPT_CPU:
+			rc = parse_count(optarg, &v);
+			if (rc || v >= CPU_SETSIZE || !cpu_usable((int)v))
+				return usage_error(msg, len, "--cpu '%s': no such online CPU available to this process",
+						   optarg);
+			cfg->cpu = (int)v;
+			break;
+		case OPT_LAYOUT:
+			if (strcasecmp(optarg, "colored") == 0)
+				cfg->layout = LAYOUT_COLORED;
+			else if (strcasecmp(optarg, "aligned") == 0)
+				cfg->layout = LAYOUT_ALIGNED;
+			else
+				return usage_error(msg, len, "--layout '%s': use colored or aligned", optarg);
+			break;
+		case OPT_EVENTS_DIR:
+			if (access(optarg, R_OK | X_OK) != 0)
+				return usage_error(msg, len, "--events-dir '%s': not a readable directory", optarg);
+			cfg->events_dir = optarg;
+			break;
+		case OPT_JSON:
+			if (!*optarg)
+				return usage_error(msg, len, "--json '': give a file name or - for stdout");
+			cfg->json_path = optarg;
+			break;
+		case 'q':
+			cfg->quiet = true;
+			break;
+		case 'h':
+			cli_usage(stdout);
+			return CLI_EXIT;
+		case 'V':
+			printf("tlbprof %s\n", TLBPROF_VERSION);
+			return CLI_EXIT;
+		case ':':
+			return usage_error(msg, len, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error(msg, len, "unknown option '-%c' (see tlbprof --help)", optopt);
+			return usage_error(msg, len, "unknown option '%s' (see tlbprof --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error(msg, len, "unexpected argument '%s' (see tlbprof --help)", argv[optind]);
+
+	/* Cross-option checks. */
+	for (size_t i = 0; i < cfg->n_sizes; i++) {
+		char s[16], t[16];
+		if (cfg->sizes_bytes[i] < 2 * cfg->stride_bytes)
+			return usage_error(msg, len,
+					   "--stride '%s': must be at most half of --size '%s' (a chain needs 2 slots)",
+					   format_size(cfg->stride_bytes, t, sizeof(t)),
+					   format_size(cfg->sizes_bytes[i], s, sizeof(s)));
+	}
+	if (cfg->json_path && strcmp(cfg->json_path, "-") != 0 && !output_dir_writable(cfg->json_path)) {
+		usage_error(msg, len, "--json '%s': directory does not exist or is not writable", cfg->json_path);
+		return CLI_NO_OUTPUT;
+	}
+	return CLI_RUN;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* Names and parsers for the plain-data enums of the configuration and of phases. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "phase.h"
+
+static const struct {
+	const char *spelling;
+	const char *label;
+	enum page_kind kind;
+	uint64_t bytes;
+} page_spellings[] = {
+	{ "4k", "4k", PAGE_BASE, 4096ull },
+	{ "2m", "2m", PAGE_THP, 2ull << 20 },
+	{ "2m:thp", "2m", PAGE_THP, 2ull << 20 },
+	{ "2m:hugetlb", "2m:hugetlb", PAGE_HUGETLB, 2ull << 20 },
+	{ "1g", "1g", PAGE_HUGETLB, 1ull << 30 },
+	{ "1g:hugetlb", "1g", PAGE_HUGETLB, 1ull << 30 },
+};
+
+int page_request_parse(const char *s, struct page_request *out)
+{
+	for (size_t i = 0; i < sizeof(page_spellings) / sizeof(page_spellings[0]); i++) {
+		if (strcasecmp(s, page_spellings[i].spelling) == 0) {
+			memset(out, 0, sizeof(*out));
+			strcpy(out->label, page_spellings[i].label);
+			out->kind = page_spellings[i].kind;
+			out->bytes = page_spellings[i].bytes;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *page_kind_name(enum page_kind k)
+{
+	static const char *const names[] = { [PAGE_BASE] = "base", [PAGE_THP] = "thp", [PAGE_HUGETLB] = "hugetlb" };
+
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+}
+
+const char *layout_name(enum chase_layout l)
+{
+	return l == LAYOUT_ALIGNED ? "aligned" : "colored";
+}
+
+const char *phase_status_name(enum phase_status s)
+{
+	static const char *const names[] = { [PHASE_OK] = "ok", [PHASE_FAILED] = "failed", [PHASE_SKIPPED] = "skipped" };
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+const char *check_status_name(enum check_status s)
+{
+	static const char *const names[] = {
+		[CHECK_PASS] = "pass", [CHECK_WARN] = "warn", [CHECK_FAIL] = "fail", [CHECK_SKIP] = "skip",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}

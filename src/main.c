@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* tlbprof's entry point: wires cli -> plan -> runner -> analysis -> report and decides the exit status. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "counters.h"
+#include "environment.h"
+#include "plan.h"
+#include "report.h"
+#include "runner.h"
+#include "timing.h"
+
+/* Exit statuses (DESIGN.md, tlbprof(1)). */
+enum {
+	EXIT_OK = 0,
+	EXIT_CHECK_FAILED = 1,
+	EXIT_USAGE = 2,
+	EXIT_UNAVAILABLE = 3,
+	EXIT_OUTPUT = 4,
+	EXIT_INTERRUPTED = 130,
+};
+
+/* A signal handler can only reach file scope; this flag is all it touches. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int exit_status(const struct run_results *rr, const struct analysis *a)
+{
+	if (rr->interrupted)
+		return EXIT_INTERRUPTED;
+	for (size_t i = 0; i < rr->n; i++)
+		if (rr->phases[i].status == PHASE_FAILED && rr->phases[i].unavailable)
+			return EXIT_UNAVAILABLE;
+	return a->verdict == VERDICT_FAIL ? EXIT_CHECK_FAILED : EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct tlbprof_config cfg;
+	struct environment env;
+	struct timing_calibration clock;
+	struct counter_set *counters = NULL;
+	struct plan plan = { 0 };
+	struct run_results results = { 0 };
+	struct analysis analysis = { 0 };
+	char msg[512];
+	int status;
+
+	switch (cli_parse(argc, argv, &cfg, msg, sizeof(msg))) {
+	case CLI_RUN:
+		break;
+	case CLI_EXIT:
+		return EXIT_OK;
+	case CLI_USAGE:
+		report_error(msg);
+		return EXIT_USAGE;
+	case CLI_NO_OUTPUT:
+		report_error(msg);
+		return EXIT_OUTPUT;
+	}
+	install_signals();
+
+	if (counter_set_new(&counters, cfg.events_dir, NULL, msg, sizeof(msg)) != 0) {
+		if (cfg.events_dir) {
+			report_error(msg);
+			return EXIT_USAGE;
+		}
+		/* Measuring still works without counters; the report says none were available. */
+		fprintf(stderr, "tlbprof: warning: no counters: %s\n", msg);
+		counters = NULL;
+	}
+	environment_collect(&env);
+	timing_calibrate(&clock);
+
+	if (plan_build(&cfg, &plan) != 0) {
+		report_error("out of memory");
+		status = EXIT_UNAVAILABLE;
+		goto out;
+	}
+	struct run_context ctx = {
+		.clock = &clock,
+		.counters = counters,
+		.stop = &stop_flag,
+		.progress = !cfg.quiet && isatty(STDERR_FILENO),
+	};
+	if (runner_run(&plan, &ctx, &results) != 0 ||
+	    analysis_run(results.phases, results.n, &env, &clock, &analysis) != 0) {
+		report_error("out of memory");
+		status = EXIT_UNAVAILABLE;
+		goto out;
+	}
+
+	struct report_input in = {
+		.cfg = &cfg,
+		.env = &env,
+		.clock = &clock,
+		.counters = counters,
+		.results = &results,
+		.analysis = &analysis,
+		.pmu_name = counters ? counter_set_pmu_name(counters) : "none",
+	};
+	bool json_stdout = cfg.json_path && strcmp(cfg.json_path, "-") == 0;
+	if (!cfg.quiet)
+		report_print_text(&in, json_stdout ? stderr : stdout);
+	status = exit_status(&results, &analysis);
+	if (cfg.json_path && report_write_json(&in, cfg.json_path, msg, sizeof(msg)) != 0) {
+		report_error(msg);
+		status = EXIT_OUTPUT;
+	}
+out:
+	analysis_free(&analysis);
+	run_results_free(&results);
+	plan_free(&plan);
+	counter_set_delete(counters);
+	return status;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Pure parsers for option values: sizes with binary suffixes, counts, fractions, comma lists. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Parse a size in bytes: digits with an optional binary suffix K, M, G, T
+ * (case-insensitive, optionally followed by "B" or "iB"): "4k" = 4096,
+ * "256M" = 268435456, "4096" = 4096. No sign, no fraction, no spaces.
+ * Returns 0, -EINVAL (malformed) or -ERANGE (overflows 64 bits).
+ */
+int parse_size(const char *s, uint64_t *out);
+
+/*
+ * Parse a count: digits with an optional decimal suffix k, M, G (10^3, 10^6,
+ * 10^9): "20M" = 20000000. Returns 0, -EINVAL or -ERANGE.
+ */
+int parse_count(const char *s, uint64_t *out);
+
+/* Parse a finite decimal number (strtod syntax, whole string). 0 or -EINVAL. */
+int parse_double(const char *s, double *out);
+
+/*
+ * Format bytes as the shortest exact binary-suffixed size ("256M", "4K",
+ * "1536M", "100" for non-multiples of 1 KiB) into buf. Returns buf.
+ */
+char *format_size(uint64_t bytes, char *buf, size_t len);
+
+/*
+ * Split a comma-separated list in place: fills items[] with pointers into s
+ * (which is modified). Returns the number of items, -EINVAL when an item is
+ * empty ("4k,,2m", "", "4k,") or -E2BIG when there are more than max items.
+ */
+int parse_list(char *s, char **items, size_t max);

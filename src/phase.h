@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* A phase (one workload x page size x working-set size x run) and what measuring it produced. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "counters.h"
+
+/* What the plan asks for: everything needed to run one phase. Plain data. */
+struct phase_spec {
+	char name[64];			/* "chase/4k/256M/r0" */
+	unsigned index;			/* position in the plan */
+	unsigned run;			/* the rN of the name: allocation index */
+	const struct workload_ops *workload;
+	struct page_request page;
+	uint64_t size_bytes;
+	uint64_t stride_bytes;
+	uint64_t iterations;		/* timed accesses per sample */
+	uint64_t warmup_iterations;
+	unsigned repeat;
+	uint64_t seed;
+	int cpu;			/* -1: not pinned */
+	enum chase_layout layout;
+};
+
+enum phase_status { PHASE_OK, PHASE_FAILED, PHASE_SKIPPED };
+/* "ok", "failed", "skipped". */
+const char *phase_status_name(enum phase_status s);
+
+enum check_status { CHECK_PASS, CHECK_WARN, CHECK_FAIL, CHECK_SKIP };
+/* "pass", "warn", "fail", "skip". */
+const char *check_status_name(enum check_status s);
+
+/* A self-check a workload ran on its own data structure. */
+struct self_check {
+	const char *id;			/* static string: "single_cycle", "strides_not_constant" */
+	enum check_status status;
+	char message[200];
+};
+
+#define PHASE_MAX_SELF_CHECKS 8
+
+/* The verified backing of a region, from /proc/self/smaps. */
+struct region_backing {
+	enum page_kind kind;		/* what the kernel really gave */
+	uint64_t kernel_page_bytes;	/* KernelPageSize (the largest seen over the region's VMAs) */
+	uint64_t mapped_bytes;		/* the VMA bytes that overlap the region */
+	uint64_t rss_bytes;		/* resident (Rss, or hugetlb bytes for hugetlb VMAs) */
+	uint64_t anon_huge_bytes;	/* AnonHugePages */
+	uint64_t hugetlb_bytes;		/* Private_Hugetlb + Shared_Hugetlb */
+	double huge_fraction;		/* bytes on huge pages / resident bytes */
+	unsigned vmas;
+};
+
+/* Everything a phase produced. Owned by the runner's result list. */
+struct phase_result {
+	struct phase_spec spec;
+	enum phase_status status;
+	bool unavailable;		/* failed because the machine cannot provide it (exit 3) */
+	char reason[512];
+	bool backing_known;
+	struct region_backing backing;
+	uint64_t slots;			/* workload units (chase: slots in the chain) */
+	double prepare_ms;		/* building the workload's structure (chain) */
+	double *samples_ns;		/* repeat samples, ns per access, in order taken (owned) */
+	size_t n_samples;
+	double cycles_per_ns;		/* calibrated core clock used for cycles (GHz) */
+	/* Counters summed over the timed samples only (enabled around them). */
+	size_t n_counters;
+	struct counter_info *counter_info;	/* copies (owned) */
+	struct counter_reading *counters;	/* owned */
+	uint64_t rusage_minflt;		/* getrusage minor faults over the timed samples */
+	uint64_t rusage_majflt;
+	uint64_t steal_ticks;		/* /proc/stat steal over the phase */
+	struct self_check self_checks[PHASE_MAX_SELF_CHECKS];
+	size_t n_self_checks;
+};
+
+/* Accesses timed in total: iterations * repeat. */
+static inline uint64_t phase_timed_accesses(const struct phase_spec *s)
+{
+	return s->iterations * s->repeat;
+}

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/* The only writer of output: the JSON report (jansson, written atomically) and the table for people. */
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "parse.h"
+#include "version.h"
+#include "workload.h"
+
+void report_error(const char *msg)
+{
+	fprintf(stderr, "tlbprof: %s\n", msg);
+}
+
+/* json_real() for finite numbers, null otherwise (JSON has no NaN or infinity). */
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s && *s ? json_string(s) : json_null();
+}
+
+static json_t *stats_json(const struct sample_stats *st, const double *samples, size_t n, double scale)
+{
+	json_t *o = json_object(), *arr = json_array();
+
+	json_object_set_new(o, "median", num(st->median * scale));
+	json_object_set_new(o, "min", num(st->min * scale));
+	json_object_set_new(o, "max", num(st->max * scale));
+	json_object_set_new(o, "mean", num(st->mean * scale));
+	json_object_set_new(o, "stddev", num(st->stddev * scale));
+	json_object_set_new(o, "rel_spread", num(st->rel_spread));
+	for (size_t i = 0; samples && i < n; i++)
+		json_array_append_new(arr, num(samples[i] * scale));
+	json_object_set_new(o, "samples", arr);
+	return o;
+}
+
+static json_t *environment_json(const struct report_input *in)
+{
+	const struct environment *env = in->env;
+	const struct timing_calibration *clk = in->clock;
+	json_t *e = json_object(), *cpu = json_object(), *caches = json_array(), *tlb = json_object();
+	json_t *thp = json_object(), *pools = json_object(), *build = json_object(), *clock = json_object();
+
+	json_object_set_new(cpu, "vendor", str_or_null(env->cpu_vendor));
+	json_object_set_new(cpu, "model_name", str_or_null(env->cpu_model_name));
+	json_object_set_new(cpu, "family", json_integer(env->cpu_family));
+	json_object_set_new(cpu, "model", json_integer(env->cpu_model));
+	json_object_set_new(cpu, "stepping", json_integer(env->cpu_stepping));
+	json_object_set_new(cpu, "logical_cpus", json_integer(env->logical_cpus));
+	json_object_set_new(cpu, "pmu", json_string(in->pmu_name ? in->pmu_name : "none"));
+	for (size_t i = 0; i < env->n_caches; i++) {
+		const struct env_cache *c = &env->caches[i];
+		json_array_append_new(caches, json_pack("{s:i, s:s, s:I, s:i, s:i, s:i}", "level", (int)c->level,
+							"type", c->type, "size_bytes", (json_int_t)c->size_bytes,
+							"ways", (int)c->ways, "line_bytes", (int)c->line_bytes,
+							"sets", (int)c->sets));
+	}
+	json_object_set_new(cpu, "caches", caches);
+#define TLB_FIELD(f) json_object_set_new(tlb, #f, json_integer(env->tlb.f))
+	TLB_FIELD(l1d_4k_entries); TLB_FIELD(l1d_4k_ways);
+	TLB_FIELD(l1d_2m_entries); TLB_FIELD(l1d_2m_ways);
+	TLB_FIELD(l1d_1g_entries); TLB_FIELD(l1d_1g_ways);
+	TLB_FIELD(l2d_4k_entries); TLB_FIELD(l2d_4k_ways);
+	TLB_FIELD(l2d_2m_entries); TLB_FIELD(l2d_2m_ways);
+	TLB_FIELD(l2d_1g_entries); TLB_FIELD(l2d_1g_ways);
+#undef TLB_FIELD
+	json_object_set_new(tlb, "source", str_or_null(env->tlb.source));
+	json_object_set_new(e, "cpu", cpu);
+	json_object_set_new(e, "tlb", tlb);
+	json_object_set_new(e, "kernel", json_string(env->kernel));
+	json_object_set_new(thp, "enabled", str_or_null(env->thp_enabled));
+	json_object_set_new(thp, "defrag", str_or_null(env->thp_defrag));
+	json_object_set_new(e, "thp", thp);
+	for (size_t i = 0; i < env->n_pools; i++) {
+		const struct env_hugepool *p = &env->pools[i];
+		char key[16];
+		format_size(p->page_bytes, key, sizeof(key));
+		json_object_set_new(pools, key, json_pack("{s:I, s:I, s:I, s:I, s:I}", "page_bytes",
+							  (json_int_t)p->page_bytes, "nr", (json_int_t)p->nr, "free",
+							  (json_int_t)p->free, "resv", (json_int_t)p->resv, "surplus",
+							  (json_int_t)p->surplus));
+	}
+	json_object_set_new(e, "hugepages", pools);
+	json_object_set_new(e, "perf_event_paranoid",
+			    env->perf_event_paranoid == INT32_MIN ? json_null() : json_integer(env->perf_event_paranoid));
+	json_object_set_new(e, "hypervisor", str_or_null(env->hypervisor));
+	json_object_set_new(e, "core_clock_ghz", clk->core_clock_ghz > 0 ? num(clk->core_clock_ghz) : json_null());
+	json_object_set_new(e, "clock_overhead_ns", num(clk->clock_overhead_ns));
+	json_object_set_new(clock, "method", json_string(clk->core_clock_method));
+	json_object_set_new(clock, "runs", json_integer(clk->core_clock_runs));
+	json_object_set_new(clock, "rel_spread", num(clk->core_clock_spread));
+	json_object_set_new(clock, "clock_resolution_ns", num(clk->clock_resolution_ns));
+	json_object_set_new(e, "core_clock", clock);
+	json_object_set_new(build, "compiler", str_or_null(env->compiler));
+	json_object_set_new(build, "flags", str_or_null(env->build_flags));
+	json_object_set_new(build, "buildtype", str_or_null(env->build_type));
+	json_object_set_new(e, "build", build);
+	return e;
+}
+
+static json_t *counter_info_json(const struct counter_info *ci)
+{
+	json_t *o = json_object();
+	char cfg[32];
+
+	snprintf(cfg, sizeof(cfg), "0x%" PRIx64, ci->config);
+	json_object_set_new(o, "name", json_string(ci->name));
+	json_object_set_new(o, "metric", json_string(metric_name(ci->metric)));
+	json_object_set_new(o, "event", json_string(ci->event));
+	json_object_set_new(o, "source", json_string(ci->source));
+	json_object_set_new(o, "hardware", json_boolean(ci->hardware));
+	json_object_set_new(o, "type", json_integer(ci->type));
+	json_object_set_new(o, "config", json_string(cfg));
+	json_object_set_new(o, "status", json_string(counter_status_name(ci->status)));
+	json_object_set_new(o, "reason", json_string(ci->reason));
+	return o;
+}
+
+/* The set-level counter list: the statuses of the first phase that opened counters. */
+static json_t *counters_json(const struct report_input *in)
+{
+	json_t *arr = json_array();
+	const struct run_results *rr = in->results;
+
+	for (size_t i = 0; i < rr->n; i++) {
+		if (!rr->phases[i].n_counters)
+			continue;
+		for (size_t j = 0; j < rr->phases[i].n_counters; j++)
+			json_array_append_new(arr, counter_info_json(&rr->phases[i].counter_info[j]));
+		return arr;
+	}
+	for (size_t j = 0; in->counters && j < counter_set_size(in->counters); j++)
+		json_array_append_new(arr, counter_info_json(counter_set_info(in->counters, j)));
+	return arr;
+}
+
+static json_t *phase_json(const struct phase_result *r)
+{
+	const struct phase_spec *s = &r->spec;
+	json_t *o = json_object(), *page = json_object(), *params = json_object(), *ctrs = json_object();
+	json_t *checks = json_array(), *cyc;
+	struct sample_stats st;
+	double accesses = (double)s->iterations * (double)r->n_samples, cycles;
+
+	json_object_set_new(o, "name", json_string(s->name));
+	json_object_set_new(o, "workload", json_string(s->workload->name));
+	json_object_set_new(o, "status", json_string(phase_status_name(r->status)));
+	json_object_set_new(o, "reason", json_string(r->reason));
+
+	json_object_set_new(page, "requested", json_string(s->page.label));
+	json_object_set_new(page, "requested_bytes", json_integer((json_int_t)s->page.bytes));
+	json_object_set_new(page, "requested_backing", json_string(page_kind_name(s->page.kind)));
+	if (r->backing_known) {
+		json_object_set_new(page, "backing", json_string(page_kind_name(r->backing.kind)));
+		json_object_set_new(page, "kernel_page_bytes", json_integer((json_int_t)r->backing.kernel_page_bytes));
+		json_object_set_new(page, "huge_fraction", num(r->backing.huge_fraction));
+		json_object_set_new(page, "rss_bytes", json_integer((json_int_t)r->backing.rss_bytes));
+		json_object_set_new(page, "anon_huge_bytes", json_integer((json_int_t)r->backing.anon_huge_bytes));
+		json_object_set_new(page, "hugetlb_bytes", json_integer((json_int_t)r->backing.hugetlb_bytes));
+		json_object_set_new(page, "vmas", json_integer(r->backing.vmas));
+		json_object_set_new(page, "verified_from", json_string("/proc/self/smaps"));
+	} else {
+		json_object_set_new(page, "backing", json_null());
+		json_object_set_new(page, "kernel_page_bytes", json_null());
+		json_object_set_new(page, "huge_fraction", json_null());
+	}
+	json_object_set_new(o, "page", page);
+
+	json_object_set_new(params, "size_bytes", json_integer((json_int_t)s->size_bytes));
+	json_object_set_new(params, "stride_bytes", json_integer((json_int_t)s->stride_bytes));
+	json_object_set_new(params, "slots", json_integer((json_int_t)r->slots));
+	json_object_set_new(params, "iterations", json_integer((json_int_t)s->iterations));
+	json_object_set_new(params, "warmup_iterations", json_integer((json_int_t)s->warmup_iterations));
+	json_object_set_new(params, "repeat", json_integer(s->repeat));
+	json_object_set_new(params, "seed", json_integer((json_int_t)s->seed));
+	json_object_set_new(params, "cpu", s->cpu >= 0 ? json_integer(s->cpu) : json_null());
+	json_object_set_new(params, "layout", json_string(layout_name(s->layout)));
+	json_object_set_new(o, "params", params);
+	json_object_set_new(o, "prepare_ms", num(r->prepare_ms));
+
+	if (r->n_samples) {
+		analysis_stats(r->samples_ns, r->n_samples, &st);
+		json_object_set_new(o, "ns_per_access", stats_json(&st, r->samples_ns, r->n_samples, 1.0));
+		if (r->cycles_per_ns > 0) {
+			cyc = stats_json(&st, r->samples_ns, r->n_samples, r->cycles_per_ns);
+			json_object_set_new(cyc, "method", json_string("calibrated_clock"));
+			json_object_set_new(cyc, "core_clock_ghz", num(r->cycles_per_ns));
+		} else {
+			cyc = json_object();
+			json_object_set_new(cyc, "median", json_null());
+			json_object_set_new(cyc, "method", json_string("unavailable"));
+		}
+		if (analysis_counter(r, METRIC_CYCLES, &cycles) && accesses > 0)
+			json_object_set_new(cyc, "counter_mean", num(cycles / accesses));
+		json_object_set_new(o, "cycles_per_access", cyc);
+	} else {
+		json_object_set_new(o, "ns_per_access", json_null());
+		json_object_set_new(o, "cycles_per_access", json_null());
+	}
+
+	/* Only counters that counted; the rest are listed with their status at the top level. */
+	for (size_t i = 0; i < r->n_counters; i++) {
+		const struct counter_info *ci = &r->counter_info[i];
+		const struct counter_reading *cr = &r->counters[i];
+		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
+			continue;
+		json_t *c = json_object();
+		json_object_set_new(c, "value", json_integer((json_int_t)(cr->scaled + 0.5)));
+		json_object_set_new(c, "raw", json_integer((json_int_t)cr->value));
+		json_object_set_new(c, "per_access", accesses > 0 ? num(cr->scaled / accesses) : json_null());
+		json_object_set_new(c, "enabled_ns", json_integer((json_int_t)cr->enabled_ns));
+		json_object_set_new(c, "running_ns", json_integer((json_int_t)cr->running_ns));
+		json_object_set_new(c, "multiplexed", json_boolean(ci->status == COUNTER_MULTIPLEXED));
+		json_object_set_new(c, "metric", json_string(metric_name(ci->metric)));
+		json_object_set_new(ctrs, ci->name, c);
+	}
+	json_object_set_new(o, "counters", ctrs);
+	json_object_set_new(o, "rusage", json_pack("{s:I, s:I}", "minor_faults", (json_int_t)r->rusage_minflt,
+						   "major_faults", (json_int_t)r->rusage_majflt));
+	json_object_set_new(o, "steal_ticks", json_integer((json_int_t)r->steal_ticks));
+	for (size_t i = 0; i < r->n_self_checks; i++)
+		json_array_append_new(checks, json_pack("{s:s, s:s, s:s}", "id", r->self_checks[i].id, "status",
+							check_status_name(r->self_checks[i].status), "message",
+							r->self_checks[i].message));
+	json_object_set_new(o, "self_checks", checks);
+	return o;
+}
+
+static json_t *analysis_json(const struct report_input *in)
+{
+	const struct analysis *a = in->analysis;
+	const struct phase_result *ph = in->results->phases;
+	json_t *o = json_object(), *cmps = json_array(), *checks = json_array();
+
+	for (size_t i = 0; i < a->n_comparisons; i++) {
+		const struct comparison *c = &a->comparisons[i];
+		json_t *j = json_object();
+		json_object_set_new(j, "baseline", json_string(ph[c->baseline].spec.name));
+		json_object_set_new(j, "variant", json_string(ph[c->variant].spec.name));
+		json_object_set_new(j, "size_bytes", json_integer((json_int_t)ph[c->variant].spec.size_bytes));
+		json_object_set_new(j, "delta_ns", num(c->delta_ns));
+		json_object_set_new(j, "speedup", num(c->speedup));
+		json_object_set_new(j, "delta_tlb_misses_per_access",
+				    c->have_tlb_counts ? num(c->delta_tlb_misses_per_access) : json_null());
+		json_object_set_new(j, "ns_per_tlb_miss", c->ns_per_tlb_miss > 0 ? num(c->ns_per_tlb_miss) : json_null());
+		json_object_set_new(j, "cycles_per_tlb_miss",
+				    c->cycles_per_tlb_miss > 0 ? num(c->cycles_per_tlb_miss) : json_null());
+		json_object_set_new(j, "attribution", json_pack("{s:o, s:o, s:o}", "tlb_ns", num(c->tlb_ns), "cache_ns",
+								num(c->cache_ns), "unexplained_ns",
+								num(c->unexplained_ns)));
+		json_object_set_new(j, "method", json_string(c->method));
+		json_object_set_new(j, "assumption", json_string(c->assumption));
+		json_array_append_new(cmps, j);
+	}
+	for (size_t i = 0; i < a->n_checks; i++) {
+		const struct analysis_check *c = &a->checks[i];
+		json_t *ev = json_object();
+		for (size_t k = 0; k < c->n_evidence; k++)
+			json_object_set_new(ev, c->evidence[k].key, num(c->evidence[k].value));
+		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:o}", "id", c->id, "status",
+							check_status_name(c->status), "message", c->message,
+							"evidence", ev));
+	}
+	json_object_set_new(o, "comparisons", cmps);
+	json_object_set_new(o, "checks", checks);
+	return o;
+}
+
+static json_t *report_json(const struct report_input *in)
+{
+	json_t *root = json_object(), *cmd = json_array(), *phases = json_array();
+
+	json_object_set_new(root, "schema", json_string(REPORT_SCHEMA));
+	json_object_set_new(root, "tool", json_pack("{s:s, s:s}", "name", "tlbprof", "version", TLBPROF_VERSION));
+	for (int i = 0; i < in->cfg->argc; i++)
+		json_array_append_new(cmd, json_string(in->cfg->argv[i]));
+	json_object_set_new(root, "command", cmd);
+	json_object_set_new(root, "environment", environment_json(in));
+	json_object_set_new(root, "counters", counters_json(in));
+	for (size_t i = 0; i < in->results->n; i++)
+		json_array_append_new(phases, phase_json(&in->results->phases[i]));
+	json_object_set_new(root, "phases", phases);
+	json_object_set_new(root, "analysis", analysis_json(in));
+	json_object_set_new(root, "interrupted", json_boolean(in->results->interrupted));
+	json_object_set_new(root, "verdict", json_string(verdict_name(in->analysis->verdict)));
+	return root;
+}
+
+int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
+{
+	json_t *root = report_json(in);
+	char *tmp = NULL, *dircopy = NULL;
+	int rc = 0, fd = -1;
+	FILE *f = NULL;
+
+	if (!root) {
+		snprintf(err, err_len, "out of memory building the report");
+		return -ENOMEM;
+	}
+	if (strcmp(path, "-") == 0) {
+		if (json_dumpf(root, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+			rc = -EIO;
+			snprintf(err, err_len, "cannot write the report to stdout");
+		}
+		json_decref(root);
+		return rc;
+	}
+	/* A temporary file next to the target, created exclusively (never through a symlink), then renamed. */
+	dircopy = strdup(path);
+	if (!dircopy || asprintf(&tmp, "%s/.tlbprof-report.XXXXXX", dirname(dircopy)) < 0) {
+		tmp = NULL;
+		rc = -ENOMEM;
+		snprintf(err, err_len, "out of memory");
+		goto out;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, err_len, "--json '%s': cannot create a file in its directory: %s", path, strerror(-rc));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		rc = -errno;
+		close(fd);
+		goto fail;
+	}
+	if (fchmod(fd, 0644) != 0 || json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF ||
+	    fflush(f) != 0 || fsync(fd) != 0) {
+		rc = errno ? -errno : -EIO;
+		fclose(f);
+		goto fail;
+	}
+	if (fclose(f) != 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if (rename(tmp, path) != 0) {
+		rc = -errno;
+		goto fail;
+	}
+	goto out;
+fail:
+	snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
+	unlink(tmp);
+out:
+	free(tmp);
+	free(dircopy);
+	json_decref(root);
+	return rc;
+}
+
+/* A short label of the verified backing: "base 4K", "thp 2M 100%", "-" when unknown. */
+static void backing_label(const struct phase_result *r, char *buf, size_t len)
+{
+	char sz[16];
+
+	if (!r->backing_known) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (r->backing.kind == PAGE_THP)
+		snprintf(buf, len, "thp %.0f%% 2M", 100.0 * r->backing.huge_fraction);
+	else
+		snprintf(buf, len, "%s %s", page_kind_name(r->backing.kind),
+			 format_size(r->backing.kernel_page_bytes, sz, sizeof(sz)));
+}
+
+/* A per-access counter rate, or "n/a" when the counter did not count. */
+static void rate_label(const struct phase_result *r, enum metric m, char *buf, size_t len)
+{
+	double v;
+
+	if (analysis_per_access(r, m, &v))
+		snprintf(buf, len, "%.3g", v);
+	else
+		snprintf(buf, len, "n/a");
+}
+
+static void count_label(const struct phase_result *r, enum metric m, char *buf, size_t len)
+{
+	double v;
+
+	if (analysis_counter(r, m, &v))
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "n/a");
+}
+
+void report_print_text(const struct report_input *in, FILE *f)
+{
+	const struct environment *env = in->env;
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+	size_t ok = 0, hw = 0, total = 0;
+
+	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->cfg->workload->name,
+		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
+		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
+	if (in->clock->core_clock_ghz > 0)
+		fprintf(f, "core clock %.2f GHz (dependent adds, spread %.1f%%), clock overhead %.0f ns, THP %s\n",
+			in->clock->core_clock_ghz, 100 * in->clock->core_clock_spread, in->clock->clock_overhead_ns,
+			*env->thp_enabled ? env->thp_enabled : "unknown");
+	for (size_t i = 0; i < rr->n && !total; i++) {
+		for (size_t j = 0; j < rr->phases[i].n_counters; j++) {
+			const struct counter_info *ci = &rr->phases[i].counter_info[j];
+			total++;
+			ok += ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED;
+			hw += ci->hardware && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED);
+		}
+	}
+	if (total)
+		fprintf(f, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
+			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
+
+	fprintf(f, "\n%-22s %-12s %10s %7s %8s %8s %10s  %s\n", "phase", "backing", "ns/access", "spread",
+		"cycles", "faults", "dTLB-miss", "self-checks");
+	for (size_t i = 0; i < rr->n; i++) {
+		const struct phase_result *r = &rr->phases[i];
+		char back[32], faults[24], miss[24];
+		size_t pass = 0;
+
+		backing_label(r, back, sizeof(back));
+		if (r->status != PHASE_OK || !r->n_samples) {
+			fprintf(f, "%-22s %-12s %s: %s\n", r->spec.name, back, phase_status_name(r->status), r->reason);
+			continue;
+		}
+		struct sample_stats st;
+		analysis_stats(r->samples_ns, r->n_samples, &st);
+		count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
+		rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
+		for (size_t k = 0; k < r->n_self_checks; k++)
+			pass += r->self_checks[k].status == CHECK_PASS;
+		fprintf(f, "%-22s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", r->spec.name, back, st.median,
+			100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, r->n_self_checks);
+	}
+	fprintf(f, "(ns/access: median of %u samples; spread: (max-min)/median; faults: page faults during "
+		"the timed samples; dTLB-miss: per access)\n", rr->n ? rr->phases[0].spec.repeat : 0);
+
+	if (a->n_comparisons) {
+		fprintf(f, "\n%-34s %9s %8s  %s\n", "comparison", "delta ns", "speedup", "method");
+		for (size_t i = 0; i < a->n_comparisons; i++) {
+			const struct comparison *c = &a->comparisons[i];
+			const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
+			char label[64], sz[16];
+			snprintf(label, sizeof(label), "%s -> %s at %s", b->page.label, v->page.label,
+				 format_size(v->size_bytes, sz, sizeof(sz)));
+			fprintf(f, "%-34s %9.2f %7.2fx  %s", label, c->delta_ns, c->speedup, c->method);
+			if (c->ns_per_tlb_miss > 0)
+				fprintf(f, ", %.1f ns per dTLB miss", c->ns_per_tlb_miss);
+			fputc('\n', f);
+		}
+	}
+
+	fprintf(f, "\nchecks:\n");
+	for (size_t i = 0; i < a->n_checks; i++)
+		fprintf(f, "  %-5s %-26s %s\n", check_status_name(a->checks[i].status), a->checks[i].id,
+			a->checks[i].message);
+	fprintf(f, "verdict: %s%s\n", verdict_name(a->verdict), rr->interrupted ? " (interrupted)" : "");
+}

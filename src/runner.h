@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Execute a plan: per phase allocate, prepare, verify pages, warm up, time with counters, collect. */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "counters.h"
+#include "phase.h"
+#include "plan.h"
+#include "timing.h"
+
+struct run_context {
+	const struct timing_calibration *clock;	/* for cycles per access */
+	struct counter_set *counters;		/* may be NULL: no counters */
+	volatile sig_atomic_t *stop;		/* set asynchronously to stop at the next safe point */
+	bool progress;				/* one line per phase on stderr */
+};
+
+struct run_results {
+	struct phase_result *phases;	/* owned; run_results_free() */
+	size_t n;			/* phases finished (== plan size unless interrupted) */
+	bool interrupted;
+};
+
+/*
+ * Run every phase of plan in order. A phase that cannot run (page size not
+ * available, backing differs from the request, a failed self-check) is
+ * recorded as failed with the reason; the others still run. Returns 0, or
+ * -ENOMEM when the result list cannot be allocated.
+ */
+int runner_run(const struct plan *plan, const struct run_context *ctx, struct run_results *out);
+void run_results_free(struct run_results *r);

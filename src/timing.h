@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* Clocks: a monotonic nanosecond clock, its measured overhead, and a calibrated core clock. */
+#pragma once
+
+#include <stdint.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t timing_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct timing_calibration {
+	double clock_overhead_ns;	/* median cost of one timing_now_ns() pair, ns */
+	double clock_resolution_ns;	/* clock_getres(CLOCK_MONOTONIC) */
+	double core_clock_ghz;		/* median of the dependent-add runs; 0 when not calibrated */
+	double core_clock_spread;	/* (max - min) / median over the runs */
+	unsigned core_clock_runs;
+	const char *core_clock_method;	/* "dependent_add_chain" or "unavailable" */
+};
+
+/*
+ * Measure the clock overhead (median of many back-to-back reads) and calibrate
+ * the core clock: a chain of dependent integer adds retires one add per cycle
+ * on every modern x86 and Arm core, so adds / ns = GHz. Warms the core up first
+ * so a frequency ramp does not bias the first runs. Takes about 50 ms.
+ */
+void timing_calibrate(struct timing_calibration *out);
+
+/* Run n dependent adds (n rounded down to a multiple of 100); for tests. Returns the chain value. */
+uint64_t timing_add_chain(uint64_t n);
