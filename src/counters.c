@@ -14,6 +14,13 @@
 
 #include "counters.h"
 
+/* meson's generated header defines TLBPROF_EVENTS_DIR; a bare compile has none. */
+#if defined(__has_include)
+#if __has_include("version.h")
+#include "version.h"
+#endif
+#endif
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -297,7 +304,7 @@ static void detect_pmu(struct counter_set *set)
 
 	for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; p++) {
 		pfm_pmu_info_t info = { .size = sizeof(info) };
-		if (pfm_get_pmu_info(p, &info) != PFM_SUCCESS)
+		if (pfm_get_pmu_info((pfm_pmu_t)p, &info) != PFM_SUCCESS)
 			continue;
 		if (!info.is_present || info.type != PFM_PMU_TYPE_CORE)
 			continue;
@@ -563,11 +570,12 @@ static int open_event(struct counter_event *ev, int group_fd, bool exclude_kerne
 {
 	struct perf_event_attr attr = ev->attr;
 	/*
-	 * Only a leader starts disabled: members opened enabled count exactly
-	 * when their leader does (the kernel schedules a group as a unit), so
-	 * their enabled and running times match the leader's. A member opened
-	 * disabled and enabled afterwards starts a moment late and would read as
-	 * multiplexed.
+	 * Only a leader starts disabled (as in libperf): an enabled member of a
+	 * disabled leader does not count, and the kernel then schedules the
+	 * group as a unit, so member and leader times match. Members opened
+	 * disabled and enabled through PERF_IOC_FLAG_GROUP were seen (Linux
+	 * 6.18, software events) to report less running than enabled time,
+	 * which would read as multiplexing.
 	 */
 	attr.disabled = group_fd == -1;
 	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
@@ -666,13 +674,17 @@ int counter_set_open(struct counter_set *set)
 			/* Software events never compete for counters: one group. */
 			ok = open_in_group(set, ev, &sw_leader);
 		} else {
+			/* Hardware events: groups the PMU can always schedule. */
 			if (hw_members >= cap) {
 				hw_leader = -1;
 				hw_members = 0;
 			}
+			bool new_group = hw_leader == -1;
 			ok = open_in_group(set, ev, &hw_leader);
-			if (ok && hw_leader != -1 && (ev->leader ? ev->fd == hw_leader : true))
-				hw_members++;
+			if (ok && new_group)
+				hw_members = 1;
+			else if (ok && !ev->leader)
+				hw_members++;	/* joined; a member that had to go alone does not count */
 		}
 		opened += ok;
 	}

@@ -54,7 +54,8 @@ struct counter_info {
 	uint64_t config;	/* perf_event_attr.config of the encoding */
 	bool hardware;		/* needs a hardware PMU (not a software event) */
 	enum counter_status status;
-	char reason[256];	/* why not ok (with the errno text), "" when ok */
+	char reason[256];	/* why not ok (with the errno text), "" when ok; an ok event
+				 * may carry a note ("user space only: ...") */
 };
 
 /* One reading: raw value and the kernel's enabled/running times. */
@@ -103,6 +104,7 @@ const char *counter_set_pmu_desc(const struct counter_set *set);
  * with PERF_FORMAT_TOTAL_TIME_ENABLED|RUNNING, as perf_event groups. Events
  * that fail get their status and errno reason; the rest stay open. Returns the
  * number of events opened (>= 0); it is not an error when that is 0.
+ * Calling it on an open set closes and reopens it (statuses start over).
  */
 int counter_set_open(struct counter_set *set);
 /* Reset to zero / enable / disable all open events (the group leaders). 0 or -errno. */
@@ -111,8 +113,10 @@ int counter_set_enable(struct counter_set *set);
 int counter_set_disable(struct counter_set *set);
 /*
  * Read every event into out[0..counter_set_size()-1] (events that are not open
- * read as zero). Updates statuses to multiplexed where 0 < running < enabled.
- * Returns 0 or -errno.
+ * read as zero). Times are those since the last counter_set_reset() (or open).
+ * Updates statuses to multiplexed where 0 < running < enabled, and to error
+ * ("not counted") where enabled > 0 but running == 0; both stick until the
+ * next open. Returns 0 or -errno.
  */
 int counter_set_read(struct counter_set *set, struct counter_reading *out);
 /* Close all fds (read first: closing a leader detaches its group). Idempotent. */

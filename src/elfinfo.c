@@ -68,7 +68,8 @@ static Elf_Data *section_data(Elf_Scn *scn, const GElf_Shdr *shdr)
 int elf_provenance_read(const char *path, struct elf_provenance *out)
 {
 	struct stat st;
-	size_t shstrndx;
+	GElf_Ehdr ehdr;
+	size_t shstrndx, shnum;
 	Elf_Scn *scn = NULL;
 	Elf *elf;
 	int fd, err = 0;
@@ -89,8 +90,20 @@ int elf_provenance_read(const char *path, struct elf_provenance *out)
 		return -EISDIR;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	/* elf_begin accepts any readable file and reports ELF_K_NONE for one that is not ELF. */
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+	/*
+	 * elf_begin accepts any readable file and reports ELF_K_NONE for one that
+	 * is not ELF. A header that points at a section table beyond the end of
+	 * the file (a truncated copy) reads as zero sections: that is no ELF file
+	 * either, unlike one that has no section table at all (e_shoff = 0).
+	 */
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) || elf_getshdrnum(elf, &shnum) != 0 ||
+	    (ehdr.e_shoff != 0 && shnum == 0)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (shnum == 0)
+		goto out;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0) {
 		err = -EINVAL;
 		goto out;
 	}

@@ -370,10 +370,12 @@ static void tlb_fill(struct env_tlb *out, struct tlb_acc acc[2][TLB_PAGES])
 
 /*
  * AMD's 4-bit associativity code of Fn8000_0006 (also used by Fn8000_0019),
- * APM Vol. 3 Appendix E: the code names the lower bound of a range ("6h: 8 to
- * 15 ways"), which is how Zen reports its skewed 12-way L2 DTLB (8 ways for
- * 4K pages). 0 = disabled; 7h reserved; 9h points at Fn8000_001D, which only
- * describes caches, so it carries no TLB associativity. UINT_MAX = fully associative.
+ * APM Vol. 3 Appendix E: 0 = disabled, 1..4 ways as written, 5h = 6, 6h = 8,
+ * 8h = 16, Ah..Eh = 32/48/64/96/128, Fh = fully associative (UINT_MAX here);
+ * 7h is reserved and 9h points at Fn8000_001D, which describes caches only,
+ * so neither carries a TLB associativity. Since Zen the L2 DTLB is one skewed
+ * array in which each page size may use only some ways; CPUID reports those
+ * per size (Zen 4: 8 ways for 4K, 6 for 2M), and that is what is decoded.
  */
 static unsigned amd_l2_ways(unsigned code)
 {

@@ -15,6 +15,7 @@
 #include "report.h"
 #include "runner.h"
 #include "timing.h"
+#include "version.h"
 
 /* Exit statuses (DESIGN.md, tlbprof(1)). */
 enum {
@@ -82,7 +83,11 @@ int main(int argc, char **argv)
 	}
 	install_signals();
 
-	if (counter_set_new(&counters, cfg.events_dir, NULL, msg, sizeof(msg)) != 0) {
+	/* Run from the build tree (not installed): use the source tree's map files. */
+	const char *events_dir = cfg.events_dir;
+	if (!events_dir && access(counters_default_events_dir(), R_OK | X_OK) != 0)
+		events_dir = TLBPROF_SOURCE_EVENTS_DIR;
+	if (counter_set_new(&counters, events_dir, NULL, msg, sizeof(msg)) != 0) {
 		if (cfg.events_dir) {
 			report_error(msg);
 			return EXIT_USAGE;

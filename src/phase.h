@@ -72,6 +72,10 @@ struct phase_result {
 	size_t n_counters;
 	struct counter_info *counter_info;	/* copies (owned) */
 	struct counter_reading *counters;	/* owned */
+	/* The prefault pass (first touch of every base page), counted with the same set. */
+	struct counter_reading *prefault_counters;	/* owned; NULL when no counters */
+	uint64_t prefault_pages;	/* base pages touched */
+	double prefault_ns;		/* wall time of the pass */
 	uint64_t rusage_minflt;		/* getrusage minor faults over the timed samples */
 	uint64_t rusage_majflt;
 	uint64_t steal_ticks;		/* /proc/stat steal over the phase */

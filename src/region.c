@@ -192,13 +192,14 @@ int region_map(struct region *r, const struct page_request *page, uint64_t bytes
 	return rc;
 }
 
-void region_prefault(struct region *r)
+uint64_t region_prefault(struct region *r)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), n = 0;
 	volatile char *p = r->base;
 
-	for (uint64_t off = 0; off < r->bytes; off += page)
+	for (uint64_t off = 0; off < r->bytes; off += page, n++)
 		p[off] = 0;
+	return n;
 }
 
 int region_verify(const struct region *r, struct region_backing *out)

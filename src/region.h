@@ -28,8 +28,8 @@ struct region {
  */
 int region_map(struct region *r, const struct page_request *page, uint64_t bytes, char *why, size_t why_len);
 
-/* Touch (write) every base page so faults happen here, not in a timed phase. */
-void region_prefault(struct region *r);
+/* Touch (write) every base page so faults happen here, not in a timed phase. Returns the pages touched. */
+uint64_t region_prefault(struct region *r);
 
 /*
  * Read /proc/self/smaps and summarise the region's real backing.

@@ -149,6 +149,25 @@ static json_t *counters_json(const struct report_input *in)
 	return arr;
 }
 
+/* The counted first touch of the region: faults per page show the real backing too. */
+static json_t *prefault_json(const struct phase_result *r)
+{
+	json_t *o = json_object(), *ctrs = json_object();
+
+	json_object_set_new(o, "pages", json_integer((json_int_t)r->prefault_pages));
+	json_object_set_new(o, "elapsed_ns", num(r->prefault_ns));
+	json_object_set_new(o, "ns_per_page", r->prefault_pages ? num(r->prefault_ns / (double)r->prefault_pages)
+							      : json_null());
+	for (size_t i = 0; r->prefault_counters && i < r->n_counters; i++) {
+		const struct counter_info *ci = &r->counter_info[i];
+		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
+			continue;
+		json_object_set_new(ctrs, ci->name, json_integer((json_int_t)(r->prefault_counters[i].scaled + 0.5)));
+	}
+	json_object_set_new(o, "counters", ctrs);
+	return o;
+}
+
 static json_t *phase_json(const struct phase_result *r)
 {
 	const struct phase_spec *s = &r->spec;
@@ -230,6 +249,7 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(ctrs, ci->name, c);
 	}
 	json_object_set_new(o, "counters", ctrs);
+	json_object_set_new(o, "prefault", prefault_json(r));
 	json_object_set_new(o, "rusage", json_pack("{s:I, s:I}", "minor_faults", (json_int_t)r->rusage_minflt,
 						   "major_faults", (json_int_t)r->rusage_majflt));
 	json_object_set_new(o, "steal_ticks", json_integer((json_int_t)r->steal_ticks));

@@ -52,26 +52,46 @@ static void rusage_faults(uint64_t *minflt, uint64_t *majflt)
 	}
 }
 
-/* Copy the counter set's infos into the result after open, so statuses are per phase. */
-static int snapshot_counters(struct phase_result *res, struct counter_set *cs)
+/*
+ * Open the set for this phase and keep a copy of the per-event infos, so
+ * statuses are per phase. Returns 0 or -ENOMEM.
+ */
+static int open_counters(struct phase_result *res, struct counter_set *cs)
 {
 	size_t n = counter_set_size(cs);
 
 	res->counter_info = calloc(n ? n : 1, sizeof(*res->counter_info));
 	res->counters = calloc(n ? n : 1, sizeof(*res->counters));
-	if (!res->counter_info || !res->counters)
+	res->prefault_counters = calloc(n ? n : 1, sizeof(*res->prefault_counters));
+	if (!res->counter_info || !res->counters || !res->prefault_counters)
 		return -ENOMEM;
+	counter_set_open(cs);
 	res->n_counters = n;
 	for (size_t i = 0; i < n; i++)
 		res->counter_info[i] = *counter_set_info(cs, i);
 	return 0;
 }
 
+/* First touch of every page, counted: real fault counts, and no faults left for the timed part. */
+static void prefault(struct region *region, struct counter_set *cs, struct phase_result *res)
+{
+	if (cs) {
+		counter_set_reset(cs);
+		counter_set_enable(cs);
+	}
+	uint64_t t0 = timing_now_ns();
+	res->prefault_pages = region_prefault(region);
+	res->prefault_ns = (double)(timing_now_ns() - t0);
+	if (cs) {
+		counter_set_disable(cs);
+		counter_set_read(cs, res->prefault_counters);
+	}
+}
+
 /* The timed part: warm-up, then `repeat` samples with counters enabled around each. */
 static void measure(const struct phase_spec *ph, const struct workload_ops *w, void *state,
-		    const struct run_context *ctx, struct phase_result *res)
+		    struct counter_set *cs, const struct run_context *ctx, struct phase_result *res)
 {
-	struct counter_set *cs = ctx->counters;
 	uint64_t min0, maj0, min1, maj1;
 
 	/* Warm-up on the very same code path: caches, TLBs, branch predictors, core clock. */
@@ -126,7 +146,13 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 		phase_fail(res, rc == -ENOMEM || rc == -EOPNOTSUPP, "%s", why);
 		return;
 	}
-	region_prefault(&region);
+	struct counter_set *cs = ctx->counters;
+	if (cs && open_counters(res, cs) != 0) {
+		phase_fail(res, true, "out of memory for counters");
+		cs = NULL;
+		goto out;
+	}
+	prefault(&region, cs, res);
 
 	uint64_t t0 = timing_now_ns();
 	rc = w->prepare(&state, ph, &region, res->self_checks, &res->n_self_checks, &res->slots);
@@ -154,18 +180,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 		goto out;
 	}
 
-	if (ctx->counters) {
-		if (snapshot_counters(res, ctx->counters) != 0) {
-			phase_fail(res, true, "out of memory for counters");
-			goto out;
-		}
-		counter_set_open(ctx->counters);
-		for (size_t i = 0; i < res->n_counters; i++)
-			res->counter_info[i] = *counter_set_info(ctx->counters, i);
-	}
-	measure(ph, w, state, ctx, res);
-	if (ctx->counters)
-		counter_set_close(ctx->counters);
+	measure(ph, w, state, cs, ctx, res);
 
 	/* Check again: khugepaged may collapse or split pages while the phase runs. */
 	struct region_backing after;
@@ -176,6 +191,8 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	if (res->n_samples < ph->repeat && res->status == PHASE_OK)
 		phase_fail(res, false, "interrupted after %zu of %u samples", res->n_samples, ph->repeat);
 out:
+	if (cs)
+		counter_set_close(cs);
 	if (state && w->release)
 		w->release(state);
 	region_unmap(&region);
@@ -209,6 +226,7 @@ void run_results_free(struct run_results *r)
 		free(r->phases[i].samples_ns);
 		free(r->phases[i].counter_info);
 		free(r->phases[i].counters);
+		free(r->phases[i].prefault_counters);
 	}
 	free(r->phases);
 	memset(r, 0, sizeof(*r));

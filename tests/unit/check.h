@@ -39,7 +39,7 @@ static int check_count;
 				    "%g vs %g (tol %g)", (double)(a), (double)(b), (double)(tol))
 
 /* Exit code meson treats as "skipped". */
-#define CHECK_SKIP 77
+#define CHECK_EXIT_SKIP 77
 
 static inline int check_finish(void)
 {

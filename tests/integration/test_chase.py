@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Run the real binary on small chase workloads and check the JSON report, the page backing and the counters."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_check import validate  # noqa: E402
+
+TLBPROF = sys.argv[1]
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg, file=sys.stderr)
+
+
+def run(args, expect=(0,)):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "report.json")
+        p = subprocess.run([TLBPROF, *args, "--json", out], capture_output=True, text=True, timeout=300)
+        if p.returncode not in expect:
+            fail(f"{args}: exit {p.returncode}, want {expect}\nstderr: {p.stderr}\nstdout: {p.stdout}")
+        rep = None
+        if os.path.exists(out):
+            with open(out) as f:
+                rep = json.load(f)
+            try:
+                validate(rep)
+            except AssertionError as e:
+                fail(f"{args}: report invalid: {e}")
+        leftovers = [n for n in os.listdir(d) if n != "report.json"]
+        if leftovers:
+            fail(f"{args}: temporary files left behind: {leftovers}")
+        return p, rep
+
+
+def phase(rep, name):
+    for p in rep["phases"]:
+        if p["name"] == name:
+            return p
+    fail(f"no phase {name} in {[p['name'] for p in rep['phases']]}")
+    return None
+
+
+def thp_mode():
+    try:
+        s = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+        return s[s.index("[") + 1:s.index("]")]
+    except (OSError, ValueError):
+        return "never"
+
+
+# 1. The first command at a small size: 4k and THP 2m.
+p, rep = run(["--workload", "chase", "--pages", "4k,2m", "--size", "16M", "--iters", "200k", "--repeat", "3"],
+             expect=(0, 3))
+if rep:
+    if rep["command"][:2] != [TLBPROF, "--workload"]:
+        fail(f"command not recorded: {rep['command']}")
+    if "chase/4k/16M/r0" not in p.stdout:
+        fail("the table does not list the 4k phase")
+    ph = phase(rep, "chase/4k/16M/r0")
+    if ph:
+        if ph["status"] != "ok":
+            fail(f"4k phase: {ph['status']} {ph['reason']}")
+        pg = ph["page"]
+        if pg["backing"] != "base" or pg["kernel_page_bytes"] != 4096 or pg["huge_fraction"] != 0 \
+                or pg["anon_huge_bytes"] != 0:
+            fail(f"4k phase not verified on 4 KiB pages: {pg}")
+        if ph["params"]["slots"] != 4096:
+            fail(f"16M / 4K stride should be 4096 slots: {ph['params']}")
+        if {c["id"]: c["status"] for c in ph["self_checks"]} != {"single_cycle": "pass",
+                                                                  "strides_not_constant": "pass"}:
+            fail(f"self-checks: {ph['self_checks']}")
+        if not ph["ns_per_access"]["median"] > 0 or not ph["cycles_per_access"]["median"] > 0:
+            fail("ns and cycles per access must be positive")
+        # Page faults are real: the counted prefault touched 4096 pages, one fault each on 4 KiB pages...
+        pf = ph["prefault"]["counters"].get("page-faults")
+        if pf is None:
+            fail(f"page-faults did not count: {ph['prefault']}")
+        elif not 4096 <= pf <= 4096 + 64:
+            fail(f"prefault of 4096 base pages counted {pf} page faults")
+        # ... and none were left for the timed samples.
+        tf = ph["counters"].get("page-faults")
+        if tf is None or tf["value"] != 0:
+            fail(f"page faults inside the timed samples: {tf}")
+        tc = ph["counters"].get("task-clock")
+        if tc is None or tc["value"] <= 0:
+            fail(f"task-clock must count during the timed samples: {tc}")
+    ph2 = phase(rep, "chase/2m/16M/r0")
+    if ph2 and thp_mode() != "never":
+        if ph2["status"] == "ok":
+            if ph2["page"]["backing"] != "thp" or ph2["page"]["huge_fraction"] < 0.999:
+                fail(f"2m phase ok but not THP-backed: {ph2['page']}")
+            pf = ph2["prefault"]["counters"].get("page-faults", 0)
+            if pf > 64:
+                fail(f"a THP-backed 16 MiB region should fault about 8 times, counted {pf}")
+        elif "THP" not in ph2["reason"]:
+            fail(f"2m failed without saying why: {ph2['reason']}")
+    # Hardware events: unsupported with a reason here; ok where a PMU exists.
+    for c in rep["counters"]:
+        if c["status"] not in ("ok", "multiplexed") and not c["reason"]:
+            fail(f"counter {c['name']} is {c['status']} without a reason")
+    sw = {c["name"]: c["status"] for c in rep["counters"] if not c["hardware"]}
+    for name in ("page-faults", "minor-faults", "major-faults", "task-clock", "cpu-migrations"):
+        if sw.get(name) != "ok":
+            fail(f"software counter {name}: {sw.get(name)}")
+    hw = [c for c in rep["counters"] if c["hardware"]]
+    if not hw:
+        fail("no hardware events were requested")
+    if hw and all(c["status"] == "unsupported" for c in hw):
+        if not all(any(w in c["reason"] for w in ("perf_event_open", "encod", "PMU", "no event")) for c in hw):
+            fail(f"unsupported hardware events must say why: {[c['reason'] for c in hw]}")
+        if "pmu_unavailable" not in [c["id"] for c in rep["analysis"]["checks"]]:
+            fail("the report must say the PMU is unavailable")
+    if ph and ph2 and ph2["status"] == "ok":
+        cmp = [c for c in rep["analysis"]["comparisons"] if c["variant"] == "chase/2m/16M/r0"]
+        if len(cmp) != 1 or cmp[0]["baseline"] != "chase/4k/16M/r0":
+            fail(f"expected one 4k -> 2m comparison: {rep['analysis']['comparisons']}")
+
+# 2. The aligned layout and a pinned CPU are recorded.
+p, rep = run(["--pages", "4k", "--size", "1M", "--stride", "4K", "--layout", "aligned", "--cpu", "0",
+              "--iters", "50k", "--repeat", "2", "--seed", "7"])
+if rep:
+    ph = rep["phases"][0]
+    if ph["params"]["layout"] != "aligned" or ph["params"]["cpu"] != 0 or ph["params"]["seed"] != 7:
+        fail(f"params not recorded: {ph['params']}")
+    if len(ph["ns_per_access"]["samples"]) != 2:
+        fail("two samples expected")
+
+# 3. A hugetlb request on a pool that is too small fails that phase with the fix; the others still run; exit 3.
+free_path = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
+free = int(open(free_path).read()) if os.path.exists(free_path) else None
+if free is not None and free < 512:
+    p, rep = run(["--pages", "4k,2m:hugetlb", "--size", "1G", "--stride", "64K", "--iters", "10k", "--repeat", "1"],
+                 expect=(3,))
+    if rep:
+        h = phase(rep, "chase/2m:hugetlb/1G/r0")
+        if h and (h["status"] != "failed" or "nr_hugepages" not in h["reason"]):
+            fail(f"hugetlb phase on a short pool: {h['status']} {h['reason']}")
+        b = phase(rep, "chase/4k/1G/r0")
+        if b and b["status"] != "ok":
+            fail(f"the 4k phase must still run: {b['reason']}")
+else:
+    print("SKIP: the 2 MiB hugetlb pool is not short on this machine")
+
+# 4. With a pool of our own (root only), 2m:hugetlb is verified on hugetlb pages; the pool is restored.
+nr_path = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+if os.geteuid() == 0 and os.path.exists(nr_path):
+    before = int(open(nr_path).read())
+    try:
+        with open(nr_path, "w") as f:
+            f.write(str(before + 8))
+        got = int(open(nr_path).read())
+        if got < before + 8:
+            print(f"SKIP: could not grow the 2 MiB pool ({got} of {before + 8})")
+        else:
+            p, rep = run(["--pages", "2m:hugetlb", "--size", "16M", "--iters", "50k", "--repeat", "2"])
+            if rep:
+                h = rep["phases"][0]
+                if h["status"] != "ok" or h["page"]["backing"] != "hugetlb" or \
+                        h["page"]["kernel_page_bytes"] != 2 << 20:
+                    fail(f"2m:hugetlb with a pool: {h['status']} {h['reason']} {h['page']}")
+    finally:
+        with open(nr_path, "w") as f:
+            f.write(str(before))
+else:
+    print("SKIP: not root, cannot create a hugetlb pool for the test")
+
+# 5. JSON on stdout; the table moves to stderr.
+p = subprocess.run([TLBPROF, "--pages", "4k", "--size", "64K", "--stride", "64", "--iters", "20k", "--repeat", "2",
+                    "--json", "-"], capture_output=True, text=True, timeout=120)
+try:
+    validate(json.loads(p.stdout))
+except (ValueError, AssertionError) as e:
+    fail(f"--json -: stdout is not a valid report: {e}")
+if "verdict" not in p.stderr:
+    fail("--json -: the table should go to stderr")
+
+# 6. An unwritable target: exit 4, nothing written.
+p = subprocess.run([TLBPROF, "--pages", "4k", "--size", "64K", "--json", "/proc/no-such-dir/r.json"],
+                   capture_output=True, text=True, timeout=60)
+if p.returncode != 4 or p.stdout or len(p.stderr.strip().splitlines()) != 1:
+    fail(f"unwritable --json: exit {p.returncode}, stderr {p.stderr!r}")
+
+print(f"{len(failures)} failed" if failures else "all checks passed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Bad input: exit 2, one line on stderr naming the option and the value, nothing on stdout, no report written."""
+import os
+import subprocess
+import sys
+import tempfile
+
+TLBPROF = sys.argv[1]
+failures = []
+
+# (arguments, text the one-line error must contain)
+CASES = [
+    (["--workload", "nope"], "--workload 'nope'"),
+    (["--pages", "4k,,2m"], "--pages '4k,,2m'"),
+    (["--pages", "16k"], "'16k'"),
+    (["--size", "12Q"], "--size '12Q'"),
+    (["--size", "0"], "--size '0'"),
+    (["--size", "99999999999999999999"], "--size"),
+    (["--stride", "3000"], "--stride '3000'"),
+    (["--stride", "4"], "--stride '4'"),
+    (["--size", "4K", "--stride", "4K"], "--stride '4K'"),
+    (["--iters", "0"], "--iters '0'"),
+    (["--iters", "1.5"], "--iters '1.5'"),
+    (["--warmup-frac", "abc"], "--warmup-frac 'abc'"),
+    (["--repeat", "0"], "--repeat '0'"),
+    (["--seed", "x"], "--seed 'x'"),
+    (["--cpu", "100000"], "--cpu '100000'"),
+    (["--layout", "zigzag"], "--layout 'zigzag'"),
+    (["--events-dir", "/no/such/dir"], "--events-dir '/no/such/dir'"),
+    (["--frobnicate"], "'--frobnicate'"),
+    (["--size"], "'--size'"),
+    (["stray"], "'stray'"),
+]
+
+with tempfile.TemporaryDirectory() as d:
+    for args, text in CASES:
+        out = os.path.join(d, "r.json")
+        p = subprocess.run([TLBPROF, *args, "--json", out] if args != ["--size"] else [TLBPROF, *args],
+                           capture_output=True, text=True, timeout=30)
+        lines = p.stderr.strip().splitlines()
+        problems = []
+        if p.returncode != 2:
+            problems.append(f"exit {p.returncode}")
+        if len(lines) != 1 or text not in lines[0]:
+            problems.append(f"stderr {p.stderr!r} should be one line containing {text!r}")
+        if p.stdout:
+            problems.append(f"stdout not empty: {p.stdout[:80]!r}")
+        if os.listdir(d):
+            problems.append(f"files written: {os.listdir(d)}")
+        if problems:
+            failures.append(f"{args}: " + "; ".join(problems))
+
+    p = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30)
+    for opt in ("--workload", "--pages", "--size", "--stride", "--iters", "--warmup-frac", "--repeat", "--seed",
+                "--cpu", "--layout", "--events-dir", "--json", "--quiet", "--help", "--version"):
+        if opt not in p.stdout:
+            failures.append(f"--help does not list {opt}")
+    if p.returncode != 0 or "default" not in p.stdout:
+        failures.append("--help must exit 0 and show defaults")
+    p = subprocess.run([TLBPROF, "--version"], capture_output=True, text=True, timeout=30)
+    if p.returncode != 0 or not p.stdout.startswith("tlbprof "):
+        failures.append(f"--version: {p.stdout!r}")
+
+for f in failures:
+    print("FAIL:", f, file=sys.stderr)
+print(f"{len(failures)} failed" if failures else f"all {len(CASES)} bad inputs rejected correctly")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* smaps parsing from fixture text: 4k, THP, hugetlb, mixed and malformed records. */
+#include <errno.h>
+
+#include "check.h"
+#include "smaps.h"
+
+#define VMA(range, name, rss, anonhuge, kps, priv_hugetlb)                      \
+	range " rw-p 00000000 00:00 0 " name "\n"                              \
+	"Size:             262144 kB\n"                                          \
+	"KernelPageSize:        " kps " kB\n"                                    \
+	"MMUPageSize:           " kps " kB\n"                                    \
+	"Rss:              " rss " kB\n"                                         \
+	"Pss:              " rss " kB\n"                                         \
+	"Anonymous:        " rss " kB\n"                                         \
+	"AnonHugePages:    " anonhuge " kB\n"                                    \
+	"ShmemPmdMapped:        0 kB\n"                                          \
+	"Shared_Hugetlb:        0 kB\n"                                          \
+	"Private_Hugetlb:  " priv_hugetlb " kB\n"                                \
+	"Swap:                  0 kB\n"                                          \
+	"THPeligible:    1\n"                                                    \
+	"VmFlags: rd wr mr mw me ac sd nh\n"
+
+/* A neighbour before and after, so the range filter is exercised. */
+static const char fixture_4k[] =
+	VMA("7f0000000000-7f0000200000", "", "2048", "2048", "4", "0")
+	VMA("7f1000000000-7f1010000000", "", "262144", "0", "4", "0")
+	VMA("7f2000000000-7f2000001000", "[stack]", "4", "0", "4", "0");
+
+static const char fixture_thp[] =
+	VMA("7f1000000000-7f1010000000", "", "262144", "262144", "4", "0");
+
+static const char fixture_thp_partial[] =
+	VMA("7f1000000000-7f1010000000", "", "262144", "98304", "4", "0");
+
+static const char fixture_hugetlb[] =
+	"7f1000000000-7f1010000000 rw-p 00000000 00:0f 1234 /anon_hugepage (deleted)\n"
+	"Size:             262144 kB\n"
+	"KernelPageSize:     2048 kB\n"
+	"MMUPageSize:        2048 kB\n"
+	"Rss:                   0 kB\n"
+	"AnonHugePages:         0 kB\n"
+	"Shared_Hugetlb:        0 kB\n"
+	"Private_Hugetlb:  262144 kB\n"
+	"VmFlags: rd wr mr mw me de ht\n";
+
+/* The region split in two VMAs: one THP-backed half, one on base pages. */
+static const char fixture_mixed[] =
+	VMA("7f1000000000-7f1008000000", "", "131072", "131072", "4", "0")
+	VMA("7f1008000000-7f1010000000", "", "131072", "0", "4", "0");
+
+static const char fixture_garbage[] = "this is not smaps\nRss: 12 kB\n\n-\nzz-yy\n";
+
+int main(void)
+{
+	const uintptr_t lo = 0x7f1000000000ull, hi = 0x7f1010000000ull;
+	struct region_backing b;
+
+	CHECK(smaps_summarize(fixture_4k, lo, hi, 4096, &b) == 0, "4k parses");
+	CHECK(b.kind == PAGE_BASE, "4k kind %d", b.kind);
+	CHECK(b.kernel_page_bytes == 4096, "kps %llu", (unsigned long long)b.kernel_page_bytes);
+	CHECK(b.rss_bytes == 256ull << 20, "rss %llu", (unsigned long long)b.rss_bytes);
+	CHECK(b.anon_huge_bytes == 0, "the neighbour's AnonHugePages must not leak in");
+	CHECK(b.vmas == 1 && b.mapped_bytes == 256ull << 20, "one VMA of 256 MiB");
+	CHECK(b.huge_fraction == 0, "no huge fraction");
+
+	CHECK(smaps_summarize(fixture_thp, lo, hi, 4096, &b) == 0, "thp parses");
+	CHECK(b.kind == PAGE_THP && b.huge_fraction == 1.0, "thp kind %d fraction %g", b.kind, b.huge_fraction);
+	CHECK(b.kernel_page_bytes == 4096, "THP keeps KernelPageSize 4 kB");
+
+	CHECK(smaps_summarize(fixture_thp_partial, lo, hi, 4096, &b) == 0, "partial thp parses");
+	CHECK(b.kind == PAGE_THP, "partial is thp");
+	CHECK_NEAR(b.huge_fraction, 0.375, 1e-9);
+
+	CHECK(smaps_summarize(fixture_hugetlb, lo, hi, 4096, &b) == 0, "hugetlb parses");
+	CHECK(b.kind == PAGE_HUGETLB, "hugetlb kind %d", b.kind);
+	CHECK(b.kernel_page_bytes == 2u << 20, "kps %llu", (unsigned long long)b.kernel_page_bytes);
+	CHECK(b.hugetlb_bytes == 256ull << 20 && b.rss_bytes == 256ull << 20, "hugetlb bytes count as resident");
+	CHECK(b.huge_fraction == 1.0, "hugetlb fraction %g", b.huge_fraction);
+
+	CHECK(smaps_summarize(fixture_mixed, lo, hi, 4096, &b) == 0, "mixed parses");
+	CHECK(b.vmas == 2, "two VMAs");
+	CHECK(b.kind == PAGE_THP, "mixed is thp");
+	CHECK_NEAR(b.huge_fraction, 0.5, 1e-9);
+	/* Only the second half of the range. */
+	CHECK(smaps_summarize(fixture_mixed, 0x7f1008000000ull, hi, 4096, &b) == 0 && b.kind == PAGE_BASE &&
+		      b.vmas == 1, "second half alone is base");
+
+	CHECK(smaps_summarize(fixture_4k, 0x10000, 0x20000, 4096, &b) == -ENOENT, "no overlap");
+	CHECK(smaps_summarize(fixture_garbage, lo, hi, 4096, &b) == -ENOENT, "garbage has no VMA");
+	CHECK(smaps_summarize("", lo, hi, 4096, &b) == -ENOENT, "empty");
+	return check_finish();
+}
