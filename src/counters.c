@@ -781,8 +781,18 @@ int counter_set_read(struct counter_set *set, struct counter_reading *out)
 		r->enabled_ns = v[1] - ev->base_enabled_ns;
 		r->running_ns = v[2] - ev->base_running_ns;
 
-		bool multiplexed;
-		r->scaled = counter_scale(r->value, r->enabled_ns, r->running_ns, &multiplexed);
+		bool multiplexed = false;
+		if (ev->attr.type == PERF_TYPE_SOFTWARE) {
+			/*
+			 * The software PMU never runs out of counters, so it never
+			 * multiplexes. Its times can still differ slightly: task-clock
+			 * reports a few microseconds less running than enabled time per
+			 * enable/disable cycle. That skew is not a reason to scale.
+			 */
+			r->scaled = (double)r->value;
+		} else {
+			r->scaled = counter_scale(r->value, r->enabled_ns, r->running_ns, &multiplexed);
+		}
 		struct counter_info *info = &ev->info;
 		if (multiplexed) {
 			info->status = COUNTER_MULTIPLEXED;

@@ -4,6 +4,13 @@
 
 #include "elfinfo.h"
 
+/* Meson's generated version.h carries TLBPROF_BUILD_FLAGS and TLBPROF_BUILD_TYPE; a bare compile has neither. */
+#if defined(__has_include)
+#if __has_include("version.h")
+#include "version.h"
+#endif
+#endif
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>

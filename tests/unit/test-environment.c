@@ -3,6 +3,13 @@
 #include "check.h"
 #include "environment.h"
 
+/* Meson's generated version.h carries TLBPROF_BUILD_FLAGS and TLBPROF_BUILD_TYPE; a bare compile has neither. */
+#if defined(__has_include)
+#if __has_include("version.h")
+#include "version.h"
+#endif
+#endif
+
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -466,7 +473,7 @@ static void test_decode_tlb(void)
 		{ __LINE__, "zen4", "AuthenticAMD", zen4, ARRAY_SIZE(zen4),
 		  { .l1d_4k_entries = 72, .l1d_4k_ways = 72, .l1d_2m_entries = 72, .l1d_2m_ways = 72,
 		    .l1d_1g_entries = 72, .l1d_1g_ways = 72,
-		    /* code 6h = "8 to 15 ways" (skewed 12-way array, 8 ways for 4K), 5h = 6 ways for 2M */
+		    /* code 6h = 8 ways for 4K, 5h = 6 ways for 2M: the ways each size may use in the skewed L2 DTLB */
 		    .l2d_4k_entries = 3072, .l2d_4k_ways = 8, .l2d_2m_entries = 3072, .l2d_2m_ways = 6,
 		    .l2d_1g_entries = 64, .l2d_1g_ways = 64, .source = "cpuid 0x80000005/6/19" } },
 		{ __LINE__, "zen3", "AuthenticAMD", zen3, ARRAY_SIZE(zen3),
