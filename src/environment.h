@@ -64,6 +64,9 @@ struct environment {
 	char compiler[160];		/* from the ELF .comment of /proc/self/exe (libelf) */
 	char build_flags[256];		/* recorded at build time (TLBPROF_BUILD_FLAGS) */
 	char build_type[32];		/* meson buildtype */
+	/* Documented L1 load-to-use latency of this core for a pointer chase, 0 when unknown. */
+	unsigned l1_latency_cycles;
+	char core_name[32];		/* microarchitecture of that entry ("Zen 4", "Golden Cove"), "" when unknown */
 };
 
 /*
@@ -78,6 +81,14 @@ const struct env_hugepool *environment_pool(const struct environment *env, uint6
 
 /* The cache of the given level that holds data ("Data" or "Unified"), or NULL. */
 const struct env_cache *environment_data_cache(const struct environment *env, unsigned level);
+
+/*
+ * The documented L1 load-to-use latency (cycles) of a pointer chase with
+ * simple addressing on the core with this CPUID vendor/family/model, and its
+ * microarchitecture name in *core (may be NULL). Returns 0 when the model is
+ * not in the table. Pure; data from the vendors' optimisation manuals.
+ */
+unsigned environment_l1_latency(const char *vendor, unsigned family, unsigned model, const char **core);
 
 /* Read the current /proc/stat aggregate steal ticks; 0 when unavailable. */
 uint64_t environment_steal_ticks(void);

@@ -74,7 +74,7 @@ static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_l
 	free_pages = read_long(path);
 	if (free_pages < 0) {
 		snprintf(why, why_len,
-			 "this kernel has no hugetlb pool for %sB pages (%s missing)%s", sz, path,
+			 "this kernel has no hugetlb pool for %siB pages (%s missing)%s", sz, path,
 			 r->page.bytes == (1ull << 30) ? "; 1 GiB pages need CPU flag pdpe1gb and "
 			 "boot parameters hugepagesz=1G hugepages=N" : "");
 		return -EOPNOTSUPP;
@@ -84,7 +84,7 @@ static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_l
 	nr = read_long(path);
 	if ((uint64_t)free_pages < need) {
 		snprintf(why, why_len,
-			 "hugetlb pool for %sB pages has %ld free of %ld, %llu needed; reserve them as root: "
+			 "hugetlb pool for %siB pages has %ld free of %ld, %llu needed; reserve them as root: "
 			 "echo %llu > %s",
 			 sz, free_pages, nr < 0 ? 0 : nr, (unsigned long long)need,
 			 (unsigned long long)(need - (uint64_t)free_pages + (uint64_t)(nr < 0 ? 0 : nr)), path);
@@ -99,7 +99,7 @@ static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_l
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (shift << MAP_HUGE_SHIFT), -1, 0);
 	if (p == MAP_FAILED) {
 		int err = errno;
-		snprintf(why, why_len, "mmap(MAP_HUGETLB, %sB pages) of %llu pages failed: %s; "
+		snprintf(why, why_len, "mmap(MAP_HUGETLB, %siB pages) of %llu pages failed: %s; "
 			 "reserve more as root: echo %llu > %s",
 			 sz, (unsigned long long)need, strerror(err),
 			 (unsigned long long)(need + (uint64_t)(nr < 0 ? 0 : nr)), path);

@@ -63,6 +63,9 @@ static json_t *environment_json(const struct report_input *in)
 	json_object_set_new(cpu, "stepping", json_integer(env->cpu_stepping));
 	json_object_set_new(cpu, "logical_cpus", json_integer(env->logical_cpus));
 	json_object_set_new(cpu, "pmu", json_string(in->pmu_name ? in->pmu_name : "none"));
+	json_object_set_new(cpu, "core", str_or_null(env->core_name));
+	json_object_set_new(cpu, "l1_latency_cycles",
+			    env->l1_latency_cycles ? json_integer(env->l1_latency_cycles) : json_null());
 	for (size_t i = 0; i < env->n_caches; i++) {
 		const struct env_cache *c = &env->caches[i];
 		json_array_append_new(caches, json_pack("{s:i, s:s, s:I, s:i, s:i, s:i}", "level", (int)c->level,
@@ -450,7 +453,11 @@ void report_print_text(const struct report_input *in, FILE *f)
 		fprintf(f, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
 			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
 
-	fprintf(f, "\n%-22s %-12s %10s %7s %8s %8s %10s  %s\n", "phase", "backing", "ns/access", "spread",
+	int w = 5;	/* the phase column fits the longest name */
+	for (size_t i = 0; i < rr->n; i++)
+		if ((int)strlen(rr->phases[i].spec.name) > w)
+			w = (int)strlen(rr->phases[i].spec.name);
+	fprintf(f, "\n%-*s %-12s %10s %7s %8s %8s %10s  %s\n", w, "phase", "backing", "ns/access", "spread",
 		"cycles", "faults", "dTLB-miss", "self-checks");
 	for (size_t i = 0; i < rr->n; i++) {
 		const struct phase_result *r = &rr->phases[i];
@@ -459,7 +466,7 @@ void report_print_text(const struct report_input *in, FILE *f)
 
 		backing_label(r, back, sizeof(back));
 		if (r->status != PHASE_OK || !r->n_samples) {
-			fprintf(f, "%-22s %-12s %s: %s\n", r->spec.name, back, phase_status_name(r->status), r->reason);
+			fprintf(f, "%-*s %-12s %s: %s\n", w, r->spec.name, back, phase_status_name(r->status), r->reason);
 			continue;
 		}
 		struct sample_stats st;
@@ -468,7 +475,7 @@ void report_print_text(const struct report_input *in, FILE *f)
 		rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
 		for (size_t k = 0; k < r->n_self_checks; k++)
 			pass += r->self_checks[k].status == CHECK_PASS;
-		fprintf(f, "%-22s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", r->spec.name, back, st.median,
+		fprintf(f, "%-*s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", w, r->spec.name, back, st.median,
 			100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, r->n_self_checks);
 	}
 	fprintf(f, "(ns/access: median of %u samples; spread: (max-min)/median; faults: page faults during "
