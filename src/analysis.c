@@ -5,9 +5,38 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "parse.h"
+
+/* Thresholds, each with the reason it has this value. */
+enum {
+	MAX_CHECKS = 24,
+	MAX_FINDINGS = 4,
+};
+/* A sample's coefficient of variation above this is noise the size of a small TLB effect. */
+static const double UNSTABLE_CV = 0.05;
+/* The first sample this much slower than the others still carried warm-up. */
+static const double WARMUP_EXCESS = 0.10;
+/* Pages beyond this multiple of the last-level TLB's entries miss on (almost) every random access. */
+static const double FAR_BEYOND_REACH = 8.0;
+/* Assumed last-level 4 KiB TLB entries when CPUID does not say (the largest common: Zen 5). */
+static const unsigned ASSUMED_L2_TLB_ENTRIES = 4096;
+/* A chase far beyond TLB reach missing less often than this means the events or the pattern are broken. */
+static const double MIN_EXPECTED_MISS_RATE = 0.1;
+/* A calibration whose runs disagree by more than this: the clock moved during calibration. */
+static const double CLOCK_SPREAD_MAX = 0.10;
+/* No core answers an L1 hit in fewer than 90 % of its documented load-to-use cycles. */
+static const double TOO_FAST_FRACTION = 0.9;
+/* Without a documented value: no x86 or Arm core has an L1 load-to-use latency below 3 cycles. */
+static const double MIN_L1_CYCLES = 3.0;
+/* LLC misses per access that count as "the cache behaviour changed". */
+static const double LLC_DELTA_SIGNIFICANT = 0.01;
+/* Steal above this share of a phase's wall time: the hypervisor took the CPU away. */
+static const double STEAL_SHARE_MAX = 0.01;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -39,20 +68,29 @@ void analysis_stats(const double *v, size_t n, struct sample_stats *out)
 	free(s);
 }
 
-bool analysis_counter(const struct phase_result *r, enum metric m, double *value)
+static const struct counter_info *counter_find(const struct phase_result *r, enum metric m, size_t *idx)
 {
 	for (size_t i = 0; i < r->n_counters; i++) {
-		const struct counter_info *ci = &r->counter_info[i];
-		if (ci->metric != m)
-			continue;
-		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
-			return false;
-		if (r->counters[i].running_ns == 0 && r->counters[i].enabled_ns)
-			return false;	/* never scheduled: no information */
-		*value = r->counters[i].scaled;
-		return true;
+		if (r->counter_info[i].metric == m) {
+			if (idx)
+				*idx = i;
+			return &r->counter_info[i];
+		}
 	}
-	return false;
+	return NULL;
+}
+
+bool analysis_counter(const struct phase_result *r, enum metric m, double *value)
+{
+	size_t i;
+	const struct counter_info *ci = counter_find(r, m, &i);
+
+	if (!ci || (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED))
+		return false;
+	if (r->counters[i].running_ns == 0 && r->counters[i].enabled_ns)
+		return false;	/* never scheduled: no information */
+	*value = r->counters[i].scaled;
+	return true;
 }
 
 bool analysis_per_access(const struct phase_result *r, enum metric m, double *rate)
@@ -72,12 +110,110 @@ const char *verdict_name(enum verdict v)
 	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
 }
 
-static double median_of(const struct phase_result *r)
+bool analysis_fails(enum verdict v, enum fail_on fail_on)
 {
-	struct sample_stats st;
+	switch (fail_on) {
+	case FAIL_ON_FAIL:
+		return v == VERDICT_FAIL;
+	case FAIL_ON_WARN:
+		return v != VERDICT_OK;
+	case FAIL_ON_NEVER:
+		return false;
+	}
+	return false;
+}
 
-	analysis_stats(r->samples_ns, r->n_samples, &st);
-	return st.median;
+static bool measured_ok(const struct phase_result *r)
+{
+	return r->status == PHASE_OK && r->spec.role == PHASE_ROLE_MEASURE && r->n_samples;
+}
+
+/* The core clock to turn ns into cycles: the calibrated one, else the phase's own. */
+static double clock_ghz(const struct timing_calibration *clock, const struct phase_result *r)
+{
+	if (clock && clock->core_clock_ghz > 0)
+		return clock->core_clock_ghz;
+	return r->cycles_per_ns;
+}
+
+/* ---- per-phase statistics and controls ---- */
+
+static void analyse_phases(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct phase_analysis *pa = &a->phases[i];
+		analysis_stats(res[i].samples_ns, res[i].n_samples, &pa->ns);
+		if (!measured_ok(&res[i]))
+			continue;
+		for (size_t c = 0; c < n; c++) {
+			const struct phase_spec *cs = &res[c].spec;
+			if (cs->role != PHASE_ROLE_CONTROL || res[c].status != PHASE_OK || !res[c].n_samples ||
+			    cs->controls_size_bytes != res[i].spec.size_bytes ||
+			    cs->controls_stride_bytes != res[i].spec.stride_bytes || cs->workload != res[i].spec.workload)
+				continue;
+			struct sample_stats cst;
+			analysis_stats(res[c].samples_ns, res[c].n_samples, &cst);
+			pa->has_control = true;
+			pa->control = c;
+			pa->translation_ns = pa->ns.median - cst.median;
+			break;
+		}
+	}
+}
+
+/* ---- comparisons ---- */
+
+static void attribute(const struct phase_result *b, const struct phase_result *v, const struct timing_calibration *clock,
+		      struct comparison *c)
+{
+	double mb_miss, mv_miss, wb, wv, lb, lv;
+	bool llc = analysis_per_access(b, METRIC_LLC_LOAD_MISSES, &lb) &&
+		   analysis_per_access(v, METRIC_LLC_LOAD_MISSES, &lv);
+	bool llc_changed = llc && fabs(lb - lv) >= LLC_DELTA_SIGNIFICANT;
+	double ghz = clock_ghz(clock, b);
+
+	c->have_tlb_counts = analysis_per_access(b, METRIC_DTLB_LOAD_MISSES, &mb_miss) &&
+			     analysis_per_access(v, METRIC_DTLB_LOAD_MISSES, &mv_miss);
+	c->have_walk_cycles = ghz > 0 && analysis_per_access(b, METRIC_WALK_ACTIVE, &wb) &&
+			      analysis_per_access(v, METRIC_WALK_ACTIVE, &wv);
+	if (c->have_tlb_counts) {
+		c->delta_tlb_misses_per_access = mb_miss - mv_miss;
+		if (c->delta_tlb_misses_per_access > 1e-6) {
+			c->ns_per_tlb_miss = c->delta_ns / c->delta_tlb_misses_per_access;
+			if (ghz > 0)
+				c->cycles_per_tlb_miss = c->ns_per_tlb_miss * ghz;
+		}
+	}
+	if (c->have_walk_cycles) {
+		/* Page-walk cycles measure translation directly; what is left is cache or unexplained. */
+		c->method = "counters";
+		c->tlb_ns = (wb - wv) / ghz;
+		double rest = c->delta_ns - c->tlb_ns;
+		if (llc_changed)
+			c->cache_ns = rest;
+		else
+			c->unexplained_ns = rest;
+		c->assumption = llc_changed ? "tlb_ns from page-walk cycles (walk_active); the rest is cache, since "
+					      "LLC misses per access changed"
+					    : "tlb_ns from page-walk cycles (walk_active); LLC misses did not change, "
+					      "so the rest is unexplained";
+	} else if (c->have_tlb_counts) {
+		c->method = "counters";
+		if (llc_changed) {
+			c->unexplained_ns = c->delta_ns;
+			c->assumption = "LLC misses per access changed as well and no page-walk cycles are counted, "
+					"so the delta cannot be split between TLB and cache";
+		} else {
+			c->tlb_ns = c->delta_ns;
+			c->assumption = "same chain and cache-line footprint in both phases and no change in LLC "
+					"misses: the delta per avoided dTLB miss is the cost of one miss";
+		}
+	} else {
+		c->method = "differential";
+		c->tlb_ns = c->delta_ns;
+		c->assumption = "no dTLB counters: both phases walk the same chain over the same cache-line "
+				"footprint and differ only in page size, so the whole delta is address translation";
+	}
 }
 
 /* Compare every page size with the smallest measured at the same working-set size. */
@@ -89,10 +225,11 @@ static int build_comparisons(const struct phase_result *res, size_t n, const str
 		return -ENOMEM;
 	for (size_t v = 0; v < n; v++) {
 		size_t b = SIZE_MAX;
-		if (res[v].status != PHASE_OK)
+		if (!measured_ok(&res[v]))
 			continue;
 		for (size_t i = 0; i < n; i++) {
-			if (i == v || res[i].status != PHASE_OK || res[i].spec.size_bytes != res[v].spec.size_bytes ||
+			if (i == v || !measured_ok(&res[i]) || res[i].spec.size_bytes != res[v].spec.size_bytes ||
+			    res[i].spec.stride_bytes != res[v].spec.stride_bytes ||
 			    res[i].spec.workload != res[v].spec.workload || res[i].spec.page.bytes >= res[v].spec.page.bytes)
 				continue;
 			if (b == SIZE_MAX || res[i].spec.page.bytes < res[b].spec.page.bytes)
@@ -102,46 +239,24 @@ static int build_comparisons(const struct phase_result *res, size_t n, const str
 			continue;
 
 		struct comparison *c = &a->comparisons[a->n_comparisons++];
-		double mb = median_of(&res[b]), mv = median_of(&res[v]), mb_miss, mv_miss;
+		double mb = a->phases[b].ns.median, mv = a->phases[v].ns.median;
 		c->baseline = b;
 		c->variant = v;
 		c->delta_ns = mb - mv;
 		c->speedup = mv > 0 ? mb / mv : 0;
-		c->have_tlb_counts = analysis_per_access(&res[b], METRIC_DTLB_LOAD_MISSES, &mb_miss) &&
-				     analysis_per_access(&res[v], METRIC_DTLB_LOAD_MISSES, &mv_miss);
-		/*
-		 * The larger page holds the cache-line footprint and the access
-		 * order constant and changes only the translation footprint, so
-		 * the whole delta is taken as translation. With miss counts the
-		 * delta is also expressed per avoided miss.
-		 */
-		c->tlb_ns = c->delta_ns;
-		c->cache_ns = 0;
-		c->unexplained_ns = 0;
-		if (c->have_tlb_counts) {
-			c->method = "counters";
-			c->delta_tlb_misses_per_access = mb_miss - mv_miss;
-			if (c->delta_tlb_misses_per_access > 1e-6) {
-				c->ns_per_tlb_miss = c->delta_ns / c->delta_tlb_misses_per_access;
-				if (clock && clock->core_clock_ghz > 0)
-					c->cycles_per_tlb_miss = c->ns_per_tlb_miss * clock->core_clock_ghz;
-			}
-			c->assumption = "same chain and cache-line footprint in both phases; the delta per avoided "
-					"dTLB miss is the cost of one miss";
-		} else {
-			c->method = "differential";
-			c->assumption = "no dTLB counters: same chain and cache-line footprint in both phases, so the "
-					"whole delta is attributed to address translation";
-		}
+		attribute(&res[b], &res[v], clock, c);
 	}
 	return 0;
 }
+
+/* ---- checks ---- */
 
 __attribute__((format(printf, 4, 5)))
 static struct analysis_check *add_check(struct analysis *a, const char *id, enum check_status st, const char *fmt,
 					 ...)
 {
-	struct analysis_check *c = &a->checks[a->n_checks++];
+	static struct analysis_check overflow;
+	struct analysis_check *c = a->n_checks < MAX_CHECKS ? &a->checks[a->n_checks++] : &overflow;
 	va_list ap;
 
 	memset(c, 0, sizeof(*c));
@@ -162,15 +277,41 @@ static void evidence(struct analysis_check *c, const char *key, double value)
 	}
 }
 
+static void check_phases(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	size_t failed = 0, unavailable = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		failed += res[i].status == PHASE_FAILED;
+		unavailable += res[i].status == PHASE_FAILED && res[i].unavailable;
+	}
+	struct analysis_check *c;
+	if (failed)
+		c = add_check(a, "phases_completed", CHECK_FAIL, "%zu of %zu phases failed (see their reasons)",
+			      failed, n);
+	else
+		c = add_check(a, "phases_completed", CHECK_PASS, "all %zu phases completed", n);
+	evidence(c, "phases", (double)n);
+	evidence(c, "failed", (double)failed);
+	evidence(c, "unavailable", (double)unavailable);
+}
+
 static void check_self_checks(const struct phase_result *res, size_t n, struct analysis *a)
 {
 	size_t pass = 0, fail = 0, total = 0;
+	const char *first = NULL, *where = NULL;
 
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = 0; j < res[i].n_self_checks; j++) {
 			total++;
 			pass += res[i].self_checks[j].status == CHECK_PASS;
-			fail += res[i].self_checks[j].status == CHECK_FAIL;
+			if (res[i].self_checks[j].status == CHECK_FAIL) {
+				fail++;
+				if (!first) {
+					first = res[i].self_checks[j].id;
+					where = res[i].spec.name;
+				}
+			}
 		}
 	}
 	struct analysis_check *c;
@@ -178,11 +319,11 @@ static void check_self_checks(const struct phase_result *res, size_t n, struct a
 		c = add_check(a, "workload_self_checks", CHECK_SKIP, "no phase ran a self-check");
 	else if (fail)
 		c = add_check(a, "workload_self_checks", CHECK_FAIL,
-			      "%zu of %zu self-checks failed: the access pattern is not what it claims to be "
-			      "(see each phase's self_checks)", fail, total);
+			      "%zu of %zu self-checks failed (first: %s in %s): the access pattern is not what it "
+			      "claims to be, so its latency means nothing", fail, total, first, where);
 	else
 		c = add_check(a, "workload_self_checks", CHECK_PASS,
-			      "%zu self-checks passed (single random cycle, non-constant strides)", pass);
+			      "%zu self-checks passed (every chain is one random cycle with non-constant strides)", pass);
 	evidence(c, "total", (double)total);
 	evidence(c, "failed", (double)fail);
 }
@@ -204,8 +345,7 @@ static void check_backing(const struct phase_result *res, size_t n, struct analy
 			}
 		} else {
 			huge++;
-			bool ok = r->backing.kind == r->spec.page.kind && r->backing.huge_fraction >= 0.999;
-			if (!ok) {
+			if (r->backing.kind != r->spec.page.kind || r->backing.huge_fraction < 0.999) {
 				huge_bad++;
 				worst_huge = fmin(worst_huge, r->backing.huge_fraction);
 			}
@@ -216,8 +356,9 @@ static void check_backing(const struct phase_result *res, size_t n, struct analy
 		c = add_check(a, "control_thp_contamination", CHECK_SKIP, "no 4k phase was verified");
 	else if (base_bad)
 		c = add_check(a, "control_thp_contamination", CHECK_FAIL,
-			      "%zu of %zu 4k phases are (partly) on huge pages: the control is contaminated, so "
-			      "the comparison understates what huge pages buy", base_bad, base);
+			      "%zu of %zu 4k phases are partly on huge pages (up to %.0f %%): the control is "
+			      "contaminated and understates what huge pages buy; check THP (enabled/khugepaged)",
+			      base_bad, base, 100 * worst_base);
 	else
 		c = add_check(a, "control_thp_contamination", CHECK_PASS,
 			      "every 4k phase was verified on 4 KiB pages with no AnonHugePages (%zu phases)", base);
@@ -231,7 +372,7 @@ static void check_backing(const struct phase_result *res, size_t n, struct analy
 	else if (huge_bad)
 		c = add_check(a, "huge_pages_granted", CHECK_FAIL,
 			      "%zu of %zu huge-page phases did not get the pages they asked for (worst: %.0f %% "
-			      "huge); see each phase's reason for the fix", huge_bad, huge, 100 * worst_huge);
+			      "huge); each phase's reason has the fix", huge_bad, huge, 100 * worst_huge);
 	else
 		c = add_check(a, "huge_pages_granted", CHECK_PASS,
 			      "every huge-page phase was verified fully on the requested page size (%zu phases)", huge);
@@ -239,32 +380,86 @@ static void check_backing(const struct phase_result *res, size_t n, struct analy
 	evidence(c, "not_granted", (double)huge_bad);
 }
 
-static void check_pmu(const struct phase_result *res, size_t n, struct analysis *a)
+/*
+ * With every slot at the start of its stride cell, address bits 6 .. log2(stride)-1
+ * are always zero: a cache indexed by those bits sees only sets / (stride/64) of
+ * its sets. L1 is virtually indexed within a page; L2 is physically indexed, and
+ * bits at and above 12 are random on 4 KiB pages (so at most 64 lines per page
+ * alias) but follow the virtual address inside a huge page.
+ */
+static double used_set_fraction(const struct env_cache *cache, uint64_t stride, uint64_t page_bytes)
 {
-	size_t hw = 0, hw_ok = 0;
+	uint64_t sets = cache->sets ? cache->sets : cache->size_bytes / (cache->line_bytes ? cache->line_bytes : 64) /
+							     (cache->ways ? cache->ways : 1);
+	uint64_t aliased = stride / 64;
 
+	if (page_bytes <= 4096 && aliased > 4096 / 64)
+		aliased = 4096 / 64;
+	if (aliased > sets)
+		aliased = sets;
+	return aliased ? 1.0 / (double)aliased : 1.0;
+}
+
+static void check_set_aliasing(const struct phase_result *res, size_t n, const struct environment *env,
+			       struct analysis *a)
+{
+	const struct phase_result *worst = NULL;
+	double worst_frac = 1, worst_cap = 0, worst_full = 0;
+	unsigned worst_level = 0;
+	size_t aligned = 0;
+
+	if (!env || !env->n_caches) {
+		add_check(a, "cache_set_aliasing", CHECK_SKIP, "cache geometry unknown");
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 0; j < res[i].n_counters; j++) {
-			if (!res[i].counter_info[j].hardware)
+		const struct phase_result *r = &res[i];
+		if (r->status != PHASE_OK || r->spec.layout != LAYOUT_ALIGNED || r->spec.stride_bytes < 128)
+			continue;
+		aligned++;
+		double lines = (double)r->slots * 64;
+		for (unsigned level = 1; level <= 2; level++) {
+			const struct env_cache *c = environment_data_cache(env, level);
+			if (!c)
 				continue;
-			hw++;
-			hw_ok += res[i].counter_info[j].status == COUNTER_OK ||
-				 res[i].counter_info[j].status == COUNTER_MULTIPLEXED;
+			/* Inside a verified huge page the physical address follows the virtual one. */
+			uint64_t page = r->backing_known && r->backing.kind != PAGE_BASE ? r->spec.page.bytes : 4096;
+			double frac = used_set_fraction(c, r->spec.stride_bytes, page);
+			double cap = (double)c->size_bytes * frac;
+			/* It matters when aliasing evicts lines that the whole cache would hold. */
+			if (frac < 1 && lines > cap && lines <= (double)c->size_bytes && frac < worst_frac) {
+				worst = r;
+				worst_frac = frac;
+				worst_cap = cap;
+				worst_full = (double)c->size_bytes;
+				worst_level = level;
+			}
 		}
-		if (res[i].n_counters)
-			break;	/* the set is the same for every phase: one is enough */
 	}
 	struct analysis_check *c;
-	if (!hw)
-		c = add_check(a, "pmu_unavailable", CHECK_SKIP, "no hardware event was requested");
-	else if (!hw_ok)
-		c = add_check(a, "pmu_unavailable", CHECK_PASS,
-			      "no hardware event could be opened (no PMU visible, as in most cloud VMs): cycles come "
-			      "from the calibrated core clock and comparisons use the differential method");
-	else
-		c = add_check(a, "pmu_unavailable", CHECK_PASS, "%zu of %zu hardware events counted", hw_ok, hw);
-	evidence(c, "hardware_events", (double)hw);
-	evidence(c, "hardware_events_ok", (double)hw_ok);
+	if (worst) {
+		char line_fp[16], capacity[16], full[16];
+		c = add_check(a, "cache_set_aliasing", CHECK_WARN,
+			      "%s: with --layout aligned every slot sits at its %llu-byte cell start, so its lines use "
+			      "only 1/%.0f of the L%u sets: the effective L%u shrinks from %sB to %sB and the %sB of "
+			      "touched lines no longer fit, inflating the base latency and hiding the TLB effect; "
+			      "use --layout colored", worst->spec.name, (unsigned long long)worst->spec.stride_bytes,
+			      1 / worst_frac, worst_level, worst_level, format_size((uint64_t)worst_full, full, sizeof(full)),
+			      format_size((uint64_t)worst_cap, capacity, sizeof(capacity)),
+			      format_size(worst->slots * 64, line_fp, sizeof(line_fp)));
+		evidence(c, "used_set_fraction", worst_frac);
+		evidence(c, "cache_level", worst_level);
+		evidence(c, "effective_capacity_bytes", worst_cap);
+		evidence(c, "line_footprint_bytes", (double)worst->slots * 64);
+	} else if (aligned) {
+		c = add_check(a, "cache_set_aliasing", CHECK_PASS,
+			      "aligned layout in %zu phases, but their touched lines fit the aliased sets or exceed "
+			      "the caches anyway", aligned);
+		evidence(c, "aligned_phases", (double)aligned);
+	} else {
+		add_check(a, "cache_set_aliasing", CHECK_PASS,
+			  "slots are colored (or at most one line per cell): the touched lines spread over all cache sets");
+	}
 }
 
 static void check_timer(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
@@ -277,11 +472,9 @@ static void check_timer(const struct phase_result *res, size_t n, const struct t
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct sample_stats st;
-		if (res[i].status != PHASE_OK)
+		if (res[i].status != PHASE_OK || !res[i].n_samples)
 			continue;
-		analysis_stats(res[i].samples_ns, res[i].n_samples, &st);
-		double interval = st.min * (double)res[i].spec.iterations;
+		double interval = a->phases[i].ns.min * (double)res[i].spec.iterations;
 		if (shortest == 0 || interval < shortest)
 			shortest = interval;
 	}
@@ -305,39 +498,595 @@ static void check_timer(const struct phase_result *res, size_t n, const struct t
 	evidence(c, "ratio", ratio);
 }
 
-static void check_phases(const struct phase_result *res, size_t n, struct analysis *a)
+static void check_too_fast(const struct phase_result *res, size_t n, const struct environment *env,
+			   const struct timing_calibration *clock, struct analysis *a)
 {
-	size_t failed = 0;
+	double floor_cycles = env && env->l1_latency_cycles ? TOO_FAST_FRACTION * env->l1_latency_cycles : MIN_L1_CYCLES;
+	const struct phase_result *worst = NULL;
+	double worst_cycles = 0;
+	size_t timed = 0;
 
-	for (size_t i = 0; i < n; i++)
-		failed += res[i].status == PHASE_FAILED;
+	for (size_t i = 0; i < n; i++) {
+		double ghz = clock_ghz(clock, &res[i]);
+		if (res[i].status != PHASE_OK || !res[i].n_samples || ghz <= 0)
+			continue;
+		timed++;
+		double cyc = a->phases[i].ns.median * ghz;
+		if (!worst || cyc < worst_cycles) {
+			worst = &res[i];
+			worst_cycles = cyc;
+		}
+	}
+	if (!timed) {
+		add_check(a, "too_fast", CHECK_SKIP, "no phase was timed with a known core clock");
+		return;
+	}
 	struct analysis_check *c;
-	if (failed)
-		c = add_check(a, "phases_completed", CHECK_FAIL, "%zu of %zu phases failed (see their reasons)",
-			      failed, n);
+	if (worst_cycles < floor_cycles)
+		c = add_check(a, "too_fast", CHECK_FAIL,
+			      "%s: %.2f cycles per access is faster than an L1 hit (%s %.0f cycles): the loads were "
+			      "not dependent or the loop was optimised away; the number is not a latency",
+			      worst->spec.name, worst_cycles,
+			      env && env->l1_latency_cycles ? "documented" : "no core answers in under",
+			      env && env->l1_latency_cycles ? (double)env->l1_latency_cycles : MIN_L1_CYCLES);
 	else
-		c = add_check(a, "phases_completed", CHECK_PASS, "all %zu phases completed", n);
-	evidence(c, "phases", (double)n);
-	evidence(c, "failed", (double)failed);
+		c = add_check(a, "too_fast", CHECK_PASS,
+			      "the fastest phase (%s, %.2f cycles per access) is no faster than an L1 hit (%s %.0f cycles)",
+			      worst->spec.name, worst_cycles, env && env->l1_latency_cycles ? "documented" : "at least",
+			      env && env->l1_latency_cycles ? (double)env->l1_latency_cycles : MIN_L1_CYCLES);
+	evidence(c, "fastest_cycles_per_access", worst_cycles);
+	evidence(c, "floor_cycles", floor_cycles);
+}
+
+static unsigned l2_tlb_entries(const struct environment *env, bool *assumed)
+{
+	*assumed = !env || !env->tlb.l2d_4k_entries;
+	return *assumed ? ASSUMED_L2_TLB_ENTRIES : env->tlb.l2d_4k_entries;
+}
+
+static void check_tlb_pressure(const struct phase_result *res, size_t n, const struct environment *env,
+			       struct analysis *a)
+{
+	bool assumed;
+	unsigned entries = l2_tlb_entries(env, &assumed);
+	const struct phase_result *worst = NULL;
+	double worst_rate = 0;
+	size_t candidates = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct phase_result *r = &res[i];
+		double rate;
+		if (!measured_ok(r) || r->spec.page.kind != PAGE_BASE || r->spec.stride_bytes < 4096)
+			continue;
+		if ((double)r->slots < FAR_BEYOND_REACH * entries)
+			continue;
+		if (!analysis_per_access(r, METRIC_DTLB_LOAD_MISSES, &rate))
+			continue;
+		candidates++;
+		if (!worst || rate < worst_rate) {
+			worst = r;
+			worst_rate = rate;
+		}
+	}
+	struct analysis_check *c;
+	if (!candidates) {
+		add_check(a, "tlb_pressure_expected", CHECK_SKIP,
+			  "needs dTLB miss counts on a 4k phase far beyond the TLB reach (%u+ pages, one per page)",
+			  (unsigned)(FAR_BEYOND_REACH * entries));
+		return;
+	}
+	if (worst_rate < MIN_EXPECTED_MISS_RATE)
+		c = add_check(a, "tlb_pressure_expected", CHECK_FAIL,
+			      "%s touches %llu pages at random, %.0f× the %u-entry last-level TLB%s, yet counts only "
+			      "%.3f dTLB misses per access: the access pattern is not random or the event mapping is "
+			      "wrong (generic dTLB events are known to read zero on some CPUs; check events/)",
+			      worst->spec.name, (unsigned long long)worst->slots, (double)worst->slots / entries, entries,
+			      assumed ? " (assumed: CPUID did not report it)" : "", worst_rate);
+	else
+		c = add_check(a, "tlb_pressure_expected", CHECK_PASS,
+			      "working sets far beyond the TLB reach miss the dTLB as expected (lowest %.2f misses "
+			      "per access)", worst_rate);
+	evidence(c, "lowest_miss_rate", worst_rate);
+	evidence(c, "l2_tlb_entries", entries);
+	evidence(c, "entries_assumed", assumed);
+}
+
+static void check_multiplexed(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	char names[256] = "";
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < res[i].n_counters; j++) {
+			const struct counter_info *ci = &res[i].counter_info[j];
+			if (ci->status != COUNTER_MULTIPLEXED)
+				continue;
+			if (!strstr(names, ci->name) && strlen(names) + strlen(ci->name) + 3 < sizeof(names))
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", *names ? ", " : "",
+					 ci->name);
+			count++;
+		}
+	}
+	struct analysis_check *c;
+	if (count)
+		c = add_check(a, "multiplexed_counters", CHECK_WARN,
+			      "%s counted only part of the time and were scaled by time_enabled/time_running: the "
+			      "values are estimates; request fewer events or pin to a CPU", names);
+	else
+		c = add_check(a, "multiplexed_counters", CHECK_PASS, "no counter was multiplexed");
+	evidence(c, "multiplexed_readings", (double)count);
+}
+
+static void check_pmu(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	size_t hw = 0, hw_ok = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!res[i].n_counters)
+			continue;
+		for (size_t j = 0; j < res[i].n_counters; j++) {
+			if (!res[i].counter_info[j].hardware)
+				continue;
+			hw++;
+			hw_ok += res[i].counter_info[j].status == COUNTER_OK ||
+				 res[i].counter_info[j].status == COUNTER_MULTIPLEXED;
+		}
+		break;	/* the set is the same for every phase: one is enough */
+	}
+	struct analysis_check *c;
+	if (!hw)
+		c = add_check(a, "pmu_unavailable", CHECK_SKIP, "no hardware event was requested");
+	else if (!hw_ok)
+		c = add_check(a, "pmu_unavailable", CHECK_PASS,
+			      "informational: no hardware event could be opened (no PMU visible, as in most cloud VMs): "
+			      "cycles come from the calibrated core clock and comparisons use the differential method");
+	else
+		c = add_check(a, "pmu_unavailable", CHECK_PASS, "%zu of %zu hardware events counted", hw_ok, hw);
+	evidence(c, "hardware_events", (double)hw);
+	evidence(c, "hardware_events_ok", (double)hw_ok);
+}
+
+static void check_unstable(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	const struct phase_result *worst = NULL, *stolen = NULL;
+	double worst_cv = 0, worst_steal = 0;
+	size_t timed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct phase_analysis *pa = &a->phases[i];
+		if (res[i].status != PHASE_OK || res[i].n_samples < 2)
+			continue;
+		timed++;
+		double cv = pa->ns.mean > 0 ? pa->ns.stddev / pa->ns.mean : 0;
+		if (cv > worst_cv) {
+			worst = &res[i];
+			worst_cv = cv;
+		}
+		double share = res[i].timed_ns > 0 ? res[i].steal_ms * 1e6 / res[i].timed_ns : 0;
+		if (share > worst_steal) {
+			stolen = &res[i];
+			worst_steal = share;
+		}
+	}
+	if (!timed) {
+		add_check(a, "unstable", CHECK_SKIP, "no phase has two or more samples");
+		return;
+	}
+	struct analysis_check *c;
+	if (worst_cv > UNSTABLE_CV)
+		c = add_check(a, "unstable", CHECK_WARN,
+			      "%s: samples vary by %.1f %% (standard deviation / mean, limit %.0f %%)%s%s: the "
+			      "machine is noisy; pin with --cpu, raise --repeat, and compare medians with care",
+			      worst->spec.name, 100 * worst_cv, 100 * UNSTABLE_CV,
+			      worst_steal > STEAL_SHARE_MAX ? "; the hypervisor stole CPU time during " : "",
+			      worst_steal > STEAL_SHARE_MAX ? stolen->spec.name : "");
+	else if (worst_steal > STEAL_SHARE_MAX)
+		c = add_check(a, "unstable", CHECK_WARN,
+			      "%s: the hypervisor stole %.1f %% of the CPU time while it ran (steal time): "
+			      "its samples may hide pauses", stolen->spec.name, 100 * worst_steal);
+	else
+		c = add_check(a, "unstable", CHECK_PASS, "samples agree within %.1f %% (standard deviation / mean)",
+			      100 * worst_cv);
+	evidence(c, "worst_cv", worst_cv);
+	evidence(c, "worst_steal_share", worst_steal);
+}
+
+static void check_migrations(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	double total = 0, v;
+	size_t counted = 0;
+	const struct phase_result *where = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].status != PHASE_OK || !analysis_counter(&res[i], METRIC_CPU_MIGRATIONS, &v))
+			continue;
+		counted++;
+		if (v > 0 && !where)
+			where = &res[i];
+		total += v;
+	}
+	struct analysis_check *c;
+	if (!counted)
+		c = add_check(a, "cpu_migrations", CHECK_SKIP, "the cpu-migrations counter is not available");
+	else if (total > 0)
+		c = add_check(a, "cpu_migrations", CHECK_WARN,
+			      "the measuring thread moved between CPUs %.0f times during timed samples (first in %s): "
+			      "caches and TLBs went cold mid-sample; pin it with --cpu", total, where->spec.name);
+	else
+		c = add_check(a, "cpu_migrations", CHECK_PASS, "no CPU migration during the timed samples");
+	evidence(c, "migrations", total);
+}
+
+static void check_warmup(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	const struct phase_result *worst = NULL;
+	double worst_excess = 0;
+	size_t eligible = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].status != PHASE_OK || res[i].n_samples < 3)
+			continue;
+		eligible++;
+		struct sample_stats rest;
+		analysis_stats(res[i].samples_ns + 1, res[i].n_samples - 1, &rest);
+		double excess = rest.median > 0 ? res[i].samples_ns[0] / rest.median - 1 : 0;
+		if (excess > worst_excess) {
+			worst = &res[i];
+			worst_excess = excess;
+		}
+	}
+	struct analysis_check *c;
+	if (!eligible) {
+		add_check(a, "warmup_insufficient", CHECK_SKIP, "needs three or more samples per phase");
+		return;
+	}
+	if (worst_excess > WARMUP_EXCESS)
+		c = add_check(a, "warmup_insufficient", CHECK_WARN,
+			      "%s: the first sample is %.0f %% slower than the median of the others: caches, TLBs or "
+			      "the core clock were still warming up; raise --warmup-frac", worst->spec.name,
+			      100 * worst_excess);
+	else
+		c = add_check(a, "warmup_insufficient", CHECK_PASS,
+			      "first samples are within %.0f %% of the others", 100 * WARMUP_EXCESS);
+	evidence(c, "worst_first_sample_excess", worst_excess);
+}
+
+static void check_faults(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	double total = 0, v;
+	size_t counted = 0;
+	const struct phase_result *where = NULL;
+	bool from_rusage = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].status != PHASE_OK)
+			continue;
+		if (analysis_counter(&res[i], METRIC_PAGE_FAULTS, &v)) {
+			counted++;
+		} else if (res[i].n_samples) {
+			v = (double)(res[i].rusage_minflt + res[i].rusage_majflt);
+			from_rusage = true;
+			counted++;
+		} else {
+			continue;
+		}
+		if (v > 0 && !where)
+			where = &res[i];
+		total += v;
+	}
+	struct analysis_check *c;
+	if (!counted)
+		c = add_check(a, "faults_in_timed_phase", CHECK_SKIP, "no fault count available");
+	else if (total > 0)
+		c = add_check(a, "faults_in_timed_phase", CHECK_WARN,
+			      "%.0f page faults happened inside timed samples (first in %s, from %s): each costs "
+			      "microseconds and inflates ns per access; the region was not fully prefaulted or was "
+			      "reclaimed", total, where->spec.name, from_rusage ? "getrusage" : "the page-faults counter");
+	else
+		c = add_check(a, "faults_in_timed_phase", CHECK_PASS, "no page fault inside the timed samples");
+	evidence(c, "faults", total);
+}
+
+static void check_frequency(const struct environment *env, const struct timing_calibration *clock,
+			    struct analysis *a)
+{
+	struct analysis_check *c;
+
+	if (clock && clock->core_clock_ghz > 0 && clock->core_clock_spread > CLOCK_SPREAD_MAX) {
+		c = add_check(a, "frequency_scaling", CHECK_WARN,
+			      "the core-clock calibration runs disagree by %.0f %% (interquartile range): the clock moved (frequency "
+			      "scaling, or the hypervisor descheduled the vCPU), so cycles per access are uncertain "
+			      "by as much", 100 * clock->core_clock_spread);
+	} else if (env && *env->cpufreq_governor && strcmp(env->cpufreq_governor, "performance") != 0) {
+		c = add_check(a, "frequency_scaling", CHECK_WARN,
+			      "the cpufreq governor is '%s'%s: the core clock follows load, so latency in ns drifts; "
+			      "for stable numbers: cpupower frequency-set -g performance%s", env->cpufreq_governor,
+			      env->turbo == 1 ? " and turbo is on" : "",
+			      env->turbo == 1 ? ", and disable turbo/boost" : "");
+	} else if (env && env->turbo == 1) {
+		c = add_check(a, "frequency_scaling", CHECK_WARN,
+			      "turbo/boost is on: the core clock depends on temperature and load on other cores; "
+			      "cycles come from the clock calibrated at start");
+	} else if (env && (*env->cpufreq_governor || env->turbo == 0)) {
+		c = add_check(a, "frequency_scaling", CHECK_PASS, "governor '%s', turbo %s",
+			      *env->cpufreq_governor ? env->cpufreq_governor : "unknown",
+			      env->turbo == 0 ? "off" : "unknown");
+	} else {
+		c = add_check(a, "frequency_scaling", CHECK_SKIP,
+			      "cpufreq is not exposed (usual in VMs); the calibrated core clock varied %.1f %% between runs",
+			      clock ? 100 * clock->core_clock_spread : 0.0);
+	}
+	if (clock)
+		evidence(c, "core_clock_spread", clock->core_clock_spread);
+	if (env)
+		evidence(c, "turbo", env->turbo);
+}
+
+static void check_huge_ineffective(const struct phase_result *res, const struct environment *env,
+				   struct analysis *a)
+{
+	bool assumed;
+	unsigned entries = l2_tlb_entries(env, &assumed);
+	const struct comparison *worst = NULL;
+	double worst_margin = 0, worst_noise = 0;
+	size_t eligible = 0;
+
+	for (size_t i = 0; i < a->n_comparisons; i++) {
+		const struct comparison *cmp = &a->comparisons[i];
+		const struct phase_result *b = &res[cmp->baseline], *v = &res[cmp->variant];
+		if (b->spec.page.kind != PAGE_BASE || b->spec.stride_bytes < 4096 ||
+		    (double)b->slots < FAR_BEYOND_REACH * entries)
+			continue;
+		eligible++;
+		const struct sample_stats *sb = &a->phases[cmp->baseline].ns, *sv = &a->phases[cmp->variant].ns;
+		/* Noise: twice the larger coefficient of variation, at least 3 %. */
+		double noise = fmax(0.03, 2 * fmax(sb->mean ? sb->stddev / sb->mean : 0, sv->mean ? sv->stddev / sv->mean : 0));
+		double margin = cmp->speedup - 1 - noise;
+		if (!worst || margin < worst_margin) {
+			worst = cmp;
+			worst_margin = margin;
+			worst_noise = noise;
+		}
+		(void)v;
+	}
+	struct analysis_check *c;
+	if (!eligible) {
+		add_check(a, "huge_pages_ineffective", CHECK_SKIP,
+			  "needs a 4k phase far beyond the TLB reach (%u+ pages) compared with a huge-page phase",
+			  (unsigned)(FAR_BEYOND_REACH * entries));
+		return;
+	}
+	const struct phase_result *wv = &res[worst->variant];
+	if (worst_margin <= 0)
+		c = add_check(a, "huge_pages_ineffective", CHECK_WARN,
+			      "%s was granted huge pages and works far beyond the 4 KiB TLB reach, yet is only %.2f× "
+			      "faster (noise %.0f %%)%s: the TLB caches the smaller of guest and host page, so a "
+			      "hypervisor backing guest memory with 4 KiB pages cancels guest huge pages; confirm on bare "
+			      "metal or ask whether the host backs this VM with huge pages (hugetlbfs/THP for guest RAM)",
+			      wv->spec.name, worst->speedup, 100 * worst_noise,
+			      env && *env->hypervisor ? " in a VM" : "");
+	else
+		c = add_check(a, "huge_pages_ineffective", CHECK_PASS,
+			      "huge pages help beyond noise where the 4 KiB TLB is overwhelmed (worst %.2f×)", worst->speedup);
+	evidence(c, "speedup", worst->speedup);
+	evidence(c, "noise", worst_noise);
+	evidence(c, "l2_tlb_entries", entries);
+	evidence(c, "entries_assumed", assumed);
+}
+
+/* ---- findings ---- */
+
+static struct analysis_finding *add_finding(struct analysis *a, const char *id)
+{
+	struct analysis_finding *f;
+
+	if (a->n_findings >= MAX_FINDINGS)
+		return NULL;
+	f = &a->findings[a->n_findings++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	return f;
+}
+
+static void finding_evidence(struct analysis_finding *f, const char *key, double value)
+{
+	if (f->n_evidence < ANALYSIS_MAX_EVIDENCE) {
+		f->evidence[f->n_evidence].key = key;
+		f->evidence[f->n_evidence].value = value;
+		f->n_evidence++;
+	}
+}
+
+static int cmp_comparison_size(const void *pa, const void *pb, void *ctx)
+{
+	const struct phase_result *res = ctx;
+	const struct comparison *x = *(const struct comparison *const *)pa, *y = *(const struct comparison *const *)pb;
+	uint64_t sx = res[x->variant].spec.size_bytes, sy = res[y->variant].spec.size_bytes;
+
+	return (sx > sy) - (sx < sy);
+}
+
+/*
+ * Over a size sweep (three or more sizes of one page-size pair): the constant
+ * TLB cost is diluted by a base latency that grows with the working set, so the
+ * speedup shrinks although TLB misses grow. Compare the lower and upper halves
+ * of the sweep by their medians, so one noisy size does not decide.
+ */
+static void find_shrinking_speedup(const struct phase_result *res, struct analysis *a)
+{
+	for (size_t i = 0; i < a->n_comparisons; i++) {
+		const struct comparison *first = &a->comparisons[i];
+		const struct comparison *sweep[CONFIG_MAX_SIZES];
+		size_t m = 0;
+		bool seen = false;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = res[a->comparisons[k].baseline].spec.page.bytes == res[first->baseline].spec.page.bytes &&
+			       res[a->comparisons[k].variant].spec.page.kind == res[first->variant].spec.page.kind &&
+			       res[a->comparisons[k].variant].spec.page.bytes == res[first->variant].spec.page.bytes;
+		if (seen)
+			continue;
+		for (size_t k = i; k < a->n_comparisons && m < CONFIG_MAX_SIZES; k++) {
+			const struct comparison *c = &a->comparisons[k];
+			if (res[c->baseline].spec.page.bytes == res[first->baseline].spec.page.bytes &&
+			    res[c->variant].spec.page.kind == res[first->variant].spec.page.kind &&
+			    res[c->variant].spec.page.bytes == res[first->variant].spec.page.bytes)
+				sweep[m++] = c;
+		}
+		if (m < 3)
+			continue;
+		qsort_r(sweep, m, sizeof(sweep[0]), cmp_comparison_size, (void *)res);
+
+		size_t half = m / 2, hi0 = m - half;
+		double lo_base[CONFIG_MAX_SIZES], hi_base[CONFIG_MAX_SIZES], lo_delta[CONFIG_MAX_SIZES];
+		double hi_delta[CONFIG_MAX_SIZES], lo_speed[CONFIG_MAX_SIZES], hi_speed[CONFIG_MAX_SIZES];
+		for (size_t k = 0; k < half; k++) {
+			lo_base[k] = a->phases[sweep[k]->baseline].ns.median;
+			lo_delta[k] = sweep[k]->delta_ns;
+			lo_speed[k] = sweep[k]->speedup;
+			hi_base[k] = a->phases[sweep[hi0 + k]->baseline].ns.median;
+			hi_delta[k] = sweep[hi0 + k]->delta_ns;
+			hi_speed[k] = sweep[hi0 + k]->speedup;
+		}
+		struct sample_stats lb, hb, ld, hd, ls, hs;
+		analysis_stats(lo_base, half, &lb);
+		analysis_stats(hi_base, half, &hb);
+		analysis_stats(lo_delta, half, &ld);
+		analysis_stats(hi_delta, half, &hd);
+		analysis_stats(lo_speed, half, &ls);
+		analysis_stats(hi_speed, half, &hs);
+		double base_growth = lb.median > 0 ? hb.median / lb.median : 0;
+		double delta_growth = ld.median > 0 ? hd.median / ld.median : 0;
+		if (!(base_growth >= 1.3 && delta_growth > 0 && delta_growth * 1.5 <= base_growth && hs.median < ls.median))
+			continue;
+
+		struct analysis_finding *f = add_finding(a, "speedup_shrinks_with_size");
+		if (!f)
+			return;
+		char s0[16], s1[16];
+		const struct phase_result *b0 = &res[sweep[0]->baseline], *v0 = &res[sweep[0]->variant];
+		snprintf(f->message, sizeof(f->message),
+			 "from %sB to %sB the %s latency grows %.1f× (%.1f → %.1f ns) while the %s → %s delta stays "
+			 "about the same (%.1f → %.1f ns): the speedup shrinks (%.2f× → %.2f×) although TLB misses "
+			 "grow, because a roughly constant translation cost is diluted by cache and DRAM latency that "
+			 "grow with the working set",
+			 format_size(b0->spec.size_bytes, s0, sizeof(s0)),
+			 format_size(res[sweep[m - 1]->baseline].spec.size_bytes, s1, sizeof(s1)), b0->spec.page.label,
+			 base_growth, lb.median, hb.median, b0->spec.page.label, v0->spec.page.label, ld.median, hd.median,
+			 ls.median, hs.median);
+		finding_evidence(f, "sizes", (double)m);
+		finding_evidence(f, "base_growth", base_growth);
+		finding_evidence(f, "delta_growth", delta_growth);
+		finding_evidence(f, "speedup_small", ls.median);
+		finding_evidence(f, "speedup_large", hs.median);
+	}
+}
+
+/* ---- summary ---- */
+
+static void summarise(const struct phase_result *res, struct analysis *a)
+{
+	size_t fails = 0, warns = 0, len;
+	char *s = a->summary;
+	size_t cap = sizeof(a->summary);
+
+	*s = '\0';
+	for (size_t i = 0; i < a->n_comparisons; i++) {
+		const struct comparison *c = &a->comparisons[i];
+		const struct phase_result *b = &res[c->baseline], *v = &res[c->variant];
+		const struct phase_analysis *pb = &a->phases[c->baseline];
+		char sz[16];
+		len = strlen(s);
+		snprintf(s + len, cap - len, "%sat %siB, %s pages are %.2f× %s than %s", len ? "; " : "",
+			 format_size(v->spec.size_bytes, sz, sizeof(sz)), v->spec.page.label,
+			 c->speedup >= 1 ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0),
+			 c->speedup >= 1 ? "faster" : "slower", b->spec.page.label);
+		len = strlen(s);
+		if (pb->has_control)
+			snprintf(s + len, cap - len, "; address translation is %.1f of %.1f ns per access at %s",
+				 pb->translation_ns, pb->ns.median, b->spec.page.label);
+		else if (c->have_walk_cycles)
+			snprintf(s + len, cap - len, "; page walks account for %.1f of %.1f ns per access at %s",
+				 c->tlb_ns, pb->ns.median, b->spec.page.label);
+		else if (c->delta_ns > 0)
+			snprintf(s + len, cap - len, "; %s pages remove %.1f of %.1f ns per access", v->spec.page.label,
+				 c->delta_ns, pb->ns.median);
+	}
+	if (!a->n_comparisons) {
+		for (size_t i = 0; i < a->n_phases; i++) {
+			if (!measured_ok(&res[i]))
+				continue;
+			len = strlen(s);
+			snprintf(s + len, cap - len, "%s%s: %.1f ns per access", len ? "; " : "", res[i].spec.name,
+				 a->phases[i].ns.median);
+		}
+	}
+	for (size_t i = 0; i < a->n_checks; i++) {
+		fails += a->checks[i].status == CHECK_FAIL;
+		warns += a->checks[i].status == CHECK_WARN;
+	}
+	len = strlen(s);
+	if (!fails && !warns) {
+		snprintf(s + len, cap - len, "%sall checks passed", len ? "; " : "");
+		return;
+	}
+	snprintf(s + len, cap - len, "%s", len ? "; " : "");
+	if (fails) {
+		len = strlen(s);
+		snprintf(s + len, cap - len, "%zu check%s failed (", fails, fails > 1 ? "s" : "");
+		for (size_t i = 0, k = 0; i < a->n_checks; i++) {
+			if (a->checks[i].status != CHECK_FAIL)
+				continue;
+			len = strlen(s);
+			snprintf(s + len, cap - len, "%s%s", k++ ? ", " : "", a->checks[i].id);
+		}
+		len = strlen(s);
+		snprintf(s + len, cap - len, ")%s", warns ? ", " : "");
+	}
+	if (warns) {
+		len = strlen(s);
+		snprintf(s + len, cap - len, "%zu warning%s (", warns, warns > 1 ? "s" : "");
+		for (size_t i = 0, k = 0; i < a->n_checks; i++) {
+			if (a->checks[i].status != CHECK_WARN)
+				continue;
+			len = strlen(s);
+			snprintf(s + len, cap - len, "%s%s", k++ ? ", " : "", a->checks[i].id);
+		}
+		len = strlen(s);
+		snprintf(s + len, cap - len, ")");
+	}
 }
 
 int analysis_run(const struct phase_result *results, size_t n, const struct environment *env,
 		 const struct timing_calibration *clock, struct analysis *out)
 {
-	enum { MAX_CHECKS = 16 };
-
-	(void)env;
 	memset(out, 0, sizeof(*out));
 	out->checks = calloc(MAX_CHECKS, sizeof(*out->checks));
-	if (!out->checks || build_comparisons(results, n, clock, out) != 0) {
-		analysis_free(out);
-		return -ENOMEM;
-	}
+	out->findings = calloc(MAX_FINDINGS, sizeof(*out->findings));
+	out->phases = calloc(n ? n : 1, sizeof(*out->phases));
+	if (!out->checks || !out->findings || !out->phases)
+		goto oom;
+	out->n_phases = n;
+	analyse_phases(results, n, out);
+	if (build_comparisons(results, n, clock, out) != 0)
+		goto oom;
+
 	check_phases(results, n, out);
 	check_self_checks(results, n, out);
 	check_backing(results, n, out);
+	check_set_aliasing(results, n, env, out);
 	check_timer(results, n, clock, out);
+	check_too_fast(results, n, env, clock, out);
+	check_tlb_pressure(results, n, env, out);
+	check_multiplexed(results, n, out);
 	check_pmu(results, n, out);
+	check_unstable(results, n, out);
+	check_migrations(results, n, out);
+	check_warmup(results, n, out);
+	check_faults(results, n, out);
+	check_frequency(env, clock, out);
+	check_huge_ineffective(results, env, out);
+	find_shrinking_speedup(results, out);
 
 	out->verdict = VERDICT_OK;
 	for (size_t i = 0; i < out->n_checks; i++) {
@@ -346,12 +1095,18 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 		else if (out->checks[i].status == CHECK_WARN && out->verdict == VERDICT_OK)
 			out->verdict = VERDICT_WARN;
 	}
+	summarise(results, out);
 	return 0;
+oom:
+	analysis_free(out);
+	return -ENOMEM;
 }
 
 void analysis_free(struct analysis *a)
 {
+	free(a->phases);
 	free(a->comparisons);
 	free(a->checks);
+	free(a->findings);
 	memset(a, 0, sizeof(*a));
 }

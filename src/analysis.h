@@ -10,6 +10,8 @@
 #include "phase.h"
 #include "timing.h"
 
+#define ANALYSIS_MAX_EVIDENCE 8
+
 struct sample_stats {
 	size_t n;
 	double median, min, max, mean;
@@ -30,6 +32,14 @@ bool analysis_counter(const struct phase_result *r, enum metric m, double *value
 /* A per-access rate of metric m over the phase's timed accesses; false when unavailable. */
 bool analysis_per_access(const struct phase_result *r, enum metric m, double *rate);
 
+/* Per-phase derived values, parallel to the results. */
+struct phase_analysis {
+	struct sample_stats ns;		/* ns per access over the samples */
+	bool has_control;
+	size_t control;			/* index of the packed control for this phase's size */
+	double translation_ns;		/* median - control median: the translation part (has_control) */
+};
+
 /* One page size compared with the smallest page size measured at the same working-set size. */
 struct comparison {
 	size_t baseline, variant;	/* indices into the results */
@@ -39,11 +49,21 @@ struct comparison {
 	double delta_tlb_misses_per_access;
 	double ns_per_tlb_miss, cycles_per_tlb_miss;
 	double tlb_ns, cache_ns, unexplained_ns;
+	bool have_walk_cycles;		/* walk_active used for tlb_ns */
 	const char *method;		/* "counters" or "differential" */
 	const char *assumption;		/* what the method takes for granted */
 };
 
-#define ANALYSIS_MAX_EVIDENCE 4
+/* A statement about several phases together (e.g. a size sweep). */
+struct analysis_finding {
+	const char *id;
+	char message[512];
+	size_t n_evidence;
+	struct {
+		const char *key;
+		double value;
+	} evidence[ANALYSIS_MAX_EVIDENCE];
+};
 
 struct analysis_check {
 	const char *id;
@@ -61,12 +81,20 @@ enum verdict { VERDICT_OK, VERDICT_WARN, VERDICT_FAIL };
 const char *verdict_name(enum verdict v);
 
 struct analysis {
+	struct phase_analysis *phases;	/* owned, one per result */
+	size_t n_phases;
 	struct comparison *comparisons;	/* owned */
 	size_t n_comparisons;
+	struct analysis_finding *findings;	/* owned */
+	size_t n_findings;
+	char summary[640];		/* the plain-language answer the text output opens with */
 	struct analysis_check *checks;	/* owned */
 	size_t n_checks;
 	enum verdict verdict;
 };
+
+/* Whether a verdict makes the exit status 1 under --fail-on. */
+bool analysis_fails(enum verdict v, enum fail_on fail_on);
 
 /*
  * Analyse finished phases (results[0..n-1]). env and clock may be NULL

@@ -28,7 +28,7 @@
 
 enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
-	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_EVENTS_DIR, OPT_JSON,
+	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON,
 };
 
 static const struct option long_options[] = {
@@ -44,6 +44,8 @@ static const struct option long_options[] = {
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
 	{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
 	{ "json", required_argument, NULL, OPT_JSON },
+	{ "controls", required_argument, NULL, OPT_CONTROLS },
+	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -54,8 +56,10 @@ void cli_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: tlbprof [OPTIONS]\n"
+		"       tlbprof analyze [--json FILE|-] [--fail-on LEVEL] [--quiet] REPORT.json\n"
 		"Measure what address translation costs: run memory workloads in phases on\n"
 		"verified page sizes, with perf_event counters, and report JSON and a table.\n"
+		"'analyze' recomputes the analysis of a saved report.\n"
 		"\n"
 		"Options:\n"
 		"  --workload NAME      workload to run (default: chase)\n"
@@ -73,6 +77,10 @@ void cli_usage(FILE *f)
 		"  --layout L           colored (rotate each slot's cache line) or aligned\n"
 		"                       (every slot at its page start, as naive benchmarks do)\n"
 		"                       (default: colored)\n"
+		"  --controls MODE      packed control phases (same cache lines on few pages):\n"
+		"                       auto (when no dTLB counters), always, none (default: auto)\n"
+		"  --fail-on LEVEL      exit 1 when a check reaches LEVEL: fail, warn, never\n"
+		"                       (default: fail)\n"
 		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
 		"  --json FILE|-        write the JSON report to FILE, or stdout with -\n"
 		"                       (default: none)\n"
@@ -206,25 +214,50 @@ static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_
 	cfg->seed = DEFAULT_SEED;
 	cfg->layout = LAYOUT_COLORED;
 	cfg->warmup_frac = 0.1;
+	cfg->controls = CONTROLS_AUTO;
+	cfg->fail_on = FAIL_ON_FAIL;
 	if (parse_pages(DEFAULT_PAGES, cfg, msg, len) != CLI_RUN || parse_sizes(DEFAULT_SIZE, cfg, msg, len) != CLI_RUN ||
 	    parse_size(DEFAULT_STRIDE, &cfg->stride_bytes) || parse_count(DEFAULT_ITERS, &cfg->iterations))
 		return usage_error(msg, len, "internal error: bad built-in default");
 	return CLI_RUN;
 }
 
+static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+
 enum cli_result cli_parse(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	/* getopt_long permutes the array it parses: give it a copy, so argv stays the command as typed. */
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	enum cli_result r;
+
+	if (!args)
+		return usage_error(msg, len, "out of memory");
+	memcpy(args, argv, (size_t)argc * sizeof(*args));
+	r = parse_args(argc, args, cfg, msg, len);
+	cfg->argc = argc;
+	cfg->argv = argv;
+	free(args);
+	return r;
+}
+
+static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
 {
 	enum cli_result r = set_defaults(cfg, msg, len);
 	uint64_t v;
 	int c, rc;
+	const char *measure_opt = NULL;	/* the first option that only applies to measuring */
 
 	if (r != CLI_RUN)
 		return r;
-	cfg->argc = argc;
-	cfg->argv = argv;
 	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":qhV", long_options, NULL)) != -1) {
+	optind = 0;	/* 0, not 1: glibc then resets all its state (cli_parse may run more than once) */
+	if (argc > 1 && strcmp(argv[1], "analyze") == 0)
+		cfg->command = COMMAND_ANALYZE;
+	int li = -1;
+	while ((c = getopt_long(argc, argv, ":qhV", long_options, &li)) != -1) {
+		if (!measure_opt && li >= 0 && ((c >= OPT_WORKLOAD && c <= OPT_EVENTS_DIR) || c == OPT_CONTROLS))
+			measure_opt = long_options[li].name;
+		li = -1;
 		switch (c) {
 		case OPT_WORKLOAD:
 			cfg->workload = workload_find(optarg);
@@ -304,6 +337,26 @@ enum cli_result cli_parse(int argc, char **argv, struct tlbprof_config *cfg, cha
 				return usage_error(msg, len, "--json '': give a file name or - for stdout");
 			cfg->json_path = optarg;
 			break;
+		case OPT_CONTROLS:
+			if (strcmp(optarg, "auto") == 0)
+				cfg->controls = CONTROLS_AUTO;
+			else if (strcmp(optarg, "none") == 0)
+				cfg->controls = CONTROLS_NONE;
+			else if (strcmp(optarg, "always") == 0)
+				cfg->controls = CONTROLS_ALWAYS;
+			else
+				return usage_error(msg, len, "--controls '%s': use auto, always or none", optarg);
+			break;
+		case OPT_FAIL_ON:
+			if (strcmp(optarg, "fail") == 0)
+				cfg->fail_on = FAIL_ON_FAIL;
+			else if (strcmp(optarg, "warn") == 0)
+				cfg->fail_on = FAIL_ON_WARN;
+			else if (strcmp(optarg, "never") == 0)
+				cfg->fail_on = FAIL_ON_NEVER;
+			else
+				return usage_error(msg, len, "--fail-on '%s': use fail, warn or never", optarg);
+			break;
 		case 'q':
 			cfg->quiet = true;
 			break;
@@ -321,8 +374,22 @@ enum cli_result cli_parse(int argc, char **argv, struct tlbprof_config *cfg, cha
 			return usage_error(msg, len, "unknown option '%s' (see tlbprof --help)", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
+	/* getopt_long moved the operands to the end, in order: the subcommand comes first. */
+	if (cfg->command == COMMAND_ANALYZE) {
+		optind++;
+		if (measure_opt)
+			return usage_error(msg, len, "analyze: option '--%s' applies only to measuring", measure_opt);
+		if (optind >= argc)
+			return usage_error(msg, len, "analyze: give the report to analyse (tlbprof analyze FILE)");
+		if (optind + 1 < argc)
+			return usage_error(msg, len, "analyze: unexpected argument '%s' (one report at a time)",
+					   argv[optind + 1]);
+		cfg->input_path = argv[optind];
+		if (access(cfg->input_path, R_OK) != 0)
+			return usage_error(msg, len, "analyze: '%s': %s", cfg->input_path, strerror(errno));
+	} else if (optind < argc) {
 		return usage_error(msg, len, "unexpected argument '%s' (see tlbprof --help)", argv[optind]);
+	}
 
 	/* Cross-option checks. */
 	for (size_t i = 0; i < cfg->n_sizes; i++) {

@@ -63,3 +63,26 @@ const char *check_status_name(enum check_status s)
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
+
+const char *phase_role_name(enum phase_role r)
+{
+	return r == PHASE_ROLE_CONTROL ? "control" : "measure";
+}
+
+const char *controls_mode_name(enum controls_mode m)
+{
+	static const char *const names[] = {
+		[CONTROLS_AUTO] = "auto", [CONTROLS_NONE] = "none", [CONTROLS_ALWAYS] = "always",
+	};
+
+	return (unsigned)m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
+}
+
+const char *fail_on_name(enum fail_on f)
+{
+	static const char *const names[] = {
+		[FAIL_ON_FAIL] = "fail", [FAIL_ON_WARN] = "warn", [FAIL_ON_NEVER] = "never",
+	};
+
+	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
+}

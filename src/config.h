@@ -41,9 +41,34 @@ enum chase_layout {
 /* "colored", "aligned". */
 const char *layout_name(enum chase_layout l);
 
+/* When to add "packed" control phases (same cache-line footprint on few pages). */
+enum controls_mode {
+	CONTROLS_AUTO,	/* when no dTLB counters can attribute the delta */
+	CONTROLS_NONE,
+	CONTROLS_ALWAYS,
+};
+/* "auto", "none", "always". */
+const char *controls_mode_name(enum controls_mode m);
+
+/* Which check level makes the exit status 1. */
+enum fail_on {
+	FAIL_ON_FAIL,
+	FAIL_ON_WARN,
+	FAIL_ON_NEVER,
+};
+/* "fail", "warn", "never". */
+const char *fail_on_name(enum fail_on f);
+
+enum tlbprof_command {
+	COMMAND_RUN,		/* measure (the default) */
+	COMMAND_ANALYZE,	/* re-analyse a saved report */
+};
+
 struct workload_ops;
 
 struct tlbprof_config {
+	enum tlbprof_command command;
+	const char *input_path;		/* analyze: the report to read */
 	const struct workload_ops *workload;
 	struct page_request pages[CONFIG_MAX_PAGES];
 	size_t n_pages;
@@ -57,6 +82,8 @@ struct tlbprof_config {
 	int cpu;			/* CPU to pin to, -1 = not pinned */
 	enum chase_layout layout;
 	const char *events_dir;		/* NULL: installed default */
+	enum controls_mode controls;
+	enum fail_on fail_on;
 	const char *json_path;		/* NULL: no JSON; "-": stdout */
 	bool quiet;
 	/* The command line as given, for the report (borrowed from main's argv). */

@@ -839,6 +839,30 @@ static void collect_pools(struct environment *env)
 	memcpy(env->pools, found, env->n_pools * sizeof(found[0]));
 }
 
+/* Governor and turbo state: a "powersave" governor or turbo makes the clock move under a measurement. */
+static void collect_cpufreq(struct environment *env)
+{
+	char text[64];
+	long v;
+
+	if (read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver", text, sizeof(text)) == 0) {
+		trim(text);
+		copy_trunc(env->cpufreq_driver, sizeof(env->cpufreq_driver), text);
+	}
+	if (read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", text, sizeof(text)) == 0) {
+		trim(text);
+		copy_trunc(env->cpufreq_governor, sizeof(env->cpufreq_governor), text);
+	}
+	env->turbo = -1;
+	/* intel_pstate says "no_turbo"; acpi-cpufreq and amd-pstate say "boost". */
+	if (read_text("/sys/devices/system/cpu/intel_pstate/no_turbo", text, sizeof(text)) == 0 &&
+	    env_parse_long(text, &v) == 0)
+		env->turbo = v == 0;
+	else if (read_text("/sys/devices/system/cpu/cpufreq/boost", text, sizeof(text)) == 0 &&
+		 env_parse_long(text, &v) == 0)
+		env->turbo = v != 0;
+}
+
 static void collect_kernel(struct environment *env)
 {
 	struct utsname u;
@@ -862,6 +886,7 @@ static void collect_kernel(struct environment *env)
 	    env_parse_long(text, &v) == 0 && v >= INT32_MIN + 1 && v <= INT32_MAX)
 		env->perf_event_paranoid = (int)v;
 	env->steal_ticks = environment_steal_ticks();
+	collect_cpufreq(env);
 }
 
 static void collect_build(struct environment *env)

@@ -60,6 +60,10 @@ struct environment {
 	size_t n_pools;
 	int perf_event_paranoid;	/* INT32_MIN when unreadable */
 	uint64_t steal_ticks;		/* /proc/stat cpu steal (USER_HZ ticks) at collection time */
+	/* Frequency scaling, where the kernel exposes it (cpufreq is absent in most VMs). */
+	char cpufreq_driver[32];	/* cpu0 scaling_driver, "" when unreadable */
+	char cpufreq_governor[32];	/* cpu0 scaling_governor, "" when unreadable */
+	int turbo;			/* 1 turbo/boost on, 0 off, -1 unknown */
 	/* Build provenance of tlbprof itself */
 	char compiler[160];		/* from the ELF .comment of /proc/self/exe (libelf) */
 	char build_flags[256];		/* recorded at build time (TLBPROF_BUILD_FLAGS) */

@@ -47,14 +47,88 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-static int exit_status(const struct run_results *rr, const struct analysis *a)
+static int exit_status(const struct run_results *rr, const struct analysis *a, enum fail_on fail_on)
 {
 	if (rr->interrupted)
 		return EXIT_INTERRUPTED;
 	for (size_t i = 0; i < rr->n; i++)
 		if (rr->phases[i].status == PHASE_FAILED && rr->phases[i].unavailable)
 			return EXIT_UNAVAILABLE;
-	return a->verdict == VERDICT_FAIL ? EXIT_CHECK_FAILED : EXIT_OK;
+	return analysis_fails(a->verdict, fail_on) ? EXIT_CHECK_FAILED : EXIT_OK;
+}
+
+/*
+ * Whether dTLB misses can be counted here: open the set once (disabled,
+ * nothing counted) and look at the status. Decides the automatic controls.
+ */
+static bool tlb_counters_open(struct counter_set *cs)
+{
+	bool ok = false;
+
+	if (!cs)
+		return false;
+	counter_set_open(cs);
+	for (size_t i = 0; i < counter_set_size(cs); i++) {
+		const struct counter_info *ci = counter_set_info(cs, i);
+		if (ci->metric == METRIC_DTLB_LOAD_MISSES && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED))
+			ok = true;
+	}
+	counter_set_close(cs);
+	return ok;
+}
+
+/* Print the table and write the JSON as the config asks; returns EXIT_OUTPUT on a failed write, else 0. */
+static int emit(const struct report_input *in, const struct tlbprof_config *cfg)
+{
+	bool json_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
+	char msg[512];
+
+	if (!cfg->quiet)
+		report_print_text(in, json_stdout ? stderr : stdout);
+	if (cfg->json_path && report_write_json(in, cfg->json_path, msg, sizeof(msg)) != 0) {
+		report_error(msg);
+		return EXIT_OUTPUT;
+	}
+	return 0;
+}
+
+/* tlbprof analyze FILE: read a saved report, recompute its analysis, report again. */
+static int analyze(const struct tlbprof_config *cfg)
+{
+	struct report_doc doc;
+	struct analysis analysis;
+	char msg[512];
+	int status;
+
+	if (report_read_json(cfg->input_path, &doc, msg, sizeof(msg)) != 0) {
+		report_error(msg);
+		return EXIT_USAGE;
+	}
+	if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &analysis) != 0) {
+		report_error("out of memory");
+		report_doc_free(&doc);
+		return EXIT_UNAVAILABLE;
+	}
+	doc.cfg.json_path = cfg->json_path;
+	doc.cfg.quiet = cfg->quiet;
+	struct report_input in = {
+		.cfg = &doc.cfg,
+		.env = &doc.env,
+		.clock = &doc.clock,
+		.results = &doc.results,
+		.analysis = &analysis,
+		.pmu_name = *doc.pmu_name ? doc.pmu_name : "none",
+		.reanalyzed_from = cfg->input_path,
+		.analyze_argc = cfg->argc,
+		.analyze_argv = cfg->argv,
+		.source = doc.source,
+	};
+	status = analysis_fails(analysis.verdict, cfg->fail_on) ? EXIT_CHECK_FAILED : EXIT_OK;
+	if (emit(&in, cfg))
+		status = EXIT_OUTPUT;
+	analysis_free(&analysis);
+	report_doc_free(&doc);
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -81,6 +155,8 @@ int main(int argc, char **argv)
 		report_error(msg);
 		return EXIT_OUTPUT;
 	}
+	if (cfg.command == COMMAND_ANALYZE)
+		return analyze(&cfg);
 	install_signals();
 
 	/* Run from the build tree (not installed): use the source tree's map files. */
@@ -99,7 +175,9 @@ int main(int argc, char **argv)
 	environment_collect(&env);
 	timing_calibrate(&clock);
 
-	if (plan_build(&cfg, &plan) != 0) {
+	bool controls = cfg.controls == CONTROLS_ALWAYS ||
+			(cfg.controls == CONTROLS_AUTO && !tlb_counters_open(counters));
+	if (plan_build(&cfg, controls, &plan) != 0) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;
 		goto out;
@@ -126,14 +204,9 @@ int main(int argc, char **argv)
 		.analysis = &analysis,
 		.pmu_name = counters ? counter_set_pmu_name(counters) : "none",
 	};
-	bool json_stdout = cfg.json_path && strcmp(cfg.json_path, "-") == 0;
-	if (!cfg.quiet)
-		report_print_text(&in, json_stdout ? stderr : stdout);
-	status = exit_status(&results, &analysis);
-	if (cfg.json_path && report_write_json(&in, cfg.json_path, msg, sizeof(msg)) != 0) {
-		report_error(msg);
+	status = exit_status(&results, &analysis, cfg.fail_on);
+	if (emit(&in, &cfg))
 		status = EXIT_OUTPUT;
-	}
 out:
 	analysis_free(&analysis);
 	run_results_free(&results);

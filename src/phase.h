@@ -9,6 +9,14 @@
 #include "config.h"
 #include "counters.h"
 
+/* Why a phase runs: a measurement, or a control that the analysis compares measurements with. */
+enum phase_role {
+	PHASE_ROLE_MEASURE,
+	PHASE_ROLE_CONTROL,	/* "packed": the cache-line footprint of a measured size on few pages */
+};
+/* "measure", "control". */
+const char *phase_role_name(enum phase_role r);
+
 /* What the plan asks for: everything needed to run one phase. Plain data. */
 struct phase_spec {
 	char name[64];			/* "chase/4k/256M/r0" */
@@ -24,6 +32,9 @@ struct phase_spec {
 	uint64_t seed;
 	int cpu;			/* -1: not pinned */
 	enum chase_layout layout;
+	enum phase_role role;
+	uint64_t controls_size_bytes;	/* control: the measured working-set size it stands for; else 0 */
+	uint64_t controls_stride_bytes;	/* control: the measured stride it stands for; else 0 */
 };
 
 enum phase_status { PHASE_OK, PHASE_FAILED, PHASE_SKIPPED };
@@ -78,7 +89,9 @@ struct phase_result {
 	double prefault_ns;		/* wall time of the pass */
 	uint64_t rusage_minflt;		/* getrusage minor faults over the timed samples */
 	uint64_t rusage_majflt;
-	uint64_t steal_ticks;		/* /proc/stat steal over the phase */
+	uint64_t steal_ticks;		/* /proc/stat steal over the phase (all CPUs, USER_HZ ticks) */
+	double steal_ms;		/* the same in milliseconds */
+	double timed_ns;		/* wall time of the timed samples together */
 	struct self_check self_checks[PHASE_MAX_SELF_CHECKS];
 	size_t n_self_checks;
 };

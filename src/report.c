@@ -89,6 +89,9 @@ static json_t *environment_json(const struct report_input *in)
 	json_object_set_new(thp, "enabled", str_or_null(env->thp_enabled));
 	json_object_set_new(thp, "defrag", str_or_null(env->thp_defrag));
 	json_object_set_new(e, "thp", thp);
+	json_object_set_new(e, "cpufreq", json_pack("{s:o, s:o, s:o}", "driver", str_or_null(env->cpufreq_driver),
+						     "governor", str_or_null(env->cpufreq_governor), "turbo",
+						     env->turbo < 0 ? json_null() : json_boolean(env->turbo)));
 	for (size_t i = 0; i < env->n_pools; i++) {
 		const struct env_hugepool *p = &env->pools[i];
 		char key[16];
@@ -181,6 +184,10 @@ static json_t *phase_json(const struct phase_result *r)
 
 	json_object_set_new(o, "name", json_string(s->name));
 	json_object_set_new(o, "workload", json_string(s->workload->name));
+	json_object_set_new(o, "role", json_string(phase_role_name(s->role)));
+	if (s->role == PHASE_ROLE_CONTROL)
+		json_object_set_new(o, "controls", json_pack("{s:I, s:I}", "size_bytes", (json_int_t)s->controls_size_bytes,
+							     "stride_bytes", (json_int_t)s->controls_stride_bytes));
 	json_object_set_new(o, "status", json_string(phase_status_name(r->status)));
 	json_object_set_new(o, "reason", json_string(r->reason));
 
@@ -256,6 +263,8 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(o, "rusage", json_pack("{s:I, s:I}", "minor_faults", (json_int_t)r->rusage_minflt,
 						   "major_faults", (json_int_t)r->rusage_majflt));
 	json_object_set_new(o, "steal_ticks", json_integer((json_int_t)r->steal_ticks));
+	json_object_set_new(o, "steal_ms", num(r->steal_ms));
+	json_object_set_new(o, "timed_ns", num(r->timed_ns));
 	for (size_t i = 0; i < r->n_self_checks; i++)
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:s}", "id", r->self_checks[i].id, "status",
 							check_status_name(r->self_checks[i].status), "message",
@@ -268,7 +277,8 @@ static json_t *analysis_json(const struct report_input *in)
 {
 	const struct analysis *a = in->analysis;
 	const struct phase_result *ph = in->results->phases;
-	json_t *o = json_object(), *cmps = json_array(), *checks = json_array();
+	json_t *o = json_object(), *cmps = json_array(), *checks = json_array(), *phases = json_array();
+	json_t *findings = json_array();
 
 	for (size_t i = 0; i < a->n_comparisons; i++) {
 		const struct comparison *c = &a->comparisons[i];
@@ -287,6 +297,7 @@ static json_t *analysis_json(const struct report_input *in)
 								num(c->cache_ns), "unexplained_ns",
 								num(c->unexplained_ns)));
 		json_object_set_new(j, "method", json_string(c->method));
+		json_object_set_new(j, "walk_cycles", json_boolean(c->have_walk_cycles));
 		json_object_set_new(j, "assumption", json_string(c->assumption));
 		json_array_append_new(cmps, j);
 	}
@@ -299,13 +310,51 @@ static json_t *analysis_json(const struct report_input *in)
 							check_status_name(c->status), "message", c->message,
 							"evidence", ev));
 	}
+	for (size_t i = 0; i < a->n_phases; i++) {
+		const struct phase_analysis *pa = &a->phases[i];
+		json_t *j = json_object();
+		json_object_set_new(j, "name", json_string(ph[i].spec.name));
+		json_object_set_new(j, "control", pa->has_control ? json_string(ph[pa->control].spec.name) : json_null());
+		json_object_set_new(j, "translation_ns", pa->has_control ? num(pa->translation_ns) : json_null());
+		json_array_append_new(phases, j);
+	}
+	for (size_t i = 0; i < a->n_findings; i++) {
+		const struct analysis_finding *f = &a->findings[i];
+		json_t *ev = json_object();
+		for (size_t k = 0; k < f->n_evidence; k++)
+			json_object_set_new(ev, f->evidence[k].key, num(f->evidence[k].value));
+		json_array_append_new(findings, json_pack("{s:s, s:s, s:o}", "id", f->id, "message", f->message,
+							  "evidence", ev));
+	}
+	json_object_set_new(o, "summary", json_string(a->summary));
+	json_object_set_new(o, "phases", phases);
 	json_object_set_new(o, "comparisons", cmps);
+	json_object_set_new(o, "findings", findings);
 	json_object_set_new(o, "checks", checks);
 	return o;
 }
 
+/* A re-analysed report: every field as read, with the new analysis and verdict. */
+static json_t *reanalysis_json(const struct report_input *in)
+{
+	json_t *root = json_deep_copy((const json_t *)in->source), *acmd = json_array();
+
+	if (!root)
+		return NULL;
+	json_object_set_new(root, "analysis", analysis_json(in));
+	json_object_set_new(root, "verdict", json_string(verdict_name(in->analysis->verdict)));
+	for (int i = 0; i < in->analyze_argc; i++)
+		json_array_append_new(acmd, json_string(in->analyze_argv[i]));
+	json_object_set_new(root, "reanalysis", json_pack("{s:s, s:s, s:o}", "source", in->reanalyzed_from,
+							  "tool_version", TLBPROF_VERSION, "command", acmd));
+	return root;
+}
+
 static json_t *report_json(const struct report_input *in)
 {
+	if (in->source)
+		return reanalysis_json(in);
+
 	json_t *root = json_object(), *cmd = json_array(), *phases = json_array();
 
 	json_object_set_new(root, "schema", json_string(REPORT_SCHEMA));
@@ -434,11 +483,12 @@ void report_print_text(const struct report_input *in, FILE *f)
 	const struct analysis *a = in->analysis;
 	size_t ok = 0, hw = 0, total = 0;
 
+	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", a->summary);
 	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->cfg->workload->name,
 		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
 		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
 	if (in->clock->core_clock_ghz > 0)
-		fprintf(f, "core clock %.2f GHz (dependent adds, spread %.1f%%), clock overhead %.0f ns, THP %s\n",
+		fprintf(f, "core clock %.2f GHz (dependent adds, IQR %.1f%%), clock overhead %.0f ns, THP %s\n",
 			in->clock->core_clock_ghz, 100 * in->clock->core_clock_spread, in->clock->clock_overhead_ns,
 			*env->thp_enabled ? env->thp_enabled : "unknown");
 	for (size_t i = 0; i < rr->n && !total; i++) {
@@ -482,19 +532,27 @@ void report_print_text(const struct report_input *in, FILE *f)
 		"the timed samples; dTLB-miss: per access)\n", rr->n ? rr->phases[0].spec.repeat : 0);
 
 	if (a->n_comparisons) {
-		fprintf(f, "\n%-34s %9s %8s  %s\n", "comparison", "delta ns", "speedup", "method");
+		fprintf(f, "\n%-8s %-16s %10s %10s %9s %8s %11s  %s\n", "size", "pages", "base ns", "variant ns",
+			"delta ns", "speedup", "translation", "method");
 		for (size_t i = 0; i < a->n_comparisons; i++) {
 			const struct comparison *c = &a->comparisons[i];
 			const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
-			char label[64], sz[16];
-			snprintf(label, sizeof(label), "%s -> %s at %s", b->page.label, v->page.label,
-				 format_size(v->size_bytes, sz, sizeof(sz)));
-			fprintf(f, "%-34s %9.2f %7.2fx  %s", label, c->delta_ns, c->speedup, c->method);
+			const struct phase_analysis *pb = &a->phases[c->baseline];
+			char label[48], sz[16], tr[24] = "n/a";
+			snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
+			if (pb->has_control)
+				snprintf(tr, sizeof(tr), "%.1f ns", pb->translation_ns);
+			fprintf(f, "%-8s %-16s %10.2f %10.2f %9.2f %7.2fx %11s  %s", format_size(v->size_bytes, sz, sizeof(sz)),
+				label, pb->ns.median, a->phases[c->variant].ns.median, c->delta_ns, c->speedup, tr, c->method);
 			if (c->ns_per_tlb_miss > 0)
-				fprintf(f, ", %.1f ns per dTLB miss", c->ns_per_tlb_miss);
+				fprintf(f, ", %.1f ns (%.0f cycles) per dTLB miss", c->ns_per_tlb_miss, c->cycles_per_tlb_miss);
 			fputc('\n', f);
 		}
+		fprintf(f, "(translation: %s ns per access minus its packed control's, where a control ran)\n",
+			"baseline");
 	}
+	for (size_t i = 0; i < a->n_findings; i++)
+		fprintf(f, "\nfinding %s: %s\n", a->findings[i].id, a->findings[i].message);
 
 	fprintf(f, "\nchecks:\n");
 	for (size_t i = 0; i < a->n_checks; i++)

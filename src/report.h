@@ -23,6 +23,11 @@ struct report_input {
 	const struct run_results *results;
 	const struct analysis *analysis;
 	const char *pmu_name;			/* libpfm4's default PMU, "none" */
+	/* tlbprof analyze: the report read back and the command that re-analysed it (else NULL/0). */
+	const char *reanalyzed_from;
+	int analyze_argc;
+	char **analyze_argv;
+	const void *source;			/* analyze: the report as read (json_t *); its fields are kept */
 };
 
 /*
@@ -35,6 +40,28 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 
 /* Print the human-readable summary and tables to f. */
 void report_print_text(const struct report_input *in, FILE *f);
+
+/* A saved report read back for re-analysis; everything owned by the doc. */
+struct report_doc {
+	struct tlbprof_config cfg;	/* workload and the original command */
+	struct environment env;
+	struct timing_calibration clock;
+	struct run_results results;
+	char pmu_name[64];
+	void *source;			/* the parsed JSON (json_t *), kept so a re-written report keeps every field */
+	char **strings;			/* owned storage behind argv and self-check ids */
+	size_t n_strings, cap_strings;
+};
+
+/*
+ * Read a tlbprof.report/1 JSON file back into phases, environment and clock,
+ * so analysis_run() can recompute its analysis. Every field the analysis uses
+ * is type-checked. Returns 0, or -errno (unreadable: -ENOENT, ...) / -EINVAL
+ * (not JSON, another schema, a missing or mistyped field) with a one-line
+ * reason naming the file and the field in err. Free with report_doc_free().
+ */
+int report_read_json(const char *path, struct report_doc *doc, char *err, size_t err_len);
+void report_doc_free(struct report_doc *doc);
 
 /* Print a one-line error "tlbprof: MSG" to stderr. */
 void report_error(const char *msg);

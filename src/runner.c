@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "environment.h"
 #include "region.h"
@@ -108,6 +109,7 @@ static void measure(const struct phase_spec *ph, const struct workload_ops *w, v
 		if (cs)
 			counter_set_disable(cs);
 		res->samples_ns[res->n_samples++] = (double)(t1 - t0) / (double)ph->iterations;
+		res->timed_ns += (double)(t1 - t0);
 	}
 	rusage_faults(&min1, &maj1);
 	res->rusage_minflt = min1 - min0;
@@ -197,6 +199,8 @@ out:
 		w->release(state);
 	region_unmap(&region);
 	res->steal_ticks = environment_steal_ticks() - steal0;
+	long hz = sysconf(_SC_CLK_TCK);
+	res->steal_ms = (double)res->steal_ticks * 1000.0 / (double)(hz > 0 ? hz : 100);
 }
 
 int runner_run(const struct plan *plan, const struct run_context *ctx, struct run_results *out)

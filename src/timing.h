@@ -18,7 +18,7 @@ struct timing_calibration {
 	double clock_overhead_ns;	/* median cost of one timing_now_ns() pair, ns */
 	double clock_resolution_ns;	/* clock_getres(CLOCK_MONOTONIC) */
 	double core_clock_ghz;		/* median of the dependent-add runs; 0 when not calibrated */
-	double core_clock_spread;	/* (max - min) / median over the runs */
+	double core_clock_spread;	/* interquartile range / median over the runs */
 	unsigned core_clock_runs;
 	const char *core_clock_method;	/* "dependent_add_chain" or "unavailable" */
 };

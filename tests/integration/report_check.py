@@ -113,5 +113,12 @@ def validate(rep):
         need(typed(c, "status", str, w) in CHECK_STATUSES, f"{w}.status")
         typed(c, "message", str, w)
         typed(c, "evidence", dict, w)
+    typed(an, "summary", str, "analysis")
+    for i, f in enumerate(typed(an, "findings", list, "analysis")):
+        typed(f, "id", str, f"analysis.findings[{i}]")
+        typed(f, "message", str, f"analysis.findings[{i}]")
+    for i, pa in enumerate(typed(an, "phases", list, "analysis")):
+        typed(pa, "name", str, f"analysis.phases[{i}]")
+        typed(pa, "translation_ns", NUM, f"analysis.phases[{i}]", nullable=True)
     need(rep.get("verdict") in ("ok", "warn", "fail"), "verdict")
     typed(rep, "interrupted", bool, "report")

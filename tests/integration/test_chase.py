@@ -122,11 +122,33 @@ if rep:
         if len(cmp) != 1 or cmp[0]["baseline"] != "chase/4k/16M/r0":
             fail(f"expected one 4k -> 2m comparison: {rep['analysis']['comparisons']}")
 
+# 1b. Without dTLB counters a packed control runs before each size; --controls none drops it.
+if rep:
+    dtlb_ok = any(c["metric"] == "dtlb_load_misses" and c["status"] in ("ok", "multiplexed")
+                  for c in rep["counters"])
+    ctl = [p for p in rep["phases"] if p.get("role") == "control"]
+    if not dtlb_ok:
+        if len(ctl) != 1 or ctl[0]["name"] != "chase/4k:packed/16M/r0" or ctl[0]["status"] != "ok":
+            fail(f"expected one packed control: {[(p['name'], p['status']) for p in ctl]}")
+        else:
+            c = ctl[0]
+            if c["params"]["stride_bytes"] != 64 or c["params"]["slots"] != 4096 or \
+                    c["controls"] != {"size_bytes": 16 << 20, "stride_bytes": 4096}:
+                fail(f"the control must touch 4096 lines at 64 B stride: {c['params']} {c.get('controls')}")
+            tr = [p for p in rep["analysis"]["phases"] if p["name"] == "chase/4k/16M/r0"]
+            if not tr or tr[0]["control"] != c["name"] or not isinstance(tr[0]["translation_ns"], (int, float)):
+                fail(f"the 4k phase must be analysed against its control: {tr}")
+            if "address translation is" not in rep["analysis"]["summary"]:
+                fail(f"summary must state the translation share: {rep['analysis']['summary']}")
+p, rep2 = run(["--pages", "4k", "--size", "1M", "--iters", "20k", "--repeat", "2", "--controls", "none"])
+if rep2 and any(p.get("role") == "control" for p in rep2["phases"]):
+    fail("--controls none still ran a control")
+
 # 2. The aligned layout and a pinned CPU are recorded.
 p, rep = run(["--pages", "4k", "--size", "1M", "--stride", "4K", "--layout", "aligned", "--cpu", "0",
               "--iters", "50k", "--repeat", "2", "--seed", "7"])
 if rep:
-    ph = rep["phases"][0]
+    ph = phase(rep, "chase/4k/1M/r0") or rep["phases"][0]
     if ph["params"]["layout"] != "aligned" or ph["params"]["cpu"] != 0 or ph["params"]["seed"] != 7:
         fail(f"params not recorded: {ph['params']}")
     if len(ph["ns_per_access"]["samples"]) != 2:
@@ -161,7 +183,7 @@ if os.geteuid() == 0 and os.path.exists(nr_path):
         else:
             p, rep = run(["--pages", "2m:hugetlb", "--size", "16M", "--iters", "50k", "--repeat", "2"])
             if rep:
-                h = rep["phases"][0]
+                h = phase(rep, "chase/2m:hugetlb/16M/r0") or rep["phases"][0]
                 if h["status"] != "ok" or h["page"]["backing"] != "hugetlb" or \
                         h["page"]["kernel_page_bytes"] != 2 << 20:
                     fail(f"2m:hugetlb with a pool: {h['status']} {h['reason']} {h['page']}")
