@@ -966,7 +966,7 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 		char s0[16], s1[16];
 		const struct phase_result *b0 = &res[sweep[0]->baseline], *v0 = &res[sweep[0]->variant];
 		snprintf(f->message, sizeof(f->message),
-			 "from %sB to %sB the %s latency grows %.1f× (%.1f → %.1f ns) while the %s → %s delta stays "
+			 "from %siB to %siB the %s latency grows %.1f× (%.1f → %.1f ns) while the %s → %s delta stays "
 			 "about the same (%.1f → %.1f ns): the speedup shrinks (%.2f× → %.2f×) although TLB misses "
 			 "grow, because a roughly constant translation cost is diluted by cache and DRAM latency that "
 			 "grow with the working set",

@@ -397,6 +397,8 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	r->cycles_per_ns = 0;
 	if (json_is_object(cyc))
 		get_num(rd, cyc, "core_clock_ghz", where, true, 0, &r->cycles_per_ns);
+	if (r->cycles_per_ns <= 0)
+		r->cycles_per_ns = rd->doc->clock.core_clock_ghz;
 	if ((rc = read_phase_counters(rd, p, where, infos, n_infos, r)))
 		return rc;
 	json_t *ru = json_object_get(p, "rusage");

@@ -2,13 +2,41 @@
 /* Phase results built from published measurements, shared by the analysis and report tests. */
 #pragma once
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "phase.h"
 #include "workload.h"
 
-/* A finished chase phase with the given samples and, when misses >= 0, dTLB counts. */
+static const char *const fixture_counter_names[METRIC_COUNT] = {
+	[METRIC_DTLB_LOADS] = "dTLB-loads", [METRIC_DTLB_LOAD_MISSES] = "dTLB-load-misses",
+	[METRIC_PAGE_FAULTS] = "page-faults", [METRIC_MINOR_FAULTS] = "minor-faults",
+	[METRIC_MAJOR_FAULTS] = "major-faults", [METRIC_CYCLES] = "cycles", [METRIC_INSTRUCTIONS] = "instructions",
+	[METRIC_LLC_LOAD_MISSES] = "LLC-load-misses", [METRIC_WALK_ACTIVE] = "walk-active",
+	[METRIC_WALK_COMPLETED] = "walk-completed", [METRIC_STLB_HITS] = "stlb-hits", [METRIC_TASK_CLOCK] = "task-clock",
+	[METRIC_CONTEXT_SWITCHES] = "context-switches", [METRIC_CPU_MIGRATIONS] = "cpu-migrations",
+};
+
+static inline bool fixture_is_software(enum metric m)
+{
+	return m == METRIC_PAGE_FAULTS || m == METRIC_MINOR_FAULTS || m == METRIC_MAJOR_FAULTS ||
+	       m == METRIC_TASK_CLOCK || m == METRIC_CONTEXT_SWITCHES || m == METRIC_CPU_MIGRATIONS;
+}
+
+/* Give metric m a reading (status ok) in phase r. */
+static inline void fixture_set_counter(struct phase_result *r, enum metric m, double value)
+{
+	r->counter_info[m].status = COUNTER_OK;
+	r->counter_info[m].reason[0] = '\0';
+	r->counters[m] = (struct counter_reading){ (uint64_t)value, 1000, 1000, value };
+}
+
+/*
+ * A finished chase phase with the given samples. Software counters read 0 and
+ * hardware ones are unsupported (a VM without PMU), except that misses >= 0
+ * gives dTLB loads and misses (a machine with a PMU).
+ */
 static inline void fixture_phase(struct phase_result *r, const char *name, const char *page, uint64_t size_bytes,
 				 uint64_t iterations, const double *samples, size_t n, double loads, double misses)
 {
@@ -23,11 +51,15 @@ static inline void fixture_phase(struct phase_result *r, const char *name, const
 	r->spec.repeat = (unsigned)n;
 	r->spec.seed = 1;
 	r->spec.cpu = -1;
+	r->spec.layout = LAYOUT_COLORED;
 	r->status = PHASE_OK;
 	r->slots = size_bytes / 4096;
 	r->samples_ns = malloc(n * sizeof(double));
 	memcpy(r->samples_ns, samples, n * sizeof(double));
 	r->n_samples = n;
+	r->timed_ns = 0;
+	for (size_t i = 0; i < n; i++)
+		r->timed_ns += samples[i] * (double)iterations;
 	r->cycles_per_ns = 3.9;
 	r->backing_known = true;
 	r->backing.kind = r->spec.page.kind;
@@ -39,25 +71,25 @@ static inline void fixture_phase(struct phase_result *r, const char *name, const
 	r->self_checks[0] = (struct self_check){ .id = "single_cycle", .status = CHECK_PASS };
 	r->self_checks[1] = (struct self_check){ .id = "strides_not_constant", .status = CHECK_PASS };
 
-	/* Counters: page faults (software, ok), dTLB loads/misses (hardware, ok or unsupported). */
-	r->n_counters = 3;
-	r->counter_info = calloc(3, sizeof(*r->counter_info));
-	r->counters = calloc(3, sizeof(*r->counters));
-	r->counter_info[0] = (struct counter_info){ .metric = METRIC_PAGE_FAULTS, .name = "page-faults",
-						    .status = COUNTER_OK };
-	r->counter_info[1] = (struct counter_info){ .metric = METRIC_DTLB_LOADS, .name = "dTLB-loads",
-						    .hardware = true, .status = COUNTER_OK };
-	r->counter_info[2] = (struct counter_info){ .metric = METRIC_DTLB_LOAD_MISSES, .name = "dTLB-load-misses",
-						    .hardware = true, .status = COUNTER_OK };
-	r->counters[0] = (struct counter_reading){ 0, 1000, 1000, 0.0 };
-	if (misses >= 0) {
-		r->counters[1] = (struct counter_reading){ (uint64_t)loads, 1000, 1000, loads };
-		r->counters[2] = (struct counter_reading){ (uint64_t)misses, 1000, 1000, misses };
-	} else {
-		for (int i = 1; i < 3; i++) {
-			r->counter_info[i].status = COUNTER_UNSUPPORTED;
-			strcpy(r->counter_info[i].reason, "no hardware PMU");
+	/* One entry per metric, indexed by the metric. */
+	r->n_counters = METRIC_COUNT;
+	r->counter_info = calloc(METRIC_COUNT, sizeof(*r->counter_info));
+	r->counters = calloc(METRIC_COUNT, sizeof(*r->counters));
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		struct counter_info *ci = &r->counter_info[m];
+		ci->metric = (enum metric)m;
+		snprintf(ci->name, sizeof(ci->name), "%s", fixture_counter_names[m]);
+		ci->hardware = !fixture_is_software((enum metric)m);
+		if (ci->hardware) {
+			ci->status = COUNTER_UNSUPPORTED;
+			snprintf(ci->reason, sizeof(ci->reason), "no hardware PMU visible");
+		} else {
+			fixture_set_counter(r, (enum metric)m, 0);
 		}
+	}
+	if (misses >= 0) {
+		fixture_set_counter(r, METRIC_DTLB_LOADS, loads);
+		fixture_set_counter(r, METRIC_DTLB_LOAD_MISSES, misses);
 	}
 }
 

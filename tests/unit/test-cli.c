@@ -20,6 +20,17 @@ static const struct {
 	{ __LINE__, { "--iters", "1k", "--repeat", "3", "--warmup-frac", "0", "--seed", "9" }, CLI_RUN, NULL },
 	{ __LINE__, { "--layout", "aligned", "--cpu", "0", "-q" }, CLI_RUN, NULL },
 	{ __LINE__, { "--json", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "--controls", "none", "--fail-on", "warn" }, CLI_RUN, NULL },
+	{ __LINE__, { "--controls", "always", "--fail-on", "never" }, CLI_RUN, NULL },
+	{ __LINE__, { "--controls", "sometimes" }, CLI_USAGE, "--controls 'sometimes'" },
+	{ __LINE__, { "--fail-on", "error" }, CLI_USAGE, "--fail-on 'error'" },
+	{ __LINE__, { "analyze", "/dev/null" }, CLI_RUN, NULL },
+	{ __LINE__, { "analyze", "/dev/null", "--json", "-", "--fail-on", "warn", "-q" }, CLI_RUN, NULL },
+	{ __LINE__, { "analyze" }, CLI_USAGE, "analyze: give the report" },
+	{ __LINE__, { "analyze", "/dev/null", "/dev/zero" }, CLI_USAGE, "'/dev/zero'" },
+	{ __LINE__, { "analyze", "/no/such/report.json" }, CLI_USAGE, "'/no/such/report.json'" },
+	{ __LINE__, { "analyze", "/dev/null", "--size", "4K" }, CLI_USAGE, "'--size' applies only to measuring" },
+	{ __LINE__, { "analyze", "--controls=none", "/dev/null" }, CLI_USAGE, "'--controls'" },
 	{ __LINE__, { "--workload", "nope" }, CLI_USAGE, "--workload 'nope'" },
 	{ __LINE__, { "--pages", "4k,,2m" }, CLI_USAGE, "--pages '4k,,2m'" },
 	{ __LINE__, { "--pages", "3m" }, CLI_USAGE, "'3m'" },
@@ -67,6 +78,19 @@ int main(void)
 	CHECK(cfg.warmup_frac == 0.1, "default warmup 0.1");
 	CHECK(cfg.repeat == 5 && cfg.seed == 1 && cfg.cpu == -1 && cfg.layout == LAYOUT_COLORED, "other defaults");
 	CHECK(cfg.json_path == NULL && !cfg.quiet, "no json, not quiet");
+	CHECK(cfg.controls == CONTROLS_AUTO && cfg.fail_on == FAIL_ON_FAIL && cfg.command == COMMAND_RUN,
+	      "controls auto, fail-on fail, run");
+
+	/* analyze takes its report and keeps the command as typed (getopt must not permute argv). */
+	char *an[] = { "tlbprof", "analyze", "r.json", "--json", "-", NULL };
+	char *an_copy[] = { "tlbprof", "analyze", "r.json", "--json", "-", NULL };
+	CHECK(cli_parse(5, an, &cfg, msg, sizeof(msg)) == CLI_USAGE, "r.json does not exist here: %s", msg);
+	for (int i = 0; i < 5; i++)
+		CHECK(strcmp(an[i], an_copy[i]) == 0, "argv[%d] unchanged: %s", i, an[i]);
+	char *an2[] = { "tlbprof", "analyze", "--fail-on", "warn", "/dev/null", NULL };
+	CHECK(cli_parse(5, an2, &cfg, msg, sizeof(msg)) == CLI_RUN, "analyze parses: %s", msg);
+	CHECK(cfg.command == COMMAND_ANALYZE && strcmp(cfg.input_path, "/dev/null") == 0 && cfg.fail_on == FAIL_ON_WARN,
+	      "analyze config");
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char *argv[MAX_ARGS + 2] = { "tlbprof" };

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tlbprof analyze: re-analysis of fixtures built from published measurements, round trips, and bad input files."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_check import validate  # noqa: E402
+
+TLBPROF = sys.argv[1]
+DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(os.path.dirname(__file__), "..", "data"))
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg, file=sys.stderr)
+
+
+def analyze(path, *extra, expect=(0,)):
+    p = subprocess.run([TLBPROF, "analyze", path, "--json", "-", *extra], capture_output=True, text=True, timeout=60)
+    if p.returncode not in expect:
+        fail(f"analyze {path} {extra}: exit {p.returncode}, want {expect}: {p.stderr}")
+        return None, p
+    try:
+        rep = json.loads(p.stdout)
+        validate(rep)
+    except (ValueError, AssertionError) as e:
+        fail(f"analyze {path}: output is not a valid report: {e}")
+        return None, p
+    return rep, p
+
+
+def check(rep, cid):
+    return next((c for c in rep["analysis"]["checks"] if c["id"] == cid), None)
+
+
+# 1. The cloud Xeon at 128 MiB: about 12.3 ns, 48 cycles per dTLB miss, from the counters.
+rep, p = analyze(os.path.join(DATA, "cloud-xeon-128m.json"))
+if rep:
+    c = rep["analysis"]["comparisons"]
+    if len(c) != 1:
+        fail(f"one comparison expected: {c}")
+    else:
+        c = c[0]
+        if c["method"] != "counters" or abs(c["ns_per_tlb_miss"] - 12.3) > 0.1 or \
+                abs(c["cycles_per_tlb_miss"] - 48) > 1 or abs(c["delta_ns"] - 12.27) > 1e-6:
+            fail(f"cloud Xeon comparison: {c}")
+        if abs(c["delta_tlb_misses_per_access"] - 1.0) > 0.01:
+            fail(f"about one avoided miss per access: {c['delta_tlb_misses_per_access']}")
+    if check(rep, "tlb_pressure_expected")["status"] != "pass":
+        fail(f"tlb_pressure_expected: {check(rep, 'tlb_pressure_expected')}")
+    if rep["verdict"] != "ok" or "all checks passed" not in rep["analysis"]["summary"]:
+        fail(f"verdict {rep['verdict']}: {rep['analysis']['summary']}")
+    if rep.get("reanalysis", {}).get("source") is None or "_source" not in rep:
+        fail("a re-analysed report keeps its fields and says where it came from")
+    if "1.35× faster" not in p.stderr:
+        fail(f"the table (on stderr with --json -) opens with the answer: {p.stderr[:200]!r}")
+
+# 2. The size sweep: the speedup shrinks while the delta stays put.
+rep, p = analyze(os.path.join(DATA, "cloud-xeon-size-sweep.json"))
+if rep:
+    ids = [f["id"] for f in rep["analysis"]["findings"]]
+    if ids != ["speedup_shrinks_with_size"]:
+        fail(f"size sweep findings: {ids}")
+    sizes = [c["size_bytes"] >> 20 for c in rep["analysis"]["comparisons"]]
+    if sizes != [64, 128, 256, 512, 1024]:
+        fail(f"one comparison per size: {sizes}")
+    # The published sweep used page-aligned slots: the aliasing check must say so.
+    if check(rep, "cache_set_aliasing")["status"] != "warn":
+        fail(f"cache_set_aliasing on an aligned sweep: {check(rep, 'cache_set_aliasing')}")
+    if rep["verdict"] != "warn":
+        fail(f"verdict {rep['verdict']}")
+# --fail-on: a warning fails the run only when asked.
+analyze(os.path.join(DATA, "cloud-xeon-size-sweep.json"), "--fail-on", "warn", expect=(1,))
+analyze(os.path.join(DATA, "cloud-xeon-size-sweep.json"), "--fail-on", "never", expect=(0,))
+
+# 3. Bad report files: exit 2, one line naming the file, nothing written.
+with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
+    good = json.load(f)
+text = json.dumps(good)
+
+
+def mutated(fn):
+    d = json.loads(text)
+    fn(d)
+    return json.dumps(d)
+
+
+BAD = {
+    "truncated": text[: len(text) // 2],
+    "not-json": "hello",
+    "empty": "",
+    "array": "[1, 2]",
+    "schema-2": mutated(lambda d: d.update(schema="tlbprof.report/2")),
+    "no-schema": mutated(lambda d: d.pop("schema")),
+    "phases-string": mutated(lambda d: d.update(phases="many")),
+    "size-string": mutated(lambda d: d["phases"][0]["params"].update(size_bytes="128M")),
+    "size-negative": mutated(lambda d: d["phases"][0]["params"].update(size_bytes=-1)),
+    "sample-string": mutated(lambda d: d["phases"][0]["ns_per_access"].update(samples=["fast"])),
+    "no-params": mutated(lambda d: d["phases"][1].pop("params")),
+    "unknown-workload": mutated(lambda d: d["phases"][0].update(workload="nope")),
+    "unknown-page": mutated(lambda d: d["phases"][0]["page"].update(requested="3m")),
+    "unknown-metric": mutated(lambda d: d["counters"][0].update(metric="bogus")),
+    "huge-number": mutated(lambda d: d["phases"][0]["params"].update(iterations=1e300)),
+    "no-environment": mutated(lambda d: d.pop("environment")),
+    "ok-without-samples": mutated(lambda d: d["phases"][0]["ns_per_access"].update(samples=[])),
+}
+with tempfile.TemporaryDirectory() as d:
+    for name, body in BAD.items():
+        path = os.path.join(d, name + ".json")
+        with open(path, "w") as f:
+            f.write(body)
+        out = os.path.join(d, "out.json")
+        p = subprocess.run([TLBPROF, "analyze", path, "--json", out], capture_output=True, text=True, timeout=30)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or path not in lines[0] or os.path.exists(out) or p.stdout:
+            fail(f"bad report '{name}': exit {p.returncode}, stderr {p.stderr!r}, wrote {os.path.exists(out)}")
+    p = subprocess.run([TLBPROF, "analyze", os.path.join(d, "missing.json")], capture_output=True, text=True)
+    if p.returncode != 2 or "missing.json" not in p.stderr:
+        fail(f"missing report: exit {p.returncode} {p.stderr!r}")
+
+    # 4. A report from a real run analyses to the same analysis.
+    first = os.path.join(d, "run.json")
+    p = subprocess.run([TLBPROF, "--pages", "4k,2m", "--size", "8M", "--iters", "200k", "--repeat", "3",
+                        "--json", first, "--quiet"], capture_output=True, text=True, timeout=120)
+    if p.returncode not in (0, 3):
+        fail(f"run for round trip: exit {p.returncode} {p.stderr}")
+    else:
+        rep, _ = analyze(first, expect=(0, 1))
+        with open(first) as f:
+            orig = json.load(f)
+        if rep and rep["analysis"] != orig["analysis"]:
+            fail("re-analysis of a fresh report differs from its own analysis")
+        if rep and (rep["phases"] != orig["phases"] or rep["environment"] != orig["environment"]):
+            fail("re-analysis must keep phases and environment as they were")
+
+print(f"{len(failures)} failed" if failures else "all analyze checks passed")
+sys.exit(1 if failures else 0)
