@@ -335,8 +335,15 @@ static void check_backing(const struct phase_result *res, size_t n, struct analy
 
 	for (size_t i = 0; i < n; i++) {
 		const struct phase_result *r = &res[i];
-		if (!r->backing_known)
+		if (!r->backing_known) {
+			/* A huge-page phase the machine could not map at all was not granted either. */
+			if (r->spec.page.kind != PAGE_BASE && r->status == PHASE_FAILED && r->unavailable) {
+				huge++;
+				huge_bad++;
+				worst_huge = 0;
+			}
 			continue;
+		}
 		if (r->spec.page.kind == PAGE_BASE) {
 			base++;
 			if (r->backing.kind != PAGE_BASE) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "parse.h"
@@ -66,7 +67,7 @@ void cli_usage(FILE *f)
 		"  --pages LIST         page sizes: 4k, 2m (THP), 2m:hugetlb, 1g (hugetlb)\n"
 		"                       (default: " DEFAULT_PAGES ")\n"
 		"  --size LIST          working-set sizes, binary K/M/G suffixes (default: " DEFAULT_SIZE ")\n"
-		"  --stride SIZE        distance between slots, power of two, 8 to the size\n"
+		"  --stride SIZE        distance between slots, power of two, 8 to half the size\n"
 		"                       (default: " DEFAULT_STRIDE ")\n"
 		"  --iters N            timed accesses per sample, k/M/G suffixes (default: " DEFAULT_ITERS ")\n"
 		"  --warmup-frac F      warm-up accesses as a fraction of --iters, 0 to 1\n"
@@ -189,9 +190,13 @@ static bool cpu_usable(int cpu)
 	return CPU_ISSET(cpu, &set);
 }
 
-/* Check that FILE can be created: its directory exists and is writable. */
+/* Check that FILE can be written: not a directory, and its directory exists and is writable. */
 static bool output_dir_writable(const char *path)
 {
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return false;
 	char dir[4096];
 	const char *slash = strrchr(path, '/');
 
@@ -368,10 +373,19 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 			return CLI_EXIT;
 		case ':':
 			return usage_error(msg, len, "option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				return usage_error(msg, len, "unknown option '-%c' (see tlbprof --help)", optopt);
-			return usage_error(msg, len, "unknown option '%s' (see tlbprof --help)", argv[optind - 1]);
+		default: {
+			const char *arg = argv[optind - 1];
+			if (strncmp(arg, "--", 2) == 0) {
+				const char *eq = strchr(arg, '=');
+				for (const struct option *o = long_options; eq && o->name; o++)
+					if (o->has_arg == no_argument && strlen(o->name) == (size_t)(eq - arg - 2) &&
+					    strncmp(o->name, arg + 2, (size_t)(eq - arg - 2)) == 0)
+						return usage_error(msg, len, "option '--%s' takes no value ('%s')", o->name,
+								   arg);
+				return usage_error(msg, len, "unknown option '%s' (see tlbprof --help)", arg);
+			}
+			return usage_error(msg, len, "unknown option '-%c' (see tlbprof --help)", optopt ? optopt : '?');
+		}
 		}
 	}
 	/* getopt_long moved the operands to the end, in order: the subcommand comes first. */
@@ -401,7 +415,8 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 					   format_size(cfg->sizes_bytes[i], s, sizeof(s)));
 	}
 	if (cfg->json_path && strcmp(cfg->json_path, "-") != 0 && !output_dir_writable(cfg->json_path)) {
-		usage_error(msg, len, "--json '%s': directory does not exist or is not writable", cfg->json_path);
+		usage_error(msg, len, "--json '%s': a directory, or its directory does not exist or is not writable",
+			    cfg->json_path);
 		return CLI_NO_OUTPUT;
 	}
 	return CLI_RUN;

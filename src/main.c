@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tlbprof's entry point: wires cli -> plan -> runner -> analysis -> report and decides the exit status. */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,8 @@ static void install_signals(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	/* The first signal stops at the next safe point; a second one acts as if none were caught. */
+	sa.sa_flags = SA_RESETHAND;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -83,8 +86,16 @@ static int emit(const struct report_input *in, const struct tlbprof_config *cfg)
 	bool json_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
 	char msg[512];
 
-	if (!cfg->quiet)
-		report_print_text(in, json_stdout ? stderr : stdout);
+	if (!cfg->quiet) {
+		FILE *f = json_stdout ? stderr : stdout;
+		report_print_text(in, f);
+		if (fflush(f) != 0 || ferror(f)) {
+			snprintf(msg, sizeof(msg), "cannot write the table to %s: %s", json_stdout ? "stderr" : "stdout",
+				 strerror(errno));
+			report_error(msg);
+			return EXIT_OUTPUT;
+		}
+	}
 	if (cfg->json_path && report_write_json(in, cfg->json_path, msg, sizeof(msg)) != 0) {
 		report_error(msg);
 		return EXIT_OUTPUT;
@@ -165,7 +176,9 @@ int main(int argc, char **argv)
 		events_dir = TLBPROF_SOURCE_EVENTS_DIR;
 	if (counter_set_new(&counters, events_dir, NULL, msg, sizeof(msg)) != 0) {
 		if (cfg.events_dir) {
-			report_error(msg);
+			char line[640];
+			snprintf(line, sizeof(line), "--events-dir '%s': %s", cfg.events_dir, msg);
+			report_error(line);
 			return EXIT_USAGE;
 		}
 		/* Measuring still works without counters; the report says none were available. */
@@ -173,6 +186,13 @@ int main(int argc, char **argv)
 		counters = NULL;
 	}
 	environment_collect(&env);
+	/* Calibrate on the CPU that will measure: cores of a hybrid CPU run at different clocks. */
+	if (cfg.cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cfg.cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
 	timing_calibrate(&clock);
 
 	bool controls = cfg.controls == CONTROLS_ALWAYS ||

@@ -74,7 +74,8 @@ static json_t *environment_json(const struct report_input *in)
 							"sets", (int)c->sets));
 	}
 	json_object_set_new(cpu, "caches", caches);
-#define TLB_FIELD(f) json_object_set_new(tlb, #f, json_integer(env->tlb.f))
+/* 0 means CPUID did not say (KVM often zeroes leaf 0x18): null, never a TLB of 0 entries. */
+#define TLB_FIELD(f) json_object_set_new(tlb, #f, env->tlb.f ? json_integer(env->tlb.f) : json_null())
 	TLB_FIELD(l1d_4k_entries); TLB_FIELD(l1d_4k_ways);
 	TLB_FIELD(l1d_2m_entries); TLB_FIELD(l1d_2m_ways);
 	TLB_FIELD(l1d_1g_entries); TLB_FIELD(l1d_1g_ways);
@@ -198,6 +199,11 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(page, "backing", json_string(page_kind_name(r->backing.kind)));
 		json_object_set_new(page, "kernel_page_bytes", json_integer((json_int_t)r->backing.kernel_page_bytes));
 		json_object_set_new(page, "huge_fraction", num(r->backing.huge_fraction));
+		/* THP keeps KernelPageSize at 4 KiB; the TLB sees the huge page. */
+		json_object_set_new(page, "effective_page_bytes",
+				    json_integer((json_int_t)(r->backing.kind == PAGE_THP && r->backing.huge_fraction >= 0.999
+								      ? r->spec.page.bytes
+								      : r->backing.kernel_page_bytes)));
 		json_object_set_new(page, "rss_bytes", json_integer((json_int_t)r->backing.rss_bytes));
 		json_object_set_new(page, "anon_huge_bytes", json_integer((json_int_t)r->backing.anon_huge_bytes));
 		json_object_set_new(page, "hugetlb_bytes", json_integer((json_int_t)r->backing.hugetlb_bytes));
@@ -392,6 +398,34 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 		json_decref(root);
 		return rc;
 	}
+	/*
+	 * A device, FIFO or socket (/dev/stdout, a pipe) is written in place:
+	 * renaming over it would replace the device node with a file.
+	 */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			rc = -EISDIR;
+			snprintf(err, err_len, "--json '%s': is a directory", path);
+		} else if (!(f = fopen(path, "we"))) {
+			rc = -errno;
+			snprintf(err, err_len, "--json '%s': cannot open: %s", path, strerror(-rc));
+		} else {
+			if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF || fflush(f) != 0)
+				rc = errno ? -errno : -EIO;
+			if (fclose(f) != 0 && !rc)
+				rc = -errno;
+			if (rc)
+				snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
+		}
+		json_decref(root);
+		return rc;
+	}
+	/* A symlink to a regular file: replace the file it names and keep the link. */
+	char *real = NULL;
+	struct stat lst;
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && (real = realpath(path, NULL)))
+		path = real;
 	/* A temporary file next to the target, created exclusively (never through a symlink), then renamed. */
 	dircopy = strdup(path);
 	if (!dircopy || asprintf(&tmp, "%s/.tlbprof-report.XXXXXX", dirname(dircopy)) < 0) {
@@ -435,6 +469,7 @@ fail:
 out:
 	free(tmp);
 	free(dircopy);
+	free(real);
 	json_decref(root);
 	return rc;
 }

@@ -3,6 +3,7 @@
 """Run the real binary on small chase workloads and check the JSON report, the page backing and the counters."""
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -157,16 +158,18 @@ if rep:
 # 3. A hugetlb request on a pool that is too small fails that phase with the fix; the others still run; exit 3.
 free_path = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 free = int(open(free_path).read()) if os.path.exists(free_path) else None
-if free is not None and free < 512:
-    p, rep = run(["--pages", "4k,2m:hugetlb", "--size", "1G", "--stride", "64K", "--iters", "10k", "--repeat", "1"],
-                 expect=(3,))
+if free is not None and free < 2:
+    p, rep = run(["--pages", "4k,2m:hugetlb", "--size", "4M", "--iters", "10k", "--repeat", "1"], expect=(3,))
     if rep:
-        h = phase(rep, "chase/2m:hugetlb/1G/r0")
+        h = phase(rep, "chase/2m:hugetlb/4M/r0")
         if h and (h["status"] != "failed" or "nr_hugepages" not in h["reason"]):
             fail(f"hugetlb phase on a short pool: {h['status']} {h['reason']}")
-        b = phase(rep, "chase/4k/1G/r0")
+        b = phase(rep, "chase/4k/4M/r0")
         if b and b["status"] != "ok":
             fail(f"the 4k phase must still run: {b['reason']}")
+        granted = next(c for c in rep["analysis"]["checks"] if c["id"] == "huge_pages_granted")
+        if granted["status"] != "fail":
+            fail(f"huge_pages_granted must fail when the pool was short: {granted}")
 else:
     print("SKIP: the 2 MiB hugetlb pool is not short on this machine")
 
@@ -203,11 +206,29 @@ except (ValueError, AssertionError) as e:
 if "verdict" not in p.stderr:
     fail("--json -: the table should go to stderr")
 
+# 5b. A device as the target is written in place, never replaced by a file (/dev/stdout, /dev/full).
+p = subprocess.run([TLBPROF, "--pages", "4k", "--size", "64K", "--stride", "64", "--iters", "20k", "--repeat", "2",
+                    "--quiet", "--json", "/dev/stdout"], capture_output=True, text=True, timeout=60)
+try:
+    validate(json.loads(p.stdout))
+except (ValueError, AssertionError) as e:
+    fail(f"--json /dev/stdout: {e}")
+if os.path.exists("/dev/full"):
+    p = subprocess.run([TLBPROF, "--pages", "4k", "--size", "64K", "--stride", "64", "--iters", "20k", "--repeat", "2",
+                        "--quiet", "--json", "/dev/full"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 4 or not os.path.exists("/dev/full") or not stat.S_ISCHR(os.stat("/dev/full").st_mode):
+        fail(f"--json /dev/full: exit {p.returncode} (want 4) and /dev/full must stay a device")
+    p = subprocess.run(f"{TLBPROF} --pages 4k --size 64K --stride 64 --iters 20k --repeat 2 > /dev/full",
+                       shell=True, capture_output=True, text=True, timeout=60)
+    if p.returncode != 4:
+        fail(f"a table that cannot be written: exit {p.returncode}, want 4")
+
 # 6. An unwritable target: exit 4, nothing written.
-p = subprocess.run([TLBPROF, "--pages", "4k", "--size", "64K", "--json", "/proc/no-such-dir/r.json"],
-                   capture_output=True, text=True, timeout=60)
-if p.returncode != 4 or p.stdout or len(p.stderr.strip().splitlines()) != 1:
-    fail(f"unwritable --json: exit {p.returncode}, stderr {p.stderr!r}")
+for target in ("/proc/no-such-dir/r.json", tempfile.gettempdir()):
+    p = subprocess.run([TLBPROF, "--pages", "4k", "--size", "64K", "--json", target],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 4 or p.stdout or len(p.stderr.strip().splitlines()) != 1:
+        fail(f"unwritable --json {target}: exit {p.returncode}, stderr {p.stderr!r}")
 
 print(f"{len(failures)} failed" if failures else "all checks passed")
 sys.exit(1 if failures else 0)

@@ -29,6 +29,14 @@ CASES = [
     (["--layout", "zigzag"], "--layout 'zigzag'"),
     (["--events-dir", "/no/such/dir"], "--events-dir '/no/such/dir'"),
     (["--frobnicate"], "'--frobnicate'"),
+    (["--quiet=1"], "'--quiet' takes no value"),
+    (["--help=x"], "'--help' takes no value"),
+    (["-Z"], "'-Z'"),
+    (["--controls", "maybe"], "--controls 'maybe'"),
+    (["--fail-on", "error"], "--fail-on 'error'"),
+    (["analyze"], "analyze"),
+    (["analyze", "/no/such.json"], "'/no/such.json'"),
+    (["analyze", "/dev/null", "--size", "1M"], "'--size'"),
     (["--size"], "'--size'"),
     (["stray"], "'stray'"),
 ]
@@ -53,7 +61,8 @@ with tempfile.TemporaryDirectory() as d:
 
     p = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30)
     for opt in ("--workload", "--pages", "--size", "--stride", "--iters", "--warmup-frac", "--repeat", "--seed",
-                "--cpu", "--layout", "--events-dir", "--json", "--quiet", "--help", "--version"):
+                "--cpu", "--layout", "--events-dir", "--json", "--quiet", "--help", "--version", "--controls",
+                "--fail-on", "analyze"):
         if opt not in p.stdout:
             failures.append(f"--help does not list {opt}")
     if p.returncode != 0 or "default" not in p.stdout:
