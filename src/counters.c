@@ -123,6 +123,9 @@ struct counter_event {
 	bool leader;			/* fd leads a group (enable/disable/reset target) */
 	uint64_t base_enabled_ns;	/* times at the last reset (see counter_set_reset) */
 	uint64_t base_running_ns;
+	/* Status and note as opened; each read starts from them, so one multiplexed reading does not stick. */
+	enum counter_status open_status;
+	char open_reason[sizeof(((struct counter_info *)0)->reason)];
 };
 
 struct counter_set {
@@ -687,6 +690,8 @@ int counter_set_open(struct counter_set *set)
 				hw_members++;	/* joined; a member that had to go alone does not count */
 		}
 		opened += ok;
+		ev->open_status = ev->info.status;
+		memcpy(ev->open_reason, ev->info.reason, sizeof(ev->open_reason));
 	}
 	return opened;
 }
@@ -794,6 +799,8 @@ int counter_set_read(struct counter_set *set, struct counter_reading *out)
 			r->scaled = counter_scale(r->value, r->enabled_ns, r->running_ns, &multiplexed);
 		}
 		struct counter_info *info = &ev->info;
+		info->status = ev->open_status;
+		memcpy(info->reason, ev->open_reason, sizeof(info->reason));
 		if (multiplexed) {
 			info->status = COUNTER_MULTIPLEXED;
 			snprintf(info->reason, sizeof(info->reason),
