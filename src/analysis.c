@@ -991,9 +991,39 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 
 /* ---- summary ---- */
 
+/* Append formatted text to the NUL-terminated s of capacity cap (truncating). */
+__attribute__((format(printf, 3, 4)))
+static void appendf(char *s, size_t cap, const char *fmt, ...)
+{
+	size_t len = strlen(s);
+	va_list ap;
+
+	if (len + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s + len, cap - len, fmt, ap);
+	va_end(ap);
+}
+
+/* "N checks failed (a, b)" / "N warnings (c)" for the checks at status st; nothing when none. */
+static void append_checks(const struct analysis *a, enum check_status st, const char *one, const char *many, char *s,
+			  size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->n_checks; i++)
+		n += a->checks[i].status == st;
+	if (!n)
+		return;
+	appendf(s, cap, "%s%zu %s (", *s ? "; " : "", n, n > 1 ? many : one);
+	for (size_t i = 0, k = 0; i < a->n_checks; i++)
+		if (a->checks[i].status == st)
+			appendf(s, cap, "%s%s", k++ ? ", " : "", a->checks[i].id);
+	appendf(s, cap, ")");
+}
+
 static void summarise(const struct phase_result *res, struct analysis *a)
 {
-	size_t fails = 0, warns = 0, len;
 	char *s = a->summary;
 	size_t cap = sizeof(a->summary);
 
@@ -1003,65 +1033,31 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		const struct phase_result *b = &res[c->baseline], *v = &res[c->variant];
 		const struct phase_analysis *pb = &a->phases[c->baseline];
 		char sz[16];
-		len = strlen(s);
-		snprintf(s + len, cap - len, "%sat %siB, %s pages are %.2f× %s than %s", len ? "; " : "",
-			 format_size(v->spec.size_bytes, sz, sizeof(sz)), v->spec.page.label,
-			 c->speedup >= 1 ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0),
-			 c->speedup >= 1 ? "faster" : "slower", b->spec.page.label);
-		len = strlen(s);
+		appendf(s, cap, "%sat %siB, %s pages are %.2f× %s than %s", *s ? "; " : "",
+			format_size(v->spec.size_bytes, sz, sizeof(sz)), v->spec.page.label,
+			c->speedup >= 1 ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0),
+			c->speedup >= 1 ? "faster" : "slower", b->spec.page.label);
 		if (pb->has_control)
-			snprintf(s + len, cap - len, "; address translation is %.1f of %.1f ns per access at %s",
-				 pb->translation_ns, pb->ns.median, b->spec.page.label);
+			appendf(s, cap, "; address translation is %.1f of %.1f ns per access at %s", pb->translation_ns,
+				pb->ns.median, b->spec.page.label);
 		else if (c->have_walk_cycles)
-			snprintf(s + len, cap - len, "; page walks account for %.1f of %.1f ns per access at %s",
-				 c->tlb_ns, pb->ns.median, b->spec.page.label);
+			appendf(s, cap, "; page walks account for %.1f of %.1f ns per access at %s", c->tlb_ns,
+				pb->ns.median, b->spec.page.label);
 		else if (c->delta_ns > 0)
-			snprintf(s + len, cap - len, "; %s pages remove %.1f of %.1f ns per access", v->spec.page.label,
-				 c->delta_ns, pb->ns.median);
+			appendf(s, cap, "; %s pages remove %.1f of %.1f ns per access", v->spec.page.label, c->delta_ns,
+				pb->ns.median);
 	}
-	if (!a->n_comparisons) {
-		for (size_t i = 0; i < a->n_phases; i++) {
-			if (!measured_ok(&res[i]))
-				continue;
-			len = strlen(s);
-			snprintf(s + len, cap - len, "%s%s: %.1f ns per access", len ? "; " : "", res[i].spec.name,
-				 a->phases[i].ns.median);
-		}
-	}
-	for (size_t i = 0; i < a->n_checks; i++) {
-		fails += a->checks[i].status == CHECK_FAIL;
-		warns += a->checks[i].status == CHECK_WARN;
-	}
-	len = strlen(s);
-	if (!fails && !warns) {
-		snprintf(s + len, cap - len, "%sall checks passed", len ? "; " : "");
+	if (!a->n_comparisons)
+		for (size_t i = 0; i < a->n_phases; i++)
+			if (measured_ok(&res[i]))
+				appendf(s, cap, "%s%s: %.1f ns per access", *s ? "; " : "", res[i].spec.name,
+					a->phases[i].ns.median);
+	if (a->verdict == VERDICT_OK) {
+		appendf(s, cap, "%sall checks passed", *s ? "; " : "");
 		return;
 	}
-	snprintf(s + len, cap - len, "%s", len ? "; " : "");
-	if (fails) {
-		len = strlen(s);
-		snprintf(s + len, cap - len, "%zu check%s failed (", fails, fails > 1 ? "s" : "");
-		for (size_t i = 0, k = 0; i < a->n_checks; i++) {
-			if (a->checks[i].status != CHECK_FAIL)
-				continue;
-			len = strlen(s);
-			snprintf(s + len, cap - len, "%s%s", k++ ? ", " : "", a->checks[i].id);
-		}
-		len = strlen(s);
-		snprintf(s + len, cap - len, ")%s", warns ? ", " : "");
-	}
-	if (warns) {
-		len = strlen(s);
-		snprintf(s + len, cap - len, "%zu warning%s (", warns, warns > 1 ? "s" : "");
-		for (size_t i = 0, k = 0; i < a->n_checks; i++) {
-			if (a->checks[i].status != CHECK_WARN)
-				continue;
-			len = strlen(s);
-			snprintf(s + len, cap - len, "%s%s", k++ ? ", " : "", a->checks[i].id);
-		}
-		len = strlen(s);
-		snprintf(s + len, cap - len, ")");
-	}
+	append_checks(a, CHECK_FAIL, "check failed", "checks failed", s, cap);
+	append_checks(a, CHECK_WARN, "warning", "warnings", s, cap);
 }
 
 int analysis_run(const struct phase_result *results, size_t n, const struct environment *env,

@@ -33,6 +33,12 @@ struct env_tlb {
 	char source[48];	/* "cpuid 0x80000005/6", "cpuid 0x18", "none" */
 };
 
+/* Every count field of struct env_tlb, for code that handles them all alike (report writer and reader). */
+#define ENV_TLB_FIELDS(X)                                                                       \
+	X(l1d_4k_entries) X(l1d_4k_ways) X(l1d_2m_entries) X(l1d_2m_ways) X(l1d_1g_entries)     \
+	X(l1d_1g_ways) X(l2d_4k_entries) X(l2d_4k_ways) X(l2d_2m_entries) X(l2d_2m_ways)        \
+	X(l2d_1g_entries) X(l2d_1g_ways)
+
 /* One hugetlb pool (/sys/kernel/mm/hugepages/hugepages-<kB>kB); a count is -1 when unreadable. */
 struct env_hugepool {
 	uint64_t page_bytes;

@@ -75,13 +75,8 @@ static json_t *environment_json(const struct report_input *in)
 	}
 	json_object_set_new(cpu, "caches", caches);
 /* 0 means CPUID did not say (KVM often zeroes leaf 0x18): null, never a TLB of 0 entries. */
-#define TLB_FIELD(f) json_object_set_new(tlb, #f, env->tlb.f ? json_integer(env->tlb.f) : json_null())
-	TLB_FIELD(l1d_4k_entries); TLB_FIELD(l1d_4k_ways);
-	TLB_FIELD(l1d_2m_entries); TLB_FIELD(l1d_2m_ways);
-	TLB_FIELD(l1d_1g_entries); TLB_FIELD(l1d_1g_ways);
-	TLB_FIELD(l2d_4k_entries); TLB_FIELD(l2d_4k_ways);
-	TLB_FIELD(l2d_2m_entries); TLB_FIELD(l2d_2m_ways);
-	TLB_FIELD(l2d_1g_entries); TLB_FIELD(l2d_1g_ways);
+#define TLB_FIELD(f) json_object_set_new(tlb, #f, env->tlb.f ? json_integer(env->tlb.f) : json_null());
+	ENV_TLB_FIELDS(TLB_FIELD)
 #undef TLB_FIELD
 	json_object_set_new(tlb, "source", str_or_null(env->tlb.source));
 	json_object_set_new(e, "cpu", cpu);

@@ -145,13 +145,8 @@ static int read_environment(struct reader *rd, json_t *root)
 	}
 	json_t *tlb = json_object_get(e, "tlb");
 	if (json_is_object(tlb)) {
-#define TLB_FIELD(f) env->tlb.f = opt_uint(tlb, #f)
-		TLB_FIELD(l1d_4k_entries); TLB_FIELD(l1d_4k_ways);
-		TLB_FIELD(l1d_2m_entries); TLB_FIELD(l1d_2m_ways);
-		TLB_FIELD(l1d_1g_entries); TLB_FIELD(l1d_1g_ways);
-		TLB_FIELD(l2d_4k_entries); TLB_FIELD(l2d_4k_ways);
-		TLB_FIELD(l2d_2m_entries); TLB_FIELD(l2d_2m_ways);
-		TLB_FIELD(l2d_1g_entries); TLB_FIELD(l2d_1g_ways);
+#define TLB_FIELD(f) env->tlb.f = opt_uint(tlb, #f);
+		ENV_TLB_FIELDS(TLB_FIELD)
 #undef TLB_FIELD
 		copy_str(env->tlb.source, sizeof(env->tlb.source), tlb, "source");
 	}

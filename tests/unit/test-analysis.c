@@ -321,6 +321,14 @@ static void test_fail_on(void)
 	m_failed_phase(&s);
 	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
 	CHECK(a.verdict == VERDICT_FAIL, "a failure makes the verdict fail");
+	CHECK(strstr(a.summary, "1 check failed (phases_completed); 1 warning (warmup_insufficient)"), "summary: %s",
+	      a.summary);
+	analysis_free(&a);
+	m_self_check(&s);
+	m_noisy(&s);
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	CHECK(strstr(a.summary, "2 checks failed (phases_completed, workload_self_checks); 1 warning (unstable)"),
+	      "plural summary: %s", a.summary);
 	analysis_free(&a);
 	fixture_free(s.r, s.n);
 }
