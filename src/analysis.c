@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "workload.h"
 
 /* Thresholds, each with the reason it has this value. */
 enum {
@@ -245,6 +246,55 @@ static int build_comparisons(const struct phase_result *res, size_t n, const str
 		c->delta_ns = mb - mv;
 		c->speedup = mv > 0 ? mb / mv : 0;
 		attribute(&res[b], &res[v], clock, c);
+	}
+	return 0;
+}
+
+/* ---- stride steps ---- */
+
+/* What a step between two strides changes, with 64 B lines and 4 KiB base pages. */
+static const char *stride_label(uint64_t from, uint64_t to)
+{
+	if (to <= 512)
+		return "cache";		/* each access touches a new line more often; pages are still shared */
+	if (from >= 4096)
+		return "flat";		/* one access per page either way: the miss penalty is flat */
+	if (from >= 512)
+		return "tlb";		/* same cache behaviour (a new line each access), more pages per access */
+	return "cache+tlb";
+}
+
+static int build_stride_steps(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
+			      struct analysis *a)
+{
+	a->stride_steps = calloc(n ? n : 1, sizeof(*a->stride_steps));
+	if (!a->stride_steps)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct phase_spec *si = &res[i].spec;
+		size_t next = SIZE_MAX;
+		if (!measured_ok(&res[i]) || strcmp(si->workload->name, "stride") != 0)
+			continue;
+		/* The next larger stride at the same size, page size and workload. */
+		for (size_t j = 0; j < n; j++) {
+			const struct phase_spec *sj = &res[j].spec;
+			if (!measured_ok(&res[j]) || sj->workload != si->workload || sj->size_bytes != si->size_bytes ||
+			    strcmp(sj->page.label, si->page.label) != 0 || sj->stride_bytes <= si->stride_bytes)
+				continue;
+			if (next == SIZE_MAX || sj->stride_bytes < res[next].spec.stride_bytes)
+				next = j;
+		}
+		if (next == SIZE_MAX)
+			continue;
+		struct stride_step *st = &a->stride_steps[a->n_stride_steps++];
+		double ghz = clock_ghz(clock, &res[i]);
+		st->from = i;
+		st->to = next;
+		st->label = stride_label(si->stride_bytes, res[next].spec.stride_bytes);
+		st->delta_ns = a->phases[next].ns.median - a->phases[i].ns.median;
+		st->delta_cycles = st->delta_ns * ghz;
+		st->have_misses = analysis_per_access(&res[i], METRIC_DTLB_LOAD_MISSES, &st->misses_from) &&
+				  analysis_per_access(&res[next], METRIC_DTLB_LOAD_MISSES, &st->misses_to);
 	}
 	return 0;
 }
@@ -515,7 +565,7 @@ static void check_too_fast(const struct phase_result *res, size_t n, const struc
 
 	for (size_t i = 0; i < n; i++) {
 		double ghz = clock_ghz(clock, &res[i]);
-		if (res[i].status != PHASE_OK || !res[i].n_samples || ghz <= 0)
+		if (res[i].status != PHASE_OK || !res[i].n_samples || ghz <= 0 || !res[i].spec.workload->latency)
 			continue;
 		timed++;
 		double cyc = a->phases[i].ns.median * ghz;
@@ -525,7 +575,7 @@ static void check_too_fast(const struct phase_result *res, size_t n, const struc
 		}
 	}
 	if (!timed) {
-		add_check(a, "too_fast", CHECK_SKIP, "no phase was timed with a known core clock");
+		add_check(a, "too_fast", CHECK_SKIP, "no latency phase was timed with a known core clock");
 		return;
 	}
 	struct analysis_check *c;
@@ -1033,6 +1083,8 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		const struct phase_result *b = &res[c->baseline], *v = &res[c->variant];
 		const struct phase_analysis *pb = &a->phases[c->baseline];
 		char sz[16];
+		if (a->n_stride_steps)
+			continue;	/* a stride sweep is summed up by its TLB steps */
 		appendf(s, cap, "%sat %siB, %s pages are %.2f× %s than %s", *s ? "; " : "",
 			format_size(v->spec.size_bytes, sz, sizeof(sz)), v->spec.page.label,
 			c->speedup >= 1 ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0),
@@ -1047,7 +1099,18 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 			appendf(s, cap, "; %s pages remove %.1f of %.1f ns per access", v->spec.page.label, c->delta_ns,
 				pb->ns.median);
 	}
-	if (!a->n_comparisons)
+	for (size_t i = 0; i < a->n_stride_steps; i++) {
+		const struct stride_step *st = &a->stride_steps[i];
+		const struct phase_spec *f = &res[st->from].spec, *t = &res[st->to].spec;
+		char sz[16], s1[16], s2[16];
+		if (strcmp(st->label, "tlb") != 0)
+			continue;
+		appendf(s, cap, "%sat %siB on %s pages the TLB step (%sB -> %sB stride) adds %.2f ns (%.1f cycles) per access",
+			*s ? "; " : "", format_size(f->size_bytes, sz, sizeof(sz)), f->page.label,
+			format_size(f->stride_bytes, s1, sizeof(s1)), format_size(t->stride_bytes, s2, sizeof(s2)),
+			st->delta_ns, st->delta_cycles);
+	}
+	if (!a->n_comparisons && !a->n_stride_steps)
 		for (size_t i = 0; i < a->n_phases; i++)
 			if (measured_ok(&res[i]))
 				appendf(s, cap, "%s%s: %.1f ns per access", *s ? "; " : "", res[i].spec.name,
@@ -1071,7 +1134,7 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 		goto oom;
 	out->n_phases = n;
 	analyse_phases(results, n, out);
-	if (build_comparisons(results, n, clock, out) != 0)
+	if (build_comparisons(results, n, clock, out) != 0 || build_stride_steps(results, n, clock, out) != 0)
 		goto oom;
 
 	check_phases(results, n, out);
@@ -1109,6 +1172,7 @@ void analysis_free(struct analysis *a)
 {
 	free(a->phases);
 	free(a->comparisons);
+	free(a->stride_steps);
 	free(a->checks);
 	free(a->findings);
 	memset(a, 0, sizeof(*a));

@@ -54,6 +54,15 @@ struct comparison {
 	const char *assumption;		/* what the method takes for granted */
 };
 
+/* One step of a stride sweep: from one stride to the next at the same size and page size. */
+struct stride_step {
+	size_t from, to;		/* indices into the results */
+	const char *label;		/* "cache", "tlb", "flat", "cache+tlb" */
+	double delta_ns, delta_cycles;	/* per access, to - from */
+	bool have_misses;
+	double misses_from, misses_to;	/* dTLB misses per access */
+};
+
 /* A statement about several phases together (e.g. a size sweep). */
 struct analysis_finding {
 	const char *id;
@@ -85,6 +94,8 @@ struct analysis {
 	size_t n_phases;
 	struct comparison *comparisons;	/* owned */
 	size_t n_comparisons;
+	struct stride_step *stride_steps;	/* owned */
+	size_t n_stride_steps;
 	struct analysis_finding *findings;	/* owned */
 	size_t n_findings;
 	char summary[640];		/* the plain-language answer the text output opens with */

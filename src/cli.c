@@ -21,6 +21,8 @@
 #define DEFAULT_PAGES "4k,2m"
 #define DEFAULT_SIZE "256M"
 #define DEFAULT_STRIDE "4K"
+#define DEFAULT_STRIDES "8,64,512,4K,8K"
+#define MAX_PAGES_LIMIT (1ull << 24)
 #define DEFAULT_ITERS "20M"
 #define DEFAULT_WARMUP "0.1"
 #define DEFAULT_REPEAT 5
@@ -29,7 +31,7 @@
 
 enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
-	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON,
+	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON,
 };
 
 static const struct option long_options[] = {
@@ -43,6 +45,8 @@ static const struct option long_options[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "strides", required_argument, NULL, OPT_STRIDES },
+	{ "max-pages", required_argument, NULL, OPT_MAX_PAGES },
 	{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "controls", required_argument, NULL, OPT_CONTROLS },
@@ -69,7 +73,12 @@ void cli_usage(FILE *f)
 		"  --size LIST          working-set sizes, binary K/M/G suffixes (default: " DEFAULT_SIZE ")\n"
 		"  --stride SIZE        distance between slots, power of two, 8 to half the size\n"
 		"                       (default: " DEFAULT_STRIDE ")\n"
-		"  --iters N            timed accesses per sample, k/M/G suffixes (default: " DEFAULT_ITERS ")\n"
+		"  --strides LIST       stride workload: strides, power of two >= 8\n"
+		"                       (default: " DEFAULT_STRIDES ")\n"
+		"  --max-pages N        tlbsize workload: largest page count (default: 4x the\n"
+		"                       largest 4 KiB TLB reach CPUID reports, or 65536)\n"
+		"  --iters N            timed accesses per sample, k/M/G suffixes (default: " DEFAULT_ITERS ";\n"
+		"                       tlbsize: 200k)\n"
 		"  --warmup-frac F      warm-up accesses as a fraction of --iters, 0 to 1\n"
 		"                       (default: " DEFAULT_WARMUP ")\n"
 		"  --repeat N           timed samples per phase, 1 to %d (default: %d)\n"
@@ -179,6 +188,33 @@ static enum cli_result parse_sizes(const char *arg, struct tlbprof_config *cfg, 
 	return CLI_RUN;
 }
 
+static enum cli_result parse_strides(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	char buf[512], *items[CONFIG_MAX_STRIDES + 1];
+	int n;
+
+	if (strlen(arg) >= sizeof(buf))
+		return usage_error(msg, len, "--strides '%.40s...': too long", arg);
+	strcpy(buf, arg);
+	n = parse_list(buf, items, CONFIG_MAX_STRIDES);
+	if (n == -E2BIG)
+		return usage_error(msg, len, "--strides '%s': more than %d strides", arg, CONFIG_MAX_STRIDES);
+	if (n < 0)
+		return usage_error(msg, len, "--strides '%s': empty item in the list", arg);
+	cfg->n_strides = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t v;
+		if (parse_size(items[i], &v) != 0 || v < 8 || (v & (v - 1)))
+			return usage_error(msg, len, "--strides '%s': '%s' is not a power of two of at least 8 bytes",
+					   arg, items[i]);
+		for (size_t j = 0; j < cfg->n_strides; j++)
+			if (cfg->strides_bytes[j] == v)
+				return usage_error(msg, len, "--strides '%s': '%s' listed twice", arg, items[i]);
+		cfg->strides_bytes[cfg->n_strides++] = v;
+	}
+	return CLI_RUN;
+}
+
 static bool cpu_usable(int cpu)
 {
 	cpu_set_t set;
@@ -222,6 +258,7 @@ static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_
 	cfg->controls = CONTROLS_AUTO;
 	cfg->fail_on = FAIL_ON_FAIL;
 	if (parse_pages(DEFAULT_PAGES, cfg, msg, len) != CLI_RUN || parse_sizes(DEFAULT_SIZE, cfg, msg, len) != CLI_RUN ||
+	    parse_strides(DEFAULT_STRIDES, cfg, msg, len) != CLI_RUN ||
 	    parse_size(DEFAULT_STRIDE, &cfg->stride_bytes) || parse_count(DEFAULT_ITERS, &cfg->iterations))
 		return usage_error(msg, len, "internal error: bad built-in default");
 	return CLI_RUN;
@@ -300,6 +337,7 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 			if (v == 0 || v > (1ull << 40))
 				return usage_error(msg, len, "--iters '%s': must be between 1 and 2^40", optarg);
 			cfg->iterations = v;
+			cfg->iterations_set = true;
 			break;
 		case OPT_WARMUP:
 			if (parse_double(optarg, &cfg->warmup_frac) || cfg->warmup_frac < 0 || cfg->warmup_frac > 1)
@@ -331,6 +369,17 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 				cfg->layout = LAYOUT_ALIGNED;
 			else
 				return usage_error(msg, len, "--layout '%s': use colored or aligned", optarg);
+			break;
+		case OPT_STRIDES:
+			if ((r = parse_strides(optarg, cfg, msg, len)) != CLI_RUN)
+				return r;
+			break;
+		case OPT_MAX_PAGES:
+			rc = parse_count(optarg, &v);
+			if (rc || v < 2 || v > MAX_PAGES_LIMIT)
+				return usage_error(msg, len, "--max-pages '%s': must be a whole number from 2 to %llu", optarg,
+						   (unsigned long long)MAX_PAGES_LIMIT);
+			cfg->max_pages = v;
 			break;
 		case OPT_EVENTS_DIR:
 			if (access(optarg, R_OK | X_OK) != 0)
@@ -406,7 +455,21 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 	}
 
 	/* Cross-option checks. */
+	if (strcmp(cfg->workload->name, "tlbsize") == 0) {
+		bool base = false;
+		for (size_t i = 0; i < cfg->n_pages; i++)
+			base |= cfg->pages[i].kind == PAGE_BASE;
+		if (!base)
+			return usage_error(msg, len, "--pages: the tlbsize workload counts 4 KiB pages; include 4k");
+	}
 	for (size_t i = 0; i < cfg->n_sizes; i++) {
+		for (size_t k = 0; strcmp(cfg->workload->name, "stride") == 0 && k < cfg->n_strides; k++) {
+			char s[16], t[16];
+			if (cfg->sizes_bytes[i] < 2 * cfg->strides_bytes[k])
+				return usage_error(msg, len, "--strides: '%s' must be at most half of --size '%s'",
+						   format_size(cfg->strides_bytes[k], t, sizeof(t)),
+						   format_size(cfg->sizes_bytes[i], s, sizeof(s)));
+		}
 		char s[16], t[16];
 		if (cfg->sizes_bytes[i] < 2 * cfg->stride_bytes)
 			return usage_error(msg, len,

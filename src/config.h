@@ -8,6 +8,7 @@
 
 #define CONFIG_MAX_PAGES 8
 #define CONFIG_MAX_SIZES 32
+#define CONFIG_MAX_STRIDES 32
 
 /* How a page size is obtained. */
 enum page_kind {
@@ -75,7 +76,11 @@ struct tlbprof_config {
 	uint64_t sizes_bytes[CONFIG_MAX_SIZES];
 	size_t n_sizes;
 	uint64_t stride_bytes;
+	uint64_t strides_bytes[CONFIG_MAX_STRIDES];	/* stride workload: --strides */
+	size_t n_strides;
+	uint64_t max_pages;		/* tlbsize: largest page count, 0 = from CPUID */
 	uint64_t iterations;		/* timed accesses per sample */
+	bool iterations_set;		/* --iters was given (workloads may otherwise choose their own) */
 	double warmup_frac;		/* warm-up accesses = warmup_frac * iterations */
 	unsigned repeat;		/* timed samples per phase */
 	uint64_t seed;

@@ -197,7 +197,12 @@ int main(int argc, char **argv)
 
 	bool controls = cfg.controls == CONTROLS_ALWAYS ||
 			(cfg.controls == CONTROLS_AUTO && !tlb_counters_open(counters));
-	if (plan_build(&cfg, controls, &plan) != 0) {
+	struct plan_context pctx = {
+		.with_controls = controls,
+		.current_cpu = sched_getcpu(),
+		.tlb = &env.tlb,
+	};
+	if (plan_build(&cfg, &pctx, &plan) != 0) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;
 		goto out;

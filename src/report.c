@@ -327,6 +327,24 @@ static json_t *analysis_json(const struct report_input *in)
 		json_array_append_new(findings, json_pack("{s:s, s:s, s:o}", "id", f->id, "message", f->message,
 							  "evidence", ev));
 	}
+	json_t *steps = json_array();
+	for (size_t i = 0; i < a->n_stride_steps; i++) {
+		const struct stride_step *st = &a->stride_steps[i];
+		json_t *j = json_object();
+		json_object_set_new(j, "from", json_string(ph[st->from].spec.name));
+		json_object_set_new(j, "to", json_string(ph[st->to].spec.name));
+		json_object_set_new(j, "from_stride_bytes", json_integer((json_int_t)ph[st->from].spec.stride_bytes));
+		json_object_set_new(j, "to_stride_bytes", json_integer((json_int_t)ph[st->to].spec.stride_bytes));
+		json_object_set_new(j, "label", json_string(st->label));
+		json_object_set_new(j, "delta_ns", num(st->delta_ns));
+		json_object_set_new(j, "delta_cycles", num(st->delta_cycles));
+		json_object_set_new(j, "dtlb_misses_per_access",
+				    st->have_misses ? json_pack("{s:o, s:o}", "from", num(st->misses_from), "to",
+								num(st->misses_to))
+						    : json_null());
+		json_array_append_new(steps, j);
+	}
+	json_object_set_new(o, "stride_steps", steps);
 	json_object_set_new(o, "summary", json_string(a->summary));
 	json_object_set_new(o, "phases", phases);
 	json_object_set_new(o, "comparisons", cmps);
@@ -569,7 +587,11 @@ void report_print_text(const struct report_input *in, FILE *f)
 			const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
 			const struct phase_analysis *pb = &a->phases[c->baseline];
 			char label[48], sz[16], tr[24] = "n/a";
-			snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
+			if (strcmp(b->workload->name, "stride") == 0)
+				snprintf(label, sizeof(label), "%s -> %s s%s", b->page.label, v->page.label,
+					 format_size(b->stride_bytes, sz, sizeof(sz)));
+			else
+				snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
 			if (pb->has_control)
 				snprintf(tr, sizeof(tr), "%.1f ns", pb->translation_ns);
 			fprintf(f, "%-8s %-16s %10.2f %10.2f %9.2f %7.2fx %11s  %s", format_size(v->size_bytes, sz, sizeof(sz)),
@@ -580,6 +602,23 @@ void report_print_text(const struct report_input *in, FILE *f)
 		}
 		fprintf(f, "(translation: %s ns per access minus its packed control's, where a control ran)\n",
 			"baseline");
+	}
+	if (a->n_stride_steps) {
+		fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-10s %s\n", "size", "pages", "stride", "delta ns", "cycles",
+			"step", "dTLB misses/access");
+		for (size_t i = 0; i < a->n_stride_steps; i++) {
+			const struct stride_step *st = &a->stride_steps[i];
+			const struct phase_spec *fr = &rr->phases[st->from].spec, *to = &rr->phases[st->to].spec;
+			char sz[16], s1[16], s2[16], label[40], miss[48] = "n/a";
+			snprintf(label, sizeof(label), "%sB -> %sB", format_size(fr->stride_bytes, s1, sizeof(s1)),
+				 format_size(to->stride_bytes, s2, sizeof(s2)));
+			if (st->have_misses)
+				snprintf(miss, sizeof(miss), "%.3g -> %.3g", st->misses_from, st->misses_to);
+			fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-10s %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
+				fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, miss);
+		}
+		fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
+			   "per page either way)\n");
 	}
 	for (size_t i = 0; i < a->n_findings; i++)
 		fprintf(f, "\nfinding %s: %s\n", a->findings[i].id, a->findings[i].message);

@@ -2,12 +2,16 @@
 /* The workload operations table: one const struct per workload, one file per workload, one registry. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "phase.h"
 
 struct region;
+struct plan;
+struct plan_context;
+struct tlbprof_config;
 
 /* A parameter a workload understands, as data: --help and validation come from here. */
 struct workload_param {
@@ -27,15 +31,21 @@ struct workload_param {
  *            previous run left off. Called for warm-up and for each timed
  *            sample; must not allocate, fault or print.
  *   release  Optional. Free *state (the region is unmapped by the runner).
+ *   expand   Optional. Append this workload's phases for cfg to the plan
+ *            with plan_add(); pure (ctx carries the facts it may use).
+ *            Without it: plan_grid(), one phase per size x page size.
+ *            Returns 0 or -ENOMEM.
  */
 struct workload_ops {
 	const char *name;
 	const char *description;
 	const struct workload_param *params;	/* NULL-terminated by option == NULL */
+	bool latency;	/* ns per access is a load-to-use latency (dependent loads), so an L1 hit bounds it */
 	int (*prepare)(void **state, const struct phase_spec *phase, struct region *region,
 		       struct self_check *checks, size_t *n_checks, uint64_t *units);
 	void (*run)(void *state, uint64_t accesses);
 	void (*release)(void *state);
+	int (*expand)(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out);
 };
 
 /* The registry, NULL-terminated. */

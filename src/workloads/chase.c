@@ -32,7 +32,7 @@ static int chase_prepare(void **state, const struct phase_spec *phase, struct re
 	void *start;
 
 	*state = NULL;
-	if (g.slots < 2 || chain_slot_offset(&g, g.slots - 1) + sizeof(void *) > region->bytes)
+	if (g.slots < 1 || chain_slot_offset(&g, g.slots - 1) + sizeof(void *) > region->bytes)
 		return -EINVAL;
 	st = calloc(1, sizeof(*st));
 	if (!st)
@@ -80,6 +80,7 @@ const struct workload_ops workload_chase = {
 	.name = "chase",
 	.description = "random single-cycle pointer chase: load-to-use latency including address translation",
 	.params = chase_params,
+	.latency = true,
 	.prepare = chase_prepare,
 	.run = chase_run,
 	.release = chase_release,

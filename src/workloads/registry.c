@@ -5,9 +5,13 @@
 #include "../workload.h"
 
 extern const struct workload_ops workload_chase;
+extern const struct workload_ops workload_stride;
+extern const struct workload_ops workload_tlbsize;
 
 const struct workload_ops *const workload_registry[] = {
 	&workload_chase,
+	&workload_stride,
+	&workload_tlbsize,
 	NULL,
 };
 
