@@ -299,6 +299,89 @@ static int build_stride_steps(const struct phase_result *res, size_t n, const st
 	return 0;
 }
 
+/* ---- tlbsize knees ---- */
+
+/* A knee this close to a CPUID capacity matches it: the grid is 2^(1/4) apart, ~19 %, plus noise. */
+static const double KNEE_MATCH_TOLERANCE = 0.25;
+enum { MAX_KNEES = 16, MAX_CURVE = 1024 };
+
+static int cmp_knee_point(const void *pa, const void *pb)
+{
+	double x = ((const struct knee_point *)pa)->x, y = ((const struct knee_point *)pb)->x;
+
+	return (x > y) - (x < y);
+}
+
+/* Median absolute deviation of v around its median m. */
+static double mad(const double *v, size_t n, double m)
+{
+	double d[64];
+	struct sample_stats st;
+
+	if (!n)
+		return 0;
+	if (n > 64)
+		n = 64;
+	for (size_t i = 0; i < n; i++)
+		d[i] = fabs(v[i] - m);
+	analysis_stats(d, n, &st);
+	return st.median;
+}
+
+static void match_cpuid(struct tlb_knee *tk, const struct environment *env)
+{
+	const struct {
+		const char *level;
+		unsigned entries;
+	} caps[] = {
+		{ "l1d_4k_entries", env ? env->tlb.l1d_4k_entries : 0 },
+		{ "l2d_4k_entries", env ? env->tlb.l2d_4k_entries : 0 },
+	};
+
+	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		if (!caps[c].entries)
+			continue;
+		double err = (tk->knee.x_before - caps[c].entries) / caps[c].entries;
+		if (!tk->cpuid_level || fabs(err) < fabs(tk->relative_error)) {
+			tk->cpuid_level = caps[c].level;
+			tk->cpuid_entries = caps[c].entries;
+			tk->relative_error = err;
+		}
+	}
+	tk->matches = tk->cpuid_level && fabs(tk->relative_error) <= KNEE_MATCH_TOLERANCE;
+}
+
+static int build_knees(const struct phase_result *res, size_t n, const struct environment *env, struct analysis *a)
+{
+	struct knee_point *pts = calloc(MAX_CURVE, sizeof(*pts));
+	struct knee found[MAX_KNEES];
+	size_t m = 0, k = 0;
+
+	a->knees = calloc(MAX_KNEES, sizeof(*a->knees));
+	if (!pts || !a->knees) {
+		free(pts);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n && m < MAX_CURVE; i++) {
+		if (!measured_ok(&res[i]) || strcmp(res[i].spec.workload->name, "tlbsize") != 0)
+			continue;
+		pts[m++] = (struct knee_point){ .x = (double)res[i].slots, .median = a->phases[i].ns.median,
+						.spread = mad(res[i].samples_ns, res[i].n_samples,
+							      a->phases[i].ns.median) };
+	}
+	qsort(pts, m, sizeof(*pts), cmp_knee_point);
+	if (m && knees_detect(pts, m, found, MAX_KNEES, &k) == 0) {
+		for (size_t i = 0; i < k && i < MAX_KNEES; i++) {
+			struct tlb_knee *tk = &a->knees[a->n_knees++];
+			tk->knee = found[i];
+			tk->page_label = "4k";
+			match_cpuid(tk, env);
+		}
+	}
+	free(pts);
+	return 0;
+}
+
 /* ---- checks ---- */
 
 __attribute__((format(printf, 4, 5)))
@@ -931,6 +1014,50 @@ static void check_huge_ineffective(const struct phase_result *res, const struct 
 	evidence(c, "entries_assumed", assumed);
 }
 
+/*
+ * CPUID TLB geometry that a tlbsize curve is compared with. Hypervisors often
+ * zero or invent these leaves; say so rather than match knees against nothing.
+ */
+static void check_tlb_geometry(const struct phase_result *res, size_t n, const struct environment *env,
+			       struct analysis *a)
+{
+	bool sweep = false;
+	struct analysis_check *c;
+
+	for (size_t i = 0; i < n && !sweep; i++)
+		sweep = measured_ok(&res[i]) && strcmp(res[i].spec.workload->name, "tlbsize") == 0;
+	if (!sweep) {
+		add_check(a, "tlb_geometry", CHECK_SKIP, "no tlbsize sweep to compare with CPUID");
+		return;
+	}
+	unsigned l1 = env ? env->tlb.l1d_4k_entries : 0, l2 = env ? env->tlb.l2d_4k_entries : 0;
+	bool vm = env && *env->hypervisor;
+	size_t matched = 0;
+	for (size_t i = 0; i < a->n_knees; i++)
+		matched += a->knees[i].matches;
+	if (!l1 && !l2)
+		c = add_check(a, "tlb_geometry", CHECK_WARN,
+			      "CPUID reports no TLB geometry%s: the %zu knees are candidates with nothing to confirm "
+			      "them; compare with the CPU's documentation", vm ? " (usual in a VM: the hypervisor "
+			      "zeroes the leaves)" : "", a->n_knees);
+	else if ((l1 && l2 && l2 < l1) || l1 > 4096 || l2 > 65536 || (l1 && l1 % 4) || (l2 && l2 % 4))
+		c = add_check(a, "tlb_geometry", CHECK_WARN,
+			      "CPUID reports an implausible TLB (L1 %u, L2 %u entries for 4 KiB pages)%s: do not trust "
+			      "matches against it", l1, l2, vm ? "; the hypervisor may invent it" : "");
+	else if (a->n_knees && !matched)
+		c = add_check(a, "tlb_geometry", CHECK_WARN,
+			      "none of the %zu knees is within %.0f %% of a CPUID capacity (L1 %u, L2 %u entries): "
+			      "the curve shows something else (cache capacity, page-walk caches) or CPUID is wrong",
+			      a->n_knees, 100 * KNEE_MATCH_TOLERANCE, l1, l2);
+	else
+		c = add_check(a, "tlb_geometry", CHECK_PASS, "%zu of %zu knees match CPUID capacities (L1 %u, L2 %u entries)",
+			      matched, a->n_knees, l1, l2);
+	evidence(c, "l1d_4k_entries", l1);
+	evidence(c, "l2d_4k_entries", l2);
+	evidence(c, "knees", (double)a->n_knees);
+	evidence(c, "matched", (double)matched);
+}
+
 /* ---- findings ---- */
 
 static struct analysis_finding *add_finding(struct analysis *a, const char *id)
@@ -1110,7 +1237,18 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 			format_size(f->stride_bytes, s1, sizeof(s1)), format_size(t->stride_bytes, s2, sizeof(s2)),
 			st->delta_ns, st->delta_cycles);
 	}
-	if (!a->n_comparisons && !a->n_stride_steps)
+	if (a->n_knees) {
+		appendf(s, cap, "%scandidate TLB capacities at", *s ? "; " : "");
+		for (size_t i = 0; i < a->n_knees; i++) {
+			const struct tlb_knee *tk = &a->knees[i];
+			appendf(s, cap, "%s %.0f pages (%.1f -> %.1f ns", i ? "," : "", tk->knee.x_before, tk->knee.before_ns,
+				tk->knee.after_ns);
+			if (tk->matches)
+				appendf(s, cap, ", CPUID %s %u", tk->cpuid_level, tk->cpuid_entries);
+			appendf(s, cap, ")");
+		}
+	}
+	if (!a->n_comparisons && !a->n_stride_steps && !a->n_knees)
 		for (size_t i = 0; i < a->n_phases; i++)
 			if (measured_ok(&res[i]))
 				appendf(s, cap, "%s%s: %.1f ns per access", *s ? "; " : "", res[i].spec.name,
@@ -1134,7 +1272,8 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 		goto oom;
 	out->n_phases = n;
 	analyse_phases(results, n, out);
-	if (build_comparisons(results, n, clock, out) != 0 || build_stride_steps(results, n, clock, out) != 0)
+	if (build_comparisons(results, n, clock, out) != 0 || build_stride_steps(results, n, clock, out) != 0 ||
+	    build_knees(results, n, env, out) != 0)
 		goto oom;
 
 	check_phases(results, n, out);
@@ -1152,6 +1291,7 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 	check_faults(results, n, out);
 	check_frequency(env, clock, out);
 	check_huge_ineffective(results, env, out);
+	check_tlb_geometry(results, n, env, out);
 	find_shrinking_speedup(results, out);
 
 	out->verdict = VERDICT_OK;
@@ -1173,6 +1313,7 @@ void analysis_free(struct analysis *a)
 	free(a->phases);
 	free(a->comparisons);
 	free(a->stride_steps);
+	free(a->knees);
 	free(a->checks);
 	free(a->findings);
 	memset(a, 0, sizeof(*a));

@@ -7,6 +7,7 @@
 
 #include "counters.h"
 #include "environment.h"
+#include "knees.h"
 #include "phase.h"
 #include "timing.h"
 
@@ -63,6 +64,16 @@ struct stride_step {
 	double misses_from, misses_to;	/* dTLB misses per access */
 };
 
+/* A candidate TLB capacity from the tlbsize curve, and the CPUID level it is closest to. */
+struct tlb_knee {
+	struct knee knee;		/* x in pages */
+	const char *page_label;		/* the page size the curve was measured on ("4k") */
+	const char *cpuid_level;	/* "l1d_4k_entries", "l2d_4k_entries", or NULL when CPUID reports none */
+	unsigned cpuid_entries;
+	double relative_error;		/* (pages - entries) / entries */
+	bool matches;			/* within the resolution of the page-count grid */
+};
+
 /* A statement about several phases together (e.g. a size sweep). */
 struct analysis_finding {
 	const char *id;
@@ -96,6 +107,8 @@ struct analysis {
 	size_t n_comparisons;
 	struct stride_step *stride_steps;	/* owned */
 	size_t n_stride_steps;
+	struct tlb_knee *knees;			/* owned */
+	size_t n_knees;
 	struct analysis_finding *findings;	/* owned */
 	size_t n_findings;
 	char summary[640];		/* the plain-language answer the text output opens with */

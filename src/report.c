@@ -79,8 +79,27 @@ static json_t *environment_json(const struct report_input *in)
 	ENV_TLB_FIELDS(TLB_FIELD)
 #undef TLB_FIELD
 	json_object_set_new(tlb, "source", str_or_null(env->tlb.source));
+	/* Reach: entries x page size per level, the table people draw by hand; null where CPUID is silent. */
+	json_t *reach = json_object();
+	const struct {
+		const char *key;
+		unsigned entries;
+		uint64_t page;
+	} reaches[] = {
+		{ "l1d_4k_bytes", env->tlb.l1d_4k_entries, 4096ull },
+		{ "l1d_2m_bytes", env->tlb.l1d_2m_entries, 2ull << 20 },
+		{ "l1d_1g_bytes", env->tlb.l1d_1g_entries, 1ull << 30 },
+		{ "l2d_4k_bytes", env->tlb.l2d_4k_entries, 4096ull },
+		{ "l2d_2m_bytes", env->tlb.l2d_2m_entries, 2ull << 20 },
+		{ "l2d_1g_bytes", env->tlb.l2d_1g_entries, 1ull << 30 },
+	};
+	for (size_t i = 0; i < sizeof(reaches) / sizeof(reaches[0]); i++)
+		json_object_set_new(reach, reaches[i].key,
+				    reaches[i].entries ? json_integer((json_int_t)(reaches[i].entries * reaches[i].page))
+						       : json_null());
 	json_object_set_new(e, "cpu", cpu);
 	json_object_set_new(e, "tlb", tlb);
+	json_object_set_new(e, "tlb_reach", reach);
 	json_object_set_new(e, "kernel", json_string(env->kernel));
 	json_object_set_new(thp, "enabled", str_or_null(env->thp_enabled));
 	json_object_set_new(thp, "defrag", str_or_null(env->thp_defrag));
@@ -345,6 +364,25 @@ static json_t *analysis_json(const struct report_input *in)
 		json_array_append_new(steps, j);
 	}
 	json_object_set_new(o, "stride_steps", steps);
+	json_t *knees = json_array();
+	for (size_t i = 0; i < a->n_knees; i++) {
+		const struct tlb_knee *tk = &a->knees[i];
+		json_t *j = json_object();
+		json_object_set_new(j, "pages", num(tk->knee.x_before));
+		json_object_set_new(j, "pages_after", num(tk->knee.x_after));
+		json_object_set_new(j, "page", json_string(tk->page_label));
+		json_object_set_new(j, "before_ns", num(tk->knee.before_ns));
+		json_object_set_new(j, "after_ns", num(tk->knee.after_ns));
+		json_object_set_new(j, "step_ns", num(tk->knee.step_ns));
+		json_object_set_new(j, "confidence", num(tk->knee.confidence));
+		json_object_set_new(j, "cpuid",
+				    tk->cpuid_level ? json_pack("{s:s, s:i, s:o, s:b}", "level", tk->cpuid_level, "entries",
+								(int)tk->cpuid_entries, "relative_error",
+								num(tk->relative_error), "matches", tk->matches)
+						    : json_null());
+		json_array_append_new(knees, j);
+	}
+	json_object_set_new(o, "knees", knees);
 	json_object_set_new(o, "summary", json_string(a->summary));
 	json_object_set_new(o, "phases", phases);
 	json_object_set_new(o, "comparisons", cmps);
@@ -524,6 +562,18 @@ static void count_label(const struct phase_result *r, enum metric m, char *buf, 
 		snprintf(buf, len, "n/a");
 }
 
+/* Table order: run order, except that a tlbsize sweep is listed by pages touched. */
+static int cmp_table_order(const void *pa, const void *pb, void *ctx)
+{
+	const struct phase_result *ph = ctx;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct phase_spec *x = &ph[a].spec, *y = &ph[b].spec;
+
+	if (x->workload == y->workload && strcmp(x->workload->name, "tlbsize") == 0 && x->size_bytes != y->size_bytes)
+		return x->size_bytes < y->size_bytes ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
 void report_print_text(const struct report_input *in, FILE *f)
 {
 	const struct environment *env = in->env;
@@ -557,8 +607,14 @@ void report_print_text(const struct report_input *in, FILE *f)
 			w = (int)strlen(rr->phases[i].spec.name);
 	fprintf(f, "\n%-*s %-12s %10s %7s %8s %8s %10s  %s\n", w, "phase", "backing", "ns/access", "spread",
 		"cycles", "faults", "dTLB-miss", "self-checks");
-	for (size_t i = 0; i < rr->n; i++) {
-		const struct phase_result *r = &rr->phases[i];
+	/* A tlbsize sweep runs in random order; people read it as a curve, by pages. */
+	size_t *order = malloc((rr->n ? rr->n : 1) * sizeof(*order));
+	for (size_t i = 0; order && i < rr->n; i++)
+		order[i] = i;
+	if (order)
+		qsort_r(order, rr->n, sizeof(*order), cmp_table_order, (void *)rr->phases);
+	for (size_t row = 0; row < rr->n; row++) {
+		const struct phase_result *r = &rr->phases[order ? order[row] : row];
 		char back[32], faults[24], miss[24];
 		size_t pass = 0;
 
@@ -571,11 +627,15 @@ void report_print_text(const struct report_input *in, FILE *f)
 		analysis_stats(r->samples_ns, r->n_samples, &st);
 		count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
 		rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
-		for (size_t k = 0; k < r->n_self_checks; k++)
+		size_t ran = 0;	/* a skipped self-check (too few slots to judge) is neither */
+		for (size_t k = 0; k < r->n_self_checks; k++) {
 			pass += r->self_checks[k].status == CHECK_PASS;
+			ran += r->self_checks[k].status != CHECK_SKIP;
+		}
 		fprintf(f, "%-*s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", w, r->spec.name, back, st.median,
-			100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, r->n_self_checks);
+			100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, ran);
 	}
+	free(order);
 	fprintf(f, "(ns/access: median of %u samples; spread: (max-min)/median; faults: page faults during "
 		"the timed samples; dTLB-miss: per access)\n", rr->n ? rr->phases[0].spec.repeat : 0);
 
@@ -619,6 +679,20 @@ void report_print_text(const struct report_input *in, FILE *f)
 		}
 		fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
 			   "per page either way)\n");
+	}
+	if (a->n_knees) {
+		fprintf(f, "\n%-10s %-10s %10s %10s %10s  %s\n", "knee at", "next", "before ns", "after ns", "confidence",
+			"CPUID");
+		for (size_t i = 0; i < a->n_knees; i++) {
+			const struct tlb_knee *tk = &a->knees[i];
+			char cpuid[80] = "not reported";
+			if (tk->cpuid_level)
+				snprintf(cpuid, sizeof(cpuid), "%s %s %u (%+.0f %%)", tk->matches ? "matches" : "nearest",
+					 tk->cpuid_level, tk->cpuid_entries, 100 * tk->relative_error);
+			fprintf(f, "%-10.0f %-10.0f %10.2f %10.2f %10.1f  %s\n", tk->knee.x_before, tk->knee.x_after,
+				tk->knee.before_ns, tk->knee.after_ns, tk->knee.confidence, cpuid);
+		}
+		fprintf(f, "(pages: 4 KiB pages touched; a knee is a candidate capacity, confirmed only by CPUID)\n");
 	}
 	for (size_t i = 0; i < a->n_findings; i++)
 		fprintf(f, "\nfinding %s: %s\n", a->findings[i].id, a->findings[i].message);

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: MIT */
+/* Knee detection on synthetic tlbsize curves: clean and noisy steps, slopes, outliers, aliasing, ends, bad input. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "knees.h"
+
+enum {
+	MAX_GRID = 200,
+	MAX_KNEES = 8,
+	/* Noisy curves are tried with this many seeds: a pass is not one lucky draw. */
+	N_SEEDS = 200,
+	/* Repetitions per point, as tlbsize takes them by default. */
+	REPS = 5,
+};
+
+/* splitmix64: a small deterministic generator, so every run draws the same curves. */
+static uint64_t rng_next(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* About N(0, 1): Irwin-Hall, the sum of 12 uniforms minus 6 (bounded at +-6, so no freak draw). */
+static double rng_gauss(uint64_t *state)
+{
+	double s = 0;
+
+	for (int i = 0; i < 12; i++)
+		s += (double)(rng_next(state) >> 11) / 9007199254740992.0;
+	return s - 6;
+}
+
+/* Grids as tlbsize builds them (src/workloads/tlbsize.c, page_counts). */
+enum grid_kind {
+	/* CPUID gave 64 and 2048 entries: 4 points per octave, dense points around both, up to 4 x 2048. */
+	GRID_KNOWN,
+	/* No CPUID capacities: 6 points per octave up to 65536. */
+	GRID_UNKNOWN,
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static size_t grid_build(enum grid_kind kind, double *x)
+{
+	static const double around[] = { 0.5, 0.75, 0.875, 0.9375, 1.0, 1.0625, 1.125, 1.25, 1.5, 2.0 };
+	static const double caps[] = { 64, 2048 };
+	int per_octave = kind == GRID_KNOWN ? 4 : 6;
+	double max = kind == GRID_KNOWN ? 4 * 2048 : 65536;
+	size_t n = 0, m = 0;
+
+	for (double p = 1; p <= 3; p++)
+		x[n++] = p;
+	for (int k = 2 * per_octave;; k++) {
+		double p = floor(exp2((double)k / per_octave) + 0.5);
+		if (p > max)
+			break;
+		x[n++] = p;
+	}
+	for (size_t c = 0; kind == GRID_KNOWN && c < 2; c++)
+		for (size_t f = 0; f < sizeof(around) / sizeof(around[0]); f++)
+			x[n++] = floor(caps[c] * around[f] + 0.5);
+	x[n++] = max;
+	qsort(x, n, sizeof(*x), cmp_double);
+	for (size_t i = 0; i < n; i++)
+		if (!m || x[m - 1] != x[i])
+			x[m++] = x[i];
+	return m;
+}
+
+/* Index of the grid point nearest to v. */
+static size_t grid_index(const double *x, size_t n, double v)
+{
+	size_t best = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (fabs(log2(x[i] / v)) < fabs(log2(x[best] / v)))
+			best = i;
+	return best;
+}
+
+/*
+ * Sample truth(x) on the grid. Noise: each point's level moves by a factor
+ * 1 + point_rel * N(0,1) (run-to-run: clock, placement), then REPS
+ * repetitions scatter by rep_rel around it; median and MAD are what the
+ * caller reports. Without noise the spread is 0.
+ */
+struct noise {
+	double point_rel;
+	double rep_rel;
+};
+
+static void sample(const double *x, size_t n, double (*truth)(double), const struct noise *nz, uint64_t seed,
+		   struct knee_point *p)
+{
+	uint64_t st = seed;
+
+	for (size_t i = 0; i < n; i++) {
+		double t = truth(x[i]), level = t * (1 + nz->point_rel * rng_gauss(&st)), r[REPS], d[REPS];
+
+		for (int k = 0; k < REPS; k++)
+			r[k] = level * (1 + nz->rep_rel * rng_gauss(&st));
+		qsort(r, REPS, sizeof(*r), cmp_double);
+		for (int k = 0; k < REPS; k++)
+			d[k] = fabs(r[k] - r[REPS / 2]);
+		qsort(d, REPS, sizeof(*d), cmp_double);
+		p[i] = (struct knee_point){ .x = x[i], .median = r[REPS / 2], .spread = d[REPS / 2] };
+	}
+}
+
+/* The curves. Levels: L1 hit 1.2 ns, L1-TLB miss / L2-TLB hit 3 ns, L2-TLB miss (page walk) 30 ns. */
+static double two_step(double x)
+{
+	return x <= 64 ? 1.2 : x <= 2048 ? 3.0 : 30.0;
+}
+
+/* The same capacities with the shape random access gives: the miss rate grows as 1 - capacity / pages. */
+static double two_ramp(double x)
+{
+	return 1.2 + 1.8 * fmax(0, 1 - 64 / x) + 27 * fmax(0, 1 - 2048 / x);
+}
+
+/* Page-aligned lines all fall into one L1 set: past its 8 ways they come from L2 (~4 ns), then the TLB steps. */
+static double aligned(double x)
+{
+	double base = x <= 8 ? 1.2 : x < 16 ? 1.2 + 2.8 * (x - 8) / 8 : 4.0;
+
+	return base + (x > 64 ? 1.8 : 0) + (x > 2048 ? 27 : 0);
+}
+
+static double flat(double x)
+{
+	(void)x;
+	return 1.2;
+}
+
+/* Slopes without a plateau: steady in log x, linear in x, and a power law. */
+static double log_slope(double x)
+{
+	return 1.2 + 2.0 * log2(x);
+}
+
+static double lin_slope(double x)
+{
+	return 1.2 + 0.002 * x;
+}
+
+static double power_slope(double x)
+{
+	return 1.2 * pow(x, 0.3);
+}
+
+static const struct noise clean = { 0, 0 };
+/* A few percent run to run, and repetitions that agree to ~2 %. */
+static const struct noise noisy = { 0.03, 0.02 };
+/* A busy machine: 6 % run to run, 5 % between repetitions. */
+static const struct noise very_noisy = { 0.06, 0.05 };
+
+/*
+ * Golden table: a curve on a grid with some noise, and the knees expected,
+ * over N_SEEDS seeds when noisy. Each knee found must have x_before near its
+ * capacity (within one grid point, or tol_octaves when given) and a
+ * confidence of at least min_confidence. A row with at_most set expects no
+ * more than that many knees, each below max_confidence, and no positions.
+ */
+static const struct curve_case {
+	int line;
+	const char *name;
+	enum grid_kind grid;
+	double (*truth)(double);
+	const struct noise *noise;
+	size_t n_knees;
+	double knees[3];
+	double min_confidence;
+	double tol_octaves;
+	size_t at_most;
+	double max_confidence;
+} curve_cases[] = {
+	/* Steps: exactly the two TLB knees, on both grids, in growing noise. */
+	{ .line = __LINE__, .name = "two steps, clean", .grid = GRID_KNOWN, .truth = two_step, .noise = &clean,
+	  .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 100 },
+	{ .line = __LINE__, .name = "two steps, clean, no CPUID grid", .grid = GRID_UNKNOWN, .truth = two_step,
+	  .noise = &clean, .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 100 },
+	{ .line = __LINE__, .name = "two steps, noisy", .grid = GRID_KNOWN, .truth = two_step, .noise = &noisy,
+	  .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 10 },
+	{ .line = __LINE__, .name = "two steps, noisy, no CPUID grid", .grid = GRID_UNKNOWN, .truth = two_step,
+	  .noise = &noisy, .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 10 },
+	{ .line = __LINE__, .name = "two steps, very noisy", .grid = GRID_KNOWN, .truth = two_step, .noise = &very_noisy,
+	  .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 5 },
+	/* Ramps: the rise starts at the capacity but takes an octave or two; placed within a quarter octave. */
+	{ .line = __LINE__, .name = "two ramps (1 - C/N), clean", .grid = GRID_KNOWN, .truth = two_ramp, .noise = &clean,
+	  .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 20, .tol_octaves = 0.25 },
+	{ .line = __LINE__, .name = "two ramps (1 - C/N), noisy", .grid = GRID_KNOWN, .truth = two_ramp, .noise = &noisy,
+	  .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 5, .tol_octaves = 0.25 },
+	/* Aliasing: the aligned layout adds a knee at 8; the colored one (two_step) has none before 64. */
+	{ .line = __LINE__, .name = "aligned: alias step at 8", .grid = GRID_KNOWN, .truth = aligned, .noise = &clean,
+	  .n_knees = 3, .knees = { 8, 64, 2048 }, .min_confidence = 50 },
+	{ .line = __LINE__, .name = "aligned: alias step at 8, noisy", .grid = GRID_KNOWN, .truth = aligned,
+	  .noise = &noisy, .n_knees = 3, .knees = { 8, 64, 2048 }, .min_confidence = 5 },
+	{ .line = __LINE__, .name = "colored: no alias step, noisy", .grid = GRID_KNOWN, .truth = two_step,
+	  .noise = &noisy, .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 5 },
+	/* No step: nothing. */
+	{ .line = __LINE__, .name = "flat, clean", .grid = GRID_KNOWN, .truth = flat, .noise = &clean },
+	{ .line = __LINE__, .name = "flat, noisy", .grid = GRID_KNOWN, .truth = flat, .noise = &noisy },
+	{ .line = __LINE__, .name = "flat, very noisy", .grid = GRID_UNKNOWN, .truth = flat, .noise = &very_noisy },
+	/* Slopes: no plateau, so no knee ... */
+	{ .line = __LINE__, .name = "slope in log x, clean", .grid = GRID_KNOWN, .truth = log_slope, .noise = &clean },
+	{ .line = __LINE__, .name = "slope in log x, noisy", .grid = GRID_UNKNOWN, .truth = log_slope, .noise = &noisy },
+	{ .line = __LINE__, .name = "power law x^0.3, clean", .grid = GRID_KNOWN, .truth = power_slope, .noise = &clean },
+	{ .line = __LINE__, .name = "power law x^0.3, noisy", .grid = GRID_UNKNOWN, .truth = power_slope,
+	  .noise = &noisy },
+	{ .line = __LINE__, .name = "slope linear in x, clean", .grid = GRID_KNOWN, .truth = lin_slope, .noise = &clean },
+	/*
+	 * ... except that a slope linear in x is flat on a log axis until it
+	 * bends up, and in noise the bend can pass for the onset of a ramp:
+	 * then one knee, of low confidence, never a cascade.
+	 */
+	{ .line = __LINE__, .name = "slope linear in x, noisy", .grid = GRID_UNKNOWN, .truth = lin_slope,
+	  .noise = &noisy, .at_most = 1, .max_confidence = 10 },
+};
+
+static void print_knees(const char *name, unsigned seed, const struct knee *k, size_t nk)
+{
+	fprintf(stderr, "  %s, seed %u: %zu knees:", name, seed, nk);
+	for (size_t i = 0; i < nk && i < MAX_KNEES; i++)
+		fprintf(stderr, " [%g..%g %.3g->%.3g conf %.3g]", k[i].x_before, k[i].x_after, k[i].before_ns,
+			k[i].after_ns, k[i].confidence);
+	fputc('\n', stderr);
+}
+
+static void test_curves(void)
+{
+	for (size_t c = 0; c < sizeof(curve_cases) / sizeof(curve_cases[0]); c++) {
+		const struct curve_case *t = &curve_cases[c];
+		double x[MAX_GRID], worst = INFINITY, best = 0;
+		size_t n = grid_build(t->grid, x), failures = 0, most = 0;
+		unsigned seeds = t->noise->point_rel > 0 ? N_SEEDS : 1;
+
+		for (unsigned s = 1; s <= seeds; s++) {
+			struct knee_point p[MAX_GRID];
+			struct knee k[MAX_KNEES];
+			size_t nk = 99;
+			bool ok;
+
+			sample(x, n, t->truth, t->noise, s, p);
+			ok = knees_detect(p, n, k, MAX_KNEES, &nk) == 0 && nk <= MAX_KNEES;
+			if (ok && t->at_most)
+				ok = nk <= t->at_most;
+			else if (ok)
+				ok = nk == t->n_knees;
+			for (size_t i = 0; ok && i < nk; i++) {
+				worst = fmin(worst, k[i].confidence);
+				best = fmax(best, k[i].confidence);
+				if (t->at_most) {
+					ok = k[i].confidence < t->max_confidence;
+				} else {
+					size_t want = grid_index(x, n, t->knees[i]);
+					bool near = t->tol_octaves > 0
+							    ? fabs(log2(k[i].x_before / t->knees[i])) <= t->tol_octaves
+							    : k[i].i_before + 1 >= want && k[i].i_before <= want + 1;
+
+					ok = near && x[k[i].i_before] == k[i].x_before && k[i].confidence >= t->min_confidence;
+				}
+			}
+			most = nk > most ? nk : most;
+			if (!ok && failures++ < 3)
+				print_knees(t->name, s, k, nk);
+		}
+		CHECK_ROW(t->line, failures == 0, "%s: %zu of %u seeds wrong", t->name, failures, seeds);
+		if (getenv("KNEES_VERBOSE"))
+			fprintf(stderr, "%-36s most knees %zu, confidence %.3g .. %.3g\n", t->name, most, worst, best);
+	}
+}
+
+/* Sample a curve on a grid into p (no noise); returns the count. */
+static size_t clean_curve(enum grid_kind grid, double (*truth)(double), struct knee_point *p)
+{
+	double x[MAX_GRID];
+	size_t n = grid_build(grid, x);
+
+	sample(x, n, truth, &clean, 1, p);
+	return n;
+}
+
+static size_t index_of(const struct knee_point *p, size_t n, double x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i].x == x)
+			return i;
+	return n;
+}
+
+/* Clean steps: the knees sit exactly at the capacities, with the true levels. */
+static void test_levels_clean(void)
+{
+	struct knee_point p[MAX_GRID];
+	size_t n = clean_curve(GRID_KNOWN, two_step, p), nk = 99;
+	struct knee k[MAX_KNEES];
+
+	CHECK(knees_detect(p, n, k, MAX_KNEES, &nk) == 0 && nk == 2, "two knees, got %zu", nk);
+	if (nk != 2)
+		return;
+	CHECK(k[0].x_before == 64 && k[0].x_after == 68, "first at 64..68, got %g..%g", k[0].x_before, k[0].x_after);
+	CHECK(k[0].i_before == index_of(p, n, 64) && k[0].i_after == k[0].i_before + 1, "first indices");
+	CHECK_NEAR(k[0].before_ns, 1.2, 1e-12);
+	CHECK_NEAR(k[0].after_ns, 3.0, 1e-12);
+	CHECK_NEAR(k[0].step_ns, 1.8, 1e-12);
+	CHECK(k[1].x_before == 2048 && k[1].x_after == 2176, "second at 2048..2176, got %g..%g", k[1].x_before,
+	      k[1].x_after);
+	CHECK_NEAR(k[1].before_ns, 3.0, 1e-12);
+	CHECK_NEAR(k[1].after_ns, 30.0, 1e-12);
+	/* No spread, no scatter: the noise is the floor (0.5 % of the lower level). */
+	CHECK_NEAR(k[0].confidence, 1.8 / (0.005 * 1.2), 1e-6);
+}
+
+/* Noisy steps: the levels stay within a few percent of the truth, seed after seed. */
+static void test_levels_noisy(void)
+{
+	double x[MAX_GRID];
+	size_t n = grid_build(GRID_KNOWN, x), bad = 0;
+
+	for (unsigned s = 1; s <= N_SEEDS; s++) {
+		struct knee_point p[MAX_GRID];
+		struct knee k[MAX_KNEES];
+		size_t nk = 0;
+
+		sample(x, n, two_step, &noisy, s, p);
+		if (knees_detect(p, n, k, MAX_KNEES, &nk) != 0 || nk != 2 || fabs(k[0].before_ns / 1.2 - 1) > 0.03 ||
+		    fabs(k[0].after_ns / 3 - 1) > 0.03 || fabs(k[1].before_ns / 3 - 1) > 0.03 ||
+		    fabs(k[1].after_ns / 30 - 1) > 0.03 || fabs(k[0].step_ns - (k[0].after_ns - k[0].before_ns)) > 1e-12)
+			bad++;
+	}
+	CHECK(bad == 0, "levels off by more than 3 %% in %zu of %d seeds", bad, N_SEEDS);
+}
+
+/*
+ * Outliers in a flat curve: one point (anywhere, up or down), two
+ * neighbours, or three neighbours where the curve is back down at the end
+ * of the octave after them, make no knee.
+ */
+static const struct spike_case {
+	int line;
+	double x;	/* first point of the spike */
+	size_t width;	/* points */
+	double ns;	/* their latency */
+} spike_cases[] = {
+	{ __LINE__, 5, 1, 6.0 },
+	{ __LINE__, 64, 1, 6.0 },
+	{ __LINE__, 128, 1, 30.0 },
+	{ __LINE__, 2048, 1, 6.0 },
+	{ __LINE__, 6889, 1, 6.0 },	/* the second-to-last point */
+	{ __LINE__, 8192, 1, 6.0 },	/* the last point */
+	{ __LINE__, 128, 1, 0.3 },	/* down */
+	{ __LINE__, 91, 2, 6.0 },
+	{ __LINE__, 91, 3, 6.0 },
+	{ __LINE__, 6889, 2, 6.0 },	/* the last two points: a step that is not seen to persist */
+};
+
+static void test_spikes(void)
+{
+	for (size_t c = 0; c < sizeof(spike_cases) / sizeof(spike_cases[0]); c++) {
+		const struct spike_case *t = &spike_cases[c];
+		struct knee_point p[MAX_GRID];
+		size_t n = clean_curve(GRID_KNOWN, flat, p), at = index_of(p, n, t->x), nk = 99;
+		struct knee k[MAX_KNEES];
+
+		for (size_t i = at; i < at + t->width && i < n; i++)
+			p[i].median = t->ns;
+		CHECK_ROW(t->line, at < n && knees_detect(p, n, k, MAX_KNEES, &nk) == 0 && nk == 0,
+			  "spike at %g x%zu: %zu knees", t->x, t->width, nk);
+	}
+}
+
+/*
+ * A step at the very end: seen on the last two points it is not a knee (not
+ * shown to persist); on the last three it is, placed before them.
+ */
+static void test_end_step(void)
+{
+	for (size_t up = 1; up <= 4; up++) {
+		struct knee_point p[MAX_GRID];
+		size_t n = clean_curve(GRID_KNOWN, flat, p), nk = 99;
+		struct knee k[MAX_KNEES];
+
+		for (size_t i = n - up; i < n; i++)
+			p[i].median = 5.0;
+		CHECK(knees_detect(p, n, k, MAX_KNEES, &nk) == 0, "runs");
+		if (up < 3)
+			CHECK(nk == 0, "%zu points up: no knee, got %zu", up, nk);
+		else
+			CHECK(nk == 1 && k[0].i_before == n - up - 1 && k[0].after_ns == 5.0,
+			      "%zu points up: one knee before them, got %zu", up, nk);
+	}
+}
+
+/* Grids other than tlbsize's: every page count, one point per octave, and the shortest curves. */
+static void test_grids(void)
+{
+	enum { DENSE = 1024 };
+	struct knee_point dense[DENSE], sparse[17], few[6];
+	struct knee k[MAX_KNEES];
+	size_t nk = 99;
+
+	/* Every page count: windows hold the nearest MAX_WINDOW_POINTS points, less than an octave. */
+	for (size_t i = 0; i < DENSE; i++)
+		dense[i] = (struct knee_point){ .x = (double)(i + 1), .median = two_step((double)(i + 1)) };
+	CHECK(knees_detect(dense, DENSE, k, MAX_KNEES, &nk) == 0 && nk == 1 && k[0].x_before == 64,
+	      "dense: one knee at 64, got %zu (%g)", nk, nk ? k[0].x_before : 0);
+	/* One point per octave: windows widen to 3 points; 2048 has only 4096 and 8192 after it, then 16384. */
+	for (size_t i = 0; i < 17; i++)
+		sparse[i] = (struct knee_point){ .x = exp2((double)i), .median = two_step(exp2((double)i)) };
+	CHECK(knees_detect(sparse, 17, k, MAX_KNEES, &nk) == 0 && nk == 2 && k[0].x_before == 64 &&
+		      k[1].x_before == 2048,
+	      "sparse: knees at 64 and 2048, got %zu", nk);
+	CHECK(knees_detect(sparse, 14, k, MAX_KNEES, &nk) == 0 && nk == 1, "sparse to 8192: 2048 not persistent");
+	/* Six points: three below, three above is the least that makes a knee. */
+	for (size_t i = 0; i < 6; i++)
+		few[i] = (struct knee_point){ .x = (double)(i + 1), .median = i < 3 ? 1.2 : 3.0 };
+	CHECK(knees_detect(few, 6, k, MAX_KNEES, &nk) == 0 && nk == 1 && k[0].x_before == 3, "six points: one knee");
+	CHECK(knees_detect(few + 1, 5, k, MAX_KNEES, &nk) == 0 && nk == 0, "five points: none");
+}
+
+/* Latency that falls is not a knee: knees are rises only. */
+static void test_drop(void)
+{
+	struct knee_point p[MAX_GRID];
+	size_t n = clean_curve(GRID_KNOWN, two_step, p), nk = 99;
+
+	for (size_t i = 0; i < n; i++)
+		p[i].median = 40 - p[i].median;
+	CHECK(knees_detect(p, n, NULL, 0, &nk) == 0 && nk == 0, "a falling curve has no knee, got %zu", nk);
+}
+
+/* A short out: the first knees are written, *n_out tells how many there were. */
+static void test_truncate(void)
+{
+	struct knee_point p[MAX_GRID];
+	size_t n = clean_curve(GRID_KNOWN, two_step, p), nk = 99;
+	struct knee k[2] = { [1] = { .x_before = -1 } };
+
+	CHECK(knees_detect(p, n, k, 1, &nk) == 0 && nk == 2, "found 2, got %zu", nk);
+	CHECK(k[0].x_before == 64 && k[1].x_before == -1, "wrote the first only");
+	nk = 99;
+	CHECK(knees_detect(p, n, NULL, 0, &nk) == 0 && nk == 2, "count only: 2, got %zu", nk);
+}
+
+/* Bad input: -EINVAL and *n_out 0; an empty curve is fine. */
+enum bad_what { BAD_NONE, BAD_PTS_NULL, BAD_OUT_NULL, BAD_X_EQUAL, BAD_X_DOWN, BAD_X_ZERO, BAD_X_NAN,
+		BAD_MEDIAN_INF, BAD_SPREAD_NEG, BAD_SPREAD_NAN };
+
+static const struct bad_case {
+	int line;
+	enum bad_what what;
+	size_t at;	/* the point that is made bad */
+	int ret;
+} bad_cases[] = {
+	{ __LINE__, BAD_NONE, 0, 0 },
+	{ __LINE__, BAD_PTS_NULL, 0, -EINVAL },
+	{ __LINE__, BAD_OUT_NULL, 0, -EINVAL },
+	{ __LINE__, BAD_X_EQUAL, 20, -EINVAL },
+	{ __LINE__, BAD_X_DOWN, 20, -EINVAL },
+	{ __LINE__, BAD_X_DOWN, 1, -EINVAL },
+	{ __LINE__, BAD_X_ZERO, 0, -EINVAL },
+	{ __LINE__, BAD_X_NAN, 5, -EINVAL },
+	{ __LINE__, BAD_MEDIAN_INF, 30, -EINVAL },
+	{ __LINE__, BAD_SPREAD_NEG, 7, -EINVAL },
+	{ __LINE__, BAD_SPREAD_NAN, 0, -EINVAL },
+};
+
+static void test_bad_input(void)
+{
+	for (size_t c = 0; c < sizeof(bad_cases) / sizeof(bad_cases[0]); c++) {
+		const struct bad_case *t = &bad_cases[c];
+		struct knee_point p[MAX_GRID];
+		size_t n = clean_curve(GRID_KNOWN, two_step, p), nk = 99;
+		struct knee k[MAX_KNEES], *out = k;
+		const struct knee_point *in = p;
+
+		switch (t->what) {
+		case BAD_NONE:
+			break;
+		case BAD_PTS_NULL:
+			in = NULL;
+			break;
+		case BAD_OUT_NULL:
+			out = NULL;
+			break;
+		case BAD_X_EQUAL:
+			p[t->at].x = p[t->at - 1].x;
+			break;
+		case BAD_X_DOWN:
+			p[t->at].x = p[t->at - 1].x / 2;
+			break;
+		case BAD_X_ZERO:
+			p[t->at].x = 0;
+			break;
+		case BAD_X_NAN:
+			p[t->at].x = NAN;
+			break;
+		case BAD_MEDIAN_INF:
+			p[t->at].median = INFINITY;
+			break;
+		case BAD_SPREAD_NEG:
+			p[t->at].spread = -0.01;
+			break;
+		case BAD_SPREAD_NAN:
+			p[t->at].spread = NAN;
+			break;
+		}
+		int ret = knees_detect(in, n, out, MAX_KNEES, &nk);
+		CHECK_ROW(t->line, ret == t->ret && (ret == 0 ? nk == 2 : nk == 0), "case %d: returned %d, %zu knees",
+			  (int)t->what, ret, nk);
+	}
+	size_t nk = 99;
+	CHECK(knees_detect(NULL, 0, NULL, 0, &nk) == 0 && nk == 0, "empty curve: no knees");
+	CHECK(knees_detect(NULL, 0, NULL, 0, NULL) == -EINVAL, "n_out NULL");
+}
+
+int main(void)
+{
+	test_curves();
+	test_levels_clean();
+	test_levels_noisy();
+	test_spikes();
+	test_end_step();
+	test_grids();
+	test_drop();
+	test_truncate();
+	test_bad_input();
+	return check_finish();
+}
