@@ -13,15 +13,16 @@
  * robust level (median of the medians) and its points' typical spread
  * (median of the spreads); the lower one also a trend (Theil-Sen slope per
  * octave of x). The scatter of the points about the local curve (second
- * differences, relative to the level, pooled over both windows) completes the
- * noise. A gap is a step when the higher level is above the lower one by a
- * clear relative amount and by several times the noise, the lower window is
- * flat (its trend is small next to the step: this tells a step from a
- * slope), and the higher level persists. Neighbouring gaps that pass form one
- * run, of which the most confident is kept; the knee is then placed where the
- * rise starts (the last point still on the lower level) and measured again
- * there. The next knee's lower window may not reach back before this knee's
- * x_after, so one rise never gives a cascade of knees.
+ * differences relative to the level, pooled over both windows, at least that
+ * of the whole curve) completes the noise. A gap is a step when the higher
+ * level is above the lower one by a clear relative amount and by several
+ * times the noise, the lower window is flat (its trend is small next to the
+ * step: this tells a step from a slope), and the higher level persists.
+ * Neighbouring gaps that pass are one rise, of which the most confident
+ * gap is kept; the knee is then placed where the rise starts (the last point
+ * still on the lower level) and must pass again there, or it is dropped. The
+ * next knee's lower window starts at this knee's x_after and must span an
+ * octave, so one rise never gives a cascade of knees.
  */
 
 /* Counts, each with the reason for its value. */
@@ -34,8 +35,8 @@ enum {
 	MAX_PAIRS = MAX_WINDOW_POINTS * (MAX_WINDOW_POINTS - 1) / 2,
 	/* Residuals for the curve's scatter: tlbsize measures at most 512 points. */
 	MAX_CURVE_RESIDUALS = 512,
-	/* Points of the higher window allowed below the step's midpoint: one noisy point, or the first of a ramp. */
-	MAX_LOW_IN_UPPER = 1,
+	/* ... and at least these, so that the 2-4 residuals next to each of a few steps are a minority. */
+	MIN_CURVE_RESIDUALS = 16,
 };
 /*
  * Span of the lower window as a ratio of x (two octaves): enough points
@@ -79,9 +80,10 @@ static const double FLAT_FRACTION = 0.15;
 static const double FLAT_NOISE = 1.0;
 /*
  * A point is still on the lower level below before + max(ONSET_FRACTION *
- * step, ONSET_NOISE * noise): the knee is where the rise starts, not its
- * middle; a quarter of the step keeps the first points of a ramp (a TLB whose
- * miss rate grows as 1 - capacity / pages) off the plateau.
+ * step, ONSET_NOISE * noise of the lower level): the knee is where the rise
+ * starts, not its middle. A tenth of the step puts the first points of a
+ * ramp (a TLB whose miss rate grows as 1 - capacity / pages) on the rise; 3
+ * MADs (2 sigma) keep a noisy point of the plateau off it.
  */
 static const double ONSET_FRACTION = 0.1;
 static const double ONSET_NOISE = 3.0;
@@ -181,15 +183,6 @@ static bool window_right(const struct knee_point *pts, size_t n, size_t start, s
 }
 
 /*
- * Relative scatter of the points about the local curve, pooled over windows
- * a and b: each inner point's distance from the line through its two
- * neighbours (in log2 x), divided by its window's level and by the growth
- * the interpolation gives the noise (sqrt(1 + w^2 + (1-w)^2)), so that the
- * median is in the units of one point's MAD. A trend or a single jump
- * between windows does not count; a step inside a window costs one or two of
- * the pooled values, which the median ignores. 0 when there are none.
- */
-/*
  * Point i's distance from the line through its neighbours (in log2 x),
  * relative to level and divided by the growth the interpolation gives the
  * noise (sqrt(1 + f^2 + (1-f)^2)), so that it is in the units of one point's
@@ -204,6 +197,13 @@ static double residual_rel(const struct knee_point *pts, size_t i, double level)
 	return fabs(r / level) / sqrt(1 + f * f + (1 - f) * (1 - f));
 }
 
+/*
+ * Relative scatter of the points about the local curve, pooled over windows
+ * a and b: the median of their inner points' residual_rel (each relative to
+ * its window's level). A trend does not count, nor a jump between the
+ * windows; a jump inside a window spoils one or two of the pooled values,
+ * which the median ignores. 0 when there are none.
+ */
 static double scatter_rel(const struct knee_point *pts, const struct window *a, const struct window *b)
 {
 	double v[2 * MAX_WINDOW_POINTS];
@@ -230,8 +230,9 @@ struct curve {
  * Relative scatter of all inner points about the local curve, as
  * scatter_rel but over the whole curve (subsampled to MAX_CURVE_RESIDUALS on
  * a larger one): a floor for the local estimate, which rests on a dozen
- * values and is sometimes low by chance. The few points next to steps are
- * outliers for the median.
+ * values and is sometimes low by chance. The points next to steps are
+ * outliers for the median; on a curve too short for that (fewer than
+ * MIN_CURVE_RESIDUALS values) there is no floor: 0.
  */
 static double curve_scatter_rel(const struct knee_point *pts, size_t n)
 {
@@ -244,7 +245,7 @@ static double curve_scatter_rel(const struct knee_point *pts, size_t n)
 		if (isfinite(r))
 			v[nv++] = r;
 	}
-	return nv ? median_of(v, nv) : 0;
+	return nv >= MIN_CURVE_RESIDUALS ? median_of(v, nv) : 0;
 }
 
 /* A step between point i_before (end of the lower window) and i_after (start of the higher one). */
@@ -260,8 +261,8 @@ struct candidate {
  * level_start) to the higher one starting at i_after > i_before, into *c.
  * True when it is a knee: both windows exist, the rise is clear in relative
  * terms and against the noise, the lower window is flat, and the higher
- * level persists (at most MAX_LOW_IN_UPPER of its points below the step's
- * midpoint, and not its last one).
+ * level persists (at least MIN_PLATEAU_POINTS of its points at or above the
+ * step's midpoint, its last one among them).
  */
 static bool candidate_measure(const struct curve *cv, size_t level_start, size_t i_before, size_t i_after,
 			      struct candidate *c)
@@ -290,31 +291,33 @@ static bool candidate_measure(const struct curve *cv, size_t level_start, size_t
 	mid = c->lo.level_ns + c->step_ns / 2;
 	for (size_t i = c->hi.first; i <= c->hi.last; i++)
 		low += pts[i].median < mid;
-	return low <= MAX_LOW_IN_UPPER && c->hi.last - c->hi.first + 1 - low >= MIN_PLATEAU_POINTS &&
-	       pts[c->hi.last].median >= mid;
+	return c->hi.last - c->hi.first + 1 - low >= MIN_PLATEAU_POINTS && pts[c->hi.last].median >= mid;
 }
 
 /*
- * Move a detected step (found anywhere inside its rise) to where the rise
- * starts: i_before becomes the last point below the onset level at or before
- * the step's i_after (a noisy high point inside the lower level does not
- * count, as the scan comes from above), i_after the first point after it at
- * or above the midpoint, no further than run_end + 1. True, with *out, when
- * the step still passes there.
+ * Move a detected step (found anywhere on its rise: any gap whose higher
+ * window is mostly up passes) to where the rise starts. The rise is first
+ * met at the first point at or above the midpoint in the step's higher
+ * window; i_before becomes the last point below the onset level before it
+ * (scanning down from the rise, so a noisy high point inside the lower level
+ * does not count) and i_after the first point after i_before at or above the
+ * midpoint. True, with *out, when the step still passes there.
  */
-static bool candidate_refine(const struct curve *cv, size_t level_start, size_t run_end, const struct candidate *c,
+static bool candidate_refine(const struct curve *cv, size_t level_start, const struct candidate *c,
 			     struct candidate *out)
 {
 	const struct knee_point *pts = cv->pts;
 	double onset = c->lo.level_ns + fmax(ONSET_FRACTION * c->step_ns, ONSET_NOISE * c->noise_lo_ns);
 	double mid = c->lo.level_ns + c->step_ns / 2;
-	size_t j = c->i_after, k;
+	size_t rise = c->hi.first, j, k;
 
-	while (j > level_start && pts[j].median >= onset)
-		j--;
+	while (rise < c->hi.last && pts[rise].median < mid)
+		rise++;
+	for (j = rise - 1; j > level_start && pts[j].median >= onset; j--)
+		;
 	if (pts[j].median >= onset)
 		return false;
-	for (k = j + 1; k + 1 < cv->n && k <= run_end && pts[k].median < mid; k++)
+	for (k = j + 1; k < rise && pts[k].median < mid; k++)
 		;
 	return candidate_measure(cv, level_start, j, k, out);
 }
@@ -340,7 +343,7 @@ int knees_detect(const struct knee_point *pts, size_t n, struct knee *out, size_
 
 	cv = (struct curve){ .pts = pts, .n = n, .scatter_rel = curve_scatter_rel(pts, n) };
 	while (gap + 1 < n) {
-		struct candidate c, best, refined;
+		struct candidate c, best, knee;
 		size_t run_end;
 
 		if (!candidate_measure(&cv, level_start, gap, gap + 1, &c)) {
@@ -353,22 +356,25 @@ int knees_detect(const struct knee_point *pts, size_t n, struct knee *out, size_
 		     run_end++)
 			if (c.confidence > best.confidence)
 				best = c;
-		if (candidate_refine(&cv, level_start, run_end, &best, &refined))
-			best = refined;
+		/* Every knee reported passed all tests where it is reported. */
+		if (!candidate_refine(&cv, level_start, &best, &knee)) {
+			gap = run_end;
+			continue;
+		}
 		if (found < max)
 			out[found] = (struct knee){
-				.x_before = pts[best.i_before].x,
-				.x_after = pts[best.i_after].x,
-				.before_ns = best.lo.level_ns,
-				.after_ns = best.hi.level_ns,
-				.step_ns = best.step_ns,
-				.confidence = best.confidence,
-				.i_before = best.i_before,
-				.i_after = best.i_after,
+				.x_before = pts[knee.i_before].x,
+				.x_after = pts[knee.i_after].x,
+				.before_ns = knee.lo.level_ns,
+				.after_ns = knee.hi.level_ns,
+				.step_ns = knee.step_ns,
+				.confidence = knee.confidence,
+				.i_before = knee.i_before,
+				.i_after = knee.i_after,
 			};
 		found++;
 		/* The higher level is the next knee's lower one: it starts at x_after. */
-		level_start = best.i_after;
+		level_start = knee.i_after;
 		gap = run_end > level_start ? run_end : level_start;
 	}
 	*n_out = found;

@@ -14,23 +14,39 @@ struct knee_point {
 /* A candidate knee: the curve leaves a flat lower level and stays on a clearly higher one. */
 struct knee {
 	double x_before;	/* last x on the lower level (the candidate capacity) */
-	double x_after;		/* first x that has covered at least half of the step */
-	double before_ns;	/* median of the points within one octave up to x_before (the lower plateau) */
-	double after_ns;	/* median of the points within one octave from x_after (the higher level) */
+	double x_after;		/* first x after it that has covered at least half of the step */
+	double before_ns;	/* lower level: median of the points over up to two octaves up to x_before */
+	double after_ns;	/* higher level: median of the points over up to one octave from x_after */
 	double step_ns;		/* after_ns - before_ns, > 0 */
-	double confidence;	/* step_ns / noise; noise combines point spreads and the plateaus' scatter (MAD units) */
+	/*
+	 * step_ns / noise, noise = sqrt(spread_lo^2 + spread_hi^2 + scatter_lo^2
+	 * + scatter_hi^2): spread is the median of the points' spreads in each
+	 * window, scatter the points' scatter about the local curve (as a MAD)
+	 * at that level; at least 0.5 % of before_ns. Knees have >= 5.
+	 */
+	double confidence;
 	size_t i_before;	/* index of x_before in the input */
 	size_t i_after;		/* index of x_after in the input */
 };
 
 /*
- * Find candidate knees on a curve of n points sorted by x. Writes the first
- * min(*n_out, max) knees to out in increasing x and stores in *n_out the
- * number of knees found, which exceeds max when out was too small (as
- * snprintf does: loop to the smaller of the two); out may be NULL when max is
- * 0, to count only. A knee needs at least 3 points on the lower level (after
- * the previous knee) and 3 on the higher one, so curves of fewer than 6
- * points have none, nor has a step seen only on the last 1-2 points.
+ * Find candidate knees on a curve of n points sorted by x: rises to a new
+ * level that persists, by at least 10 % of the lower level and 5 times the
+ * noise, after a lower level that is flat over at least an octave (a steady
+ * slope has no knee). Latency that falls is never a knee.
+ *
+ * Writes the first min(*n_out, max) knees to out in increasing x and stores
+ * in *n_out the number of knees found, which exceeds max when out was too
+ * small (as snprintf does: loop to the smaller of the two); out may be NULL
+ * when max is 0, to count only.
+ *
+ * A knee needs at least 3 points spanning an octave on the lower level (and
+ * after the previous knee's x_after) and 3 points at or above the step's
+ * midpoint on the higher one, the last point of the window among them. So
+ * curves of fewer than 6 points have none, nor has a step seen only on the
+ * last 1-2 points, nor one of 2 adjacent outliers. Best on a grid of 4-24
+ * points per octave, as tlbsize measures.
+ *
  * Returns 0, or -EINVAL (n > 0 with pts NULL, out NULL with max > 0, n_out
  * NULL, x not > 0 or not strictly increasing, negative spread, non-finite
  * values); on -EINVAL *n_out (when not NULL) is 0.

@@ -427,6 +427,44 @@ static void test_control(void)
 	fixture_free(s.r, s.n);
 }
 
+/* A stride sweep: each step labelled, the TLB step in ns and cycles, dTLB rates where counted. */
+static void test_stride_steps(void)
+{
+	static const struct {
+		uint64_t stride;
+		double ns;
+		double misses;	/* per access over 1e6 accesses */
+	} sweep[] = { { 8, 1.3, 0.0 }, { 64, 4.7, 0.02 }, { 512, 5.9, 0.12 }, { 4096, 8.9, 0.98 }, { 8192, 9.1, 0.99 } };
+	static const char *const labels[] = { "cache", "cache", "tlb", "flat" };
+	struct phase_result r[5];
+	struct analysis a;
+	struct timing_calibration clk = { .clock_overhead_ns = 20, .clock_resolution_ns = 1, .core_clock_ghz = 2.0 };
+
+	for (size_t i = 0; i < 5; i++) {
+		char name[48];
+		snprintf(name, sizeof(name), "stride/4k/64M/s%llu/r0", (unsigned long long)sweep[i].stride);
+		fixture_phase(&r[i], name, "4k", 64u << 20, 1000000, &sweep[i].ns, 1, 1e6, sweep[i].misses * 1e6);
+		r[i].spec.workload = workload_find("stride");
+		r[i].spec.stride_bytes = sweep[i].stride;
+	}
+	analysis_run(r, 5, NULL, &clk, &a);
+	CHECK(a.n_stride_steps == 4, "four steps: %zu", a.n_stride_steps);
+	for (size_t i = 0; i < a.n_stride_steps && i < 4; i++) {
+		const struct stride_step *st = &a.stride_steps[i];
+		CHECK(st->from == i && st->to == i + 1, "step %zu in stride order", i);
+		CHECK(strcmp(st->label, labels[i]) == 0, "step %zu: %s, want %s", i, st->label, labels[i]);
+		CHECK_NEAR(st->delta_ns, sweep[i + 1].ns - sweep[i].ns, 1e-9);
+		CHECK_NEAR(st->delta_cycles, 2.0 * (sweep[i + 1].ns - sweep[i].ns), 1e-9);
+		CHECK(st->have_misses && fabs(st->misses_to - sweep[i + 1].misses) < 1e-9, "miss rates");
+	}
+	CHECK(strstr(a.summary, "the TLB step (512B -> 4KB stride) adds 3.00 ns (6.0 cycles)"), "summary: %s",
+	      a.summary);
+	const struct analysis_check *tf = find_check(&a, "too_fast");
+	CHECK(tf && tf->status == CHECK_SKIP, "independent strided loads are not a latency: too_fast skips");
+	analysis_free(&a);
+	fixture_free(r, 5);
+}
+
 int main(void)
 {
 	test_stats();
@@ -438,5 +476,6 @@ int main(void)
 	test_size_sweep();
 	test_walk_cycles();
 	test_control();
+	test_stride_steps();
 	return check_finish();
 }

@@ -12,7 +12,7 @@ enum {
 	MAX_KNEES = 8,
 	/* Noisy curves are tried with this many seeds: a pass is not one lucky draw. */
 	N_SEEDS = 200,
-	/* Repetitions per point, as tlbsize takes them by default. */
+	/* Repetitions per point: tlbprof's default --repeat. */
 	REPS = 5,
 };
 
@@ -323,7 +323,10 @@ static void test_levels_clean(void)
 	CHECK_NEAR(k[0].confidence, 1.8 / (0.005 * 1.2), 1e-6);
 }
 
-/* Noisy steps: the levels stay within a few percent of the truth, seed after seed. */
+/*
+ * Noisy steps: the levels stay within 5 % of the truth (3.5 standard errors
+ * of a median of ~8 points at 3 % noise), seed after seed.
+ */
 static void test_levels_noisy(void)
 {
 	double x[MAX_GRID];
@@ -335,12 +338,12 @@ static void test_levels_noisy(void)
 		size_t nk = 0;
 
 		sample(x, n, two_step, &noisy, s, p);
-		if (knees_detect(p, n, k, MAX_KNEES, &nk) != 0 || nk != 2 || fabs(k[0].before_ns / 1.2 - 1) > 0.03 ||
-		    fabs(k[0].after_ns / 3 - 1) > 0.03 || fabs(k[1].before_ns / 3 - 1) > 0.03 ||
-		    fabs(k[1].after_ns / 30 - 1) > 0.03 || fabs(k[0].step_ns - (k[0].after_ns - k[0].before_ns)) > 1e-12)
+		if (knees_detect(p, n, k, MAX_KNEES, &nk) != 0 || nk != 2 || fabs(k[0].before_ns / 1.2 - 1) > 0.05 ||
+		    fabs(k[0].after_ns / 3 - 1) > 0.05 || fabs(k[1].before_ns / 3 - 1) > 0.05 ||
+		    fabs(k[1].after_ns / 30 - 1) > 0.05 || fabs(k[0].step_ns - (k[0].after_ns - k[0].before_ns)) > 1e-12)
 			bad++;
 	}
-	CHECK(bad == 0, "levels off by more than 3 %% in %zu of %d seeds", bad, N_SEEDS);
+	CHECK(bad == 0, "levels off by more than 5 %% in %zu of %d seeds", bad, N_SEEDS);
 }
 
 /*
@@ -428,6 +431,115 @@ static void test_grids(void)
 		few[i] = (struct knee_point){ .x = (double)(i + 1), .median = i < 3 ? 1.2 : 3.0 };
 	CHECK(knees_detect(few, 6, k, MAX_KNEES, &nk) == 0 && nk == 1 && k[0].x_before == 3, "six points: one knee");
 	CHECK(knees_detect(few + 1, 5, k, MAX_KNEES, &nk) == 0 && nk == 0, "five points: none");
+}
+
+/*
+ * Small steps on a clean curve, where the noise is only the 0.5 % floor: a
+ * rise under 10 % of the lower level is not a knee, however clean.
+ */
+static void test_small_steps(void)
+{
+	static const struct {
+		int line;
+		double rise;	/* relative to 1.2 ns, at 64 pages */
+		size_t n_knees;
+	} rows[] = {
+		{ __LINE__, 0.05, 0 },
+		{ __LINE__, 0.09, 0 },
+		{ __LINE__, 0.11, 1 },
+		{ __LINE__, 0.50, 1 },
+	};
+
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct knee_point p[MAX_GRID];
+		size_t n = clean_curve(GRID_KNOWN, flat, p), nk = 99;
+		struct knee k[MAX_KNEES];
+
+		for (size_t i = 0; i < n; i++)
+			p[i].median *= p[i].x > 64 ? 1 + rows[r].rise : 1;
+		CHECK_ROW(rows[r].line, knees_detect(p, n, k, MAX_KNEES, &nk) == 0 && nk == rows[r].n_knees &&
+				   (!nk || k[0].x_before == 64),
+			  "rise %g: %zu knees", rows[r].rise, nk);
+	}
+}
+
+/*
+ * Measured: tlbprof --workload tlbsize --pages 4k on a 2-vCPU cloud VM,
+ * Intel Xeon family 6 model 207 (Emerald Rapids, Raptor Cove cores: L1D
+ * 48 KiB 12-way, L2 2 MiB; CPUID TLB leaves zeroed by the hypervisor), no
+ * PMU, 5 samples per point: {pages, median ns, MAD ns}. Colored to 65536
+ * pages, aligned (--layout aligned) to 8192.
+ */
+static const struct knee_point emr_colored[] = {
+	{ 1, 2.019, 0.0196 }, { 2, 1.976, 0.00963 }, { 3, 1.954, 0.0557 }, { 4, 2.144, 0.0389 },
+	{ 5, 2.052, 0.00724 }, { 6, 1.956, 0.00333 }, { 7, 1.975, 0.0126 }, { 8, 1.965, 0.0156 },
+	{ 9, 2.006, 0.0318 }, { 10, 1.922, 0.0224 }, { 11, 1.892, 0.00215 }, { 13, 1.924, 0.0365 },
+	{ 14, 2.024, 0.0212 }, { 16, 1.958, 0.00122 }, { 18, 1.897, 0.00266 }, { 20, 1.938, 0.0322 },
+	{ 23, 2.023, 0.0584 }, { 25, 2.073, 0.00332 }, { 29, 1.883, 0.000405 }, { 32, 1.891, 0.00456 },
+	{ 36, 1.984, 0.00868 }, { 40, 1.981, 0.0228 }, { 45, 2.082, 0.0253 }, { 51, 1.997, 0.0148 },
+	{ 57, 2.054, 0.00713 }, { 64, 2.304, 0.039 }, { 72, 2.233, 0.0411 }, { 81, 2.779, 0.00572 },
+	{ 91, 3.398, 0.0343 }, { 102, 3.988, 0.116 }, { 114, 4.672, 0.0217 }, { 128, 4.418, 0.0176 },
+	{ 144, 4.514, 0.0573 }, { 161, 4.528, 0.0226 }, { 181, 4.575, 0.00958 }, { 203, 4.62, 0.0159 },
+	{ 228, 4.731, 0.0156 }, { 256, 4.593, 0.066 }, { 287, 4.658, 0.0295 }, { 323, 4.859, 0.0334 },
+	{ 362, 4.812, 0.014 }, { 406, 4.877, 0.0364 }, { 456, 4.903, 0.0248 }, { 512, 5.527, 0.017 },
+	{ 575, 5.143, 0.161 }, { 645, 7.132, 0.0484 }, { 724, 8.336, 0.0391 }, { 813, 8.645, 0.155 },
+	{ 912, 8.792, 0.138 }, { 1024, 8.591, 0.00362 }, { 1149, 8.76, 0.0172 }, { 1290, 9.911, 0.0359 },
+	{ 1448, 9.35, 0.223 }, { 1625, 12.61, 0.161 }, { 1825, 12.87, 1.1 }, { 2048, 17.98, 2.26 },
+	{ 2299, 20.34, 0.407 }, { 2580, 25.08, 0.198 }, { 2896, 23.41, 0.0991 }, { 3251, 25.8, 0.369 },
+	{ 3649, 25.92, 0.0866 }, { 4096, 26.01, 0.173 }, { 4598, 24.08, 0.14 }, { 5161, 27.25, 0.134 },
+	{ 5793, 26.65, 0.796 }, { 6502, 26.81, 0.168 }, { 7298, 26.22, 0.31 }, { 8192, 29.96, 1.97 },
+	{ 9195, 30.26, 0.264 }, { 10321, 28.25, 0.03 }, { 11585, 33.12, 3.23 }, { 13004, 31.99, 0.496 },
+	{ 14596, 31.34, 0.335 }, { 16384, 38.71, 6.56 }, { 18390, 39.68, 0.107 }, { 20643, 47.62, 1.1 },
+	{ 23170, 73.06, 1.73 }, { 26008, 71.09, 1.79 }, { 29193, 75.19, 1.4 }, { 32768, 70.84, 1.21 },
+	{ 36781, 73.02, 1.97 }, { 41285, 76.85, 0.593 }, { 46341, 103.8, 0.729 }, { 52016, 78.57, 0.138 },
+	{ 58386, 85.11, 0.646 }, { 65536, 96.99, 1.8 },
+};
+
+static const struct knee_point emr_aligned[] = {
+	{ 1, 1.987, 0.0291 }, { 2, 1.96, 0.00374 }, { 3, 1.98, 0.012 }, { 4, 1.97, 0.00332 }, { 5, 2.104, 0.0465 },
+	{ 6, 2.069, 0.0902 }, { 7, 1.963, 0.00751 }, { 8, 1.98, 0.0279 }, { 9, 1.985, 0.0228 }, { 10, 2.011, 0.018 },
+	{ 11, 2.073, 0.0144 }, { 13, 5.939, 0.195 }, { 14, 4.467, 0.155 }, { 16, 6.636, 0.0366 },
+	{ 18, 6.68, 0.0328 }, { 20, 6.481, 0.123 }, { 23, 6.442, 0.24 }, { 25, 6.464, 0.295 }, { 29, 6.402, 0.102 },
+	{ 32, 6.65, 0.119 }, { 36, 6.561, 0.108 }, { 40, 6.728, 0.114 }, { 45, 6.443, 0.0898 }, { 51, 7.005, 0.148 },
+	{ 57, 6.546, 0.272 }, { 64, 6.965, 0.0639 }, { 72, 7.08, 0.263 }, { 81, 6.643, 0.321 }, { 91, 7.833, 0.277 },
+	{ 102, 8.506, 0.235 }, { 114, 9.476, 0.0629 }, { 128, 8.958, 0.0369 }, { 144, 9.004, 0.0887 },
+	{ 161, 8.945, 0.222 }, { 181, 9.195, 0.097 }, { 203, 9.24, 0.0531 }, { 228, 9.356, 0.0388 },
+	{ 256, 9.454, 0.0361 }, { 287, 10.35, 0.409 }, { 323, 10.45, 0.416 }, { 362, 13.34, 0.644 },
+	{ 406, 14.33, 0.234 }, { 456, 17.42, 0.281 }, { 512, 21.39, 0.261 }, { 575, 27.49, 0.81 },
+	{ 645, 33.7, 0.385 }, { 724, 40.66, 1.09 }, { 813, 42.82, 0.2 }, { 912, 47.01, 0.22 },
+	{ 1024, 47.56, 0.787 }, { 1149, 49.94, 0.998 }, { 1290, 47.65, 1.21 }, { 1448, 69.53, 3.59 },
+	{ 1625, 53.14, 1.7 }, { 1825, 55.16, 0.631 }, { 2048, 57.97, 1.17 }, { 2299, 69.97, 6.68 },
+	{ 2580, 62.82, 0.102 }, { 2896, 68.99, 7.69 }, { 3251, 81.77, 17.2 }, { 3649, 63.32, 1.3 },
+	{ 4096, 61.3, 0.448 }, { 4598, 62.28, 0.279 }, { 5161, 65.81, 1.58 }, { 5793, 86.09, 3.9 },
+	{ 6502, 64.7, 1.02 }, { 7298, 67.59, 1.38 }, { 8192, 63.98, 0.642 },
+};
+
+/*
+ * On the measured curves: the colored one rises first at 64-72 pages (the
+ * L1 dTLB), then near 512 (its colored lines leave the L1D), 1448 (the
+ * 2048-entry STLB, set conflicts start the rise early) and 14596 (the lines
+ * and page-table entries leave L2): four knees, none before 57 pages. The
+ * aligned one steps first after 11 pages: all lines share one L1D set of 12
+ * ways (the aliasing that --layout colored exists to avoid).
+ */
+static void test_measured(void)
+{
+	struct knee k[MAX_KNEES];
+	size_t nk = 99;
+
+	CHECK(knees_detect(emr_colored, sizeof(emr_colored) / sizeof(emr_colored[0]), k, MAX_KNEES, &nk) == 0 &&
+		      nk == 4,
+	      "colored: 4 knees, got %zu", nk);
+	if (nk == 4) {
+		CHECK(k[0].x_before >= 57 && k[0].x_before <= 81, "colored: L1 dTLB at %g", k[0].x_before);
+		CHECK(k[1].x_before >= 406 && k[1].x_before <= 645, "colored: L1D at %g", k[1].x_before);
+		CHECK(k[2].x_before >= 1290 && k[2].x_before <= 2048, "colored: STLB at %g", k[2].x_before);
+		CHECK(k[3].x_before >= 11585 && k[3].x_before <= 32768, "colored: L2 at %g", k[3].x_before);
+	}
+	nk = 99;
+	CHECK(knees_detect(emr_aligned, sizeof(emr_aligned) / sizeof(emr_aligned[0]), k, MAX_KNEES, &nk) == 0 &&
+		      nk >= 1 && k[0].x_before == 11 && k[0].x_after == 13,
+	      "aligned: first knee after 11 pages, got %zu (%g)", nk, nk ? k[0].x_before : 0);
 }
 
 /* Latency that falls is not a knee: knees are rises only. */
@@ -534,6 +646,8 @@ int main(void)
 	test_spikes();
 	test_end_step();
 	test_grids();
+	test_small_steps();
+	test_measured();
 	test_drop();
 	test_truncate();
 	test_bad_input();
