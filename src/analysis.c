@@ -341,7 +341,17 @@ static void match_cpuid(struct tlb_knee *tk, const struct environment *env)
 	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
 		if (!caps[c].entries)
 			continue;
-		double err = (tk->knee.x_before - caps[c].entries) / caps[c].entries;
+		/*
+		 * The capacity lies where the rise happens: between the last point
+		 * on the lower level and the first on the higher one (a
+		 * set-associative TLB starts missing before it is full).
+		 */
+		double e = caps[c].entries, x = tk->knee.x_before;
+		if (e > tk->knee.x_before && e <= tk->knee.x_after)
+			x = e;
+		else if (e > tk->knee.x_after)
+			x = tk->knee.x_after;
+		double err = (x - e) / e;
 		if (!tk->cpuid_level || fabs(err) < fabs(tk->relative_error)) {
 			tk->cpuid_level = caps[c].level;
 			tk->cpuid_entries = caps[c].entries;

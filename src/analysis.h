@@ -70,7 +70,7 @@ struct tlb_knee {
 	const char *page_label;		/* the page size the curve was measured on ("4k") */
 	const char *cpuid_level;	/* "l1d_4k_entries", "l2d_4k_entries", or NULL when CPUID reports none */
 	unsigned cpuid_entries;
-	double relative_error;		/* (pages - entries) / entries */
+	double relative_error;		/* distance of entries from [x_before, x_after], relative to entries */
 	bool matches;			/* within the resolution of the page-count grid */
 };
 

@@ -67,9 +67,10 @@ static const double MIN_REL_RISE = 0.10;
 static const double MIN_CONFIDENCE = 5.0;
 /*
  * The lower window's trend (ns per octave) must be below this fraction of
- * the step: on a steady slope in log x it is ~0.6 of the step (the window
- * centres are 1.5-1.6 octaves apart), on a slope linear in x ~0.35, on a
- * plateau ~0.
+ * the step. On the tlbsize grids it is 0.46-1.0 of the step (median 0.63:
+ * the window centres are ~1.6 octaves apart) on a steady slope in log x,
+ * 0.37-0.92 on a power law x^0.3, 0.22-0.68 (median 0.35) on a slope linear
+ * in x, and ~0 on a plateau.
  */
 static const double FLAT_FRACTION = 0.15;
 /*

@@ -465,6 +465,55 @@ static void test_stride_steps(void)
 	fixture_free(r, 5);
 }
 
+/* A tlbsize curve with a 64-entry L1 dTLB and a 2048-entry STLB: knees matched to CPUID. */
+static void test_tlbsize_knees(void)
+{
+	static const double grid[] = { 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 56, 60, 64, 68, 72, 80, 96, 128, 181,
+				       256, 362, 512, 724, 1024, 1448, 1800, 2048, 2200, 2600, 2896, 4096, 5793, 8192 };
+	enum { N = sizeof(grid) / sizeof(grid[0]) };
+	struct phase_result r[N];
+	struct analysis a;
+	struct environment env = { .tlb = { .l1d_4k_entries = 64, .l2d_4k_entries = 2048 }, .turbo = -1 };
+	struct timing_calibration clk = { .clock_overhead_ns = 20, .clock_resolution_ns = 1, .core_clock_ghz = 3 };
+
+	for (size_t i = 0; i < N; i++) {
+		double x = grid[i], ns = x <= 64 ? 1.5 : x <= 2048 ? 4.0 : 25.0, s[3] = { ns * 0.99, ns, ns * 1.01 };
+		char name[48];
+		snprintf(name, sizeof(name), "tlbsize/4k/%.0fp/r0", x);
+		fixture_phase(&r[i], name, "4k", (uint64_t)x * 4096, 200000, s, 3, 0, -1);
+		r[i].spec.workload = workload_find("tlbsize");
+		r[i].slots = (uint64_t)x;
+	}
+	analysis_run(r, N, &env, &clk, &a);
+	CHECK(a.n_knees == 2, "two knees: %zu", a.n_knees);
+	if (a.n_knees == 2) {
+		CHECK(a.knees[0].matches && strcmp(a.knees[0].cpuid_level, "l1d_4k_entries") == 0, "L1 matched: %s %.0f",
+		      a.knees[0].cpuid_level, a.knees[0].knee.x_before);
+		CHECK(a.knees[1].matches && strcmp(a.knees[1].cpuid_level, "l2d_4k_entries") == 0, "STLB matched: %s %.0f",
+		      a.knees[1].cpuid_level, a.knees[1].knee.x_before);
+	}
+	const struct analysis_check *g = find_check(&a, "tlb_geometry");
+	CHECK(g && g->status == CHECK_PASS, "geometry confirmed: %s", g ? g->message : "missing");
+	CHECK(strstr(a.summary, "candidate TLB capacities at"), "summary: %s", a.summary);
+	analysis_free(&a);
+
+	/* A VM whose CPUID is silent: the same knees, and a warning that nothing confirms them. */
+	env.tlb = (struct env_tlb){ 0 };
+	strcpy(env.hypervisor, "KVM");
+	analysis_run(r, N, &env, &clk, &a);
+	g = find_check(&a, "tlb_geometry");
+	CHECK(a.n_knees == 2 && !a.knees[0].cpuid_level, "knees without CPUID");
+	CHECK(g && g->status == CHECK_WARN && strstr(g->message, "VM"), "silent CPUID warns: %s", g ? g->message : "");
+	analysis_free(&a);
+	/* An implausible one (L2 smaller than L1). */
+	env.tlb = (struct env_tlb){ .l1d_4k_entries = 2048, .l2d_4k_entries = 64 };
+	analysis_run(r, N, &env, &clk, &a);
+	g = find_check(&a, "tlb_geometry");
+	CHECK(g && g->status == CHECK_WARN && strstr(g->message, "implausible"), "implausible: %s", g ? g->message : "");
+	analysis_free(&a);
+	fixture_free(r, N);
+}
+
 int main(void)
 {
 	test_stats();
@@ -477,5 +526,6 @@ int main(void)
 	test_walk_cycles();
 	test_control();
 	test_stride_steps();
+	test_tlbsize_knees();
 	return check_finish();
 }
