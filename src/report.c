@@ -239,6 +239,9 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(params, "seed", json_integer((json_int_t)s->seed));
 	json_object_set_new(params, "cpu", s->cpu >= 0 ? json_integer(s->cpu) : json_null());
 	json_object_set_new(params, "layout", json_string(layout_name(s->layout)));
+	/* Accesses that share one page: the TLB reuse the access pattern allows (below 1: pages skipped). */
+	uint64_t page_bytes = s->page.bytes;
+	json_object_set_new(params, "accesses_per_page", num((double)page_bytes / (double)s->stride_bytes));
 	json_object_set_new(o, "params", params);
 	json_object_set_new(o, "prepare_ms", num(r->prepare_ms));
 
