@@ -137,6 +137,80 @@ static double clock_ghz(const struct timing_calibration *clock, const struct pha
 	return r->cycles_per_ns;
 }
 
+/* ---- page faults ---- */
+
+void analysis_fault_metrics(const struct fault_sample *s, size_t n, struct fault_metrics *out)
+{
+	double *npf = calloc(n + 1, sizeof(double)), *npp = calloc(n + 1, sizeof(double));
+	double *ppf = calloc(n + 1, sizeof(double)), *mbs = calloc(n + 1, sizeof(double));
+	double *minor = calloc(n + 1, sizeof(double)), *major = calloc(n + 1, sizeof(double));
+	size_t nf = 0;
+	unsigned procs = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!n || !npf || !npp || !ppf || !mbs || !minor || !major)
+		goto out;
+	out->valid = true;
+	out->from_counters = true;
+	out->rusage_agrees = true;
+	for (size_t i = 0; i < n; i++) {
+		bool counted = s[i].minor >= 0 && s[i].major >= 0;
+		double mi = counted ? s[i].minor : (double)s[i].minor_rusage;
+		double ma = counted ? s[i].major : (double)s[i].major_rusage;
+		double ru = (double)(s[i].minor_rusage + s[i].major_rusage);
+		out->from_counters &= counted;
+		if (counted && fabs(ru - (mi + ma)) > 2 + 0.01 * (mi + ma))
+			out->rusage_agrees = false;
+		minor[i] = mi;
+		major[i] = ma;
+		npp[i] = s[i].pages ? s[i].elapsed_ns / (double)s[i].pages : 0;
+		mbs[i] = s[i].elapsed_ns > 0 ? (double)s[i].pages * 4096.0 / 1048576.0 / (s[i].elapsed_ns / 1e9) : 0;
+		if (mi + ma > 0) {
+			npf[nf] = s[i].elapsed_ns / (mi + ma);
+			ppf[nf] = (double)s[i].pages / (mi + ma);
+			nf++;
+		}
+		out->user_s += s[i].user_ns / 1e9;
+		out->sys_s += s[i].sys_ns / 1e9;
+		out->wall_s += s[i].elapsed_ns / 1e9;
+		out->resident_before = fmax(out->resident_before, s[i].resident_before);
+		if (s[i].process + 1 > procs)
+			procs = s[i].process + 1;
+	}
+	analysis_stats(npp, n, &out->ns_per_page);
+	analysis_stats(mbs, n, &out->mib_per_s);
+	analysis_stats(npf, nf, &out->ns_per_fault);
+	analysis_stats(ppf, nf, &out->pages_per_fault);
+	struct sample_stats st;
+	analysis_stats(minor, n, &st);
+	out->minor = st.median;
+	analysis_stats(major, n, &st);
+	out->major = st.median;
+	out->processes = procs;
+	/* Per-process medians of ns per page, then their spread. */
+	double med[256];
+	size_t nm = 0;
+	for (unsigned p = 0; p < procs && nm < 256; p++) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (s[i].process == p)
+				npf[k++] = npp[i];
+		if (!k)
+			continue;
+		analysis_stats(npf, k, &st);
+		med[nm++] = st.median;
+	}
+	analysis_stats(med, nm, &st);
+	out->process_spread = nm > 1 ? st.rel_spread : 0;
+out:
+	free(npf);
+	free(npp);
+	free(ppf);
+	free(mbs);
+	free(minor);
+	free(major);
+}
+
 /* ---- per-phase statistics and controls ---- */
 
 static void analyse_phases(const struct phase_result *res, size_t n, struct analysis *a)
@@ -144,6 +218,7 @@ static void analyse_phases(const struct phase_result *res, size_t n, struct anal
 	for (size_t i = 0; i < n; i++) {
 		struct phase_analysis *pa = &a->phases[i];
 		analysis_stats(res[i].samples_ns, res[i].n_samples, &pa->ns);
+		analysis_fault_metrics(res[i].fault_samples, res[i].n_fault_samples, &pa->faults);
 		if (!measured_ok(&res[i]))
 			continue;
 		for (size_t c = 0; c < n; c++) {
@@ -231,6 +306,7 @@ static int build_comparisons(const struct phase_result *res, size_t n, const str
 		for (size_t i = 0; i < n; i++) {
 			if (i == v || !measured_ok(&res[i]) || res[i].spec.size_bytes != res[v].spec.size_bytes ||
 			    res[i].spec.stride_bytes != res[v].spec.stride_bytes ||
+			    res[i].spec.fault_case != res[v].spec.fault_case ||
 			    res[i].spec.workload != res[v].spec.workload || res[i].spec.page.bytes >= res[v].spec.page.bytes)
 				continue;
 			if (b == SIZE_MAX || res[i].spec.page.bytes < res[b].spec.page.bytes)
@@ -706,7 +782,8 @@ static void check_tlb_pressure(const struct phase_result *res, size_t n, const s
 	for (size_t i = 0; i < n; i++) {
 		const struct phase_result *r = &res[i];
 		double rate;
-		if (!measured_ok(r) || r->spec.page.kind != PAGE_BASE || r->spec.stride_bytes < 4096)
+		if (!measured_ok(r) || r->spec.page.kind != PAGE_BASE || r->spec.stride_bytes < 4096 ||
+		    r->spec.workload->faults_expected)
 			continue;
 		if ((double)r->slots < FAR_BEYOND_REACH * entries)
 			continue;
@@ -874,7 +951,8 @@ static void check_warmup(const struct phase_result *res, size_t n, struct analys
 	size_t eligible = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (res[i].status != PHASE_OK || res[i].n_samples < 3)
+		/* Fresh memory per sample has no warm-up: its first sample is like the others by design. */
+		if (res[i].status != PHASE_OK || res[i].n_samples < 3 || res[i].spec.workload->per_sample_memory)
 			continue;
 		eligible++;
 		struct sample_stats rest;
@@ -909,7 +987,7 @@ static void check_faults(const struct phase_result *res, size_t n, struct analys
 	bool from_rusage = false;
 
 	for (size_t i = 0; i < n; i++) {
-		if (res[i].status != PHASE_OK)
+		if (res[i].status != PHASE_OK || res[i].spec.workload->faults_expected)
 			continue;
 		if (analysis_counter(&res[i], METRIC_PAGE_FAULTS, &v)) {
 			counted++;
@@ -925,8 +1003,12 @@ static void check_faults(const struct phase_result *res, size_t n, struct analys
 		total += v;
 	}
 	struct analysis_check *c;
+	bool measured = false;
+	for (size_t i = 0; i < n; i++)
+		measured |= res[i].spec.workload->faults_expected;
 	if (!counted)
-		c = add_check(a, "faults_in_timed_phase", CHECK_SKIP, "no fault count available");
+		c = add_check(a, "faults_in_timed_phase", CHECK_SKIP,
+			      measured ? "page faults are what this workload measures" : "no fault count available");
 	else if (total > 0)
 		c = add_check(a, "faults_in_timed_phase", CHECK_WARN,
 			      "%.0f page faults happened inside timed samples (first in %s, from %s): each costs "
@@ -984,7 +1066,7 @@ static void check_huge_ineffective(const struct phase_result *res, const struct 
 	for (size_t i = 0; i < a->n_comparisons; i++) {
 		const struct comparison *cmp = &a->comparisons[i];
 		const struct phase_result *b = &res[cmp->baseline], *v = &res[cmp->variant];
-		if (b->spec.page.kind != PAGE_BASE || b->spec.stride_bytes < 4096 ||
+		if (!b->spec.workload->latency || b->spec.page.kind != PAGE_BASE || b->spec.stride_bytes < 4096 ||
 		    (double)b->slots < FAR_BEYOND_REACH * entries)
 			continue;
 		eligible++;
@@ -1066,6 +1148,143 @@ static void check_tlb_geometry(const struct phase_result *res, size_t n, const s
 	evidence(c, "l2d_4k_entries", l2);
 	evidence(c, "knees", (double)a->n_knees);
 	evidence(c, "matched", (double)matched);
+}
+
+/* A process-to-process spread above this: page-cache or allocator state differs between processes. */
+static const double PROCESS_SPREAD_MAX = 0.10;
+/* Faults per page within this fraction of one fault per page (per 2 MiB on THP). */
+static const double FAULTS_PER_PAGE_TOLERANCE = 0.10;
+
+/* The page-fault workload's own checks: fault counts mean what the case says. */
+static void check_page_faults(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	size_t cold = 0, cold_bad = 0, pre = 0, pre_bad = 0, file = 0, file_bad = 0, file_skip = 0, spread_n = 0;
+	size_t rusage_n = 0, rusage_bad = 0;
+	double worst_ratio = 1, pre_faults = 0, worst_spread = 0, resident = 0;
+	const char *cold_where = NULL, *file_where = NULL, *spread_where = NULL;
+	struct analysis_check *c;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct phase_result *r = &res[i];
+		const struct fault_metrics *fm = &a->phases[i].faults;
+		if (r->spec.fault_case == FAULT_NONE)
+			continue;
+		if (r->spec.fault_case == FAULT_FILE_COLD && r->status == PHASE_SKIPPED) {
+			file_skip++;
+			file_where = r->spec.name;
+			continue;
+		}
+		if (r->status != PHASE_OK || !fm->valid)
+			continue;
+		if (fm->from_counters) {
+			rusage_n++;
+			rusage_bad += !fm->rusage_agrees;
+		}
+		if (fm->processes > 1) {
+			spread_n++;
+			if (fm->process_spread > worst_spread) {
+				worst_spread = fm->process_spread;
+				spread_where = r->spec.name;
+			}
+		}
+		double faults = fm->minor + fm->major;
+		uint64_t pages = r->fault_samples[0].pages;
+		switch (r->spec.fault_case) {
+		case FAULT_ANON_COLD: {
+			/* One fault per page, one per huge page when THP backs it. */
+			uint64_t per = r->backing_known && r->backing.kind == PAGE_THP ? r->spec.page.bytes / 4096 : 1;
+			double ratio = faults / ((double)pages / (double)per);
+			cold++;
+			if (fabs(ratio - 1) > FAULTS_PER_PAGE_TOLERANCE) {
+				cold_bad++;
+				if (fabs(ratio - 1) > fabs(worst_ratio - 1)) {
+					worst_ratio = ratio;
+					cold_where = r->spec.name;
+				}
+			}
+			break;
+		}
+		case FAULT_ANON_PREFAULT:
+			pre++;
+			if (faults > 0) {
+				pre_bad++;
+				pre_faults = fmax(pre_faults, faults);
+			}
+			break;
+		case FAULT_FILE_COLD:
+			file++;
+			resident = fmax(resident, fm->resident_before);
+			if (fm->major <= 0) {
+				file_bad++;
+				file_where = r->spec.name;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (!cold)
+		c = add_check(a, "anon_cold_faults_per_page", CHECK_SKIP, "no anon_cold phase ran");
+	else if (cold_bad)
+		c = add_check(a, "anon_cold_faults_per_page", CHECK_WARN,
+			      "%s: %.2f faults per expected fault (one per base page, one per 2 MiB with THP): the "
+			      "first touch did not fault as the case defines (fault-around, THP collapse, or reclaim)",
+			      cold_where, worst_ratio);
+	else
+		c = add_check(a, "anon_cold_faults_per_page", CHECK_PASS,
+			      "every anon_cold sample faulted once per page (once per 2 MiB with THP), within %.0f %%",
+			      100 * FAULTS_PER_PAGE_TOLERANCE);
+	evidence(c, "phases", (double)cold);
+	evidence(c, "worst_ratio", worst_ratio);
+
+	if (!pre)
+		c = add_check(a, "anon_prefault_no_faults", CHECK_SKIP, "no anon_prefault phase ran");
+	else if (pre_bad)
+		c = add_check(a, "anon_prefault_no_faults", CHECK_FAIL,
+			      "a prefaulted region still took %.0f faults per timed touch: the prefault did not stick "
+			      "(memory pressure, or a THP split)", pre_faults);
+	else
+		c = add_check(a, "anon_prefault_no_faults", CHECK_PASS,
+			      "prefaulted touches took no fault: the timed loop costs ns per page, not per fault");
+	evidence(c, "faults", pre_faults);
+
+	if (!file && !file_skip)
+		c = add_check(a, "file_cold_major_faults", CHECK_SKIP, "no file_cold phase ran");
+	else if (file_skip && !file)
+		c = add_check(a, "file_cold_major_faults", CHECK_SKIP,
+			      "%s was skipped: its file could not be evicted from the page cache (see its reason)",
+			      file_where);
+	else if (file_bad)
+		c = add_check(a, "file_cold_major_faults", CHECK_FAIL,
+			      "%s took no major fault although the file was evicted (%.1f %% resident before): the "
+			      "reads did not go to the device", file_where, 100 * resident);
+	else
+		c = add_check(a, "file_cold_major_faults", CHECK_PASS,
+			      "file_cold took major faults with at most %.1f %% of the file resident before timing",
+			      100 * resident);
+	evidence(c, "resident_before", resident);
+
+	if (!rusage_n)
+		c = add_check(a, "fault_counts_agree", CHECK_SKIP, "no fault counts from both perf and getrusage");
+	else if (rusage_bad)
+		c = add_check(a, "fault_counts_agree", CHECK_WARN,
+			      "in %zu of %zu phases the perf fault counters and getrusage disagree: one of them missed "
+			      "faults (another thread, or counting limited to user space)", rusage_bad, rusage_n);
+	else
+		c = add_check(a, "fault_counts_agree", CHECK_PASS,
+			      "perf software counters and getrusage count the same faults (%zu phases)", rusage_n);
+	evidence(c, "disagree", (double)rusage_bad);
+
+	if (!spread_n)
+		c = add_check(a, "process_spread", CHECK_SKIP, "no phase ran in several processes");
+	else if (worst_spread > PROCESS_SPREAD_MAX)
+		c = add_check(a, "process_spread", CHECK_WARN,
+			      "%s: the processes' medians differ by %.0f %% (limit %.0f %%): page-cache, allocator or "
+			      "host state changes between runs; report the median of processes, not one run",
+			      spread_where, 100 * worst_spread, 100 * PROCESS_SPREAD_MAX);
+	else
+		c = add_check(a, "process_spread", CHECK_PASS, "the processes agree within %.0f %%", 100 * worst_spread);
+	evidence(c, "worst_spread", worst_spread);
 }
 
 /* ---- findings ---- */
@@ -1220,8 +1439,8 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		const struct phase_result *b = &res[c->baseline], *v = &res[c->variant];
 		const struct phase_analysis *pb = &a->phases[c->baseline];
 		char sz[16];
-		if (a->n_stride_steps)
-			continue;	/* a stride sweep is summed up by its TLB steps */
+		if (a->n_stride_steps || res[c->baseline].spec.fault_case != FAULT_NONE)
+			continue;	/* stride and fault sweeps are summed up by their own figures */
 		appendf(s, cap, "%sat %siB, %s pages are %.2f× %s than %s", *s ? "; " : "",
 			format_size(v->spec.size_bytes, sz, sizeof(sz)), v->spec.page.label,
 			c->speedup >= 1 ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0),
@@ -1247,6 +1466,18 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 			format_size(f->stride_bytes, s1, sizeof(s1)), format_size(t->stride_bytes, s2, sizeof(s2)),
 			st->delta_ns, st->delta_cycles);
 	}
+	for (size_t i = 0; i < a->n_phases; i++) {
+		const struct fault_metrics *fm = &a->phases[i].faults;
+		if (!measured_ok(&res[i]) || !fm->valid)
+			continue;
+		appendf(s, cap, "%s%s on %s: %.0f ns per page", *s ? "; " : "", fault_case_name(res[i].spec.fault_case),
+			res[i].spec.page.label, fm->ns_per_page.median);
+		if (fm->ns_per_fault.n)
+			appendf(s, cap, ", %.0f ns per fault, %.3g pages per fault", fm->ns_per_fault.median,
+				fm->pages_per_fault.median);
+		else
+			appendf(s, cap, ", no faults");
+	}
 	if (a->n_knees) {
 		appendf(s, cap, "%scandidate TLB capacities at", *s ? "; " : "");
 		for (size_t i = 0; i < a->n_knees; i++) {
@@ -1260,7 +1491,7 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 	}
 	if (!a->n_comparisons && !a->n_stride_steps && !a->n_knees)
 		for (size_t i = 0; i < a->n_phases; i++)
-			if (measured_ok(&res[i]))
+			if (measured_ok(&res[i]) && !a->phases[i].faults.valid)
 				appendf(s, cap, "%s%s: %.1f ns per access", *s ? "; " : "", res[i].spec.name,
 					a->phases[i].ns.median);
 	if (a->verdict == VERDICT_OK) {
@@ -1302,6 +1533,7 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 	check_frequency(env, clock, out);
 	check_huge_ineffective(results, env, out);
 	check_tlb_geometry(results, n, env, out);
+	check_page_faults(results, n, out);
 	find_shrinking_speedup(results, out);
 
 	out->verdict = VERDICT_OK;

@@ -33,8 +33,26 @@ bool analysis_counter(const struct phase_result *r, enum metric m, double *value
 /* A per-access rate of metric m over the phase's timed accesses; false when unavailable. */
 bool analysis_per_access(const struct phase_result *r, enum metric m, double *rate);
 
+/* What a page-fault phase's samples say (pagefault workload). */
+struct fault_metrics {
+	bool valid;
+	struct sample_stats ns_per_fault, ns_per_page, pages_per_fault, mib_per_s;
+	double minor, major;		/* faults per sample, medians */
+	bool from_counters;		/* fault counts from perf software counters, else getrusage */
+	bool rusage_agrees;		/* getrusage counted the same faults (within 1 % + 2) */
+	double user_s, sys_s;		/* CPU time over all samples */
+	double wall_s;			/* wall time of the timed touches together */
+	double resident_before;		/* the largest resident fraction before a timed touch */
+	unsigned processes;
+	double process_spread;		/* (max - min) / median of the per-process medians of ns per page */
+};
+
+/* Derive fault metrics from samples (pure; valid = false when there are none). */
+void analysis_fault_metrics(const struct fault_sample *s, size_t n, struct fault_metrics *out);
+
 /* Per-phase derived values, parallel to the results. */
 struct phase_analysis {
+	struct fault_metrics faults;	/* pagefault phases */
 	struct sample_stats ns;		/* ns per access over the samples */
 	bool has_control;
 	size_t control;			/* index of the packed control for this phase's size */

@@ -23,6 +23,10 @@
 #define DEFAULT_STRIDE "4K"
 #define DEFAULT_STRIDES "8,64,512,4K,8K"
 #define MAX_PAGES_LIMIT (1ull << 24)
+#define DEFAULT_CASES "anon_cold,anon_refault,anon_prefault,file_warm,file_cold"
+#define DEFAULT_FAULT_SIZE "200M"
+#define DEFAULT_PROCESSES 5
+#define MAX_PROCESSES 100
 #define DEFAULT_ITERS "20M"
 #define DEFAULT_WARMUP "0.1"
 #define DEFAULT_REPEAT 5
@@ -31,7 +35,8 @@
 
 enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
-	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON,
+	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_CASES, OPT_PROCESSES, OPT_DIR, OPT_DROP_CACHES,
+	OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD,
 };
 
 static const struct option long_options[] = {
@@ -47,6 +52,11 @@ static const struct option long_options[] = {
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
 	{ "strides", required_argument, NULL, OPT_STRIDES },
 	{ "max-pages", required_argument, NULL, OPT_MAX_PAGES },
+	{ "cases", required_argument, NULL, OPT_CASES },
+	{ "processes", required_argument, NULL, OPT_PROCESSES },
+	{ "dir", required_argument, NULL, OPT_DIR },
+	{ "drop-caches", no_argument, NULL, OPT_DROP_CACHES },
+	{ "internal-child", required_argument, NULL, OPT_INTERNAL_CHILD },
 	{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "controls", required_argument, NULL, OPT_CONTROLS },
@@ -70,18 +80,24 @@ void cli_usage(FILE *f)
 		"  --workload NAME      workload to run (default: chase)\n"
 		"  --pages LIST         page sizes: 4k, 2m (THP), 2m:hugetlb, 1g (hugetlb)\n"
 		"                       (default: " DEFAULT_PAGES ")\n"
-		"  --size LIST          working-set sizes, binary K/M/G suffixes (default: " DEFAULT_SIZE ")\n"
+		"  --size LIST          working-set sizes, binary K/M/G suffixes (default: " DEFAULT_SIZE ";\n"
+		"                       pagefault: " DEFAULT_FAULT_SIZE ")\n"
 		"  --stride SIZE        distance between slots, power of two, 8 to half the size\n"
 		"                       (default: " DEFAULT_STRIDE ")\n"
 		"  --strides LIST       stride workload: strides, power of two >= 8\n"
 		"                       (default: " DEFAULT_STRIDES ")\n"
 		"  --max-pages N        tlbsize workload: largest page count (default: 4x the\n"
 		"                       largest 4 KiB TLB reach CPUID reports, or 65536)\n"
+		"  --cases LIST         pagefault workload: anon_cold, anon_refault, anon_prefault,\n"
+		"                       file_warm, file_cold (default: all five)\n"
+		"  --processes N        pagefault: separate processes per case, 1 to %d (default: %d)\n"
+		"  --dir DIR            pagefault: directory for the data file (default: $TMPDIR or /tmp)\n"
+		"  --drop-caches        pagefault file_cold: also drop the global page cache (root)\n"
 		"  --iters N            timed accesses per sample, k/M/G suffixes (default: " DEFAULT_ITERS ";\n"
 		"                       tlbsize: 200k)\n"
 		"  --warmup-frac F      warm-up accesses as a fraction of --iters, 0 to 1\n"
 		"                       (default: " DEFAULT_WARMUP ")\n"
-		"  --repeat N           timed samples per phase, 1 to %d (default: %d)\n"
+		"  --repeat N           timed samples per phase (per process), 1 to %d (default: %d)\n"
 		"  --seed N             seed of the random chain (default: %d)\n"
 		"  --cpu N              pin the measuring thread to CPU N (default: not pinned)\n"
 		"  --layout L           colored (rotate each slot's cache line) or aligned\n"
@@ -99,7 +115,7 @@ void cli_usage(FILE *f)
 		"  -V, --version        show the version and exit\n"
 		"\n"
 		"Workloads:\n",
-		MAX_REPEAT, DEFAULT_REPEAT, DEFAULT_SEED, TLBPROF_EVENTS_DIR);
+		MAX_PROCESSES, DEFAULT_PROCESSES, MAX_REPEAT, DEFAULT_REPEAT, DEFAULT_SEED, TLBPROF_EVENTS_DIR);
 	for (size_t i = 0; workload_registry[i]; i++) {
 		const struct workload_ops *w = workload_registry[i];
 		fprintf(f, "  %-20s %s\n", w->name, w->description);
@@ -215,6 +231,30 @@ static enum cli_result parse_strides(const char *arg, struct tlbprof_config *cfg
 	return CLI_RUN;
 }
 
+static enum cli_result parse_cases(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	char buf[256], *items[FAULT_CASES + 1];
+	int n;
+
+	if (strlen(arg) >= sizeof(buf))
+		return usage_error(msg, len, "--cases '%.40s...': too long", arg);
+	strcpy(buf, arg);
+	n = parse_list(buf, items, FAULT_CASES);
+	if (n < 0)
+		return usage_error(msg, len, "--cases '%s': %s", arg, n == -E2BIG ? "too many items" : "empty item");
+	cfg->n_cases = 0;
+	for (int i = 0; i < n; i++) {
+		int c = fault_case_from_name(items[i]);
+		if (c < 0)
+			return usage_error(msg, len, "--cases '%s': unknown case '%s' (use %s)", arg, items[i], DEFAULT_CASES);
+		for (size_t j = 0; j < cfg->n_cases; j++)
+			if (cfg->cases[j] == c)
+				return usage_error(msg, len, "--cases '%s': '%s' listed twice", arg, items[i]);
+		cfg->cases[cfg->n_cases++] = c;
+	}
+	return CLI_RUN;
+}
+
 static bool cpu_usable(int cpu)
 {
 	cpu_set_t set;
@@ -257,6 +297,12 @@ static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_
 	cfg->warmup_frac = 0.1;
 	cfg->controls = CONTROLS_AUTO;
 	cfg->fail_on = FAIL_ON_FAIL;
+	cfg->processes = DEFAULT_PROCESSES;
+	cfg->dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	cfg->child_phase = -1;
+	cfg->child_fd = -1;
+	if (parse_cases(DEFAULT_CASES, cfg, msg, len) != CLI_RUN)
+		return usage_error(msg, len, "internal error: bad built-in default");
 	if (parse_pages(DEFAULT_PAGES, cfg, msg, len) != CLI_RUN || parse_sizes(DEFAULT_SIZE, cfg, msg, len) != CLI_RUN ||
 	    parse_strides(DEFAULT_STRIDES, cfg, msg, len) != CLI_RUN ||
 	    parse_size(DEFAULT_STRIDE, &cfg->stride_bytes) || parse_count(DEFAULT_ITERS, &cfg->iterations))
@@ -319,6 +365,7 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 		case OPT_SIZE:
 			if ((r = parse_sizes(optarg, cfg, msg, len)) != CLI_RUN)
 				return r;
+			cfg->size_set = true;
 			break;
 		case OPT_STRIDE:
 			rc = parse_size(optarg, &v);
@@ -381,6 +428,43 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 						   (unsigned long long)MAX_PAGES_LIMIT);
 			cfg->max_pages = v;
 			break;
+		case OPT_CASES:
+			if ((r = parse_cases(optarg, cfg, msg, len)) != CLI_RUN)
+				return r;
+			break;
+		case OPT_PROCESSES:
+			rc = parse_count(optarg, &v);
+			if (rc || v < 1 || v > MAX_PROCESSES)
+				return usage_error(msg, len, "--processes '%s': must be a whole number from 1 to %d", optarg,
+						   MAX_PROCESSES);
+			cfg->processes = (unsigned)v;
+			break;
+		case OPT_DIR: {
+			struct stat st;
+			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode) || access(optarg, W_OK | X_OK) != 0)
+				return usage_error(msg, len, "--dir '%s': not a writable directory", optarg);
+			cfg->dir = optarg;
+			break;
+		}
+		case OPT_DROP_CACHES:
+			if (geteuid() != 0)
+				return usage_error(msg, len, "--drop-caches: needs root (it writes /proc/sys/vm/drop_caches)");
+			cfg->drop_caches = true;
+			break;
+		case OPT_INTERNAL_CHILD: {
+			/* PHASE:FD[:FILE], written by the parent process only. */
+			char *end;
+			long ph = strtol(optarg, &end, 10), fd;
+			if (end == optarg || *end != ':' || ph < 0)
+				return usage_error(msg, len, "--internal-child '%s': not PHASE:FD[:FILE]", optarg);
+			fd = strtol(end + 1, &end, 10);
+			if (fd < 0 || (*end != '\0' && *end != ':'))
+				return usage_error(msg, len, "--internal-child '%s': not PHASE:FD[:FILE]", optarg);
+			cfg->child_phase = (int)ph;
+			cfg->child_fd = (int)fd;
+			cfg->child_file = *end == ':' && end[1] ? end + 1 : NULL;
+			break;
+		}
 		case OPT_EVENTS_DIR:
 			if (access(optarg, R_OK | X_OK) != 0)
 				return usage_error(msg, len, "--events-dir '%s': not a readable directory", optarg);
@@ -453,6 +537,10 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 	} else if (optind < argc) {
 		return usage_error(msg, len, "unexpected argument '%s' (see tlbprof --help)", argv[optind]);
 	}
+
+	/* A page-fault run needs no cache-busting working set: its own default size. */
+	if (strcmp(cfg->workload->name, "pagefault") == 0 && !cfg->size_set)
+		parse_sizes(DEFAULT_FAULT_SIZE, cfg, msg, len);
 
 	/* Cross-option checks. */
 	if (strcmp(cfg->workload->name, "tlbsize") == 0) {

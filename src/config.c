@@ -86,3 +86,21 @@ const char *fail_on_name(enum fail_on f)
 
 	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
 }
+
+static const char *const fault_case_names[FAULT_CASES] = {
+	[FAULT_ANON_COLD] = "anon_cold", [FAULT_ANON_REFAULT] = "anon_refault", [FAULT_ANON_PREFAULT] = "anon_prefault",
+	[FAULT_FILE_WARM] = "file_warm", [FAULT_FILE_COLD] = "file_cold",
+};
+
+const char *fault_case_name(int c)
+{
+	return c > FAULT_NONE && c < FAULT_CASES ? fault_case_names[c] : NULL;
+}
+
+int fault_case_from_name(const char *s)
+{
+	for (int c = FAULT_NONE + 1; c < FAULT_CASES; c++)
+		if (strcmp(s, fault_case_names[c]) == 0)
+			return c;
+	return -1;
+}

@@ -42,6 +42,26 @@ enum chase_layout {
 /* "colored", "aligned". */
 const char *layout_name(enum chase_layout l);
 
+/* The page-fault cases (--cases). */
+enum fault_case {
+	FAULT_NONE,		/* not a page-fault phase (zero, so zeroed specs are none) */
+	FAULT_ANON_COLD,	/* fresh anonymous mapping, first write */
+	FAULT_ANON_REFAULT,	/* touched, MADV_DONTNEED, touched again (timed) */
+	FAULT_ANON_PREFAULT,	/* touched before timing: the timed touch must not fault */
+	FAULT_FILE_WARM,	/* read-only file mapping, file in the page cache */
+	FAULT_FILE_COLD,	/* the same, file evicted from the page cache */
+	FAULT_CASES,
+};
+/* "anon_cold", ...; NULL when out of range. */
+const char *fault_case_name(int c);
+/* Inverse of fault_case_name(); -1 when unknown. */
+int fault_case_from_name(const char *s);
+/* Whether a case maps a file (page size then is the page cache's, 4 KiB). */
+static inline bool fault_case_is_file(int c)
+{
+	return c == FAULT_FILE_WARM || c == FAULT_FILE_COLD;
+}
+
 /* When to add "packed" control phases (same cache-line footprint on few pages). */
 enum controls_mode {
 	CONTROLS_AUTO,	/* when no dTLB counters can attribute the delta */
@@ -79,6 +99,16 @@ struct tlbprof_config {
 	uint64_t strides_bytes[CONFIG_MAX_STRIDES];	/* stride workload: --strides */
 	size_t n_strides;
 	uint64_t max_pages;		/* tlbsize: largest page count, 0 = from CPUID */
+	int cases[FAULT_CASES];		/* pagefault: --cases (enum fault_case), in order */
+	size_t n_cases;
+	unsigned processes;		/* pagefault: separate processes per case (--processes) */
+	const char *dir;		/* pagefault: where the data file lives (--dir) */
+	bool drop_caches;		/* pagefault: also drop the global page cache for file_cold (root) */
+	bool size_set;			/* --size was given (workloads may otherwise choose their own) */
+	/* Internal: this process is a child running one phase for its parent (--internal-child). */
+	int child_phase;		/* phase index, -1 when not a child */
+	int child_fd;			/* where the child writes its samples */
+	const char *child_file;		/* the data file the parent created, or NULL */
 	uint64_t iterations;		/* timed accesses per sample */
 	bool iterations_set;		/* --iters was given (workloads may otherwise choose their own) */
 	double warmup_frac;		/* warm-up accesses = warmup_frac * iterations */

@@ -887,6 +887,10 @@ static void collect_kernel(struct environment *env)
 		env->perf_event_paranoid = (int)v;
 	env->steal_ticks = environment_steal_ticks();
 	collect_cpufreq(env);
+	/* How many bytes a file read fault maps around the faulting page (debugfs: root, when mounted). */
+	env->fault_around_bytes = -1;
+	if (read_text("/sys/kernel/debug/fault_around_bytes", text, sizeof(text)) == 0 && env_parse_long(text, &v) == 0)
+		env->fault_around_bytes = v;
 }
 
 static void collect_build(struct environment *env)

@@ -70,6 +70,7 @@ struct environment {
 	char cpufreq_driver[32];	/* cpu0 scaling_driver, "" when unreadable */
 	char cpufreq_governor[32];	/* cpu0 scaling_governor, "" when unreadable */
 	int turbo;			/* 1 turbo/boost on, 0 off, -1 unknown */
+	long fault_around_bytes;	/* debugfs fault_around_bytes (root), -1 when unreadable */
 	/* Build provenance of tlbprof itself */
 	char compiler[160];		/* from the ELF .comment of /proc/self/exe (libelf) */
 	char build_flags[256];		/* recorded at build time (TLBPROF_BUILD_FLAGS) */

@@ -103,6 +103,32 @@ static int emit(const struct report_input *in, const struct tlbprof_config *cfg)
 	return 0;
 }
 
+/*
+ * A child process (--internal-child): run one phase of the same plan for the
+ * parent and report on the pipe it was given. Prints nothing.
+ */
+static int run_child(const struct tlbprof_config *cfg)
+{
+	struct counter_set *counters = NULL;
+	struct environment env;
+	struct plan plan = { 0 };
+	char msg[512];
+	int rc;
+
+	const char *events_dir = cfg->events_dir;
+	if (!events_dir && access(counters_default_events_dir(), R_OK | X_OK) != 0)
+		events_dir = TLBPROF_SOURCE_EVENTS_DIR;
+	if (counter_set_new(&counters, events_dir, NULL, msg, sizeof(msg)) != 0)
+		counters = NULL;
+	environment_collect(&env);
+	struct plan_context pctx = { .current_cpu = sched_getcpu(), .tlb = &env.tlb };
+	struct run_context ctx = { .counters = counters, .stop = &stop_flag };
+	rc = plan_build(cfg, &pctx, &plan) != 0 ? -ENOMEM : runner_run_child(&plan, (size_t)cfg->child_phase, &ctx, cfg->child_fd);
+	plan_free(&plan);
+	counter_set_delete(counters);
+	return rc ? EXIT_UNAVAILABLE : EXIT_OK;
+}
+
 /* tlbprof analyze FILE: read a saved report, recompute its analysis, report again. */
 static int analyze(const struct tlbprof_config *cfg)
 {
@@ -169,6 +195,8 @@ int main(int argc, char **argv)
 	if (cfg.command == COMMAND_ANALYZE)
 		return analyze(&cfg);
 	install_signals();
+	if (cfg.child_phase >= 0)
+		return run_child(&cfg);
 
 	/* Run from the build tree (not installed): use the source tree's map files. */
 	const char *events_dir = cfg.events_dir;
@@ -212,6 +240,8 @@ int main(int argc, char **argv)
 		.counters = counters,
 		.stop = &stop_flag,
 		.progress = !cfg.quiet && isatty(STDERR_FILENO),
+		.argc = cfg.argc,
+		.argv = cfg.argv,
 	};
 	if (runner_run(&plan, &ctx, &results) != 0 ||
 	    analysis_run(results.phases, results.n, &env, &clock, &analysis) != 0) {

@@ -35,6 +35,12 @@ struct phase_spec {
 	enum phase_role role;
 	uint64_t controls_size_bytes;	/* control: the measured working-set size it stands for; else 0 */
 	uint64_t controls_stride_bytes;	/* control: the measured stride it stands for; else 0 */
+	/* pagefault */
+	int fault_case;			/* enum fault_case, FAULT_NONE for other workloads */
+	unsigned processes;		/* separate processes to run the samples in (1: this one) */
+	const char *dir;		/* where the data file lives (borrowed) */
+	const char *file;		/* an existing data file to use (child of a parent that made it), or NULL */
+	bool drop_caches;
 };
 
 enum phase_status { PHASE_OK, PHASE_FAILED, PHASE_SKIPPED };
@@ -66,6 +72,17 @@ struct region_backing {
 	unsigned vmas;
 };
 
+/* One timed touch of the page-fault workload, with what it cost. */
+struct fault_sample {
+	double elapsed_ns;		/* wall time of the touch loop */
+	uint64_t pages;			/* base pages touched */
+	double minor, major;		/* faults from the perf software counters (-1: not counted) */
+	uint64_t minor_rusage, major_rusage;	/* the same from getrusage, as a cross-check */
+	double user_ns, sys_ns;		/* CPU time of the measuring thread during the touch */
+	double resident_before;		/* fraction of the mapping resident before timing (file cases) */
+	unsigned process;		/* which process took it (0 .. processes-1) */
+};
+
 /* Everything a phase produced. Owned by the runner's result list. */
 struct phase_result {
 	struct phase_spec spec;
@@ -94,6 +111,9 @@ struct phase_result {
 	double timed_ns;		/* wall time of the timed samples together */
 	struct self_check self_checks[PHASE_MAX_SELF_CHECKS];
 	size_t n_self_checks;
+	struct fault_sample *fault_samples;	/* pagefault: one per timed touch (owned) */
+	size_t n_fault_samples;
+	unsigned processes_run;		/* pagefault: processes that contributed samples */
 };
 
 /* Accesses timed in total: iterations * repeat. */

@@ -38,6 +38,11 @@ struct phase_spec *plan_add(struct plan *p, const struct tlbprof_config *cfg, co
 		.cpu = cfg->cpu,
 		.layout = cfg->layout,
 		.role = PHASE_ROLE_MEASURE,
+		.fault_case = FAULT_NONE,
+		.processes = 1,
+		.dir = cfg->dir,
+		.file = cfg->child_file,
+		.drop_caches = cfg->drop_caches,
 	};
 	snprintf(ph->name, sizeof(ph->name), "%s/%s/%s/r%u", cfg->workload->name, page->label,
 		 format_size(size_bytes, size, sizeof(size)), ph->run);

@@ -117,6 +117,8 @@ static json_t *environment_json(const struct report_input *in)
 							  (json_int_t)p->surplus));
 	}
 	json_object_set_new(e, "hugepages", pools);
+	json_object_set_new(e, "fault_around_bytes",
+			    env->fault_around_bytes >= 0 ? json_integer(env->fault_around_bytes) : json_null());
 	json_object_set_new(e, "perf_event_paranoid",
 			    env->perf_event_paranoid == INT32_MIN ? json_null() : json_integer(env->perf_event_paranoid));
 	json_object_set_new(e, "hypervisor", str_or_null(env->hypervisor));
@@ -187,6 +189,79 @@ static json_t *prefault_json(const struct phase_result *r)
 	}
 	json_object_set_new(o, "counters", ctrs);
 	return o;
+}
+
+/* A stats object over per-sample values computed by fn; samples without a value are left out. */
+static json_t *fault_stats_json(const struct phase_result *r, double (*fn)(const struct fault_sample *))
+{
+	double *v = calloc(r->n_fault_samples + 1, sizeof(double));
+	size_t n = 0;
+	struct sample_stats st;
+	json_t *o;
+
+	for (size_t i = 0; v && i < r->n_fault_samples; i++) {
+		double x = fn(&r->fault_samples[i]);
+		if (x >= 0)
+			v[n++] = x;
+	}
+	if (!n) {
+		free(v);
+		return json_null();
+	}
+	analysis_stats(v, n, &st);
+	o = stats_json(&st, v, n, 1.0);
+	free(v);
+	return o;
+}
+
+static double sample_faults(const struct fault_sample *s)
+{
+	return s->minor >= 0 && s->major >= 0 ? s->minor + s->major : (double)(s->minor_rusage + s->major_rusage);
+}
+
+static double sample_ns_per_fault(const struct fault_sample *s)
+{
+	double f = sample_faults(s);
+	return f > 0 ? s->elapsed_ns / f : -1;
+}
+
+static double sample_ns_per_page(const struct fault_sample *s)
+{
+	return s->pages ? s->elapsed_ns / (double)s->pages : -1;
+}
+
+/* The page-fault fields of a phase (issue contract: case, pages, faults, ns_per_fault, ns_per_page, cpu_time). */
+static void fault_json(json_t *o, const struct phase_result *r)
+{
+	struct fault_metrics fm;
+	json_t *samples = json_array();
+
+	analysis_fault_metrics(r->fault_samples, r->n_fault_samples, &fm);
+	json_object_set_new(o, "case", json_string(fault_case_name(r->spec.fault_case)));
+	json_object_set_new(o, "pages", json_integer((json_int_t)r->spec.iterations));
+	json_object_set_new(o, "faults", json_pack("{s:o, s:o, s:s, s:b}", "minor", num(fm.minor), "major", num(fm.major),
+						   "source", fm.from_counters ? "perf" : "getrusage", "rusage_agrees",
+						   fm.rusage_agrees));
+	json_object_set_new(o, "ns_per_fault", fault_stats_json(r, sample_ns_per_fault));
+	json_object_set_new(o, "ns_per_page", fault_stats_json(r, sample_ns_per_page));
+	json_object_set_new(o, "pages_per_fault", fm.pages_per_fault.n ? num(fm.pages_per_fault.median) : json_null());
+	json_object_set_new(o, "mib_per_s", num(fm.mib_per_s.median));
+	json_object_set_new(o, "cpu_time", json_pack("{s:o, s:o, s:o}", "user_s", num(fm.user_s), "sys_s", num(fm.sys_s),
+						     "wall_s", num(fm.wall_s)));
+	json_object_set_new(o, "resident_before", num(fm.resident_before));
+	json_object_set_new(o, "processes", json_integer(r->processes_run));
+	json_object_set_new(o, "process_spread", num(fm.process_spread));
+	for (size_t i = 0; i < r->n_fault_samples; i++) {
+		const struct fault_sample *s = &r->fault_samples[i];
+		json_array_append_new(samples, json_pack("{s:i, s:o, s:I, s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "process",
+							 (int)s->process, "elapsed_ns", num(s->elapsed_ns), "pages",
+							 (json_int_t)s->pages, "minor", s->minor >= 0 ? num(s->minor) : json_null(),
+							 "major", s->major >= 0 ? num(s->major) : json_null(), "minor_rusage",
+							 (json_int_t)s->minor_rusage, "major_rusage", (json_int_t)s->major_rusage,
+							 "user_ns", num(s->user_ns), "sys_ns", num(s->sys_ns), "resident_before",
+							 num(s->resident_before)));
+	}
+	json_object_set_new(o, "fault_samples", samples);
 }
 
 static json_t *phase_json(const struct phase_result *r)
@@ -282,7 +357,10 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(ctrs, ci->name, c);
 	}
 	json_object_set_new(o, "counters", ctrs);
-	json_object_set_new(o, "prefault", prefault_json(r));
+	if (s->fault_case != FAULT_NONE)
+		fault_json(o, r);
+	else
+		json_object_set_new(o, "prefault", prefault_json(r));
 	json_object_set_new(o, "rusage", json_pack("{s:I, s:I}", "minor_faults", (json_int_t)r->rusage_minflt,
 						   "major_faults", (json_int_t)r->rusage_majflt));
 	json_object_set_new(o, "steal_ticks", json_integer((json_int_t)r->steal_ticks));
@@ -665,6 +743,29 @@ void report_print_text(const struct report_input *in, FILE *f)
 		}
 		fprintf(f, "(translation: %s ns per access minus its packed control's, where a control ran)\n",
 			"baseline");
+	}
+	bool faults = false;
+	for (size_t i = 0; i < a->n_phases; i++)
+		faults |= a->phases[i].faults.valid;
+	if (faults) {
+		fprintf(f, "\n%-14s %-5s %9s %10s %11s %9s %7s %8s %8s %8s %6s %5s\n", "case", "pages", "ns/page", "ns/fault",
+			"pages/fault", "minor", "major", "user ms", "sys ms", "wall ms", "MiB/s", "procs");
+		for (size_t i = 0; i < a->n_phases; i++) {
+			const struct fault_metrics *fm = &a->phases[i].faults;
+			const struct phase_spec *sp = &rr->phases[i].spec;
+			if (!fm->valid || rr->phases[i].status != PHASE_OK)
+				continue;
+			fprintf(f, "%-14s %-5s %9.1f %10.0f %11.3g %9.0f %7.0f %8.1f %8.1f %8.1f %6.0f %5u\n",
+				fault_case_name(sp->fault_case), sp->page.label, fm->ns_per_page.median,
+				fm->ns_per_fault.n ? fm->ns_per_fault.median : 0.0,
+				fm->pages_per_fault.n ? fm->pages_per_fault.median : 0.0, fm->minor, fm->major,
+				1e3 * fm->user_s, 1e3 * fm->sys_s, 1e3 * fm->wall_s, fm->mib_per_s.median, fm->processes);
+		}
+		fprintf(f, "(medians per sample over all processes; faults from %s. A minor fault burns kernel CPU "
+			   "(sys close to wall); a major fault waits on I/O (wall far above user + sys). file_warm maps "
+			   "several page-cache pages per fault (fault-around, %s).)\n",
+			"the perf software counters, cross-checked with getrusage",
+			in->env->fault_around_bytes > 0 ? "see fault_around_bytes" : "fault_around_bytes unreadable here");
 	}
 	if (a->n_stride_steps) {
 		fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-10s %s\n", "size", "pages", "stride", "delta ns", "cycles",

@@ -16,6 +16,9 @@ struct run_context {
 	struct counter_set *counters;		/* may be NULL: no counters */
 	volatile sig_atomic_t *stop;		/* set asynchronously to stop at the next safe point */
 	bool progress;				/* one line per phase on stderr */
+	/* To re-execute tlbprof for phases that run in several processes (pagefault --processes). */
+	int argc;
+	char **argv;				/* the command line as given */
 };
 
 struct run_results {
@@ -32,3 +35,10 @@ struct run_results {
  */
 int runner_run(const struct plan *plan, const struct run_context *ctx, struct run_results *out);
 void run_results_free(struct run_results *r);
+
+/*
+ * Child mode (tlbprof --internal-child PHASE:FD[:FILE]): run phase `index` of
+ * plan in this process and write its samples, counters, backing and status to
+ * fd in the line protocol the parent reads. Returns 0 or -errno.
+ */
+int runner_run_child(const struct plan *plan, size_t index, const struct run_context *ctx, int fd);

@@ -21,7 +21,7 @@ static const struct workload_param chase_params[] = {
 };
 
 static int chase_prepare(void **state, const struct phase_spec *phase, struct region *region,
-			 struct self_check *checks, size_t *n_checks, uint64_t *units)
+			 struct self_check *checks, size_t *n_checks, uint64_t *units, char *why, size_t why_len)
 {
 	struct chain_geom g = {
 		.stride_bytes = phase->stride_bytes,
@@ -31,6 +31,8 @@ static int chase_prepare(void **state, const struct phase_spec *phase, struct re
 	struct chase_state *st;
 	void *start;
 
+	(void)why;
+	(void)why_len;
 	*state = NULL;
 	if (g.slots < 1 || chain_slot_offset(&g, g.slots - 1) + sizeof(void *) > region->bytes)
 		return -EINVAL;

@@ -7,11 +7,13 @@
 extern const struct workload_ops workload_chase;
 extern const struct workload_ops workload_stride;
 extern const struct workload_ops workload_tlbsize;
+extern const struct workload_ops workload_pagefault;
 
 const struct workload_ops *const workload_registry[] = {
 	&workload_chase,
 	&workload_stride,
 	&workload_tlbsize,
+	&workload_pagefault,
 	NULL,
 };
 

@@ -24,10 +24,12 @@ static const struct workload_param stride_params[] = {
 };
 
 static int stride_prepare(void **state, const struct phase_spec *phase, struct region *region,
-			  struct self_check *checks, size_t *n_checks, uint64_t *units)
+			  struct self_check *checks, size_t *n_checks, uint64_t *units, char *why, size_t why_len)
 {
 	struct stride_state *st;
 
+	(void)why;
+	(void)why_len;
 	*state = NULL;
 	if (phase->stride_bytes < 8 || phase->size_bytes / phase->stride_bytes < 2 || phase->size_bytes > region->bytes)
 		return -EINVAL;
