@@ -81,7 +81,9 @@ def validate(rep):
             typed(params, k, int, w + ".params")
         typed(params, "cpu", int, w + ".params", nullable=True)
         if st == "ok":
-            check_stats(typed(p, "ns_per_access", dict, w), w + ".ns_per_access", params["repeat"])
+            # Page-fault phases take --repeat samples in each of their processes.
+            check_stats(typed(p, "ns_per_access", dict, w), w + ".ns_per_access",
+                        params["repeat"] * p.get("processes", 1))
             cyc = typed(p, "cycles_per_access", dict, w)
             typed(cyc, "median", NUM, w + ".cycles_per_access", nullable=True)
         for name, c in typed(p, "counters", dict, w).items():
