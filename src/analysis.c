@@ -487,13 +487,18 @@ static struct analysis_check *add_check(struct analysis *a, const char *id, enum
 	return c;
 }
 
+static void evidence_add(struct analysis_evidence *e, const char *key, double value)
+{
+	if (e->n < ANALYSIS_MAX_EVIDENCE) {
+		e->items[e->n].key = key;
+		e->items[e->n].value = value;
+		e->n++;
+	}
+}
+
 static void evidence(struct analysis_check *c, const char *key, double value)
 {
-	if (c->n_evidence < ANALYSIS_MAX_EVIDENCE) {
-		c->evidence[c->n_evidence].key = key;
-		c->evidence[c->n_evidence].value = value;
-		c->n_evidence++;
-	}
+	evidence_add(&c->evidence, key, value);
 }
 
 static void check_phases(const struct phase_result *res, size_t n, struct analysis *a)
@@ -1303,11 +1308,7 @@ static struct analysis_finding *add_finding(struct analysis *a, const char *id)
 
 static void finding_evidence(struct analysis_finding *f, const char *key, double value)
 {
-	if (f->n_evidence < ANALYSIS_MAX_EVIDENCE) {
-		f->evidence[f->n_evidence].key = key;
-		f->evidence[f->n_evidence].value = value;
-		f->n_evidence++;
-	}
+	evidence_add(&f->evidence, key, value);
 }
 
 static int cmp_comparison_size(const void *pa, const void *pb, void *ctx)

@@ -13,6 +13,15 @@
 
 #define ANALYSIS_MAX_EVIDENCE 8
 
+/* The measured values a check or finding rests on, by name. */
+struct analysis_evidence {
+	size_t n;
+	struct {
+		const char *key;	/* static string */
+		double value;
+	} items[ANALYSIS_MAX_EVIDENCE];
+};
+
 struct sample_stats {
 	size_t n;
 	double median, min, max, mean;
@@ -96,22 +105,14 @@ struct tlb_knee {
 struct analysis_finding {
 	const char *id;
 	char message[512];
-	size_t n_evidence;
-	struct {
-		const char *key;
-		double value;
-	} evidence[ANALYSIS_MAX_EVIDENCE];
+	struct analysis_evidence evidence;
 };
 
 struct analysis_check {
 	const char *id;
 	enum check_status status;
 	char message[400];
-	size_t n_evidence;
-	struct {
-		const char *key;
-		double value;
-	} evidence[ANALYSIS_MAX_EVIDENCE];
+	struct analysis_evidence evidence;
 };
 
 enum verdict { VERDICT_OK, VERDICT_WARN, VERDICT_FAIL };

@@ -405,8 +405,8 @@ static json_t *analysis_json(const struct report_input *in)
 	for (size_t i = 0; i < a->n_checks; i++) {
 		const struct analysis_check *c = &a->checks[i];
 		json_t *ev = json_object();
-		for (size_t k = 0; k < c->n_evidence; k++)
-			json_object_set_new(ev, c->evidence[k].key, num(c->evidence[k].value));
+		for (size_t k = 0; k < c->evidence.n; k++)
+			json_object_set_new(ev, c->evidence.items[k].key, num(c->evidence.items[k].value));
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:o}", "id", c->id, "status",
 							check_status_name(c->status), "message", c->message,
 							"evidence", ev));
@@ -422,8 +422,8 @@ static json_t *analysis_json(const struct report_input *in)
 	for (size_t i = 0; i < a->n_findings; i++) {
 		const struct analysis_finding *f = &a->findings[i];
 		json_t *ev = json_object();
-		for (size_t k = 0; k < f->n_evidence; k++)
-			json_object_set_new(ev, f->evidence[k].key, num(f->evidence[k].value));
+		for (size_t k = 0; k < f->evidence.n; k++)
+			json_object_set_new(ev, f->evidence.items[k].key, num(f->evidence.items[k].value));
 		json_array_append_new(findings, json_pack("{s:s, s:s, s:o}", "id", f->id, "message", f->message,
 							  "evidence", ev));
 	}

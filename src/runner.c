@@ -92,6 +92,19 @@ static void prefault(struct region *region, struct counter_set *cs, struct phase
 	}
 }
 
+/* One timed sample: counters enabled around the workload's run only. Returns the elapsed ns. */
+static uint64_t timed_run(const struct workload_ops *w, void *state, uint64_t accesses, struct counter_set *cs)
+{
+	if (cs)
+		counter_set_enable(cs);
+	uint64_t t0 = timing_now_ns();
+	w->run(state, accesses);
+	uint64_t t1 = timing_now_ns();
+	if (cs)
+		counter_set_disable(cs);
+	return t1 - t0;
+}
+
 /* The timed part: warm-up, then `repeat` samples with counters enabled around each. */
 static void measure(const struct phase_spec *ph, const struct workload_ops *w, void *state,
 		    struct counter_set *cs, const struct run_context *ctx, struct phase_result *res)
@@ -104,15 +117,9 @@ static void measure(const struct phase_spec *ph, const struct workload_ops *w, v
 		counter_set_reset(cs);
 	rusage_faults(&min0, &maj0);
 	for (unsigned r = 0; r < ph->repeat && !stop_requested(ctx); r++) {
-		if (cs)
-			counter_set_enable(cs);
-		uint64_t t0 = timing_now_ns();
-		w->run(state, ph->iterations);
-		uint64_t t1 = timing_now_ns();
-		if (cs)
-			counter_set_disable(cs);
-		res->samples_ns[res->n_samples++] = (double)(t1 - t0) / (double)ph->iterations;
-		res->timed_ns += (double)(t1 - t0);
+		uint64_t ns = timed_run(w, state, ph->iterations, cs);
+		res->samples_ns[res->n_samples++] = (double)ns / (double)ph->iterations;
+		res->timed_ns += (double)ns;
 	}
 	rusage_faults(&min1, &maj1);
 	res->rusage_minflt = min1 - min0;
@@ -123,6 +130,15 @@ static void measure(const struct phase_spec *ph, const struct workload_ops *w, v
 		for (size_t i = 0; i < res->n_counters; i++)
 			res->counter_info[i] = *counter_set_info(cs, i);
 	}
+}
+
+/* The hypervisor's steal time since steal0 (all CPUs), in ticks and ms. */
+static void record_steal(struct phase_result *res, uint64_t steal0)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	res->steal_ticks = environment_steal_ticks() - steal0;
+	res->steal_ms = (double)res->steal_ticks * 1000.0 / (double)(hz > 0 ? hz : 100);
 }
 
 static double timeval_ns(struct timeval tv)
@@ -184,15 +200,8 @@ static void fresh_samples(const struct phase_spec *ph, void *state, struct count
 		if (cs && before)
 			counter_set_read(cs, before);
 		getrusage(RUSAGE_THREAD, &ru0);
-		if (cs)
-			counter_set_enable(cs);
-		uint64_t t0 = timing_now_ns();
-		w->run(state, ph->iterations);
-		uint64_t t1 = timing_now_ns();
-		if (cs)
-			counter_set_disable(cs);
+		fs.elapsed_ns = (double)timed_run(w, state, ph->iterations, cs);
 		getrusage(RUSAGE_THREAD, &ru1);
-		fs.elapsed_ns = (double)(t1 - t0);
 		fs.minor = fs.major = -1;
 		if (cs && before) {
 			counter_set_read(cs, res->counters);
@@ -466,9 +475,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	}
 	if (w->per_sample_memory) {
 		run_fresh_phase(ph, ctx, res);
-		res->steal_ticks = environment_steal_ticks() - steal0;
-		long hz = sysconf(_SC_CLK_TCK);
-		res->steal_ms = (double)res->steal_ticks * 1000.0 / (double)(hz > 0 ? hz : 100);
+		record_steal(res, steal0);
 		return;
 	}
 	rc = region_map(&region, &ph->page, ph->size_bytes, why, sizeof(why));
@@ -527,9 +534,7 @@ out:
 	if (state && w->release)
 		w->release(state);
 	region_unmap(&region);
-	res->steal_ticks = environment_steal_ticks() - steal0;
-	long hz = sysconf(_SC_CLK_TCK);
-	res->steal_ms = (double)res->steal_ticks * 1000.0 / (double)(hz > 0 ? hz : 100);
+	record_steal(res, steal0);
 }
 
 int runner_run(const struct plan *plan, const struct run_context *ctx, struct run_results *out)

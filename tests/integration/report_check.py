@@ -1,7 +1,27 @@
 # SPDX-License-Identifier: MIT
 """Structural validation of a tlbprof.report/1 document (the v1 contract of DESIGN.md), stdlib only."""
 
+import sys
+
 NUM = (int, float)
+
+
+class Failures:
+    """Collects failures; each prints one line at once, finish() sets the exit status."""
+
+    def __init__(self):
+        self.items = []
+
+    def __call__(self, msg):
+        self.items.append(msg)
+        print("FAIL:", msg, file=sys.stderr)
+
+    def __bool__(self):
+        return bool(self.items)
+
+    def finish(self, passed):
+        print(f"{len(self.items)} failed" if self.items else passed)
+        sys.exit(1 if self.items else 0)
 COUNTER_STATUSES = {"ok", "unsupported", "denied", "multiplexed", "error"}
 PHASE_STATUSES = {"ok", "failed", "skipped"}
 CHECK_STATUSES = {"pass", "warn", "fail", "skip"}

@@ -8,16 +8,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_check import validate  # noqa: E402
+from report_check import Failures, validate  # noqa: E402
 
 TLBPROF = sys.argv[1]
 DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(os.path.dirname(__file__), "..", "data"))
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg, file=sys.stderr)
+fail = Failures()
 
 
 def analyze(path, *extra, expect=(0,)):
@@ -138,5 +133,4 @@ with tempfile.TemporaryDirectory() as d:
         if rep and (rep["phases"] != orig["phases"] or rep["environment"] != orig["environment"]):
             fail("re-analysis must keep phases and environment as they were")
 
-print(f"{len(failures)} failed" if failures else "all analyze checks passed")
-sys.exit(1 if failures else 0)
+fail.finish("all analyze checks passed")

@@ -9,15 +9,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_check import validate  # noqa: E402
+from report_check import Failures, validate  # noqa: E402
 
 TLBPROF = sys.argv[1]
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg, file=sys.stderr)
+fail = Failures()
 
 
 def run(args, expect=(0,)):
@@ -230,5 +225,4 @@ for target in ("/proc/no-such-dir/r.json", tempfile.gettempdir()):
     if p.returncode != 4 or p.stdout or len(p.stderr.strip().splitlines()) != 1:
         fail(f"unwritable --json {target}: exit {p.returncode}, stderr {p.stderr!r}")
 
-print(f"{len(failures)} failed" if failures else "all checks passed")
-sys.exit(1 if failures else 0)
+fail.finish("all checks passed")

@@ -8,15 +8,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_check import validate  # noqa: E402
+from report_check import Failures, validate  # noqa: E402
 
 TLBPROF = sys.argv[1]
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg, file=sys.stderr)
+fail = Failures()
 
 
 PAGES = (16 << 20) // 4096
@@ -93,5 +88,4 @@ with tempfile.TemporaryDirectory() as d:
         if p.returncode != 2 or len(p.stderr.strip().splitlines()) != 1 or text not in p.stderr:
             fail(f"{args}: exit {p.returncode} {p.stderr!r}")
 
-print(f"{len(failures)} failed" if failures else "all page-fault checks passed")
-sys.exit(1 if failures else 0)
+fail.finish("all page-fault checks passed")

@@ -8,15 +8,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_check import validate  # noqa: E402
+from report_check import Failures, validate  # noqa: E402
 
 TLBPROF = sys.argv[1]
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg, file=sys.stderr)
+fail = Failures()
 
 
 def run(args, expect=(0,)):
@@ -112,5 +107,4 @@ if os.path.exists(free_path):
 else:
     print("SKIP: this kernel has no 1 GiB hugetlb pool")
 
-print(f"{len(failures)} failed" if failures else "all workload checks passed")
-sys.exit(1 if failures else 0)
+fail.finish("all workload checks passed")
