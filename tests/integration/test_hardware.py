@@ -43,4 +43,5 @@ if cyc and cyc["status"] == "ok" and p4:
         failures.append(f"cycles counter {counted} vs calibrated clock {calibrated} per access differ > 25 %")
 for f in failures:
     print("FAIL:", f, file=sys.stderr)
-fail.finish("hardware counters agree with the workload")
+print(f"{len(failures)} failed" if failures else "hardware counters agree with the workload")
+sys.exit(1 if failures else 0)
