@@ -26,6 +26,8 @@ static const double WARMUP_EXCESS = 0.10;
 static const double FAR_BEYOND_REACH = 8.0;
 /* Assumed last-level 4 KiB TLB entries when CPUID does not say (the largest common: Zen 5). */
 static const unsigned ASSUMED_L2_TLB_ENTRIES = 4096;
+/* Randomly placed lines conflict in a set-associative cache once they fill this share of it. */
+static const double ALIASED_LOAD = 0.5;
 /* A chase far beyond TLB reach missing less often than this means the events or the pattern are broken. */
 static const double MIN_EXPECTED_MISS_RATE = 0.1;
 /* A calibration whose runs disagree by more than this: the clock moved during calibration. */
@@ -242,6 +244,13 @@ static void analyse_phases(const struct phase_result *res, size_t n, struct anal
 static void attribute(const struct phase_result *b, const struct phase_result *v, const struct timing_calibration *clock,
 		      struct comparison *c)
 {
+	if (b->spec.workload->faults_expected) {
+		/* Page faults: the larger page means fewer, larger faults, not cheaper translation. */
+		c->method = "fault_path";
+		c->assumption = "page-fault phases: the delta per page is the fault path (one fault per large page "
+				"instead of one per 4 KiB page), not address translation";
+		return;
+	}
 	double mb_miss, mv_miss, wb, wv, lb, lv;
 	bool llc = analysis_per_access(b, METRIC_LLC_LOAD_MISSES, &lb) &&
 		   analysis_per_access(v, METRIC_LLC_LOAD_MISSES, &lv);
@@ -328,13 +337,15 @@ static int build_comparisons(const struct phase_result *res, size_t n, const str
 
 /* ---- stride steps ---- */
 
-/* What a step between two strides changes, with 64 B lines and 4 KiB base pages. */
-static const char *stride_label(uint64_t from, uint64_t to)
+/* What a step between two strides changes, with 64 B lines, on pages of page_bytes. */
+static const char *stride_label(uint64_t from, uint64_t to, uint64_t page_bytes)
 {
 	if (to <= 512)
 		return "cache";		/* each access touches a new line more often; pages are still shared */
-	if (from >= 4096)
+	if (from >= page_bytes)
 		return "flat";		/* one access per page either way: the miss penalty is flat */
+	if (page_bytes > 4096)
+		return "within-page";	/* a new line each access and still many accesses per huge page: no TLB step */
 	if (from >= 512)
 		return "tlb";		/* same cache behaviour (a new line each access), more pages per access */
 	return "cache+tlb";
@@ -366,7 +377,7 @@ static int build_stride_steps(const struct phase_result *res, size_t n, const st
 		double ghz = clock_ghz(clock, &res[i]);
 		st->from = i;
 		st->to = next;
-		st->label = stride_label(si->stride_bytes, res[next].spec.stride_bytes);
+		st->label = stride_label(si->stride_bytes, res[next].spec.stride_bytes, si->page.bytes);
 		st->delta_ns = a->phases[next].ns.median - a->phases[i].ns.median;
 		st->delta_cycles = st->delta_ns * ghz;
 		st->have_misses = analysis_per_access(&res[i], METRIC_DTLB_LOAD_MISSES, &st->misses_from) &&
@@ -649,7 +660,7 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 			continue;
 		aligned++;
 		double lines = (double)r->slots * 64;
-		for (unsigned level = 1; level <= 2; level++) {
+		for (unsigned level = 1; level <= 3; level++) {
 			const struct env_cache *c = environment_data_cache(env, level);
 			if (!c)
 				continue;
@@ -657,8 +668,12 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 			uint64_t page = r->backing_known && r->backing.kind != PAGE_BASE ? r->spec.page.bytes : 4096;
 			double frac = used_set_fraction(c, r->spec.stride_bytes, page);
 			double cap = (double)c->size_bytes * frac;
-			/* It matters when aliasing evicts lines that the whole cache would hold. */
-			if (frac < 1 && lines > cap && lines <= (double)c->size_bytes && frac < worst_frac) {
+			/*
+			 * It matters when aliasing evicts lines that the whole cache would
+			 * hold. Lines land in the remaining sets at random (physical pages),
+			 * so conflicts start well before they are full: past half of them.
+			 */
+			if (frac < 1 && lines > ALIASED_LOAD * cap && lines <= (double)c->size_bytes && frac < worst_frac) {
 				worst = r;
 				worst_frac = frac;
 				worst_cap = cap;
@@ -722,7 +737,7 @@ static void check_timer(const struct phase_result *res, size_t n, const struct t
 	else
 		c = add_check(a, "timer_resolution", CHECK_FAIL,
 			      "the shortest timed sample (%.3g ns) is only %.1f× the clock overhead (%.1f ns): timer "
-			      "noise is the size of the signal; raise --iters", shortest, ratio,
+			      "noise is the size of the signal; raise --iters (pagefault: --size)", shortest, ratio,
 			      clock->clock_overhead_ns);
 	evidence(c, "shortest_sample_ns", shortest);
 	evidence(c, "clock_overhead_ns", clock->clock_overhead_ns);
@@ -1094,7 +1109,17 @@ static void check_huge_ineffective(const struct phase_result *res, const struct 
 		return;
 	}
 	const struct phase_result *wv = &res[worst->variant];
-	if (worst_margin <= 0)
+	if (worst_margin <= 0 && res[worst->baseline].spec.layout == LAYOUT_ALIGNED)
+		c = add_check(a, "huge_pages_ineffective", CHECK_WARN,
+			      "%s was granted huge pages far beyond the 4 KiB TLB reach, yet is only %.2f× faster: with "
+			      "--layout aligned, set aliasing inflates the base latency of both phases and hides the TLB "
+			      "effect (see cache_set_aliasing); rerun with --layout colored", wv->spec.name, worst->speedup);
+	else if (worst_margin <= 0 && worst->speedup > 1.03)
+		c = add_check(a, "huge_pages_ineffective", CHECK_WARN,
+			      "inconclusive: %s is %.2f× faster, but the noise (%.0f %%) is as large as the gain; raise "
+			      "--repeat or pin with --cpu before concluding that huge pages do not help", wv->spec.name,
+			      worst->speedup, 100 * worst_noise);
+	else if (worst_margin <= 0)
 		c = add_check(a, "huge_pages_ineffective", CHECK_WARN,
 			      "%s was granted huge pages and works far beyond the 4 KiB TLB reach, yet is only %.2f× "
 			      "faster (noise %.0f %%)%s: the TLB caches the smaller of guest and host page, so a "
@@ -1197,7 +1222,7 @@ static void check_page_faults(const struct phase_result *res, size_t n, struct a
 		switch (r->spec.fault_case) {
 		case FAULT_ANON_COLD: {
 			/* One fault per page, one per huge page when THP backs it. */
-			uint64_t per = r->backing_known && r->backing.kind == PAGE_THP ? r->spec.page.bytes / 4096 : 1;
+			uint64_t per = r->backing_known && r->backing.kind != PAGE_BASE ? r->spec.page.bytes / 4096 : 1;
 			double ratio = faults / ((double)pages / (double)per);
 			cold++;
 			if (fabs(ratio - 1) > FAULTS_PER_PAGE_TOLERANCE) {
@@ -1326,6 +1351,16 @@ static int cmp_comparison_size(const void *pa, const void *pb, void *ctx)
  * speedup shrinks although TLB misses grow. Compare the lower and upper halves
  * of the sweep by their medians, so one noisy size does not decide.
  */
+static bool same_sweep(const struct phase_result *res, const struct comparison *x, const struct comparison *y)
+{
+	const struct phase_spec *xb = &res[x->baseline].spec, *yb = &res[y->baseline].spec;
+	const struct phase_spec *xv = &res[x->variant].spec, *yv = &res[y->variant].spec;
+
+	return xb->page.bytes == yb->page.bytes && xv->page.kind == yv->page.kind && xv->page.bytes == yv->page.bytes &&
+	       xb->workload == yb->workload && xb->stride_bytes == yb->stride_bytes &&
+	       xb->fault_case == yb->fault_case && xb->layout == yb->layout;
+}
+
 static void find_shrinking_speedup(const struct phase_result *res, struct analysis *a)
 {
 	for (size_t i = 0; i < a->n_comparisons; i++) {
@@ -1335,21 +1370,20 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 		bool seen = false;
 
 		for (size_t k = 0; k < i && !seen; k++)
-			seen = res[a->comparisons[k].baseline].spec.page.bytes == res[first->baseline].spec.page.bytes &&
-			       res[a->comparisons[k].variant].spec.page.kind == res[first->variant].spec.page.kind &&
-			       res[a->comparisons[k].variant].spec.page.bytes == res[first->variant].spec.page.bytes;
-		if (seen)
+			seen = same_sweep(res, &a->comparisons[k], first);
+		if (seen || res[first->baseline].spec.workload->faults_expected)
 			continue;
-		for (size_t k = i; k < a->n_comparisons && m < CONFIG_MAX_SIZES; k++) {
-			const struct comparison *c = &a->comparisons[k];
-			if (res[c->baseline].spec.page.bytes == res[first->baseline].spec.page.bytes &&
-			    res[c->variant].spec.page.kind == res[first->variant].spec.page.kind &&
-			    res[c->variant].spec.page.bytes == res[first->variant].spec.page.bytes)
-				sweep[m++] = c;
-		}
+		for (size_t k = i; k < a->n_comparisons && m < CONFIG_MAX_SIZES; k++)
+			if (same_sweep(res, &a->comparisons[k], first))
+				sweep[m++] = &a->comparisons[k];
 		if (m < 3)
 			continue;
 		qsort_r(sweep, m, sizeof(sweep[0]), cmp_comparison_size, (void *)res);
+		size_t sizes = 1;
+		for (size_t k = 1; k < m; k++)
+			sizes += res[sweep[k]->baseline].spec.size_bytes != res[sweep[k - 1]->baseline].spec.size_bytes;
+		if (sizes < 3)
+			continue;	/* a sweep needs three sizes */
 
 		size_t half = m / 2, hi0 = m - half;
 		double lo_base[CONFIG_MAX_SIZES], hi_base[CONFIG_MAX_SIZES], lo_delta[CONFIG_MAX_SIZES];

@@ -255,6 +255,15 @@ static enum cli_result parse_cases(const char *arg, struct tlbprof_config *cfg, 
 	return CLI_RUN;
 }
 
+/* Whether the workload declares option (its --help lists it): cross-checks apply only then. */
+static bool workload_has_param(const struct workload_ops *w, const char *option)
+{
+	for (const struct workload_param *p = w->params; p && p->option; p++)
+		if (strcmp(p->option, option) == 0)
+			return true;
+	return false;
+}
+
 static bool cpu_usable(int cpu)
 {
 	cpu_set_t set;
@@ -543,7 +552,8 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 		parse_sizes(DEFAULT_FAULT_SIZE, cfg, msg, len);
 
 	/* Cross-option checks. */
-	if (strcmp(cfg->workload->name, "tlbsize") == 0) {
+	/* Each check only where the workload uses the option (its parameter list says so). */
+	if (workload_has_param(cfg->workload, "--max-pages")) {
 		bool base = false;
 		for (size_t i = 0; i < cfg->n_pages; i++)
 			base |= cfg->pages[i].kind == PAGE_BASE;
@@ -551,7 +561,7 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 			return usage_error(msg, len, "--pages: the tlbsize workload counts 4 KiB pages; include 4k");
 	}
 	for (size_t i = 0; i < cfg->n_sizes; i++) {
-		for (size_t k = 0; strcmp(cfg->workload->name, "stride") == 0 && k < cfg->n_strides; k++) {
+		for (size_t k = 0; workload_has_param(cfg->workload, "--strides") && k < cfg->n_strides; k++) {
 			char s[16], t[16];
 			if (cfg->sizes_bytes[i] < 2 * cfg->strides_bytes[k])
 				return usage_error(msg, len, "--strides: '%s' must be at most half of --size '%s'",
@@ -559,7 +569,7 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 						   format_size(cfg->sizes_bytes[i], s, sizeof(s)));
 		}
 		char s[16], t[16];
-		if (cfg->sizes_bytes[i] < 2 * cfg->stride_bytes)
+		if (workload_has_param(cfg->workload, "--stride") && cfg->sizes_bytes[i] < 2 * cfg->stride_bytes)
 			return usage_error(msg, len,
 					   "--stride '%s': must be at most half of --size '%s' (a chain needs 2 slots)",
 					   format_size(cfg->stride_bytes, t, sizeof(t)),

@@ -114,6 +114,7 @@ struct phase_result {
 	struct fault_sample *fault_samples;	/* pagefault: one per timed touch (owned) */
 	size_t n_fault_samples;
 	unsigned processes_run;		/* pagefault: processes that contributed samples */
+	double skipped_resident;	/* pagefault: resident fraction that made a sample unmeasurable */
 };
 
 /* Accesses timed in total: iterations * repeat. */

@@ -239,6 +239,17 @@ static void fault_json(json_t *o, const struct phase_result *r)
 	analysis_fault_metrics(r->fault_samples, r->n_fault_samples, &fm);
 	json_object_set_new(o, "case", json_string(fault_case_name(r->spec.fault_case)));
 	json_object_set_new(o, "pages", json_integer((json_int_t)r->spec.iterations));
+	json_object_set_new(o, "processes", json_integer(r->processes_run));
+	/* A case that could not be measured still says what it found (file_cold: the resident fraction). */
+	json_object_set_new(o, "resident_before", num(fm.valid ? fm.resident_before : r->skipped_resident));
+	json_object_set_new(o, "fault_samples", samples);
+	if (!fm.valid) {
+		json_object_set_new(o, "faults", json_null());
+		json_object_set_new(o, "ns_per_fault", json_null());
+		json_object_set_new(o, "ns_per_page", json_null());
+		json_object_set_new(o, "cpu_time", json_null());
+		return;
+	}
 	json_object_set_new(o, "faults", json_pack("{s:o, s:o, s:s, s:b}", "minor", num(fm.minor), "major", num(fm.major),
 						   "source", fm.from_counters ? "perf" : "getrusage", "rusage_agrees",
 						   fm.rusage_agrees));
@@ -246,10 +257,10 @@ static void fault_json(json_t *o, const struct phase_result *r)
 	json_object_set_new(o, "ns_per_page", fault_stats_json(r, sample_ns_per_page));
 	json_object_set_new(o, "pages_per_fault", fm.pages_per_fault.n ? num(fm.pages_per_fault.median) : json_null());
 	json_object_set_new(o, "mib_per_s", num(fm.mib_per_s.median));
-	json_object_set_new(o, "cpu_time", json_pack("{s:o, s:o, s:o}", "user_s", num(fm.user_s), "sys_s", num(fm.sys_s),
-						     "wall_s", num(fm.wall_s)));
-	json_object_set_new(o, "resident_before", num(fm.resident_before));
-	json_object_set_new(o, "processes", json_integer(r->processes_run));
+	/* Totals over all samples (and processes); divide by "samples" for one touch. */
+	json_object_set_new(o, "cpu_time", json_pack("{s:o, s:o, s:o, s:i}", "user_s", num(fm.user_s), "sys_s",
+						     num(fm.sys_s), "wall_s", num(fm.wall_s), "samples",
+						     (int)r->n_fault_samples));
 	json_object_set_new(o, "process_spread", num(fm.process_spread));
 	for (size_t i = 0; i < r->n_fault_samples; i++) {
 		const struct fault_sample *s = &r->fault_samples[i];
@@ -261,7 +272,6 @@ static void fault_json(json_t *o, const struct phase_result *r)
 							 "user_ns", num(s->user_ns), "sys_ns", num(s->sys_ns), "resident_before",
 							 num(s->resident_before)));
 	}
-	json_object_set_new(o, "fault_samples", samples);
 }
 
 static json_t *phase_json(const struct phase_result *r)
@@ -280,6 +290,7 @@ static json_t *phase_json(const struct phase_result *r)
 							     "stride_bytes", (json_int_t)s->controls_stride_bytes));
 	json_object_set_new(o, "status", json_string(phase_status_name(r->status)));
 	json_object_set_new(o, "reason", json_string(r->reason));
+	json_object_set_new(o, "unavailable", json_boolean(r->unavailable));
 
 	json_object_set_new(page, "requested", json_string(s->page.label));
 	json_object_set_new(page, "requested_bytes", json_integer((json_int_t)s->page.bytes));
@@ -728,7 +739,10 @@ void report_print_text(const struct report_input *in, FILE *f)
 			const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
 			const struct phase_analysis *pb = &a->phases[c->baseline];
 			char label[48], sz[16], tr[24] = "n/a";
-			if (strcmp(b->workload->name, "stride") == 0)
+			if (b->fault_case != FAULT_NONE)
+				snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label,
+					 fault_case_name(b->fault_case));
+			else if (strcmp(b->workload->name, "stride") == 0)
 				snprintf(label, sizeof(label), "%s -> %s s%s", b->page.label, v->page.label,
 					 format_size(b->stride_bytes, sz, sizeof(sz)));
 			else
@@ -761,14 +775,15 @@ void report_print_text(const struct report_input *in, FILE *f)
 				fm->pages_per_fault.n ? fm->pages_per_fault.median : 0.0, fm->minor, fm->major,
 				1e3 * fm->user_s, 1e3 * fm->sys_s, 1e3 * fm->wall_s, fm->mib_per_s.median, fm->processes);
 		}
-		fprintf(f, "(medians per sample over all processes; faults from %s. A minor fault burns kernel CPU "
+		fprintf(f, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
+			   "ms: totals over all samples; faults from %s. A minor fault burns kernel CPU "
 			   "(sys close to wall); a major fault waits on I/O (wall far above user + sys). file_warm maps "
 			   "several page-cache pages per fault (fault-around, %s).)\n",
 			"the perf software counters, cross-checked with getrusage",
 			in->env->fault_around_bytes > 0 ? "see fault_around_bytes" : "fault_around_bytes unreadable here");
 	}
 	if (a->n_stride_steps) {
-		fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-10s %s\n", "size", "pages", "stride", "delta ns", "cycles",
+		fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-12s %s\n", "size", "pages", "stride", "delta ns", "cycles",
 			"step", "dTLB misses/access");
 		for (size_t i = 0; i < a->n_stride_steps; i++) {
 			const struct stride_step *st = &a->stride_steps[i];
@@ -778,11 +793,11 @@ void report_print_text(const struct report_input *in, FILE *f)
 				 format_size(to->stride_bytes, s2, sizeof(s2)));
 			if (st->have_misses)
 				snprintf(miss, sizeof(miss), "%.3g -> %.3g", st->misses_from, st->misses_to);
-			fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-10s %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
+			fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
 				fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, miss);
 		}
 		fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
-			   "per page either way)\n");
+			   "per page either way; within-page: huge pages, still many accesses per page)\n");
 	}
 	if (a->n_knees) {
 		fprintf(f, "\n%-10s %-10s %10s %10s %10s  %s\n", "knee at", "next", "before ns", "after ns", "confidence",

@@ -305,6 +305,55 @@ static int read_phase_counters(struct reader *rd, json_t *p, const char *where, 
 	return 0;
 }
 
+/* The page-fault fields: the case, the per-sample figures, processes, the resident fraction of a skip. */
+static int read_fault_samples(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
+{
+	json_t *cs = json_object_get(p, "case"), *list;
+	const char *name;
+
+	if (!cs || json_is_null(cs))
+		return 0;
+	if (!json_is_string(cs) || (r->spec.fault_case = fault_case_from_name(name = json_string_value(cs))) < 0) {
+		r->spec.fault_case = FAULT_NONE;
+		return bad(rd, "%s.case: not a page-fault case", where);
+	}
+	r->processes_run = opt_uint(p, "processes");
+	r->spec.processes = r->processes_run ? r->processes_run : 1;
+	get_num(rd, p, "resident_before", where, true, 0, &r->skipped_resident);
+	list = json_object_get(p, "fault_samples");
+	if (!json_is_array(list))
+		return bad(rd, "%s.fault_samples: missing or not an array", where);
+	r->fault_samples = calloc(json_array_size(list) + 1, sizeof(*r->fault_samples));
+	if (!r->fault_samples)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		json_t *s = json_array_get(list, i);
+		struct fault_sample *fs = &r->fault_samples[r->n_fault_samples];
+		char sw[96];
+		uint64_t pages, minru, majru;
+		int rc;
+		snprintf(sw, sizeof(sw), "%s.fault_samples[%zu]", where, i);
+		if (!json_is_object(s))
+			return bad(rd, "%s: not an object", sw);
+		if ((rc = get_num(rd, s, "elapsed_ns", sw, false, 0, &fs->elapsed_ns)) ||
+		    (rc = get_u64(rd, s, "pages", sw, &pages)) || (rc = get_num(rd, s, "minor", sw, true, -1, &fs->minor)) ||
+		    (rc = get_num(rd, s, "major", sw, true, -1, &fs->major)) ||
+		    (rc = get_u64(rd, s, "minor_rusage", sw, &minru)) || (rc = get_u64(rd, s, "major_rusage", sw, &majru)) ||
+		    (rc = get_num(rd, s, "user_ns", sw, true, 0, &fs->user_ns)) ||
+		    (rc = get_num(rd, s, "sys_ns", sw, true, 0, &fs->sys_ns)) ||
+		    (rc = get_num(rd, s, "resident_before", sw, true, 0, &fs->resident_before)))
+			return rc;
+		fs->pages = pages;
+		fs->minor_rusage = minru;
+		fs->major_rusage = majru;
+		fs->process = opt_uint(s, "process");
+		r->n_fault_samples++;
+	}
+	if (r->fault_samples && r->n_fault_samples)
+		r->skipped_resident = 0;
+	return 0;
+}
+
 static const char *const page_kinds[] = { [PAGE_BASE] = "base", [PAGE_THP] = "thp", [PAGE_HUGETLB] = "hugetlb" };
 
 static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct counter_info *infos, size_t n_infos,
@@ -336,6 +385,7 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	else
 		return bad(rd, "%s.status: unknown status '%s'", where, status);
 	copy_str(r->reason, sizeof(r->reason), p, "reason");
+	r->unavailable = json_is_true(json_object_get(p, "unavailable"));
 	get_str(rd, p, "role", where, true, &str);
 	r->spec.role = strcmp(str, "control") == 0 ? PHASE_ROLE_CONTROL : PHASE_ROLE_MEASURE;
 	v = json_object_get(p, "controls");
@@ -368,13 +418,15 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 		r->backing.anon_huge_bytes = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 	}
 
+	char pw[48];
+	snprintf(pw, sizeof(pw), "%s.params", where);
 	if ((rc = get_obj(rd, p, "params", where, &params)) ||
-	    (rc = get_u64(rd, params, "size_bytes", where, &r->spec.size_bytes)) ||
-	    (rc = get_u64(rd, params, "stride_bytes", where, &r->spec.stride_bytes)) ||
-	    (rc = get_u64(rd, params, "slots", where, &r->slots)) ||
-	    (rc = get_u64(rd, params, "iterations", where, &r->spec.iterations)) ||
-	    (rc = get_u64(rd, params, "warmup_iterations", where, &r->spec.warmup_iterations)) ||
-	    (rc = get_u64(rd, params, "repeat", where, &u)) || (rc = get_u64(rd, params, "seed", where, &r->spec.seed)))
+	    (rc = get_u64(rd, params, "size_bytes", pw, &r->spec.size_bytes)) ||
+	    (rc = get_u64(rd, params, "stride_bytes", pw, &r->spec.stride_bytes)) ||
+	    (rc = get_u64(rd, params, "slots", pw, &r->slots)) ||
+	    (rc = get_u64(rd, params, "iterations", pw, &r->spec.iterations)) ||
+	    (rc = get_u64(rd, params, "warmup_iterations", pw, &r->spec.warmup_iterations)) ||
+	    (rc = get_u64(rd, params, "repeat", pw, &u)) || (rc = get_u64(rd, params, "seed", pw, &r->spec.seed)))
 		return rc;
 	if (u > 1000000)
 		return bad(rd, "%s.params.repeat: %llu is implausible", where, (unsigned long long)u);
@@ -384,7 +436,7 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	get_str(rd, params, "layout", where, true, &str);
 	r->spec.layout = strcmp(str, "aligned") == 0 ? LAYOUT_ALIGNED : LAYOUT_COLORED;
 
-	if ((rc = read_samples(rd, p, where, r)))
+	if ((rc = read_samples(rd, p, where, r)) || (rc = read_fault_samples(rd, p, where, r)))
 		return rc;
 	if (r->status == PHASE_OK && !r->n_samples)
 		return bad(rd, "%s: status ok but no samples", where);

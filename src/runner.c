@@ -190,6 +190,7 @@ static void fresh_samples(const struct phase_spec *ph, void *state, struct count
 		rc = w->sample_setup(state, &fs, why, sizeof(why));
 		if (rc == -EAGAIN) {
 			res->status = PHASE_SKIPPED;
+			res->skipped_resident = fs.resident_before;
 			snprintf(res->reason, sizeof(res->reason), "%s", why);
 			break;
 		}
@@ -248,6 +249,7 @@ static void child_write(int fd, const struct phase_result *res)
 			(unsigned long long)s->pages, s->minor, s->major, (unsigned long long)s->minor_rusage,
 			(unsigned long long)s->major_rusage, s->user_ns, s->sys_ns, s->resident_before);
 	}
+	fprintf(f, "skipped_resident %.17g\n", res->skipped_resident);
 	/* Last: the reason may contain anything but a newline. */
 	fprintf(f, "status %d %d %s\n", (int)res->status, res->unavailable, res->reason);
 	fclose(f);
@@ -297,6 +299,12 @@ static int child_merge(struct phase_result *res, char *text, unsigned process, s
 				res->backing = b;
 				res->backing_known = true;
 			}
+		} else if (strncmp(line, "skipped_resident ", 17) == 0) {
+			double v;
+			if (sscanf(line + 17, "%lg", &v) != 1)
+				return -EPROTO;
+			if (v > res->skipped_resident)
+				res->skipped_resident = v;
 		} else if (strncmp(line, "status ", 7) == 0) {
 			int st, unavailable, off = 0;
 			if (sscanf(line + 7, "%d %d %n", &st, &unavailable, &off) != 2)
@@ -337,7 +345,12 @@ static void spawn_child(const struct phase_spec *ph, const struct run_context *c
 	argv[ctx->argc + 2] = "--quiet";
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 3);
-	rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+	/*
+	 * Re-execute the program as it was started when argv[0] names it by path
+	 * (under valgrind, /proc/self/exe is valgrind's own tool), else /proc/self/exe.
+	 */
+	const char *self = strchr(ctx->argv[0], '/') && access(ctx->argv[0], X_OK) == 0 ? ctx->argv[0] : "/proc/self/exe";
+	rc = posix_spawn(&pid, self, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fds[1]);
 	free(argv);

@@ -145,8 +145,8 @@ static int pagefault_prepare(void **state, const struct phase_spec *ph, struct r
 	st->fd = -1;
 	st->fault_case = ph->fault_case;
 	st->page = ph->page;
-	st->bytes = (ph->size_bytes + BASE_PAGE - 1) / BASE_PAGE * BASE_PAGE;
-	st->pages = st->bytes / BASE_PAGE;
+	st->pages = ph->iterations;	/* the plan rounded the size up to whole pages of the request */
+	st->bytes = st->pages * BASE_PAGE;
 	st->drop_caches = ph->drop_caches;
 	if (fault_case_is_file(st->fault_case) && (rc = open_data_file(st, ph, why, why_len)) != 0) {
 		pagefault_release(st);
@@ -317,7 +317,12 @@ static int pagefault_expand(const struct tlbprof_config *cfg, const struct plan_
 					return -ENOMEM;
 				ph->fault_case = cfg->cases[c];
 				ph->stride_bytes = BASE_PAGE;
-				ph->iterations = (cfg->sizes_bytes[s] + BASE_PAGE - 1) / BASE_PAGE;
+				/*
+				 * Whole pages of the request: a huge-page fault zeroes the whole
+				 * huge page, so a partial one would charge it to a few 4 KiB pages.
+				 */
+				uint64_t unit = page->kind == PAGE_BASE ? BASE_PAGE : page->bytes;
+				ph->iterations = (cfg->sizes_bytes[s] + unit - 1) / unit * unit / BASE_PAGE;
 				ph->warmup_iterations = 0;	/* a warm-up would take the very faults we time */
 				ph->processes = cfg->child_phase >= 0 ? 1 : cfg->processes;
 				snprintf(ph->name, sizeof(ph->name), "pagefault/%s/%s/%s/r%u", page->label,

@@ -13,13 +13,23 @@ struct stride_state {
 	const char *base;
 	uint64_t offsets;	/* reads per pass: size / stride */
 	uint64_t stride;
+	unsigned line_shift;	/* log2(lines per cell) when the reads are colored, else 0 */
 	uint64_t next;		/* index of the next read in the pass */
 	volatile uint64_t sink;	/* the sum of everything read: keeps the loads */
 };
 
+/* Byte offset of read i: its cell, plus the colored line inside the cell. */
+static inline uint64_t read_offset(const struct stride_state *st, uint64_t i)
+{
+	uint64_t lines = 1ull << st->line_shift;
+
+	return i * st->stride + (st->line_shift ? ((i + (i >> st->line_shift)) & (lines - 1)) * 64 : 0);
+}
+
 static const struct workload_param stride_params[] = {
 	{ "--strides", "strides to sweep (default 8,64,512,4K,8K): 8 B -> 512 B is cache, 512 B -> 4 KiB the TLB" },
 	{ "--size", "working-set size, read sequentially at each stride" },
+	{ "--layout", "colored (default: each read's line rotated in its cell, all cache sets used) or aligned" },
 	{ NULL, NULL },
 };
 
@@ -39,11 +49,22 @@ static int stride_prepare(void **state, const struct phase_spec *phase, struct r
 	st->base = region->base;
 	st->stride = phase->stride_bytes;
 	st->offsets = phase->size_bytes / phase->stride_bytes;
-	/* Every read lands in the region and a pass covers it: the access pattern is what the name says. */
-	checks[0] = (struct self_check){ .id = "covers_region", .status = CHECK_PASS };
+	/*
+	 * Colored (the default): read cell i at line (i + i / L) mod L of its
+	 * stride cell, as the chase places its slots, so that at 512 B and 4 KiB
+	 * the reads spread over all cache sets and the 512 B -> 4 KiB step keeps
+	 * the cache behaviour the same. Aligned: the naive cell start.
+	 */
+	if (phase->layout == LAYOUT_COLORED && st->stride >= 128)
+		st->line_shift = (unsigned)__builtin_ctzll(st->stride / 64);
+	/* Every read lands inside the region, 8-byte aligned: check the last one of a pass. */
+	uint64_t last = read_offset(st, st->offsets - 1);
+	bool inside = last + 8 <= region->bytes && !(last & 7);
+	checks[0] = (struct self_check){ .id = "covers_region", .status = inside ? CHECK_PASS : CHECK_FAIL };
 	snprintf(checks[0].message, sizeof(checks[0].message),
-		 "a pass reads %llu words, one every %llu bytes, over %llu bytes",
+		 "a pass reads %llu words, one per %llu-byte cell (%s), over %llu bytes",
 		 (unsigned long long)st->offsets, (unsigned long long)st->stride,
+		 st->line_shift ? "line rotated in the cell" : "at the cell start",
 		 (unsigned long long)(st->offsets * st->stride));
 	*n_checks = 1;
 	*units = st->offsets;
@@ -55,22 +76,19 @@ static void stride_run(void *state, uint64_t accesses)
 {
 	struct stride_state *st = state;
 	const char *base = st->base;
-	uint64_t stride = st->stride, i = st->next, n = st->offsets, sum = 0;
+	uint64_t i = st->next, n = st->offsets, sum = 0;
 
 	while (accesses) {
-		/* Up to the end of the pass, unrolled by 8; the loads are independent on purpose. */
-		uint64_t run = n - i < accesses ? n - i : accesses;
-		const char *p = base + i * stride;
-		uint64_t k = run;
-		for (; k >= 8; k -= 8, p += 8 * stride)
-			sum += *(const volatile uint64_t *)p + *(const volatile uint64_t *)(p + stride) +
-			       *(const volatile uint64_t *)(p + 2 * stride) + *(const volatile uint64_t *)(p + 3 * stride) +
-			       *(const volatile uint64_t *)(p + 4 * stride) + *(const volatile uint64_t *)(p + 5 * stride) +
-			       *(const volatile uint64_t *)(p + 6 * stride) + *(const volatile uint64_t *)(p + 7 * stride);
-		for (; k; k--, p += stride)
-			sum += *(const volatile uint64_t *)p;
-		i += run;
-		accesses -= run;
+		/* Up to the end of the pass, unrolled by 4; the loads are independent on purpose. */
+		uint64_t end = n - i < accesses ? n : i + accesses;
+		accesses -= end - i;
+		for (; i + 4 <= end; i += 4)
+			sum += *(const volatile uint64_t *)(base + read_offset(st, i)) +
+			       *(const volatile uint64_t *)(base + read_offset(st, i + 1)) +
+			       *(const volatile uint64_t *)(base + read_offset(st, i + 2)) +
+			       *(const volatile uint64_t *)(base + read_offset(st, i + 3));
+		for (; i < end; i++)
+			sum += *(const volatile uint64_t *)(base + read_offset(st, i));
 		if (i == n)
 			i = 0;
 	}

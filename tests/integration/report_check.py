@@ -128,7 +128,7 @@ def validate(rep):
         at = typed(c, "attribution", dict, w)
         for k in ("tlb_ns", "cache_ns", "unexplained_ns"):
             typed(at, k, NUM, w + ".attribution")
-        need(c.get("method") in ("counters", "differential"), f"{w}.method")
+        need(c.get("method") in ("counters", "differential", "fault_path"), f"{w}.method")
     for i, c in enumerate(typed(an, "checks", list, "analysis")):
         w = f"analysis.checks[{i}]"
         typed(c, "id", str, w)

@@ -133,4 +133,24 @@ with tempfile.TemporaryDirectory() as d:
         if rep and (rep["phases"] != orig["phases"] or rep["environment"] != orig["environment"]):
             fail("re-analysis must keep phases and environment as they were")
 
+    # 5. Round trips keep page-fault data and failed phases: the analysis is the same.
+    runs = [["--workload", "pagefault", "--size", "4M", "--cases", "anon_cold,anon_prefault,file_warm",
+             "--processes", "2", "--repeat", "1", "--dir", d]]
+    free_path = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
+    if os.path.exists(free_path) and int(open(free_path).read()) < 2:
+        runs.append(["--pages", "4k,2m:hugetlb", "--size", "4M", "--iters", "20k", "--repeat", "2"])
+    for args in runs:
+        first = os.path.join(d, "trip.json")
+        p = subprocess.run([TLBPROF, *args, "--json", first, "--quiet"], capture_output=True, text=True, timeout=300)
+        if p.returncode not in (0, 1, 3):
+            fail(f"round trip run {args}: exit {p.returncode} {p.stderr}")
+            continue
+        rep, _ = analyze(first, expect=(0, 1))
+        with open(first) as f:
+            orig = json.load(f)
+        if rep and rep["analysis"] != orig["analysis"]:
+            diff = [(a["id"], a["status"], b["status"]) for a, b in zip(orig["analysis"]["checks"],
+                                                                         rep["analysis"]["checks"]) if a != b]
+            fail(f"re-analysis of {args[:2]} differs: {diff or rep['analysis']['summary']}")
+
 fail.finish("all analyze checks passed")

@@ -462,6 +462,16 @@ static void test_stride_steps(void)
 	const struct analysis_check *tf = find_check(&a, "too_fast");
 	CHECK(tf && tf->status == CHECK_SKIP, "independent strided loads are not a latency: too_fast skips");
 	analysis_free(&a);
+	/* On 2 MiB pages there is no TLB step between 512 B and 4 KiB: many accesses share each page. */
+	for (size_t i = 0; i < 5; i++) {
+		page_request_parse("2m", &r[i].spec.page);
+		r[i].backing.kind = PAGE_THP;
+	}
+	analysis_run(r, 5, NULL, &clk, &a);
+	CHECK(a.n_stride_steps == 4 && strcmp(a.stride_steps[2].label, "within-page") == 0 &&
+		      strcmp(a.stride_steps[3].label, "within-page") == 0, "huge pages: within-page steps");
+	CHECK(!strstr(a.summary, "TLB step"), "no TLB step claimed on huge pages: %s", a.summary);
+	analysis_free(&a);
 	fixture_free(r, 5);
 }
 

@@ -73,8 +73,8 @@ static void fault_phase(struct phase_result *r, int c, const char *page, double 
 	for (unsigned i = 0; i < 4; i++) {
 		unsigned p = processes > 1 ? i % processes : 0;
 		r->fault_samples[i] = (struct fault_sample){
-			.elapsed_ns = 51200 * 1000.0 * (1 + (p ? spread : 0)), .pages = 51200, .minor = minor,
-			.major = major, .minor_rusage = (uint64_t)minor, .major_rusage = (uint64_t)major,
+			.elapsed_ns = 51200 * 1000.0 * (1 + (p && spread > 0 ? spread : 0)), .pages = 51200, .minor = minor,
+			.major = major, .minor_rusage = (uint64_t)(spread < 0 ? minor / 2 : minor), .major_rusage = (uint64_t)major,
 			.resident_before = resident, .process = p };
 	}
 }
@@ -115,6 +115,8 @@ static const struct {
 	{ __LINE__, FAULT_ANON_COLD, "4k", 51200, 0, 0, 2, 0.30, "process_spread", CHECK_WARN },
 	{ __LINE__, FAULT_ANON_COLD, "4k", 51200, 0, 0, 1, 0, "process_spread", CHECK_SKIP },
 	{ __LINE__, FAULT_ANON_COLD, "4k", 51200, 0, 0, 1, 0, "fault_counts_agree", CHECK_PASS },
+	{ __LINE__, FAULT_ANON_COLD, "4k", 51200, 0, 0, 1, -1, "fault_counts_agree", CHECK_WARN },
+	{ __LINE__, FAULT_ANON_COLD, "2m:hugetlb", 100, 0, 0, 1, 0, "anon_cold_faults_per_page", CHECK_PASS },
 	{ __LINE__, FAULT_ANON_COLD, "4k", 51200, 0, 0, 1, 0, "faults_in_timed_phase", CHECK_SKIP },
 };
 
