@@ -687,12 +687,14 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 		char line_fp[16], capacity[16], full[16];
 		c = add_check(a, "cache_set_aliasing", CHECK_WARN,
 			      "%s: with --layout aligned every slot sits at its %llu-byte cell start, so its lines use "
-			      "only 1/%.0f of the L%u sets: the effective L%u shrinks from %sB to %sB and the %sB of "
-			      "touched lines no longer fit, inflating the base latency and hiding the TLB effect; "
-			      "use --layout colored", worst->spec.name, (unsigned long long)worst->spec.stride_bytes,
-			      1 / worst_frac, worst_level, worst_level, format_size((uint64_t)worst_full, full, sizeof(full)),
+			      "only 1/%.0f of the L%u sets: the effective L%u shrinks from %siB to %siB, and the %siB of "
+			      "touched lines (%.1f× that; conflict misses start past %.1f×), which the whole cache would "
+			      "hold, miss instead, inflating the base latency and hiding the TLB effect; use --layout colored",
+			      worst->spec.name, (unsigned long long)worst->spec.stride_bytes, 1 / worst_frac, worst_level,
+			      worst_level, format_size((uint64_t)worst_full, full, sizeof(full)),
 			      format_size((uint64_t)worst_cap, capacity, sizeof(capacity)),
-			      format_size(worst->slots * 64, line_fp, sizeof(line_fp)));
+			      format_size(worst->slots * 64, line_fp, sizeof(line_fp)),
+			      (double)worst->slots * 64 / worst_cap, ALIASED_LOAD);
 		evidence(c, "used_set_fraction", worst_frac);
 		evidence(c, "cache_level", worst_level);
 		evidence(c, "effective_capacity_bytes", worst_cap);
