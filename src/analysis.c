@@ -331,6 +331,10 @@ static int build_comparisons(const struct phase_result *res, size_t n, const str
 		c->delta_ns = mb - mv;
 		c->speedup = mv > 0 ? mb / mv : 0;
 		attribute(&res[b], &res[v], clock, c);
+		/* With a packed control: each side's translation part, next to the delta between them. */
+		c->has_control = a->phases[b].has_control && a->phases[v].has_control;
+		c->baseline_translation_ns = a->phases[b].translation_ns;
+		c->variant_translation_ns = a->phases[v].translation_ns;
 	}
 	return 0;
 }
@@ -402,16 +406,17 @@ static int cmp_knee_point(const void *pa, const void *pb)
 /* Median absolute deviation of v around its median m. */
 static double mad(const double *v, size_t n, double m)
 {
-	double d[64];
+	double *d = malloc((n ? n : 1) * sizeof(*d));
 	struct sample_stats st;
 
-	if (!n)
+	if (!n || !d) {
+		free(d);
 		return 0;
-	if (n > 64)
-		n = 64;
+	}
 	for (size_t i = 0; i < n; i++)
 		d[i] = fabs(v[i] - m);
 	analysis_stats(d, n, &st);
+	free(d);
 	return st.median;
 }
 
@@ -1416,8 +1421,9 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 		char s0[16], s1[16];
 		const struct phase_result *b0 = &res[sweep[0]->baseline], *v0 = &res[sweep[0]->variant];
 		snprintf(f->message, sizeof(f->message),
-			 "from %siB to %siB the %s latency grows %.1f× (%.1f → %.1f ns) while the %s → %s delta stays "
-			 "about the same (%.1f → %.1f ns): the speedup shrinks (%.2f× → %.2f×) although TLB misses "
+			 "from %siB to %siB the %s latency grows %.1f× (%.1f → %.1f ns, medians of the smaller and the "
+			 "larger sizes) while the %s → %s delta stays about the same (%.1f → %.1f ns): the speedup "
+			 "shrinks (%.2f× → %.2f×) although TLB misses "
 			 "grow, because a roughly constant translation cost is diluted by cache and DRAM latency that "
 			 "grow with the working set",
 			 format_size(b0->spec.size_bytes, s0, sizeof(s0)),

@@ -78,6 +78,8 @@ struct comparison {
 	double ns_per_tlb_miss, cycles_per_tlb_miss;
 	double tlb_ns, cache_ns, unexplained_ns;
 	bool have_walk_cycles;		/* walk_active used for tlb_ns */
+	bool has_control;		/* both sides were measured against a packed control */
+	double baseline_translation_ns, variant_translation_ns;	/* median - control median, per side */
 	const char *method;		/* "counters" or "differential" */
 	const char *assumption;		/* what the method takes for granted */
 };

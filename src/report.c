@@ -410,6 +410,8 @@ static json_t *analysis_json(const struct report_input *in)
 								num(c->unexplained_ns)));
 		json_object_set_new(j, "method", json_string(c->method));
 		json_object_set_new(j, "walk_cycles", json_boolean(c->have_walk_cycles));
+		json_object_set_new(j, "baseline_translation_ns", c->has_control ? num(c->baseline_translation_ns) : json_null());
+		json_object_set_new(j, "variant_translation_ns", c->has_control ? num(c->variant_translation_ns) : json_null());
 		json_object_set_new(j, "assumption", json_string(c->assumption));
 		json_array_append_new(cmps, j);
 	}

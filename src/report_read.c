@@ -10,6 +10,9 @@
 #include "report.h"
 #include "workload.h"
 
+#define REPORT_MAX_PHASES 100000
+#define REPORT_MAX_COUNTERS 256
+
 /* Parsing state: the file name and where an error happened. */
 struct reader {
 	const char *path;
@@ -543,6 +546,12 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 	phases = json_object_get(root, "phases");
 	if (!json_is_array(phases)) {
 		rc = bad(&rd, "report.phases: missing or not an array");
+		goto out;
+	}
+	/* Bounds far above any real run keep a hostile file from costing gigabytes. */
+	if (json_array_size(phases) > REPORT_MAX_PHASES || n_infos > REPORT_MAX_COUNTERS) {
+		rc = bad(&rd, "%zu phases and %zu counters: more than a report holds (%d, %d)", json_array_size(phases),
+			 n_infos, REPORT_MAX_PHASES, REPORT_MAX_COUNTERS);
 		goto out;
 	}
 	doc->results.phases = calloc(json_array_size(phases) + 1, sizeof(*doc->results.phases));
