@@ -161,7 +161,12 @@ static int pagefault_prepare(void **state, const struct phase_spec *ph, struct r
 	return 0;
 }
 
-/* Write one byte per base page: first writes allocate (a read would only map the shared zero page). */
+/*
+ * Write one byte per base page: first writes allocate (a read would only map
+ * the shared zero page). Not instrumented by AddressSanitizer, whose shadow
+ * writes would add faults of their own to the ones counted.
+ */
+__attribute__((no_sanitize_address))
 static void touch_write(char *p, uint64_t pages)
 {
 	for (uint64_t i = 0; i < pages; i++)
@@ -259,8 +264,9 @@ static int pagefault_sample_setup(void *state, struct fault_sample *out, char *w
  * The timed part, the same loop for every case: one access per base page in
  * address order. Anonymous memory is written (a read of untouched anonymous
  * memory maps the shared zero page and allocates nothing); the file mapping
- * is read-only, so it is read.
+ * is read-only, so it is read. (Not instrumented by AddressSanitizer, as above.)
  */
+__attribute__((no_sanitize_address))
 static void pagefault_run(void *state, uint64_t accesses)
 {
 	struct pagefault_state *st = state;
