@@ -806,8 +806,13 @@ int counter_set_read(struct counter_set *set, struct counter_reading *out)
 			snprintf(info->reason, sizeof(info->reason),
 				 "counted %.1f%% of the enabled time; value scaled by enabled/running",
 				 100.0 * (double)r->running_ns / (double)r->enabled_ns);
-		} else if (r->enabled_ns > 0 && r->running_ns == 0) {
-			/* perf stat's "<not counted>": never got a counter. Not a zero. */
+		} else if (ev->attr.type != PERF_TYPE_SOFTWARE && r->enabled_ns > 0 && r->running_ns == 0) {
+			/*
+			 * perf stat's "<not counted>": a hardware event that never got a
+			 * counter. Not a zero. (A software event always runs; a user-only
+			 * one may just have seen no user time, e.g. task-clock over a
+			 * touch that spent it all in the kernel's fault handler.)
+			 */
 			info->status = COUNTER_ERROR;
 			snprintf(info->reason, sizeof(info->reason),
 				 "not counted: enabled %llu ns but never on a counter"

@@ -12,7 +12,9 @@
 #include "cli.h"
 #include "counters.h"
 #include "environment.h"
+#include "parse.h"
 #include "plan.h"
+#include "region.h"
 #include "report.h"
 #include "runner.h"
 #include "timing.h"
@@ -234,6 +236,20 @@ int main(int argc, char **argv)
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;
 		goto out;
+	}
+	/* Refuse up front a working set the machine cannot hold: never run into the OOM killer. */
+	uint64_t avail = region_mem_available();
+	for (size_t i = 0; avail && i < plan.n; i++) {
+		const struct phase_spec *ph = &plan.phases[i];
+		if (ph->page.kind != PAGE_HUGETLB && ph->size_bytes > avail) {
+			char a[16], b[16];
+			snprintf(msg, sizeof(msg), "--size '%s': %s needs %siB but MemAvailable is %siB; nothing was run",
+				 format_size(ph->size_bytes, a, sizeof(a)), ph->name, a,
+				 format_size(avail >> 20 << 20, b, sizeof(b)));
+			report_error(msg);
+			status = EXIT_UNAVAILABLE;
+			goto out;
+		}
 	}
 	struct run_context ctx = {
 		.clock = &clock,
