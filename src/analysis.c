@@ -1385,7 +1385,7 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 				sweep[m++] = &a->comparisons[k];
 		if (m < 3)
 			continue;
-		qsort_r(sweep, m, sizeof(sweep[0]), cmp_comparison_size, (void *)res);
+		qsort_r(sweep, m, sizeof(sweep[0]), cmp_comparison_size, (void *)res); // NOLINT(bugprone-sizeof-expression): an array of pointers
 		size_t sizes = 1;
 		for (size_t k = 1; k < m; k++)
 			sizes += res[sweep[k]->baseline].spec.size_bytes != res[sweep[k - 1]->baseline].spec.size_bytes;

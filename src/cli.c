@@ -307,7 +307,8 @@ static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_
 	cfg->controls = CONTROLS_AUTO;
 	cfg->fail_on = FAIL_ON_FAIL;
 	cfg->processes = DEFAULT_PROCESSES;
-	cfg->dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *tmpdir = getenv("TMPDIR");
+	cfg->dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
 	cfg->child_phase = -1;
 	cfg->child_fd = -1;
 	if (parse_cases(DEFAULT_CASES, cfg, msg, len) != CLI_RUN)

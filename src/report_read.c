@@ -51,6 +51,10 @@ static const char *keep(struct report_doc *doc, const char *s)
 	return copy;
 }
 
+/*
+ * The get_* helpers always set *out (to a default on error), so a caller that
+ * treats a field as optional and ignores the result never reads garbage.
+ */
 static int get_obj(struct reader *rd, json_t *o, const char *key, const char *where, json_t **out)
 {
 	*out = json_object_get(o, key);
@@ -63,6 +67,7 @@ static int get_u64(struct reader *rd, json_t *o, const char *key, const char *wh
 {
 	json_t *v = json_object_get(o, key);
 
+	*out = 0;
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
 		return bad(rd, "%s.%s: missing or not a non-negative integer", where, key);
 	*out = (uint64_t)json_integer_value(v);
@@ -75,10 +80,9 @@ static int get_num(struct reader *rd, json_t *o, const char *key, const char *wh
 {
 	json_t *v = json_object_get(o, key);
 
-	if ((!v || json_is_null(v)) && optional) {
-		*out = dflt;
+	*out = dflt;
+	if ((!v || json_is_null(v)) && optional)
 		return 0;
-	}
 	if (!json_is_number(v))
 		return bad(rd, "%s.%s: missing or not a number", where, key);
 	*out = json_number_value(v);
@@ -89,10 +93,9 @@ static int get_str(struct reader *rd, json_t *o, const char *key, const char *wh
 {
 	json_t *v = json_object_get(o, key);
 
-	if ((!v || json_is_null(v)) && optional) {
-		*out = "";
+	*out = "";
+	if ((!v || json_is_null(v)) && optional)
 		return 0;
-	}
 	if (!json_is_string(v))
 		return bad(rd, "%s.%s: missing or not a string", where, key);
 	*out = json_string_value(v);
@@ -312,11 +315,10 @@ static int read_phase_counters(struct reader *rd, json_t *p, const char *where, 
 static int read_fault_samples(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
 {
 	json_t *cs = json_object_get(p, "case"), *list;
-	const char *name;
 
 	if (!cs || json_is_null(cs))
 		return 0;
-	if (!json_is_string(cs) || (r->spec.fault_case = fault_case_from_name(name = json_string_value(cs))) < 0) {
+	if (!json_is_string(cs) || (r->spec.fault_case = fault_case_from_name(json_string_value(cs))) < 0) {
 		r->spec.fault_case = FAULT_NONE;
 		return bad(rd, "%s.case: not a page-fault case", where);
 	}
