@@ -83,6 +83,61 @@ static const struct counter_info *counter_find(const struct phase_result *r, enu
 	return NULL;
 }
 
+double analysis_median_ci(const double *v, size_t n)
+{
+	double *s, m, half;
+
+	if (n < 6 || !(s = malloc(n * sizeof(*s))))
+		return INFINITY;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	/* Ranks of the 95 % interval: the median's rank is binomial(n, 1/2), sd sqrt(n)/2. */
+	double w = 0.98 * sqrt((double)n);
+	long lo = (long)floor((double)n / 2 - w), hi = (long)ceil((double)n / 2 + w);
+	if (lo < 0)
+		lo = 0;
+	if (hi > (long)n - 1)
+		hi = (long)n - 1;
+	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	half = (s[hi] - s[lo]) / 2;
+	free(s);
+	return m > 0 ? half / m : INFINITY;
+}
+
+/* Spread between allocations (their medians) and within them (stddev / mean), from the sample tags. */
+static void allocation_spread(const struct phase_result *r, struct phase_analysis *pa)
+{
+	double med[256], cv[256], *v = malloc((r->n_samples ? r->n_samples : 1) * sizeof(double));
+	unsigned na = 0;
+
+	if (!v || !r->sample_alloc) {
+		free(v);
+		return;
+	}
+	for (unsigned a = 0; a < 256; a++) {
+		size_t k = 0;
+		for (size_t i = 0; i < r->n_samples; i++)
+			if (r->sample_alloc[i] == a)
+				v[k++] = r->samples_ns[i];
+		if (!k)
+			continue;
+		struct sample_stats st;
+		analysis_stats(v, k, &st);
+		med[na] = st.median;
+		cv[na] = st.mean > 0 ? st.stddev / st.mean : 0;
+		na++;
+	}
+	free(v);
+	pa->allocations = na;
+	if (na) {
+		struct sample_stats sm, sc;
+		analysis_stats(med, na, &sm);
+		analysis_stats(cv, na, &sc);
+		pa->between_allocations = na > 1 ? sm.rel_spread : 0;
+		pa->within_allocation = sc.median;
+	}
+}
+
 bool analysis_counter(const struct phase_result *r, enum metric m, double *value)
 {
 	size_t i;
@@ -221,6 +276,7 @@ static void analyse_phases(const struct phase_result *res, size_t n, struct anal
 		struct phase_analysis *pa = &a->phases[i];
 		analysis_stats(res[i].samples_ns, res[i].n_samples, &pa->ns);
 		analysis_fault_metrics(res[i].fault_samples, res[i].n_fault_samples, &pa->faults);
+		allocation_spread(&res[i], pa);
 		if (!measured_ok(&res[i]))
 			continue;
 		for (size_t c = 0; c < n; c++) {
@@ -927,13 +983,21 @@ static void check_unstable(const struct phase_result *res, size_t n, struct anal
 		return;
 	}
 	struct analysis_check *c;
+	const struct phase_analysis *wp = worst ? &a->phases[worst - res] : NULL;
+	char split[160] = "";
+	if (wp && wp->allocations > 1)
+		snprintf(split, sizeof(split), " (between allocations: medians %.1f %% apart; within one: %.1f %%)",
+			 100 * wp->between_allocations, 100 * wp->within_allocation);
 	if (worst_cv > UNSTABLE_CV)
 		c = add_check(a, "unstable", CHECK_WARN,
-			      "%s: samples vary by %.1f %% (standard deviation / mean, limit %.0f %%)%s%s: the "
-			      "machine is noisy; pin with --cpu, raise --repeat, and compare medians with care",
-			      worst->spec.name, 100 * worst_cv, 100 * UNSTABLE_CV,
+			      "%s: samples vary by %.1f %% (standard deviation / mean, limit %.0f %%)%s%s%s: %s",
+			      worst->spec.name, 100 * worst_cv, 100 * UNSTABLE_CV, split,
 			      worst_steal > STEAL_SHARE_MAX ? "; the hypervisor stole CPU time during " : "",
-			      worst_steal > STEAL_SHARE_MAX ? stolen->spec.name : "");
+			      worst_steal > STEAL_SHARE_MAX ? stolen->spec.name : "",
+			      wp && wp->allocations > 1 && wp->between_allocations > 2 * wp->within_allocation
+				      ? "physical page placement differs between allocations; report the median over "
+					"several (--realloc) rather than one"
+				      : "the machine is noisy; pin with --cpu, raise --repeat, and compare medians with care");
 	else if (worst_steal > STEAL_SHARE_MAX)
 		c = add_check(a, "unstable", CHECK_WARN,
 			      "%s: the hypervisor stole %.1f %% of the CPU time while it ran (steal time): "

@@ -33,6 +33,13 @@ struct sample_stats {
 void analysis_stats(const double *v, size_t n, struct sample_stats *out);
 
 /*
+ * Relative half-width of the distribution-free 95 % confidence interval of
+ * the median of v[0..n-1] (order statistics around n/2 +- 0.98 sqrt(n)),
+ * divided by the median. INFINITY when n < 6 (too few for an interval).
+ */
+double analysis_median_ci(const double *v, size_t n);
+
+/*
  * The value of metric m in a phase result, scaled, and whether it counted
  * (status ok or multiplexed). Returns false when the phase has no usable
  * reading of m.
@@ -62,6 +69,9 @@ void analysis_fault_metrics(const struct fault_sample *s, size_t n, struct fault
 /* Per-phase derived values, parallel to the results. */
 struct phase_analysis {
 	struct fault_metrics faults;	/* pagefault phases */
+	unsigned allocations;		/* allocations that contributed samples */
+	double between_allocations;	/* (max - min) / median of the allocations' medians; 0 with one */
+	double within_allocation;	/* median over allocations of their samples' stddev / mean */
 	struct sample_stats ns;		/* ns per access over the samples */
 	bool has_control;
 	size_t control;			/* index of the packed control for this phase's size */

@@ -27,7 +27,11 @@
 #define DEFAULT_FAULT_SIZE "200M"
 #define DEFAULT_PROCESSES 5
 #define MAX_PROCESSES 100
-#define DEFAULT_ITERS "20M"
+#define DEFAULT_ITERS "20M"	/* with --iters auto replaced by a batch the clock can time */
+#define DEFAULT_PRECISION 0.01
+#define DEFAULT_TIME_BUDGET 0.5
+#define DEFAULT_REALLOC 3
+#define MAX_REALLOC 100
 #define DEFAULT_WARMUP "0.1"
 #define DEFAULT_REPEAT 5
 #define DEFAULT_SEED 1
@@ -36,6 +40,7 @@
 enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
 	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_CASES, OPT_PROCESSES, OPT_DIR, OPT_DROP_CACHES,
+	OPT_PRECISION, OPT_TIME_BUDGET, OPT_REALLOC,
 	OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD,
 };
 
@@ -56,6 +61,9 @@ static const struct option long_options[] = {
 	{ "processes", required_argument, NULL, OPT_PROCESSES },
 	{ "dir", required_argument, NULL, OPT_DIR },
 	{ "drop-caches", no_argument, NULL, OPT_DROP_CACHES },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "time-budget", required_argument, NULL, OPT_TIME_BUDGET },
+	{ "realloc", required_argument, NULL, OPT_REALLOC },
 	{ "internal-child", required_argument, NULL, OPT_INTERNAL_CHILD },
 	{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -93,11 +101,17 @@ void cli_usage(FILE *f)
 		"  --processes N        pagefault: separate processes per case, 1 to %d (default: %d)\n"
 		"  --dir DIR            pagefault: directory for the data file (default: $TMPDIR or /tmp)\n"
 		"  --drop-caches        pagefault file_cold: also drop the global page cache (root)\n"
-		"  --iters N            timed accesses per sample, k/M/G suffixes (default: " DEFAULT_ITERS ";\n"
-		"                       tlbsize: 200k)\n"
+		"  --iters auto|N       timed accesses per sample, k/M/G suffixes; auto: a batch\n"
+		"                       lasting >= 1000x the clock overhead and >= 1 ms, samples until\n"
+		"                       --precision or --time-budget (default: auto; tlbsize: 200k)\n"
+		"  --precision F        auto: stop when the median's 95%% CI half-width is below F of\n"
+		"                       the median (default: 0.01)\n"
+		"  --time-budget S      auto: seconds of samples per phase at most (default: 0.5)\n"
+		"  --realloc N          fresh region and chain N times per phase (1: off) (default: 3)\n"
 		"  --warmup-frac F      warm-up accesses as a fraction of --iters, 0 to 1\n"
 		"                       (default: " DEFAULT_WARMUP ")\n"
-		"  --repeat N           timed samples per phase (per process), 1 to %d (default: %d)\n"
+		"  --repeat N           timed samples per allocation (per process; with --iters auto\n"
+		"                       the least), 1 to %d (default: %d)\n"
 		"  --seed N             seed of the random chain (default: %d)\n"
 		"  --cpu N              pin the measuring thread to CPU N (default: not pinned)\n"
 		"  --layout L           colored (rotate each slot's cache line) or aligned\n"
@@ -306,6 +320,10 @@ static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_
 	cfg->warmup_frac = 0.1;
 	cfg->controls = CONTROLS_AUTO;
 	cfg->fail_on = FAIL_ON_FAIL;
+	cfg->iterations_auto = true;
+	cfg->precision = DEFAULT_PRECISION;
+	cfg->time_budget_s = DEFAULT_TIME_BUDGET;
+	cfg->allocations = DEFAULT_REALLOC;
 	cfg->processes = DEFAULT_PROCESSES;
 	const char *tmpdir = getenv("TMPDIR");
 	cfg->dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
@@ -388,13 +406,34 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 			cfg->stride_bytes = v;
 			break;
 		case OPT_ITERS:
+			if (strcmp(optarg, "auto") == 0) {
+				cfg->iterations_auto = true;
+				cfg->iterations_set = true;
+				break;
+			}
 			rc = parse_count(optarg, &v);
 			if (rc)
-				return usage_error(msg, len, "--iters '%s': %s", optarg, errno_phrase(rc));
+				return usage_error(msg, len, "--iters '%s': %s (use auto or a count)", optarg, errno_phrase(rc));
 			if (v == 0 || v > (1ull << 40))
-				return usage_error(msg, len, "--iters '%s': must be between 1 and 2^40", optarg);
+				return usage_error(msg, len, "--iters '%s': must be auto or between 1 and 2^40", optarg);
 			cfg->iterations = v;
 			cfg->iterations_set = true;
+			cfg->iterations_auto = false;
+			break;
+		case OPT_PRECISION:
+			if (parse_double(optarg, &cfg->precision) || !(cfg->precision > 0 && cfg->precision < 1))
+				return usage_error(msg, len, "--precision '%s': must be a number above 0 and below 1", optarg);
+			break;
+		case OPT_TIME_BUDGET:
+			if (parse_double(optarg, &cfg->time_budget_s) || !(cfg->time_budget_s > 0 && cfg->time_budget_s <= 3600))
+				return usage_error(msg, len, "--time-budget '%s': must be seconds above 0, at most 3600", optarg);
+			break;
+		case OPT_REALLOC:
+			rc = parse_count(optarg, &v);
+			if (rc || v < 1 || v > MAX_REALLOC)
+				return usage_error(msg, len, "--realloc '%s': must be a whole number from 1 to %d", optarg,
+						   MAX_REALLOC);
+			cfg->allocations = (unsigned)v;
 			break;
 		case OPT_WARMUP:
 			if (parse_double(optarg, &cfg->warmup_frac) || cfg->warmup_frac < 0 || cfg->warmup_frac > 1)

@@ -111,6 +111,10 @@ struct tlbprof_config {
 	const char *child_file;		/* the data file the parent created, or NULL */
 	uint64_t iterations;		/* timed accesses per sample */
 	bool iterations_set;		/* --iters was given (workloads may otherwise choose their own) */
+	bool iterations_auto;		/* --iters auto (the default for chase and stride) */
+	double precision;		/* --precision */
+	double time_budget_s;		/* --time-budget, per phase */
+	unsigned allocations;		/* --realloc */
 	double warmup_frac;		/* warm-up accesses = warmup_frac * iterations */
 	unsigned repeat;		/* timed samples per phase */
 	uint64_t seed;

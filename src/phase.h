@@ -35,6 +35,12 @@ struct phase_spec {
 	enum phase_role role;
 	uint64_t controls_size_bytes;	/* control: the measured working-set size it stands for; else 0 */
 	uint64_t controls_stride_bytes;	/* control: the measured stride it stands for; else 0 */
+	/* Adaptive measurement (iterations_auto): batch so a sample lasts >= SAMPLE_MIN, then samples until
+	 * the median's 95 % confidence interval is within precision or time_budget_s is spent. */
+	bool iterations_auto;
+	double precision;		/* relative half-width of the median's 95 % CI to stop at */
+	double time_budget_s;		/* wall time for the samples of one phase */
+	unsigned allocations;		/* fresh region and chain per allocation (--realloc) */
 	/* pagefault */
 	int fault_case;			/* enum fault_case, FAULT_NONE for other workloads */
 	unsigned processes;		/* separate processes to run the samples in (1: this one) */
@@ -93,8 +99,12 @@ struct phase_result {
 	struct region_backing backing;
 	uint64_t slots;			/* workload units (chase: slots in the chain) */
 	double prepare_ms;		/* building the workload's structure (chain) */
-	double *samples_ns;		/* repeat samples, ns per access, in order taken (owned) */
+	double *samples_ns;		/* samples, ns per access, in order taken (owned) */
+	unsigned *sample_alloc;		/* the allocation each sample was taken on (owned) */
 	size_t n_samples;
+	unsigned allocations_run;
+	double precision_reached;	/* relative half-width of the median's 95 % CI over all samples */
+	const char *stop_reason;	/* "samples" (fixed count), "precision", "budget", "max_samples", "interrupted" */
 	double cycles_per_ns;		/* calibrated core clock used for cycles (GHz) */
 	/* Counters summed over the timed samples only (enabled around them). */
 	size_t n_counters;

@@ -320,6 +320,8 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(params, "stride_bytes", json_integer((json_int_t)s->stride_bytes));
 	json_object_set_new(params, "slots", json_integer((json_int_t)r->slots));
 	json_object_set_new(params, "iterations", json_integer((json_int_t)s->iterations));
+	json_object_set_new(params, "iterations_mode", json_string(s->iterations_auto ? "auto" : "fixed"));
+	json_object_set_new(params, "allocations", json_integer(s->allocations ? s->allocations : 1));
 	json_object_set_new(params, "warmup_iterations", json_integer((json_int_t)s->warmup_iterations));
 	json_object_set_new(params, "repeat", json_integer(s->repeat));
 	json_object_set_new(params, "seed", json_integer((json_int_t)s->seed));
@@ -330,6 +332,18 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(params, "accesses_per_page", num((double)page_bytes / (double)s->stride_bytes));
 	json_object_set_new(o, "params", params);
 	json_object_set_new(o, "prepare_ms", num(r->prepare_ms));
+	/* How the sampling ended: the median's 95 % CI (relative half-width) against the target. */
+	json_object_set_new(o, "precision", json_pack("{s:o, s:o, s:s, s:i}", "target",
+						      s->iterations_auto ? num(s->precision) : json_null(), "reached",
+						      num(r->precision_reached), "stop",
+						      r->stop_reason ? r->stop_reason : "samples", "allocations",
+						      (int)r->allocations_run));
+	if (r->sample_alloc) {
+		json_t *al = json_array();
+		for (size_t i = 0; i < r->n_samples; i++)
+			json_array_append_new(al, json_integer(r->sample_alloc[i]));
+		json_object_set_new(o, "sample_allocations", al);
+	}
 
 	if (r->n_samples) {
 		analysis_stats(r->samples_ns, r->n_samples, &st);
@@ -430,6 +444,9 @@ static json_t *analysis_json(const struct report_input *in)
 		json_object_set_new(j, "name", json_string(ph[i].spec.name));
 		json_object_set_new(j, "control", pa->has_control ? json_string(ph[pa->control].spec.name) : json_null());
 		json_object_set_new(j, "translation_ns", pa->has_control ? num(pa->translation_ns) : json_null());
+		json_object_set_new(j, "allocations", json_integer(pa->allocations));
+		json_object_set_new(j, "between_allocations", num(pa->between_allocations));
+		json_object_set_new(j, "within_allocation", num(pa->within_allocation));
 		json_array_append_new(phases, j);
 	}
 	for (size_t i = 0; i < a->n_findings; i++) {
@@ -730,8 +747,8 @@ void report_print_text(const struct report_input *in, FILE *f)
 			100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, ran);
 	}
 	free(order);
-	fprintf(f, "(ns/access: median of %u samples; spread: (max-min)/median; faults: page faults during "
-		"the timed samples; dTLB-miss: per access)\n", rr->n ? rr->phases[0].spec.repeat : 0);
+	fprintf(f, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
+		"faults during the timed samples; dTLB-miss: per access)\n");
 
 	if (a->n_comparisons) {
 		fprintf(f, "\n%-8s %-16s %10s %10s %9s %8s %11s  %s\n", "size", "pages", "base ns", "variant ns",

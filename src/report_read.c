@@ -445,6 +445,21 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 		return rc;
 	if (r->status == PHASE_OK && !r->n_samples)
 		return bad(rd, "%s: status ok but no samples", where);
+	json_t *al = json_object_get(p, "sample_allocations");
+	if (json_is_array(al)) {
+		if (json_array_size(al) != r->n_samples)
+			return bad(rd, "%s.sample_allocations: %zu entries for %zu samples", where, json_array_size(al),
+				   r->n_samples);
+		r->sample_alloc = calloc(r->n_samples + 1, sizeof(*r->sample_alloc));
+		if (!r->sample_alloc)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->n_samples; i++) {
+			json_t *ai = json_array_get(al, i);
+			if (!json_is_integer(ai) || json_integer_value(ai) < 0 || json_integer_value(ai) > 255)
+				return bad(rd, "%s.sample_allocations[%zu]: not an allocation index", where, i);
+			r->sample_alloc[i] = (unsigned)json_integer_value(ai);
+		}
+	}
 	json_t *cyc = json_object_get(p, "cycles_per_access");
 	r->cycles_per_ns = 0;
 	if (json_is_object(cyc))

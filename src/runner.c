@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "environment.h"
 #include "region.h"
 #include "workload.h"
@@ -103,33 +105,6 @@ static uint64_t timed_run(const struct workload_ops *w, void *state, uint64_t ac
 	if (cs)
 		counter_set_disable(cs);
 	return t1 - t0;
-}
-
-/* The timed part: warm-up, then `repeat` samples with counters enabled around each. */
-static void measure(const struct phase_spec *ph, const struct workload_ops *w, void *state,
-		    struct counter_set *cs, const struct run_context *ctx, struct phase_result *res)
-{
-	uint64_t min0, maj0, min1, maj1;
-
-	/* Warm-up on the very same code path: caches, TLBs, branch predictors, core clock. */
-	w->run(state, ph->warmup_iterations);
-	if (cs)
-		counter_set_reset(cs);
-	rusage_faults(&min0, &maj0);
-	for (unsigned r = 0; r < ph->repeat && !stop_requested(ctx); r++) {
-		uint64_t ns = timed_run(w, state, ph->iterations, cs);
-		res->samples_ns[res->n_samples++] = (double)ns / (double)ph->iterations;
-		res->timed_ns += (double)ns;
-	}
-	rusage_faults(&min1, &maj1);
-	res->rusage_minflt = min1 - min0;
-	res->rusage_majflt = maj1 - maj0;
-	if (cs) {
-		counter_set_read(cs, res->counters);
-		/* read() may have marked events multiplexed: refresh the statuses. */
-		for (size_t i = 0; i < res->n_counters; i++)
-			res->counter_info[i] = *counter_set_info(cs, i);
-	}
 }
 
 /* The hypervisor's steal time since steal0 (all CPUs), in ticks and ms. */
@@ -406,6 +381,9 @@ static void run_fresh_phase(const struct phase_spec *ph, const struct run_contex
 	int rc;
 
 	free(res->samples_ns);
+	free(res->sample_alloc);
+	res->sample_alloc = NULL;	/* every page-fault sample is its own allocation */
+	res->stop_reason = "samples";
 	res->samples_ns = calloc(cap, sizeof(*res->samples_ns));
 	res->fault_samples = calloc(cap, sizeof(*res->fault_samples));
 	if (!res->samples_ns || !res->fault_samples) {
@@ -465,61 +443,93 @@ int runner_run_child(const struct plan *plan, size_t index, const struct run_con
 	return 0;
 }
 
-static void run_phase(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res)
+/* --iters auto: a sample lasts at least this long, and at least 1000x the clock overhead. */
+static const double SAMPLE_MIN_NS = 1e6;
+/* --iters auto: at most this many samples per phase, whatever the precision. */
+enum { MAX_AUTO_SAMPLES = 2000 };
+/* Warm-up in auto mode: twice around the chain (every slot's line and page), at most this many accesses. */
+static const uint64_t MAX_AUTO_WARMUP = 8000000;
+
+/*
+ * The batch for --iters auto: time growing probes (without counters) until
+ * one lasts 100 us, then scale to SAMPLE_MIN_NS or 1000x the clock overhead,
+ * whichever is longer, so the clock's cost and resolution vanish in a sample.
+ */
+static uint64_t auto_batch(const struct workload_ops *w, void *state, const struct run_context *ctx)
+{
+	double overhead = ctx->clock ? fmax(ctx->clock->clock_overhead_ns, ctx->clock->clock_resolution_ns) : 100;
+	uint64_t n = 1000, ns;
+
+	for (;;) {
+		ns = timed_run(w, state, n, NULL);
+		if (ns >= 100000 || n >= (1ull << 34))
+			break;
+		n *= 4;
+	}
+	double per = (double)ns / (double)n, target = fmax(SAMPLE_MIN_NS, 1000 * overhead);
+	uint64_t batch = (uint64_t)ceil(target / (per > 0 ? per : 1));
+	return batch < 1000 ? 1000 : batch;
+}
+
+static void add_sample(struct phase_result *res, uint64_t ns, uint64_t accesses, unsigned alloc)
+{
+	res->samples_ns[res->n_samples] = (double)ns / (double)accesses;
+	res->sample_alloc[res->n_samples] = alloc;
+	res->n_samples++;
+	res->timed_ns += (double)ns;
+}
+
+/*
+ * One allocation of a phase: a fresh region and a fresh chain (seeded per
+ * allocation), verified, warmed up, then sampled. The first allocation's
+ * prefault is counted and its self-checks are reported; every allocation's
+ * self-checks and backing must pass. Returns false when the phase must stop.
+ */
+static bool run_allocation(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
+			   struct counter_set *cs, unsigned a, bool last, size_t cap, uint64_t *sampling_t0)
 {
 	const struct workload_ops *w = ph->workload;
+	struct phase_spec spec = *ph;
 	struct region region = { 0 };
-	char why[400];
+	struct self_check checks[PHASE_MAX_SELF_CHECKS];
+	size_t n_checks = 0;
+	char why[400] = "";
 	void *state = NULL;
-	uint64_t steal0 = environment_steal_ticks();
+	uint64_t min0, maj0, min1, maj1, slots = 0;
 	int rc;
 
-	res->spec = *ph;
-	res->status = PHASE_OK;
-	res->cycles_per_ns = ctx->clock ? ctx->clock->core_clock_ghz : 0.0;
-	res->samples_ns = calloc(ph->repeat, sizeof(*res->samples_ns));
-	if (!res->samples_ns) {
-		phase_fail(res, true, "out of memory for %u samples", ph->repeat);
-		return;
-	}
-	if (ph->cpu >= 0 && (rc = pin_cpu(ph->cpu)) != 0) {
-		phase_fail(res, false, "cannot pin to CPU %d: %s", ph->cpu, strerror(-rc));
-		return;
-	}
-	if (w->per_sample_memory) {
-		run_fresh_phase(ph, ctx, res);
-		record_steal(res, steal0);
-		return;
-	}
 	rc = region_map(&region, &ph->page, ph->size_bytes, why, sizeof(why));
 	if (rc) {
 		phase_fail(res, rc == -ENOMEM || rc == -EOPNOTSUPP, "%s", why);
-		return;
+		return false;
 	}
-	struct counter_set *cs = ctx->counters;
-	if (cs && open_counters(res, cs) != 0) {
-		phase_fail(res, true, "out of memory for counters");
-		cs = NULL;
-		goto out;
-	}
-	prefault(&region, cs, res);
+	if (a == 0)
+		prefault(&region, cs, res);
+	else
+		region_prefault(&region);
 
+	/* A fresh chain: another seed per allocation, the same for the same --seed. */
+	spec.seed = ph->seed + a * 0x9e3779b97f4a7c15ull;
 	uint64_t t0 = timing_now_ns();
-	why[0] = '\0';
-	rc = w->prepare(&state, ph, &region, res->self_checks, &res->n_self_checks, &res->slots, why, sizeof(why));
-	res->prepare_ms = (double)(timing_now_ns() - t0) / 1e6;
+	rc = w->prepare(&state, &spec, &region, checks, &n_checks, &slots, why, sizeof(why));
+	if (a == 0)
+		res->prepare_ms = (double)(timing_now_ns() - t0) / 1e6;
 	if (rc) {
 		phase_fail(res, rc == -ENOMEM, "preparing %s failed: %s", w->name, *why ? why : strerror(-rc));
 		goto out;
 	}
-	for (size_t i = 0; i < res->n_self_checks; i++) {
-		if (res->self_checks[i].status == CHECK_FAIL) {
-			phase_fail(res, false, "self-check %s failed: %s", res->self_checks[i].id,
-				   res->self_checks[i].message);
+	if (a == 0) {
+		memcpy(res->self_checks, checks, sizeof(checks));
+		res->n_self_checks = n_checks;
+		res->slots = slots;
+	}
+	for (size_t i = 0; i < n_checks; i++) {
+		if (checks[i].status == CHECK_FAIL) {
+			phase_fail(res, false, "self-check %s failed on allocation %u: %s", checks[i].id, a,
+				   checks[i].message);
 			goto out;
 		}
 	}
-
 	rc = region_verify(&region, &res->backing);
 	if (rc) {
 		phase_fail(res, false, "cannot verify the page backing from /proc/self/smaps: %s", strerror(-rc));
@@ -531,7 +541,48 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 		goto out;
 	}
 
-	measure(ph, w, state, cs, ctx, res);
+	/* Warm-up on the very same code path: caches, TLBs, branch predictors, core clock. */
+	uint64_t warm = ph->warmup_iterations;
+	if (ph->iterations_auto) {
+		warm = 2 * slots;
+		if (warm > MAX_AUTO_WARMUP)
+			warm = MAX_AUTO_WARMUP;
+	}
+	w->run(state, warm);
+	if (ph->iterations_auto && res->spec.iterations == 0) {
+		res->spec.iterations = auto_batch(w, state, ctx);
+		res->spec.warmup_iterations = warm;
+	}
+	uint64_t batch = res->spec.iterations;
+
+	if (a == 0 && cs)
+		counter_set_reset(cs);
+	rusage_faults(&min0, &maj0);
+	if (!*sampling_t0)
+		*sampling_t0 = timing_now_ns();
+	for (unsigned r = 0; res->n_samples < cap && !stop_requested(ctx); r++) {
+		if (r >= ph->repeat) {
+			/* Fixed: exactly --repeat samples per allocation. Auto: more on the last one, until precise. */
+			if (!ph->iterations_auto || !last)
+				break;
+			res->precision_reached = analysis_median_ci(res->samples_ns, res->n_samples);
+			if (res->precision_reached <= ph->precision) {
+				res->stop_reason = "precision";
+				break;
+			}
+			if ((double)(timing_now_ns() - *sampling_t0) / 1e9 >= ph->time_budget_s) {
+				res->stop_reason = "budget";
+				break;
+			}
+		}
+		add_sample(res, timed_run(w, state, batch, cs), batch, a);
+	}
+	if (res->n_samples >= cap && ph->iterations_auto && !res->stop_reason)
+		res->stop_reason = "max_samples";
+	rusage_faults(&min1, &maj1);
+	res->rusage_minflt += min1 - min0;
+	res->rusage_majflt += maj1 - maj0;
+	res->allocations_run = a + 1;
 
 	/* Check again: khugepaged may collapse or split pages while the phase runs. */
 	struct region_backing after;
@@ -539,14 +590,65 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 		res->backing = after;
 		phase_fail(res, true, "the page backing changed during the timed run: %s", why);
 	}
-	if (res->n_samples < ph->repeat && res->status == PHASE_OK)
-		phase_fail(res, false, "interrupted after %zu of %u samples", res->n_samples, ph->repeat);
 out:
-	if (cs)
-		counter_set_close(cs);
 	if (state && w->release)
 		w->release(state);
 	region_unmap(&region);
+	return res->status == PHASE_OK && !stop_requested(ctx);
+}
+
+static void run_phase(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res)
+{
+	const struct workload_ops *w = ph->workload;
+	unsigned allocations = ph->allocations ? ph->allocations : 1;
+	size_t cap = (size_t)ph->repeat * allocations + (ph->iterations_auto ? MAX_AUTO_SAMPLES : 0);
+	uint64_t steal0 = environment_steal_ticks(), sampling_t0 = 0;
+	int rc;
+
+	res->spec = *ph;
+	res->status = PHASE_OK;
+	res->cycles_per_ns = ctx->clock ? ctx->clock->core_clock_ghz : 0.0;
+	if (ph->iterations_auto)
+		res->spec.iterations = 0;	/* chosen on the first allocation */
+	res->samples_ns = calloc(cap, sizeof(*res->samples_ns));
+	res->sample_alloc = calloc(cap, sizeof(*res->sample_alloc));
+	if (!res->samples_ns || !res->sample_alloc) {
+		phase_fail(res, true, "out of memory for %zu samples", cap);
+		return;
+	}
+	if (ph->cpu >= 0 && (rc = pin_cpu(ph->cpu)) != 0) {
+		phase_fail(res, false, "cannot pin to CPU %d: %s", ph->cpu, strerror(-rc));
+		return;
+	}
+	if (w->per_sample_memory) {
+		run_fresh_phase(ph, ctx, res);
+		record_steal(res, steal0);
+		return;
+	}
+	struct counter_set *cs = ctx->counters;
+	if (cs && open_counters(res, cs) != 0) {
+		phase_fail(res, true, "out of memory for counters");
+		cs = NULL;
+	}
+	for (unsigned a = 0; a < allocations && res->status == PHASE_OK; a++)
+		if (!run_allocation(ph, ctx, res, cs, a, a + 1 == allocations, cap, &sampling_t0))
+			break;
+	if (!res->stop_reason)
+		res->stop_reason = ph->iterations_auto ? "budget" : "samples";
+	res->precision_reached = analysis_median_ci(res->samples_ns, res->n_samples);
+	if (cs) {
+		counter_set_read(cs, res->counters);
+		/* read() may have marked events multiplexed: refresh the statuses. */
+		for (size_t i = 0; i < res->n_counters; i++)
+			res->counter_info[i] = *counter_set_info(cs, i);
+		counter_set_close(cs);
+	}
+	if (res->status == PHASE_OK && stop_requested(ctx)) {
+		res->stop_reason = "interrupted";
+		phase_fail(res, false, "interrupted after %zu samples", res->n_samples);
+	} else if (res->status == PHASE_OK && !ph->iterations_auto && res->n_samples < (size_t)ph->repeat * allocations) {
+		phase_fail(res, false, "only %zu of %u samples", res->n_samples, ph->repeat * allocations);
+	}
 	record_steal(res, steal0);
 }
 
@@ -575,6 +677,7 @@ void run_results_free(struct run_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->phases[i].samples_ns);
+		free(r->phases[i].sample_alloc);
 		free(r->phases[i].counter_info);
 		free(r->phases[i].counters);
 		free(r->phases[i].prefault_counters);

@@ -330,6 +330,8 @@ static int pagefault_expand(const struct tlbprof_config *cfg, const struct plan_
 				uint64_t unit = page->kind == PAGE_BASE ? BASE_PAGE : page->bytes;
 				ph->iterations = (cfg->sizes_bytes[s] + unit - 1) / unit * unit / BASE_PAGE;
 				ph->warmup_iterations = 0;	/* a warm-up would take the very faults we time */
+				ph->iterations_auto = false;	/* a sample touches every page once, by definition */
+				ph->allocations = 1;		/* every sample is a fresh allocation already */
 				ph->processes = cfg->child_phase >= 0 ? 1 : cfg->processes;
 				snprintf(ph->name, sizeof(ph->name), "pagefault/%s/%s/%s/r%u", page->label,
 					 format_size(cfg->sizes_bytes[s], size, sizeof(size)), fault_case_name(ph->fault_case),

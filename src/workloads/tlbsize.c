@@ -117,7 +117,10 @@ static int tlbsize_expand(const struct tlbprof_config *cfg, const struct plan_co
 		if (!ph)
 			return -ENOMEM;
 		ph->stride_bytes = base->bytes;
+		/* Each point is already a fresh allocation, measured in random order: one per point. */
+		ph->allocations = 1;
 		if (!cfg->iterations_set) {
+			ph->iterations_auto = false;
 			ph->iterations = DEFAULT_ITERS;
 			ph->warmup_iterations = (uint64_t)(DEFAULT_ITERS * cfg->warmup_frac + 0.5);
 		}

@@ -101,9 +101,16 @@ def validate(rep):
             typed(params, k, int, w + ".params")
         typed(params, "cpu", int, w + ".params", nullable=True)
         if st == "ok":
-            # Page-fault phases take --repeat samples in each of their processes.
-            check_stats(typed(p, "ns_per_access", dict, w), w + ".ns_per_access",
-                        params["repeat"] * p.get("processes", 1))
+            # Fixed: --repeat samples per allocation (page faults: per process). Auto: at least that many.
+            allocations = params.get("allocations", 1) if "processes" not in p else p["processes"]
+            want = params["repeat"] * allocations
+            ns = typed(p, "ns_per_access", dict, w)
+            if params.get("iterations_mode") == "auto":
+                need(len(ns.get("samples", [])) >= want, f"{w}: auto mode took fewer than {want} samples")
+                want = len(ns["samples"])
+                prec = typed(p, "precision", dict, w)
+                need(prec.get("stop") in ("precision", "budget", "max_samples"), f"{w}.precision.stop")
+            check_stats(ns, w + ".ns_per_access", want)
             cyc = typed(p, "cycles_per_access", dict, w)
             typed(cyc, "median", NUM, w + ".cycles_per_access", nullable=True)
         for name, c in typed(p, "counters", dict, w).items():

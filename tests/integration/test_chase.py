@@ -147,8 +147,29 @@ if rep:
     ph = phase(rep, "chase/4k/1M/r0") or rep["phases"][0]
     if ph["params"]["layout"] != "aligned" or ph["params"]["cpu"] != 0 or ph["params"]["seed"] != 7:
         fail(f"params not recorded: {ph['params']}")
-    if len(ph["ns_per_access"]["samples"]) != 2:
-        fail("two samples expected")
+    # Fixed iterations: --repeat samples on each of the --realloc allocations (default 3).
+    if len(ph["ns_per_access"]["samples"]) != 2 * 3 or ph["sample_allocations"] != [0, 0, 1, 1, 2, 2]:
+        fail(f"two samples on each of three allocations: {ph['sample_allocations']}")
+    if ph["params"]["iterations_mode"] != "fixed" or ph["precision"]["stop"] != "samples":
+        fail(f"fixed iterations: {ph['params']['iterations_mode']} {ph['precision']}")
+
+# 2b. --iters auto (the default): a batch of at least 1 ms, samples until the precision or the budget.
+p, rep = run(["--pages", "4k", "--size", "4M", "--controls", "none", "--precision", "0.02", "--time-budget", "0.3"],
+             expect=(0, 1))
+if rep:
+    ph = rep["phases"][0]
+    pr, ns = ph["precision"], ph["ns_per_access"]
+    if ph["params"]["iterations_mode"] != "auto" or ns["median"] * ph["params"]["iterations"] < 0.9e6:
+        fail(f"auto batch must last >= 1 ms: {ph['params']['iterations']} x {ns['median']} ns")
+    if pr["stop"] == "precision" and pr["reached"] > 0.02:
+        fail(f"stopped for precision without reaching it: {pr}")
+    if pr["stop"] not in ("precision", "budget", "max_samples") or pr["allocations"] != 3:
+        fail(f"auto stop: {pr}")
+    if sorted(set(ph["sample_allocations"])) != [0, 1, 2]:
+        fail(f"samples must come from three allocations: {sorted(set(ph['sample_allocations']))}")
+    an = next(x for x in rep["analysis"]["phases"] if x["name"] == ph["name"])
+    if an["allocations"] != 3 or an["between_allocations"] is None or an["within_allocation"] is None:
+        fail(f"spread between and within allocations: {an}")
 
 # 3. A hugetlb request on a pool that is too small fails that phase with the fix; the others still run; exit 3.
 free_path = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"

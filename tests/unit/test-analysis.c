@@ -524,6 +524,37 @@ static void test_tlbsize_knees(void)
 	fixture_free(r, N);
 }
 
+/* The median's confidence interval that decides when --iters auto stops, and the allocation split. */
+static void test_precision_and_allocations(void)
+{
+	double v[25];
+	for (int i = 0; i < 25; i++)
+		v[i] = 25 - i;	/* 25 .. 1: order does not matter */
+	CHECK(isinf(analysis_median_ci(v, 5)), "five samples are too few for an interval");
+	/* n = 25: ranks 7 and 18 (0-based) of 1..25, i.e. 8 and 19; half-width 5.5 around 13. */
+	CHECK_NEAR(analysis_median_ci(v, 25), 5.5 / 13, 1e-12);
+	double flat[10] = { 50, 50, 50, 50, 50, 50, 50, 50, 50, 50 };
+	CHECK(analysis_median_ci(flat, 10) == 0, "identical samples: exact");
+
+	/* Three allocations: medians 40, 50, 60 (between: 50 %), each tight within (about 1 %). */
+	struct phase_result r;
+	struct analysis a;
+	const double s9[9] = { 39.6, 40, 40.4, 49.5, 50, 50.5, 59.4, 60, 60.6 };
+	unsigned alloc[9] = { 0, 0, 0, 1, 1, 1, 2, 2, 2 };
+	fixture_phase(&r, "chase/4k/256M/r0", "4k", 256ull << 20, 1000000, s9, 9, 0, -1);
+	r.sample_alloc = alloc;
+	analysis_run(&r, 1, NULL, NULL, &a);
+	CHECK(a.phases[0].allocations == 3, "three allocations");
+	CHECK_NEAR(a.phases[0].between_allocations, 20.0 / 50.0, 1e-12);
+	CHECK(a.phases[0].within_allocation < 0.011, "within: %g", a.phases[0].within_allocation);
+	const struct analysis_check *u = find_check(&a, "unstable");
+	CHECK(u && u->status == CHECK_WARN && strstr(u->message, "physical page placement"),
+	      "placement named as the cause: %s", u ? u->message : "");
+	analysis_free(&a);
+	r.sample_alloc = NULL;
+	fixture_free(&r, 1);
+}
+
 int main(void)
 {
 	test_stats();
@@ -537,5 +568,6 @@ int main(void)
 	test_control();
 	test_stride_steps();
 	test_tlbsize_knees();
+	test_precision_and_allocations();
 	return check_finish();
 }

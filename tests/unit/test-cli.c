@@ -23,6 +23,12 @@ static const struct {
 	{ __LINE__, { "--controls", "none", "--fail-on", "warn" }, CLI_RUN, NULL },
 	{ __LINE__, { "--controls", "always", "--fail-on", "never" }, CLI_RUN, NULL },
 	{ __LINE__, { "--controls", "sometimes" }, CLI_USAGE, "--controls 'sometimes'" },
+	{ __LINE__, { "--iters", "auto", "--precision", "0.005", "--time-budget", "2", "--realloc", "5" }, CLI_RUN, NULL },
+	{ __LINE__, { "--precision", "0" }, CLI_USAGE, "--precision '0'" },
+	{ __LINE__, { "--precision", "1.5" }, CLI_USAGE, "--precision '1.5'" },
+	{ __LINE__, { "--time-budget", "-1" }, CLI_USAGE, "--time-budget '-1'" },
+	{ __LINE__, { "--realloc", "0" }, CLI_USAGE, "--realloc '0'" },
+	{ __LINE__, { "--iters", "automatic" }, CLI_USAGE, "--iters 'automatic'" },
 	{ __LINE__, { "--fail-on", "error" }, CLI_USAGE, "--fail-on 'error'" },
 	{ __LINE__, { "analyze", "/dev/null" }, CLI_RUN, NULL },
 	{ __LINE__, { "analyze", "/dev/null", "--json", "-", "--fail-on", "warn", "-q" }, CLI_RUN, NULL },
@@ -74,7 +80,8 @@ int main(void)
 	      "default pages 4k,2m");
 	CHECK(cfg.n_sizes == 1 && cfg.sizes_bytes[0] == 256ull << 20, "default size 256M");
 	CHECK(cfg.stride_bytes == 4096, "default stride 4K");
-	CHECK(cfg.iterations == 20000000, "default iters 20M");
+	CHECK(cfg.iterations == 20000000 && cfg.iterations_auto && !cfg.iterations_set, "default iters auto");
+	CHECK(cfg.precision == 0.01 && cfg.time_budget_s == 0.5 && cfg.allocations == 3, "auto defaults");
 	CHECK(cfg.warmup_frac == 0.1, "default warmup 0.1");
 	CHECK(cfg.repeat == 5 && cfg.seed == 1 && cfg.cpu == -1 && cfg.layout == LAYOUT_COLORED, "other defaults");
 	CHECK(cfg.json_path == NULL && !cfg.quiet, "no json, not quiet");
