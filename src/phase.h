@@ -99,6 +99,8 @@ struct phase_result {
 	struct region_backing backing;
 	uint64_t slots;			/* workload units (chase: slots in the chain) */
 	double prepare_ms;		/* building the workload's structure (chain) */
+	double counter_open_us;		/* opening the counter set for the phase */
+	double counter_read_us;		/* reading every counter once */
 	double *samples_ns;		/* samples, ns per access, in order taken (owned) */
 	unsigned *sample_alloc;		/* the allocation each sample was taken on (owned) */
 	size_t n_samples;

@@ -71,7 +71,9 @@ static int open_counters(struct phase_result *res, struct counter_set *cs)
 	res->prefault_counters = calloc(n ? n : 1, sizeof(*res->prefault_counters));
 	if (!res->counter_info || !res->counters || !res->prefault_counters)
 		return -ENOMEM;
+	uint64_t t0 = timing_now_ns();
 	counter_set_open(cs);
+	res->counter_open_us = (double)(timing_now_ns() - t0) / 1e3;
 	res->n_counters = n;
 	for (size_t i = 0; i < n; i++)
 		res->counter_info[i] = *counter_set_info(cs, i);
@@ -637,7 +639,9 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 		res->stop_reason = ph->iterations_auto ? "budget" : "samples";
 	res->precision_reached = analysis_median_ci(res->samples_ns, res->n_samples);
 	if (cs) {
+		uint64_t t0 = timing_now_ns();
 		counter_set_read(cs, res->counters);
+		res->counter_read_us = (double)(timing_now_ns() - t0) / 1e3;
 		/* read() may have marked events multiplexed: refresh the statuses. */
 		for (size_t i = 0; i < res->n_counters; i++)
 			res->counter_info[i] = *counter_set_info(cs, i);
