@@ -98,7 +98,8 @@ struct phase_result {
 	bool backing_known;
 	struct region_backing backing;
 	uint64_t slots;			/* workload units (chase: slots in the chain) */
-	double prepare_ms;		/* building the workload's structure (chain) */
+	double prepare_ms;		/* building the workload's structure (chain) and its self-checks */
+	double build_ms;		/* building the structure alone */
 	double counter_open_us;		/* opening the counter set for the phase */
 	double counter_read_us;		/* reading every counter once */
 	double *samples_ns;		/* samples, ns per access, in order taken (owned) */

@@ -332,6 +332,7 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(params, "accesses_per_page", num((double)page_bytes / (double)s->stride_bytes));
 	json_object_set_new(o, "params", params);
 	json_object_set_new(o, "prepare_ms", num(r->prepare_ms));
+	json_object_set_new(o, "build_ms", num(r->build_ms));
 	json_object_set_new(o, "overhead_us", json_pack("{s:o, s:o}", "counter_open", num(r->counter_open_us),
 							"counter_read", num(r->counter_read_us)));
 	/* How the sampling ended: the median's 95 % CI (relative half-width) against the target. */

@@ -393,7 +393,9 @@ static void run_fresh_phase(const struct phase_spec *ph, const struct run_contex
 		return;
 	}
 	uint64_t t0 = timing_now_ns();
-	rc = w->prepare(&state, ph, NULL, res->self_checks, &res->n_self_checks, &res->slots, why, sizeof(why));
+	struct prepare_info info = { 0 };
+	rc = w->prepare(&state, ph, NULL, res->self_checks, &res->n_self_checks, &info, why, sizeof(why));
+	res->slots = info.units;
 	res->prepare_ms = (double)(timing_now_ns() - t0) / 1e6;
 	if (rc) {
 		phase_fail(res, rc == -ENOMEM || rc == -ENOSPC, "%s", *why ? why : strerror(-rc));
@@ -497,7 +499,8 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 	size_t n_checks = 0;
 	char why[400] = "";
 	void *state = NULL;
-	uint64_t min0, maj0, min1, maj1, slots = 0;
+	uint64_t min0, maj0, min1, maj1;
+	struct prepare_info info = { 0 };
 	int rc;
 
 	rc = region_map(&region, &ph->page, ph->size_bytes, why, sizeof(why));
@@ -513,9 +516,12 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 	/* A fresh chain: another seed per allocation, the same for the same --seed. */
 	spec.seed = ph->seed + a * 0x9e3779b97f4a7c15ull;
 	uint64_t t0 = timing_now_ns();
-	rc = w->prepare(&state, &spec, &region, checks, &n_checks, &slots, why, sizeof(why));
-	if (a == 0)
+	rc = w->prepare(&state, &spec, &region, checks, &n_checks, &info, why, sizeof(why));
+	if (a == 0) {
 		res->prepare_ms = (double)(timing_now_ns() - t0) / 1e6;
+		res->build_ms = info.build_ms;
+	}
+	uint64_t slots = info.units;
 	if (rc) {
 		phase_fail(res, rc == -ENOMEM, "preparing %s failed: %s", w->name, *why ? why : strerror(-rc));
 		goto out;

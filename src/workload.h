@@ -10,6 +10,12 @@
 
 struct region;
 struct plan;
+
+/* What prepare reports besides its state and self-checks. */
+struct prepare_info {
+	uint64_t units;		/* chase: slots; stride: reads per pass; pagefault: pages */
+	double build_ms;	/* building the structure alone (the chase: the chain), not its self-checks */
+};
 struct plan_context;
 struct tlbprof_config;
 
@@ -25,7 +31,8 @@ struct workload_param {
  *            (already mapped and prefaulted) for phase; allocate the
  *            workload's own state into *state. Record self-checks into
  *            checks[] (at most PHASE_MAX_SELF_CHECKS, count in *n_checks)
- *            and the number of units (chase: slots) in *units.
+ *            and into *info the number of units (chase: slots) and the time
+ *            spent building the structure alone, without its self-checks.
  *            Returns 0 or -errno; on error *state must be left NULL and
  *            why may hold a one-line reason (else the errno text is used).
  *            With per_sample_memory, region is NULL: the workload maps its
@@ -57,7 +64,7 @@ struct workload_ops {
 	bool per_sample_memory;	/* fresh memory per timed sample: the runner maps nothing, no warm-up */
 	bool faults_expected;	/* page faults in timed samples are the measurement, not an error */
 	int (*prepare)(void **state, const struct phase_spec *phase, struct region *region,
-		       struct self_check *checks, size_t *n_checks, uint64_t *units, char *why, size_t why_len);
+		       struct self_check *checks, size_t *n_checks, struct prepare_info *info, char *why, size_t why_len);
 	void (*run)(void *state, uint64_t accesses);
 	void (*release)(void *state);
 	int (*sample_setup)(void *state, struct fault_sample *out, char *why, size_t why_len);

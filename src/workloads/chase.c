@@ -5,6 +5,7 @@
 
 #include "../chain.h"
 #include "../region.h"
+#include "../timing.h"
 #include "../workload.h"
 
 struct chase_state {
@@ -21,7 +22,7 @@ static const struct workload_param chase_params[] = {
 };
 
 static int chase_prepare(void **state, const struct phase_spec *phase, struct region *region,
-			 struct self_check *checks, size_t *n_checks, uint64_t *units, char *why, size_t why_len)
+			 struct self_check *checks, size_t *n_checks, struct prepare_info *info, char *why, size_t why_len)
 {
 	struct chain_geom g = {
 		.stride_bytes = phase->stride_bytes,
@@ -39,7 +40,9 @@ static int chase_prepare(void **state, const struct phase_spec *phase, struct re
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	uint64_t t0 = timing_now_ns();
 	start = chain_build(region->base, &g, phase->seed);
+	info->build_ms = (double)(timing_now_ns() - t0) / 1e6;
 	chain_check_single_cycle(region->base, region->bytes, start, g.slots, &checks[0]);
 	if (checks[0].status == CHECK_PASS)
 		chain_check_strides(start, g.slots, &checks[1]);
@@ -47,7 +50,7 @@ static int chase_prepare(void **state, const struct phase_spec *phase, struct re
 		checks[1] = (struct self_check){ .id = "strides_not_constant", .status = CHECK_SKIP,
 						 .message = "not run: the chain is not a single cycle" };
 	*n_checks = 2;
-	*units = g.slots;
+	info->units = g.slots;
 	st->cursor = start;
 	*state = st;
 	return 0;

@@ -133,7 +133,7 @@ static void pagefault_release(void *state)
 }
 
 static int pagefault_prepare(void **state, const struct phase_spec *ph, struct region *region,
-			     struct self_check *checks, size_t *n_checks, uint64_t *units, char *why, size_t why_len)
+			     struct self_check *checks, size_t *n_checks, struct prepare_info *info, char *why, size_t why_len)
 {
 	struct pagefault_state *st = calloc(1, sizeof(*st));
 	int rc;
@@ -156,7 +156,7 @@ static int pagefault_prepare(void **state, const struct phase_spec *ph, struct r
 	snprintf(checks[0].message, sizeof(checks[0].message), "each sample touches each of %llu base pages once (%s)",
 		 (unsigned long long)st->pages, fault_case_is_file(st->fault_case) ? "read" : "write");
 	*n_checks = 1;
-	*units = st->pages;
+	info->units = st->pages;
 	*state = st;
 	return 0;
 }

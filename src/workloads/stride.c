@@ -34,7 +34,7 @@ static const struct workload_param stride_params[] = {
 };
 
 static int stride_prepare(void **state, const struct phase_spec *phase, struct region *region,
-			  struct self_check *checks, size_t *n_checks, uint64_t *units, char *why, size_t why_len)
+			  struct self_check *checks, size_t *n_checks, struct prepare_info *info, char *why, size_t why_len)
 {
 	struct stride_state *st;
 
@@ -67,7 +67,7 @@ static int stride_prepare(void **state, const struct phase_spec *phase, struct r
 		 st->line_shift ? "line rotated in the cell" : "at the cell start",
 		 (unsigned long long)(st->offsets * st->stride));
 	*n_checks = 1;
-	*units = st->offsets;
+	info->units = st->offsets;
 	*state = st;
 	return 0;
 }

@@ -32,9 +32,9 @@ static const struct workload_param tlbsize_params[] = {
 
 /* The chase does the work: one slot per page, colored, random single cycle. */
 static int tlbsize_prepare(void **state, const struct phase_spec *phase, struct region *region,
-			   struct self_check *checks, size_t *n_checks, uint64_t *units, char *why, size_t why_len)
+			   struct self_check *checks, size_t *n_checks, struct prepare_info *info, char *why, size_t why_len)
 {
-	return workload_chase.prepare(state, phase, region, checks, n_checks, units, why, why_len);
+	return workload_chase.prepare(state, phase, region, checks, n_checks, info, why, why_len);
 }
 
 static void tlbsize_run(void *state, uint64_t accesses)
