@@ -159,20 +159,37 @@ static const char *errno_phrase(int rc)
 	return rc == -ERANGE ? "out of range" : "not a number";
 }
 
+/*
+ * Split the comma list arg of option into items (pointing into buf). Returns
+ * the count, or -1 after writing the one-line error (too long, too many
+ * items, an empty item) to msg.
+ */
+static int split_list(const char *option, const char *arg, const char *what, char *buf, size_t buf_len, char **items,
+		      size_t max, char *msg, size_t len)
+{
+	int n;
+
+	if (strlen(arg) >= buf_len) {
+		usage_error(msg, len, "%s '%.40s...': too long", option, arg);
+		return -1;
+	}
+	strcpy(buf, arg);
+	n = parse_list(buf, items, max);
+	if (n == -E2BIG)
+		usage_error(msg, len, "%s '%s': more than %zu %s", option, arg, max, what);
+	else if (n < 0)
+		usage_error(msg, len, "%s '%s': empty item in the list", option, arg);
+	return n < 0 ? -1 : n;
+}
+
 /* Parse and check every item of the --pages list. */
 static enum cli_result parse_pages(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
 {
-	char buf[256], *items[CONFIG_MAX_PAGES + 1];
-	int n;
+	char buf[512], *items[CONFIG_MAX_PAGES + 1];
+	int n = split_list("--pages", arg, "page sizes", buf, sizeof(buf), items, CONFIG_MAX_PAGES, msg, len);
 
-	if (strlen(arg) >= sizeof(buf))
-		return usage_error(msg, len, "--pages '%.40s...': too long", arg);
-	strcpy(buf, arg);
-	n = parse_list(buf, items, CONFIG_MAX_PAGES);
-	if (n == -E2BIG)
-		return usage_error(msg, len, "--pages '%s': more than %d page sizes", arg, CONFIG_MAX_PAGES);
 	if (n < 0)
-		return usage_error(msg, len, "--pages '%s': empty item in the list", arg);
+		return CLI_USAGE;
 	cfg->n_pages = 0;
 	for (int i = 0; i < n; i++) {
 		struct page_request pr;
@@ -191,16 +208,10 @@ static enum cli_result parse_pages(const char *arg, struct tlbprof_config *cfg, 
 static enum cli_result parse_sizes(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
 {
 	char buf[512], *items[CONFIG_MAX_SIZES + 1];
-	int n;
+	int n = split_list("--size", arg, "sizes", buf, sizeof(buf), items, CONFIG_MAX_SIZES, msg, len);
 
-	if (strlen(arg) >= sizeof(buf))
-		return usage_error(msg, len, "--size '%.40s...': too long", arg);
-	strcpy(buf, arg);
-	n = parse_list(buf, items, CONFIG_MAX_SIZES);
-	if (n == -E2BIG)
-		return usage_error(msg, len, "--size '%s': more than %d sizes", arg, CONFIG_MAX_SIZES);
 	if (n < 0)
-		return usage_error(msg, len, "--size '%s': empty item in the list", arg);
+		return CLI_USAGE;
 	cfg->n_sizes = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t v;
@@ -221,16 +232,10 @@ static enum cli_result parse_sizes(const char *arg, struct tlbprof_config *cfg, 
 static enum cli_result parse_strides(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
 {
 	char buf[512], *items[CONFIG_MAX_STRIDES + 1];
-	int n;
+	int n = split_list("--strides", arg, "strides", buf, sizeof(buf), items, CONFIG_MAX_STRIDES, msg, len);
 
-	if (strlen(arg) >= sizeof(buf))
-		return usage_error(msg, len, "--strides '%.40s...': too long", arg);
-	strcpy(buf, arg);
-	n = parse_list(buf, items, CONFIG_MAX_STRIDES);
-	if (n == -E2BIG)
-		return usage_error(msg, len, "--strides '%s': more than %d strides", arg, CONFIG_MAX_STRIDES);
 	if (n < 0)
-		return usage_error(msg, len, "--strides '%s': empty item in the list", arg);
+		return CLI_USAGE;
 	cfg->n_strides = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t v;
@@ -247,15 +252,11 @@ static enum cli_result parse_strides(const char *arg, struct tlbprof_config *cfg
 
 static enum cli_result parse_cases(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
 {
-	char buf[256], *items[FAULT_CASES + 1];
-	int n;
+	char buf[512], *items[FAULT_CASES + 1];
+	int n = split_list("--cases", arg, "cases", buf, sizeof(buf), items, FAULT_CASES - 1, msg, len);
 
-	if (strlen(arg) >= sizeof(buf))
-		return usage_error(msg, len, "--cases '%.40s...': too long", arg);
-	strcpy(buf, arg);
-	n = parse_list(buf, items, FAULT_CASES);
 	if (n < 0)
-		return usage_error(msg, len, "--cases '%s': %s", arg, n == -E2BIG ? "too many items" : "empty item");
+		return CLI_USAGE;
 	cfg->n_cases = 0;
 	for (int i = 0; i < n; i++) {
 		int c = fault_case_from_name(items[i]);

@@ -105,6 +105,16 @@ static int emit(const struct report_input *in, const struct tlbprof_config *cfg)
 	return 0;
 }
 
+/* The map files: --events-dir, else the installed ones, else (run from the build tree) the source tree's. */
+static const char *events_dir(const struct tlbprof_config *cfg)
+{
+	if (cfg->events_dir)
+		return cfg->events_dir;
+	if (access(counters_default_events_dir(), R_OK | X_OK) != 0)
+		return TLBPROF_SOURCE_EVENTS_DIR;
+	return NULL;
+}
+
 /*
  * A child process (--internal-child): run one phase of the same plan for the
  * parent and report on the pipe it was given. Prints nothing.
@@ -117,10 +127,7 @@ static int run_child(const struct tlbprof_config *cfg)
 	char msg[512];
 	int rc;
 
-	const char *events_dir = cfg->events_dir;
-	if (!events_dir && access(counters_default_events_dir(), R_OK | X_OK) != 0)
-		events_dir = TLBPROF_SOURCE_EVENTS_DIR;
-	if (counter_set_new(&counters, events_dir, NULL, msg, sizeof(msg)) != 0)
+	if (counter_set_new(&counters, events_dir(cfg), NULL, msg, sizeof(msg)) != 0)
 		counters = NULL;
 	environment_collect(&env);
 	struct plan_context pctx = { .current_cpu = sched_getcpu(), .tlb = &env.tlb };
@@ -200,11 +207,7 @@ int main(int argc, char **argv)
 	if (cfg.child_phase >= 0)
 		return run_child(&cfg);
 
-	/* Run from the build tree (not installed): use the source tree's map files. */
-	const char *events_dir = cfg.events_dir;
-	if (!events_dir && access(counters_default_events_dir(), R_OK | X_OK) != 0)
-		events_dir = TLBPROF_SOURCE_EVENTS_DIR;
-	if (counter_set_new(&counters, events_dir, NULL, msg, sizeof(msg)) != 0) {
+	if (counter_set_new(&counters, events_dir(&cfg), NULL, msg, sizeof(msg)) != 0) {
 		if (cfg.events_dir) {
 			char line[640];
 			snprintf(line, sizeof(line), "--events-dir '%s': %s", cfg.events_dir, msg);
