@@ -737,8 +737,8 @@ void report_print_text(const struct report_input *in, FILE *f)
 			fprintf(f, "%-*s %-12s %s: %s\n", w, r->spec.name, back, phase_status_name(r->status), r->reason);
 			continue;
 		}
-		struct sample_stats st;
-		analysis_stats(r->samples_ns, r->n_samples, &st);
+		/* The analysis already has each phase's statistics. */
+		const struct sample_stats st = a->phases[order ? order[row] : row].ns;
 		count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
 		rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
 		size_t ran = 0;	/* a skipped self-check (too few slots to judge) is neither */
