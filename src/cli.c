@@ -75,16 +75,63 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static void usage_measure(FILE *f);
+
+/*
+ * The subcommands: tlbprof NAME ... Each parses its own options (argv[0] is
+ * its name) and prints its own --help; the table also makes the command list
+ * of the main --help. Measuring (no subcommand) is the default.
+ */
+struct cli_command {
+	const char *name;
+	enum tlbprof_command command;
+	const char *summary;
+	void (*usage)(FILE *f);
+	enum cli_result (*parse)(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+};
+
+static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_analyze(FILE *f);
+
+static const struct cli_command commands[] = {
+	{ "analyze", COMMAND_ANALYZE, "recompute the analysis of a saved report", usage_analyze, parse_analyze },
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
 void cli_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: tlbprof [OPTIONS]\n"
-		"       tlbprof analyze [--json FILE|-] [--fail-on LEVEL] [--quiet] REPORT.json\n"
+		"       tlbprof COMMAND [OPTIONS] ...\n"
 		"Measure what address translation costs: run memory workloads in phases on\n"
 		"verified page sizes, with perf_event counters, and report JSON and a table.\n"
-		"'analyze' recomputes the analysis of a saved report.\n"
 		"\n"
-		"Options:\n"
+		"Commands (tlbprof COMMAND --help for each):\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-20s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n");
+	usage_measure(f);
+}
+
+int cli_command_usage(const char *name, FILE *f)
+{
+	if (!name || !*name) {
+		cli_usage(f);
+		return 0;
+	}
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0) {
+			commands[i].usage(f);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* The options of measuring (no subcommand). */
+static void usage_measure(FILE *f)
+{
+	fprintf(f,
+		"Options (measuring):\n"
 		"  --workload NAME      workload to run (default: chase)\n"
 		"  --pages LIST         page sizes: 4k, 2m (THP), 2m:hugetlb, 1g (hugetlb)\n"
 		"                       (default: " DEFAULT_PAGES ")\n"
@@ -141,6 +188,25 @@ void cli_usage(FILE *f)
 		"Exit status: 0 success, 1 a check failed, 2 usage error, 3 the machine cannot\n"
 		"provide what was asked (page size, memory), 4 output could not be written,\n"
 		"130 interrupted. See tlbprof(1).\n");
+}
+
+static void usage_analyze(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof analyze [OPTIONS] REPORT.json\n"
+		"Read a saved tlbprof.report/1 file, recompute its analysis (comparisons,\n"
+		"attribution, checks) and report again; every field of the file is kept.\n"
+		"\n"
+		"Options:\n"
+		"  --json FILE|-        write the re-analysed JSON report to FILE, or stdout with -\n"
+		"                       (default: none)\n"
+		"  --fail-on LEVEL      exit 1 when a check reaches LEVEL: fail, warn, never\n"
+		"                       (default: fail)\n"
+		"  -q, --quiet          no table on stdout\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: 0 success, 1 a check failed, 2 usage error or unreadable report,\n"
+		"4 output could not be written. See tlbprof-analyze(1).\n");
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -339,42 +405,157 @@ static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_
 	return CLI_RUN;
 }
 
-static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+/*
+ * A getopt_long error as one line: a missing value, a value given to a flag,
+ * an unknown option, or (cmd != NULL) an option that only measuring takes.
+ */
+static enum cli_result option_error(const char *cmd, int c, char **argv, const struct option *opts, char *msg,
+				    size_t len)
+{
+	const char *arg = argv[optind - 1];
+
+	if (c == ':')
+		return usage_error(msg, len, "option '%s' needs a value", arg);
+	if (strncmp(arg, "--", 2) == 0) {
+		const char *eq = strchr(arg, '=');
+		size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+		for (const struct option *o = opts; o->name; o++)
+			if (eq && o->has_arg == no_argument && strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0)
+				return usage_error(msg, len, "option '--%s' takes no value ('%s')", o->name, arg);
+		for (const struct option *o = long_options; cmd && o->name; o++)
+			if (strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0)
+				return usage_error(msg, len, "%s: option '--%.*s' applies only to measuring", cmd, (int)n,
+						   arg + 2);
+		return usage_error(msg, len, "unknown option '%s' (see tlbprof %s%s--help)", arg, cmd ? cmd : "",
+				   cmd ? " " : "");
+	}
+	return usage_error(msg, len, "unknown option '-%c' (see tlbprof %s%s--help)", optopt ? optopt : '?',
+			   cmd ? cmd : "", cmd ? " " : "");
+}
+
+/*
+ * The options every command takes: --json, --fail-on, --quiet, --help,
+ * --version, --events-dir. Returns true when c is one of them; *r then says
+ * how parsing goes on (CLI_RUN: keep going).
+ */
+static bool parse_shared(int c, const char *arg, void (*usage)(FILE *f), struct tlbprof_config *cfg,
+			 enum cli_result *r, char *msg, size_t len)
+{
+	*r = CLI_RUN;
+	switch (c) {
+	case OPT_EVENTS_DIR:
+		if (access(arg, R_OK | X_OK) != 0)
+			*r = usage_error(msg, len, "--events-dir '%s': not a readable directory", arg);
+		cfg->events_dir = arg;
+		return true;
+	case OPT_JSON:
+		if (!*arg)
+			*r = usage_error(msg, len, "--json '': give a file name or - for stdout");
+		cfg->json_path = arg;
+		return true;
+	case OPT_FAIL_ON:
+		if (strcmp(arg, "fail") == 0)
+			cfg->fail_on = FAIL_ON_FAIL;
+		else if (strcmp(arg, "warn") == 0)
+			cfg->fail_on = FAIL_ON_WARN;
+		else if (strcmp(arg, "never") == 0)
+			cfg->fail_on = FAIL_ON_NEVER;
+		else
+			*r = usage_error(msg, len, "--fail-on '%s': use fail, warn or never", arg);
+		return true;
+	case 'q':
+		cfg->quiet = true;
+		return true;
+	case 'h':
+		usage(stdout);
+		*r = CLI_EXIT;
+		return true;
+	case 'V':
+		printf("tlbprof %s\n", TLBPROF_VERSION);
+		*r = CLI_EXIT;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Checks that the --json target can be created (CLI_NO_OUTPUT, exit 4, when not). */
+static enum cli_result check_json_target(const struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	if (cfg->json_path && strcmp(cfg->json_path, "-") != 0 && !output_dir_writable(cfg->json_path)) {
+		usage_error(msg, len, "--json '%s': a directory, or its directory does not exist or is not writable",
+			    cfg->json_path);
+		return CLI_NO_OUTPUT;
+	}
+	return CLI_RUN;
+}
+
+static enum cli_result parse_measure(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
 
 enum cli_result cli_parse(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
 {
 	/* getopt_long permutes the array it parses: give it a copy, so argv stays the command as typed. */
 	char **args = calloc((size_t)argc + 1, sizeof(*args));
-	enum cli_result r;
+	enum cli_result r = set_defaults(cfg, msg, len);
 
 	if (!args)
 		return usage_error(msg, len, "out of memory");
 	memcpy(args, argv, (size_t)argc * sizeof(*args));
-	r = parse_args(argc, args, cfg, msg, len);
+	opterr = 0;
+	optind = 0;	/* 0, not 1: glibc then resets all its state (cli_parse may run more than once) */
+	const struct cli_command *cmd = NULL;
+	for (size_t i = 0; argc > 1 && i < N_COMMANDS; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			cmd = &commands[i];
+	if (r == CLI_RUN && cmd) {
+		cfg->command = cmd->command;
+		r = cmd->parse(argc - 1, args + 1, cfg, msg, len);
+	} else if (r == CLI_RUN) {
+		r = parse_measure(argc, args, cfg, msg, len);
+	}
 	cfg->argc = argc;
 	cfg->argv = argv;
 	free(args);
 	return r;
 }
 
-static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+/* tlbprof analyze [OPTIONS] REPORT.json (argv[0] is "analyze"). */
+static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
 {
-	enum cli_result r = set_defaults(cfg, msg, len);
+	static const struct option opts[] = {
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum cli_result r;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+		if (!parse_shared(c, optarg, usage_analyze, cfg, &r, msg, len))
+			return option_error("analyze", c, argv, opts, msg, len);
+		if (r != CLI_RUN)
+			return r;
+	}
+	if (optind >= argc)
+		return usage_error(msg, len, "analyze: give the report to analyse (tlbprof analyze FILE)");
+	if (optind + 1 < argc)
+		return usage_error(msg, len, "analyze: unexpected argument '%s' (one report at a time)", argv[optind + 1]);
+	cfg->input_path = argv[optind];
+	if (access(cfg->input_path, R_OK) != 0)
+		return usage_error(msg, len, "analyze: '%s': %s", cfg->input_path, strerror(errno));
+	return check_json_target(cfg, msg, len);
+}
+
+/* tlbprof [OPTIONS]: measure with a workload. */
+static enum cli_result parse_measure(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	enum cli_result r;
 	uint64_t v;
 	int c, rc;
-	const char *measure_opt = NULL;	/* the first option that only applies to measuring */
 
-	if (r != CLI_RUN)
-		return r;
-	opterr = 0;
-	optind = 0;	/* 0, not 1: glibc then resets all its state (cli_parse may run more than once) */
-	if (argc > 1 && strcmp(argv[1], "analyze") == 0)
-		cfg->command = COMMAND_ANALYZE;
-	int li = -1;
-	while ((c = getopt_long(argc, argv, ":qhV", long_options, &li)) != -1) {
-		if (!measure_opt && li >= 0 && ((c >= OPT_WORKLOAD && c <= OPT_EVENTS_DIR) || c == OPT_CONTROLS))
-			measure_opt = long_options[li].name;
-		li = -1;
+	while ((c = getopt_long(argc, argv, ":qhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_WORKLOAD:
 			cfg->workload = workload_find(optarg);
@@ -515,16 +696,6 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 			cfg->child_file = *end == ':' && end[1] ? end + 1 : NULL;
 			break;
 		}
-		case OPT_EVENTS_DIR:
-			if (access(optarg, R_OK | X_OK) != 0)
-				return usage_error(msg, len, "--events-dir '%s': not a readable directory", optarg);
-			cfg->events_dir = optarg;
-			break;
-		case OPT_JSON:
-			if (!*optarg)
-				return usage_error(msg, len, "--json '': give a file name or - for stdout");
-			cfg->json_path = optarg;
-			break;
 		case OPT_CONTROLS:
 			if (strcmp(optarg, "auto") == 0)
 				cfg->controls = CONTROLS_AUTO;
@@ -535,58 +706,16 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 			else
 				return usage_error(msg, len, "--controls '%s': use auto, always or none", optarg);
 			break;
-		case OPT_FAIL_ON:
-			if (strcmp(optarg, "fail") == 0)
-				cfg->fail_on = FAIL_ON_FAIL;
-			else if (strcmp(optarg, "warn") == 0)
-				cfg->fail_on = FAIL_ON_WARN;
-			else if (strcmp(optarg, "never") == 0)
-				cfg->fail_on = FAIL_ON_NEVER;
-			else
-				return usage_error(msg, len, "--fail-on '%s': use fail, warn or never", optarg);
+		default:
+			if (!parse_shared(c, optarg, cli_usage, cfg, &r, msg, len))
+				return option_error(NULL, c, argv, long_options, msg, len);
+			if (r != CLI_RUN)
+				return r;
 			break;
-		case 'q':
-			cfg->quiet = true;
-			break;
-		case 'h':
-			cli_usage(stdout);
-			return CLI_EXIT;
-		case 'V':
-			printf("tlbprof %s\n", TLBPROF_VERSION);
-			return CLI_EXIT;
-		case ':':
-			return usage_error(msg, len, "option '%s' needs a value", argv[optind - 1]);
-		default: {
-			const char *arg = argv[optind - 1];
-			if (strncmp(arg, "--", 2) == 0) {
-				const char *eq = strchr(arg, '=');
-				for (const struct option *o = long_options; eq && o->name; o++)
-					if (o->has_arg == no_argument && strlen(o->name) == (size_t)(eq - arg - 2) &&
-					    strncmp(o->name, arg + 2, (size_t)(eq - arg - 2)) == 0)
-						return usage_error(msg, len, "option '--%s' takes no value ('%s')", o->name,
-								   arg);
-				return usage_error(msg, len, "unknown option '%s' (see tlbprof --help)", arg);
-			}
-			return usage_error(msg, len, "unknown option '-%c' (see tlbprof --help)", optopt ? optopt : '?');
-		}
 		}
 	}
-	/* getopt_long moved the operands to the end, in order: the subcommand comes first. */
-	if (cfg->command == COMMAND_ANALYZE) {
-		optind++;
-		if (measure_opt)
-			return usage_error(msg, len, "analyze: option '--%s' applies only to measuring", measure_opt);
-		if (optind >= argc)
-			return usage_error(msg, len, "analyze: give the report to analyse (tlbprof analyze FILE)");
-		if (optind + 1 < argc)
-			return usage_error(msg, len, "analyze: unexpected argument '%s' (one report at a time)",
-					   argv[optind + 1]);
-		cfg->input_path = argv[optind];
-		if (access(cfg->input_path, R_OK) != 0)
-			return usage_error(msg, len, "analyze: '%s': %s", cfg->input_path, strerror(errno));
-	} else if (optind < argc) {
+	if (optind < argc)
 		return usage_error(msg, len, "unexpected argument '%s' (see tlbprof --help)", argv[optind]);
-	}
 
 	/* A page-fault run needs no cache-busting working set: its own default size. */
 	if (strcmp(cfg->workload->name, "pagefault") == 0 && !cfg->size_set)
@@ -616,10 +745,5 @@ static enum cli_result parse_args(int argc, char **argv, struct tlbprof_config *
 					   format_size(cfg->stride_bytes, t, sizeof(t)),
 					   format_size(cfg->sizes_bytes[i], s, sizeof(s)));
 	}
-	if (cfg->json_path && strcmp(cfg->json_path, "-") != 0 && !output_dir_writable(cfg->json_path)) {
-		usage_error(msg, len, "--json '%s': a directory, or its directory does not exist or is not writable",
-			    cfg->json_path);
-		return CLI_NO_OUTPUT;
-	}
-	return CLI_RUN;
+	return check_json_target(cfg, msg, len);
 }

@@ -22,5 +22,8 @@ enum cli_result {
  */
 enum cli_result cli_parse(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t msg_len);
 
-/* Print the help text (every option with its default) to f. */
+/* Print the help text (the commands, and every measuring option with its default) to f. */
 void cli_usage(FILE *f);
+
+/* Print the --help of subcommand name (NULL or "": the main help) to f. 0, or -ENOENT when unknown. */
+int cli_command_usage(const char *name, FILE *f);

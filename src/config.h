@@ -81,7 +81,7 @@ enum fail_on {
 const char *fail_on_name(enum fail_on f);
 
 enum tlbprof_command {
-	COMMAND_RUN,		/* measure (the default) */
+	COMMAND_MEASURE,	/* measure with a workload (the default) */
 	COMMAND_ANALYZE,	/* re-analyse a saved report */
 };
 

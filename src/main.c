@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tlbprof's entry point: wires cli -> plan -> runner -> analysis -> report and decides the exit status. */
+/* tlbprof's entry point: measuring wires cli -> plan -> runner -> analysis -> report; subcommands live in cmd_*.c. */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "commands.h"
 #include "counters.h"
 #include "environment.h"
 #include "parse.h"
@@ -19,16 +20,6 @@
 #include "runner.h"
 #include "timing.h"
 #include "version.h"
-
-/* Exit statuses (DESIGN.md, tlbprof(1)). */
-enum {
-	EXIT_OK = 0,
-	EXIT_CHECK_FAILED = 1,
-	EXIT_USAGE = 2,
-	EXIT_UNAVAILABLE = 3,
-	EXIT_OUTPUT = 4,
-	EXIT_INTERRUPTED = 130,
-};
 
 /* A signal handler can only reach file scope; this flag is all it touches. */
 static volatile sig_atomic_t stop_flag;
@@ -82,39 +73,6 @@ static bool tlb_counters_open(struct counter_set *cs)
 	return ok;
 }
 
-/* Print the table and write the JSON as the config asks; returns EXIT_OUTPUT on a failed write, else 0. */
-static int emit(const struct report_input *in, const struct tlbprof_config *cfg)
-{
-	bool json_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
-	char msg[512];
-
-	if (!cfg->quiet) {
-		FILE *f = json_stdout ? stderr : stdout;
-		report_print_text(in, f);
-		if (fflush(f) != 0 || ferror(f)) {
-			snprintf(msg, sizeof(msg), "cannot write the table to %s: %s", json_stdout ? "stderr" : "stdout",
-				 strerror(errno));
-			report_error(msg);
-			return EXIT_OUTPUT;
-		}
-	}
-	if (cfg->json_path && report_write_json(in, cfg->json_path, msg, sizeof(msg)) != 0) {
-		report_error(msg);
-		return EXIT_OUTPUT;
-	}
-	return 0;
-}
-
-/* The map files: --events-dir, else the installed ones, else (run from the build tree) the source tree's. */
-static const char *events_dir(const struct tlbprof_config *cfg)
-{
-	if (cfg->events_dir)
-		return cfg->events_dir;
-	if (access(counters_default_events_dir(), R_OK | X_OK) != 0)
-		return TLBPROF_SOURCE_EVENTS_DIR;
-	return NULL;
-}
-
 /*
  * A child process (--internal-child): run one phase of the same plan for the
  * parent and report on the pipe it was given. Prints nothing.
@@ -127,7 +85,7 @@ static int run_child(const struct tlbprof_config *cfg)
 	char msg[512];
 	int rc;
 
-	if (counter_set_new(&counters, events_dir(cfg), NULL, msg, sizeof(msg)) != 0)
+	if (counter_set_new(&counters, tlbprof_events_dir(cfg), NULL, msg, sizeof(msg)) != 0)
 		counters = NULL;
 	environment_collect(&env);
 	struct plan_context pctx = { .current_cpu = sched_getcpu(), .tlb = &env.tlb };
@@ -136,45 +94,6 @@ static int run_child(const struct tlbprof_config *cfg)
 	plan_free(&plan);
 	counter_set_delete(counters);
 	return rc ? EXIT_UNAVAILABLE : EXIT_OK;
-}
-
-/* tlbprof analyze FILE: read a saved report, recompute its analysis, report again. */
-static int analyze(const struct tlbprof_config *cfg)
-{
-	struct report_doc doc;
-	struct analysis analysis;
-	char msg[512];
-	int status;
-
-	if (report_read_json(cfg->input_path, &doc, msg, sizeof(msg)) != 0) {
-		report_error(msg);
-		return EXIT_USAGE;
-	}
-	if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &analysis) != 0) {
-		report_error("out of memory");
-		report_doc_free(&doc);
-		return EXIT_UNAVAILABLE;
-	}
-	doc.cfg.json_path = cfg->json_path;
-	doc.cfg.quiet = cfg->quiet;
-	struct report_input in = {
-		.cfg = &doc.cfg,
-		.env = &doc.env,
-		.clock = &doc.clock,
-		.results = &doc.results,
-		.analysis = &analysis,
-		.pmu_name = *doc.pmu_name ? doc.pmu_name : "none",
-		.reanalyzed_from = cfg->input_path,
-		.analyze_argc = cfg->argc,
-		.analyze_argv = cfg->argv,
-		.source = doc.source,
-	};
-	status = analysis_fails(analysis.verdict, cfg->fail_on) ? EXIT_CHECK_FAILED : EXIT_OK;
-	if (emit(&in, cfg))
-		status = EXIT_OUTPUT;
-	analysis_free(&analysis);
-	report_doc_free(&doc);
-	return status;
 }
 
 int main(int argc, char **argv)
@@ -201,13 +120,17 @@ int main(int argc, char **argv)
 		report_error(msg);
 		return EXIT_OUTPUT;
 	}
-	if (cfg.command == COMMAND_ANALYZE)
-		return analyze(&cfg);
+	switch (cfg.command) {
+	case COMMAND_MEASURE:
+		break;
+	case COMMAND_ANALYZE:
+		return cmd_analyze(&cfg);
+	}
 	install_signals();
 	if (cfg.child_phase >= 0)
 		return run_child(&cfg);
 
-	if (counter_set_new(&counters, events_dir(&cfg), NULL, msg, sizeof(msg)) != 0) {
+	if (counter_set_new(&counters, tlbprof_events_dir(&cfg), NULL, msg, sizeof(msg)) != 0) {
 		if (cfg.events_dir) {
 			char line[640];
 			snprintf(line, sizeof(line), "--events-dir '%s': %s", cfg.events_dir, msg);
@@ -279,7 +202,7 @@ int main(int argc, char **argv)
 		.pmu_name = counters ? counter_set_pmu_name(counters) : "none",
 	};
 	status = exit_status(&results, &analysis, cfg.fail_on);
-	if (emit(&in, &cfg))
+	if (report_emit(&in, &cfg) != 0)
 		status = EXIT_OUTPUT;
 out:
 	analysis_free(&analysis);

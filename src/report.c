@@ -844,3 +844,25 @@ void report_print_text(const struct report_input *in, FILE *f)
 			a->checks[i].message);
 	fprintf(f, "verdict: %s%s\n", verdict_name(a->verdict), rr->interrupted ? " (interrupted)" : "");
 }
+
+int report_emit(const struct report_input *in, const struct tlbprof_config *cfg)
+{
+	bool json_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
+	char msg[512];
+
+	if (!cfg->quiet) {
+		FILE *f = json_stdout ? stderr : stdout;
+		report_print_text(in, f);
+		if (fflush(f) != 0 || ferror(f)) {
+			snprintf(msg, sizeof(msg), "cannot write the table to %s: %s", json_stdout ? "stderr" : "stdout",
+				 strerror(errno));
+			report_error(msg);
+			return -1;
+		}
+	}
+	if (cfg->json_path && report_write_json(in, cfg->json_path, msg, sizeof(msg)) != 0) {
+		report_error(msg);
+		return -1;
+	}
+	return 0;
+}

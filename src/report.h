@@ -63,5 +63,12 @@ struct report_doc {
 int report_read_json(const char *path, struct report_doc *doc, char *err, size_t err_len);
 void report_doc_free(struct report_doc *doc);
 
+/*
+ * Print the table (unless cfg->quiet; to stderr when the JSON goes to stdout)
+ * and write the JSON report when cfg->json_path asks. Returns 0, or -1 after
+ * printing the one-line reason of a failed write (exit 4).
+ */
+int report_emit(const struct report_input *in, const struct tlbprof_config *cfg);
+
 /* Print a one-line error "tlbprof: MSG" to stderr. */
 void report_error(const char *msg);

@@ -85,7 +85,7 @@ int main(void)
 	CHECK(cfg.warmup_frac == 0.1, "default warmup 0.1");
 	CHECK(cfg.repeat == 5 && cfg.seed == 1 && cfg.cpu == -1 && cfg.layout == LAYOUT_COLORED, "other defaults");
 	CHECK(cfg.json_path == NULL && !cfg.quiet, "no json, not quiet");
-	CHECK(cfg.controls == CONTROLS_AUTO && cfg.fail_on == FAIL_ON_FAIL && cfg.command == COMMAND_RUN,
+	CHECK(cfg.controls == CONTROLS_AUTO && cfg.fail_on == FAIL_ON_FAIL && cfg.command == COMMAND_MEASURE,
 	      "controls auto, fail-on fail, run");
 
 	/* analyze takes its report and keeps the command as typed (getopt must not permute argv). */

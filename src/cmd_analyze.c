@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* tlbprof analyze: re-analyse a saved report. */
+#include "analysis.h"
+#include "commands.h"
+#include "counters.h"
+#include "report.h"
+
+int cmd_analyze(const struct tlbprof_config *cfg)
+{
+	struct report_doc doc;
+	struct analysis analysis;
+	char msg[512];
+	int status;
+
+	if (report_read_json(cfg->input_path, &doc, msg, sizeof(msg)) != 0) {
+		report_error(msg);
+		return EXIT_USAGE;
+	}
+	if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &analysis) != 0) {
+		report_error("out of memory");
+		report_doc_free(&doc);
+		return EXIT_UNAVAILABLE;
+	}
+	doc.cfg.json_path = cfg->json_path;
+	doc.cfg.quiet = cfg->quiet;
+	struct report_input in = {
+		.cfg = &doc.cfg,
+		.env = &doc.env,
+		.clock = &doc.clock,
+		.results = &doc.results,
+		.analysis = &analysis,
+		.pmu_name = *doc.pmu_name ? doc.pmu_name : "none",
+		.reanalyzed_from = cfg->input_path,
+		.analyze_argc = cfg->argc,
+		.analyze_argv = cfg->argv,
+		.source = doc.source,
+	};
+	status = analysis_fails(analysis.verdict, cfg->fail_on) ? EXIT_CHECK_FAILED : EXIT_OK;
+	if (report_emit(&in, cfg) != 0)
+		status = EXIT_OUTPUT;
+	analysis_free(&analysis);
+	report_doc_free(&doc);
+	return status;
+}
+

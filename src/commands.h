@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* The subcommands (tlbprof NAME ...), one file each (src/cmd_NAME.c), and the exit statuses only they and main decide. */
+#pragma once
+
+#include "config.h"
+
+/* Exit statuses (DESIGN.md, tlbprof(1)). */
+enum {
+	EXIT_OK = 0,
+	EXIT_CHECK_FAILED = 1,
+	EXIT_USAGE = 2,
+	EXIT_UNAVAILABLE = 3,
+	EXIT_OUTPUT = 4,
+	EXIT_INTERRUPTED = 130,
+};
+
+/*
+ * The map files to resolve metrics with: --events-dir, else the installed
+ * ones, else (run from the build tree) the source tree's. NULL means the
+ * installed default (counter_set_new() then finds it).
+ */
+const char *tlbprof_events_dir(const struct tlbprof_config *cfg);
+
+/* Each subcommand takes the parsed config and returns the exit status. */
+
+/* tlbprof analyze REPORT.json: read a saved report, recompute its analysis, report again. */
+int cmd_analyze(const struct tlbprof_config *cfg);
