@@ -2,6 +2,7 @@
 /* Command line -> a validated, read-only config. The only module that prints usage. */
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
@@ -14,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "commands.h"
+#include "counters.h"
 #include "parse.h"
 #include "version.h"
 #include "workload.h"
@@ -41,7 +44,7 @@ enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
 	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_CASES, OPT_PROCESSES, OPT_DIR, OPT_DROP_CACHES,
 	OPT_PRECISION, OPT_TIME_BUDGET, OPT_REALLOC,
-	OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD,
+	OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD, OPT_PMU,
 };
 
 static const struct option long_options[] = {
@@ -92,9 +95,16 @@ struct cli_command {
 
 static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
 static void usage_analyze(FILE *f);
+static enum cli_result parse_env(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_env(FILE *f);
+static enum cli_result parse_events(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_events(FILE *f);
 
 static const struct cli_command commands[] = {
 	{ "analyze", COMMAND_ANALYZE, "recompute the analysis of a saved report", usage_analyze, parse_analyze },
+	{ "env", COMMAND_ENV, "what this machine can measure, each problem with its fix", usage_env, parse_env },
+	{ "events", COMMAND_EVENTS, "the metric-to-event table for this CPU or --pmu NAME", usage_events,
+	  parse_events },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -207,6 +217,50 @@ static void usage_analyze(FILE *f)
 		"\n"
 		"Exit status: 0 success, 1 a check failed, 2 usage error or unreadable report,\n"
 		"4 output could not be written. See tlbprof-analyze(1).\n");
+}
+
+static void usage_env(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof env [OPTIONS]\n"
+		"Say what this machine can measure and why not: PMU and whether hardware events\n"
+		"open, perf_event_paranoid and capabilities, THP, hugetlb pools, hypervisor and\n"
+		"steal time, frequency scaling, CPUID TLB geometry; each problem with the\n"
+		"command that fixes it. Reads only: tlbprof never changes the system.\n"
+		"\n"
+		"Options:\n"
+		"  --json FILE|-        write the findings as JSON (tlbprof.env/1) to FILE, or\n"
+		"                       stdout with - (default: none)\n"
+		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
+		"  -q, --quiet          no text on stdout\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: 0 (a diagnosis, whatever it finds), 2 usage error, 4 output could\n"
+		"not be written. See tlbprof-env(1).\n",
+		TLBPROF_EVENTS_DIR);
+}
+
+static void usage_events(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof events [OPTIONS]\n"
+		"Show how every tlbprof metric resolves on this CPU (or the PMU of --pmu): the\n"
+		"event, the libpfm4 event string, the map file it came from, and its\n"
+		"perf_event type and config.\n"
+		"\n"
+		"Options:\n"
+		"  --pmu NAME           encode for this PMU instead of this machine's (a map name\n"
+		"                       in the events directory: skx, spr, amd64_fam19h_zen4, ...);\n"
+		"                       nothing is opened then (default: this machine's PMU)\n"
+		"  --json FILE|-        write the table as JSON (tlbprof.events/1) to FILE, or\n"
+		"                       stdout with - (default: none)\n"
+		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
+		"  -q, --quiet          no table on stdout\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: 0 success, 2 usage error (an unknown --pmu lists the known ones),\n"
+		"4 output could not be written. See tlbprof-events(1).\n",
+		TLBPROF_EVENTS_DIR);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -545,6 +599,108 @@ static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_confi
 	cfg->input_path = argv[optind];
 	if (access(cfg->input_path, R_OK) != 0)
 		return usage_error(msg, len, "analyze: '%s': %s", cfg->input_path, strerror(errno));
+	return check_json_target(cfg, msg, len);
+}
+
+/* tlbprof env [OPTIONS] (argv[0] is "env"). */
+static enum cli_result parse_env(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static const struct option opts[] = {
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum cli_result r;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+		if (!parse_shared(c, optarg, usage_env, cfg, &r, msg, len))
+			return option_error("env", c, argv, opts, msg, len);
+		if (r != CLI_RUN)
+			return r;
+	}
+	if (optind < argc)
+		return usage_error(msg, len, "env: unexpected argument '%s' (see tlbprof env --help)", argv[optind]);
+	return check_json_target(cfg, msg, len);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Whether dir holds NAME.events (a map for PMU name, never "generic"); when
+ * not, known gets the map names there, sorted and comma-separated.
+ */
+static bool pmu_map_exists(const char *dir, const char *name, char *known, size_t known_len)
+{
+	char names[64][64];
+	char *sorted[64];
+	size_t n = 0;
+	bool found = false;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	known[0] = '\0';
+	while (d && (de = readdir(d)) != NULL && n < 64) {
+		size_t l = strlen(de->d_name);
+		if (l <= 7 || l - 7 >= sizeof(names[0]) || strcmp(de->d_name + l - 7, ".events") != 0)
+			continue;
+		snprintf(names[n], sizeof(names[n]), "%.*s", (int)(l - 7), de->d_name);
+		if (strcmp(names[n], "generic") == 0)
+			continue;
+		found |= strcmp(names[n], name) == 0;
+		sorted[n] = names[n];
+		n++;
+	}
+	if (d)
+		closedir(d);
+	qsort(sorted, n, sizeof(sorted[0]), cmp_str);
+	for (size_t i = 0; i < n; i++)
+		snprintf(known + strlen(known), known_len - strlen(known), "%s%s", i ? ", " : "", sorted[i]);
+	return found;
+}
+
+/* tlbprof events [OPTIONS] (argv[0] is "events"). */
+static enum cli_result parse_events(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static const struct option opts[] = {
+		{ "pmu", required_argument, NULL, OPT_PMU },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum cli_result r;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+		if (c == OPT_PMU) {
+			cfg->pmu = optarg;
+			continue;
+		}
+		if (!parse_shared(c, optarg, usage_events, cfg, &r, msg, len))
+			return option_error("events", c, argv, opts, msg, len);
+		if (r != CLI_RUN)
+			return r;
+	}
+	if (optind < argc)
+		return usage_error(msg, len, "events: unexpected argument '%s' (see tlbprof events --help)",
+				   argv[optind]);
+	/* Checked after the loop: --events-dir may come after --pmu. */
+	if (cfg->pmu) {
+		const char *dir = tlbprof_events_dir(cfg);
+		char known[1024];
+		if (!dir)
+			dir = counters_default_events_dir();
+		if (!pmu_map_exists(dir, cfg->pmu, known, sizeof(known)))
+			return usage_error(msg, len, "--pmu '%s': no map %s/%s.events (known: %s)", cfg->pmu, dir,
+					   cfg->pmu, known[0] ? known : "none");
+	}
 	return check_json_target(cfg, msg, len);
 }
 

@@ -25,3 +25,9 @@ const char *tlbprof_events_dir(const struct tlbprof_config *cfg);
 
 /* tlbprof analyze REPORT.json: read a saved report, recompute its analysis, report again. */
 int cmd_analyze(const struct tlbprof_config *cfg);
+
+/* tlbprof env: what this machine can measure, each problem with its fix (0 whatever it finds; 4 output). */
+int cmd_env(const struct tlbprof_config *cfg);
+
+/* tlbprof events [--pmu NAME]: the metric -> event table with encodings (0; 2 bad --pmu; 4 output). */
+int cmd_events(const struct tlbprof_config *cfg);

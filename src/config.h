@@ -83,6 +83,8 @@ const char *fail_on_name(enum fail_on f);
 enum tlbprof_command {
 	COMMAND_MEASURE,	/* measure with a workload (the default) */
 	COMMAND_ANALYZE,	/* re-analyse a saved report */
+	COMMAND_ENV,		/* what this machine can measure, and the fixes (tlbprof env) */
+	COMMAND_EVENTS,		/* the metric -> event table (tlbprof events) */
 };
 
 struct workload_ops;
@@ -90,6 +92,7 @@ struct workload_ops;
 struct tlbprof_config {
 	enum tlbprof_command command;
 	const char *input_path;		/* analyze: the report to read */
+	const char *pmu;		/* events: --pmu, a map name to encode for; NULL: this machine's PMU */
 	const struct workload_ops *workload;
 	struct page_request pages[CONFIG_MAX_PAGES];
 	size_t n_pages;

@@ -111,6 +111,14 @@ const char *counters_default_events_dir(void)
 #endif
 }
 
+int counters_force_pmu(const char *pmu)
+{
+	/* libpfm4 deactivates every other PMU, its perf:: PMU too: ENCODE_INACTIVE keeps the generic events encodable. */
+	if (setenv("LIBPFM_FORCE_PMU", pmu, 1) != 0 || setenv("LIBPFM_ENCODE_INACTIVE", "1", 1) != 0)
+		return -errno;
+	return 0;
+}
+
 /* ---- the set --------------------------------------------------------- */
 
 #define EVENT_MAX (sizeof(((struct counter_info *)0)->event))
@@ -370,6 +378,7 @@ static void encode_event(struct counter_set *set, struct counter_event *ev)
 	if (ev->attr.type != PERF_TYPE_SOFTWARE)
 		ev->attr.exclude_hv = 1;
 	ev->encoded = true;
+	info->encoded = true;
 	info->type = ev->attr.type;
 	info->config = ev->attr.config;
 	info->hardware = ev->attr.type != PERF_TYPE_SOFTWARE;

@@ -50,6 +50,7 @@ struct counter_info {
 	char name[64];		/* display name, perf-like: "dTLB-load-misses", "page-faults" */
 	char event[160];	/* the event string given to libpfm4, e.g. "perf::PERF_COUNT_SW_PAGE_FAULTS" */
 	char source[32];	/* which map resolved it: a PMU map name ("skx") or "generic" */
+	bool encoded;		/* libpfm4 encoded it: type and config are valid */
 	uint32_t type;		/* perf_event_attr.type of the encoding (0 when not encodable) */
 	uint64_t config;	/* perf_event_attr.config of the encoding */
 	bool hardware;		/* needs a hardware PMU (not a software event) */
@@ -121,6 +122,16 @@ int counter_set_disable(struct counter_set *set);
 int counter_set_read(struct counter_set *set, struct counter_reading *out);
 /* Close all fds (read first: closing a leader detaches its group). Idempotent. */
 void counter_set_close(struct counter_set *set);
+
+/*
+ * Encode for PMU pmu (a libpfm4 PMU name: "skx", "amd64_fam19h_zen4") instead
+ * of this machine's: sets LIBPFM_FORCE_PMU, and LIBPFM_ENCODE_INACTIVE so that
+ * the generic perf:: events still encode. Only before the first
+ * counter_set_new() of the process (libpfm4 reads the environment once).
+ * Events of a forced PMU are for looking at, not for opening here.
+ * Returns 0 or -errno.
+ */
+int counters_force_pmu(const char *pmu);
 
 /* The directory the map files are installed in (compiled in). */
 const char *counters_default_events_dir(void);

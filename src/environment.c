@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -156,17 +157,19 @@ int env_parse_thp_selected(const char *text, char *out, size_t out_size)
 	return copy_span(out, out_size, open_b + 1, (size_t)(close_b - open_b - 1));
 }
 
-int env_parse_proc_stat_steal(const char *text, uint64_t *steal_ticks)
+int env_parse_proc_stat_cpu(const char *text, uint64_t *total_ticks, uint64_t *steal_ticks)
 {
 	/*
 	 * "cpu  user nice system idle iowait irq softirq steal guest guest_nice"
 	 * (proc(5)); steal exists since Linux 2.6.11. The aggregate line is the
 	 * one named "cpu" followed by a blank; "cpu0" etc. are per-CPU lines.
+	 * guest and guest_nice are already counted in user and nice, so the
+	 * total is the sum of the first eight.
 	 */
 	for (const char *line = text; line && *line;) {
 		if (strncmp(line, "cpu", 3) == 0 && (line[3] == ' ' || line[3] == '\t')) {
 			const char *p = line + 3;
-			uint64_t v = 0;
+			uint64_t v = 0, total = 0;
 
 			for (int field = 1; field <= 8; field++) {
 				if (*p != ' ' && *p != '\t')
@@ -175,9 +178,11 @@ int env_parse_proc_stat_steal(const char *text, uint64_t *steal_ticks)
 					p++;
 				if (!parse_u64(&p, &v))
 					return -EINVAL;
+				total = total > UINT64_MAX - v ? UINT64_MAX : total + v;	/* saturate, never wrap */
 			}
 			if (*p != '\0' && !is_blank(*p))
 				return -EINVAL;
+			*total_ticks = total;
 			*steal_ticks = v;
 			return 0;
 		}
@@ -186,6 +191,42 @@ int env_parse_proc_stat_steal(const char *text, uint64_t *steal_ticks)
 			line++;
 	}
 	return -EINVAL;
+}
+
+int env_parse_proc_stat_steal(const char *text, uint64_t *steal_ticks)
+{
+	uint64_t total;
+
+	return env_parse_proc_stat_cpu(text, &total, steal_ticks);
+}
+
+int env_parse_cap_eff(const char *text, uint64_t *cap_effective)
+{
+	/* "CapEff:\t000001ffffffffff" in /proc/PID/status (proc(5)): 64 bits in hex. */
+	for (const char *line = text; line && *line;) {
+		if (strncmp(line, "CapEff:", 7) == 0) {
+			const char *p = line + 7;
+			uint64_t v = 0;
+			int digits = 0;
+
+			while (*p == ' ' || *p == '\t')
+				p++;
+			for (; isxdigit((unsigned char)*p); p++, digits++) {
+				if (digits == 16)
+					return -EINVAL;
+				v = v << 4 | (uint64_t)(isdigit((unsigned char)*p) ? *p - '0'
+										 : tolower((unsigned char)*p) - 'a' + 10);
+			}
+			if (digits == 0 || (*p != '\0' && !is_blank(*p)))
+				return -EINVAL;
+			*cap_effective = v;
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -ENOENT;
 }
 
 int env_parse_hugepages_dirname(const char *name, uint64_t *page_bytes)
@@ -885,6 +926,11 @@ static void collect_kernel(struct environment *env)
 	if (read_text("/proc/sys/kernel/perf_event_paranoid", text, sizeof(text)) == 0 &&
 	    env_parse_long(text, &v) == 0 && v >= INT32_MIN + 1 && v <= INT32_MAX)
 		env->perf_event_paranoid = (int)v;
+	env->euid = (unsigned)geteuid();
+	/* /proc/self/status is a few KiB; CapEff is in its first half. */
+	char status[4096];
+	env->cap_known = read_text("/proc/self/status", status, sizeof(status)) == 0 &&
+			 env_parse_cap_eff(status, &env->cap_effective) == 0;
 	env->steal_ticks = environment_steal_ticks();
 	collect_cpufreq(env);
 	/* How many bytes a file read fault maps around the faulting page (debugfs: root, when mounted). */
@@ -1022,4 +1068,36 @@ uint64_t environment_steal_ticks(void)
 	if (read_text("/proc/stat", text, sizeof(text)) != 0 || env_parse_proc_stat_steal(text, &steal) != 0)
 		return 0;
 	return steal;
+}
+
+/* The aggregate CPU line of /proc/stat: total and steal ticks. */
+static int read_stat_cpu(uint64_t *total, uint64_t *steal)
+{
+	char text[8192];
+	int rc = read_text("/proc/stat", text, sizeof(text));
+
+	return rc ? rc : env_parse_proc_stat_cpu(text, total, steal);
+}
+
+int environment_steal_sample(unsigned window_ms, struct env_steal *out)
+{
+	uint64_t total0, steal0, total1, steal1;
+	struct timespec ts = { .tv_sec = window_ms / 1000, .tv_nsec = (long)(window_ms % 1000) * 1000000L };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = read_stat_cpu(&total0, &steal0)) != 0)
+		return rc;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	if ((rc = read_stat_cpu(&total1, &steal1)) != 0)
+		return rc;
+	/* The counters only grow; a smaller value means a CPU went offline in between (its ticks left the sum). */
+	if (total1 <= total0 || steal1 < steal0)
+		return -EAGAIN;
+	out->window_ms = window_ms;
+	out->total_ticks = total1 - total0;
+	out->steal_ticks = steal1 - steal0;
+	out->fraction = (double)out->steal_ticks / (double)out->total_ticks;
+	return 0;
 }

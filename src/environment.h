@@ -45,6 +45,10 @@ struct env_hugepool {
 	long nr, free, resv, surplus;
 };
 
+/* Capability bits of CapEff (linux/capability.h); CAP_PERFMON exists since Linux 5.8. */
+#define ENV_CAP_SYS_ADMIN 21
+#define ENV_CAP_PERFMON 38
+
 #define ENV_MAX_CACHES 4
 #define ENV_MAX_POOLS 4
 
@@ -65,6 +69,10 @@ struct environment {
 	struct env_hugepool pools[ENV_MAX_POOLS];
 	size_t n_pools;
 	int perf_event_paranoid;	/* INT32_MIN when unreadable */
+	/* Privileges: root and capabilities decide what perf_event_paranoid still forbids. */
+	unsigned euid;
+	bool cap_known;			/* cap_effective was read from /proc/self/status */
+	uint64_t cap_effective;		/* CapEff bit mask (ENV_CAP_PERFMON, ENV_CAP_SYS_ADMIN) */
 	uint64_t steal_ticks;		/* /proc/stat cpu steal (USER_HZ ticks) at collection time */
 	/* Frequency scaling, where the kernel exposes it (cpufreq is absent in most VMs). */
 	char cpufreq_driver[32];	/* cpu0 scaling_driver, "" when unreadable */
@@ -104,6 +112,22 @@ unsigned environment_l1_latency(const char *vendor, unsigned family, unsigned mo
 /* Read the current /proc/stat aggregate steal ticks; 0 when unavailable. */
 uint64_t environment_steal_ticks(void);
 
+/* Steal time over a short window, all CPUs together. */
+struct env_steal {
+	unsigned window_ms;	/* how long it was sampled */
+	uint64_t steal_ticks;	/* steal ticks in the window */
+	uint64_t total_ticks;	/* all CPU ticks in the window (user .. steal) */
+	double fraction;	/* steal / total, 0 to 1 */
+};
+
+/*
+ * Sample /proc/stat twice, window_ms apart (the calling thread sleeps), and
+ * report the share of CPU time the hypervisor stole in between. Returns 0, or
+ * -errno when /proc/stat cannot be read or parsed, or -EAGAIN when no tick
+ * passed (window too short); *out is then zeroed.
+ */
+int environment_steal_sample(unsigned window_ms, struct env_steal *out);
+
 /*
  * Decode CPUID TLB geometry from recorded register values (pure; testable).
  * leaf_fn(ctx, leaf, subleaf, regs[4]) returns false when the leaf is absent.
@@ -130,6 +154,12 @@ int env_parse_thp_selected(const char *text, char *out, size_t out_size);
 
 /* Aggregate steal ticks: the 8th value of the "cpu " line of /proc/stat text. */
 int env_parse_proc_stat_steal(const char *text, uint64_t *steal_ticks);
+
+/* The same line's total (the sum of its first eight values: guest time is already in user) and steal. */
+int env_parse_proc_stat_cpu(const char *text, uint64_t *total_ticks, uint64_t *steal_ticks);
+
+/* The CapEff mask of /proc/self/status text ("CapEff:\t000001ffffffffff"); -ENOENT without that line. */
+int env_parse_cap_eff(const char *text, uint64_t *cap_effective);
 
 /* Page size of a hugetlb pool directory name: "hugepages-2048kB" -> 2097152. */
 int env_parse_hugepages_dirname(const char *name, uint64_t *page_bytes);

@@ -125,6 +125,10 @@ int main(int argc, char **argv)
 		break;
 	case COMMAND_ANALYZE:
 		return cmd_analyze(&cfg);
+	case COMMAND_ENV:
+		return cmd_env(&cfg);
+	case COMMAND_EVENTS:
+		return cmd_events(&cfg);
 	}
 	install_signals();
 	if (cfg.child_phase >= 0)

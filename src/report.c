@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "parse.h"
+#include "report_internal.h"
 #include "version.h"
 #include "workload.h"
 
@@ -49,10 +50,9 @@ static json_t *stats_json(const struct sample_stats *st, const double *samples, 
 	return o;
 }
 
-static json_t *environment_json(const struct report_input *in)
+json_t *report_environment_json(const struct environment *env, const struct timing_calibration *clk,
+				const char *pmu_name)
 {
-	const struct environment *env = in->env;
-	const struct timing_calibration *clk = in->clock;
 	json_t *e = json_object(), *cpu = json_object(), *caches = json_array(), *tlb = json_object();
 	json_t *thp = json_object(), *pools = json_object(), *build = json_object(), *clock = json_object();
 
@@ -62,7 +62,7 @@ static json_t *environment_json(const struct report_input *in)
 	json_object_set_new(cpu, "model", json_integer(env->cpu_model));
 	json_object_set_new(cpu, "stepping", json_integer(env->cpu_stepping));
 	json_object_set_new(cpu, "logical_cpus", json_integer(env->logical_cpus));
-	json_object_set_new(cpu, "pmu", json_string(in->pmu_name ? in->pmu_name : "none"));
+	json_object_set_new(cpu, "pmu", json_string(pmu_name ? pmu_name : "none"));
 	json_object_set_new(cpu, "core", str_or_null(env->core_name));
 	json_object_set_new(cpu, "l1_latency_cycles",
 			    env->l1_latency_cycles ? json_integer(env->l1_latency_cycles) : json_null());
@@ -136,7 +136,7 @@ static json_t *environment_json(const struct report_input *in)
 	return e;
 }
 
-static json_t *counter_info_json(const struct counter_info *ci)
+json_t *report_counter_info_json(const struct counter_info *ci)
 {
 	json_t *o = json_object();
 	char cfg[32];
@@ -164,11 +164,11 @@ static json_t *counters_json(const struct report_input *in)
 		if (!rr->phases[i].n_counters)
 			continue;
 		for (size_t j = 0; j < rr->phases[i].n_counters; j++)
-			json_array_append_new(arr, counter_info_json(&rr->phases[i].counter_info[j]));
+			json_array_append_new(arr, report_counter_info_json(&rr->phases[i].counter_info[j]));
 		return arr;
 	}
 	for (size_t j = 0; in->counters && j < counter_set_size(in->counters); j++)
-		json_array_append_new(arr, counter_info_json(counter_set_info(in->counters, j)));
+		json_array_append_new(arr, report_counter_info_json(counter_set_info(in->counters, j)));
 	return arr;
 }
 
@@ -533,7 +533,7 @@ static json_t *report_json(const struct report_input *in)
 	for (int i = 0; i < in->cfg->argc; i++)
 		json_array_append_new(cmd, json_string(in->cfg->argv[i]));
 	json_object_set_new(root, "command", cmd);
-	json_object_set_new(root, "environment", environment_json(in));
+	json_object_set_new(root, "environment", report_environment_json(in->env, in->clock, in->pmu_name));
 	json_object_set_new(root, "counters", counters_json(in));
 	for (size_t i = 0; i < in->results->n; i++)
 		json_array_append_new(phases, phase_json(&in->results->phases[i]));
@@ -544,23 +544,17 @@ static json_t *report_json(const struct report_input *in)
 	return root;
 }
 
-int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
+int report_json_to_file(json_t *root, const char *path, char *err, size_t err_len)
 {
-	json_t *root = report_json(in);
 	char *tmp = NULL, *dircopy = NULL;
 	int rc = 0, fd = -1;
 	FILE *f = NULL;
 
-	if (!root) {
-		snprintf(err, err_len, "out of memory building the report");
-		return -ENOMEM;
-	}
 	if (strcmp(path, "-") == 0) {
 		if (json_dumpf(root, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
 			rc = -EIO;
 			snprintf(err, err_len, "cannot write the report to stdout");
 		}
-		json_decref(root);
 		return rc;
 	}
 	/*
@@ -583,7 +577,6 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 			if (rc)
 				snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
 		}
-		json_decref(root);
 		return rc;
 	}
 	/* A symlink to a regular file: replace the file it names and keep the link. */
@@ -635,6 +628,18 @@ out:
 	free(tmp);
 	free(dircopy);
 	free(real);
+	return rc;
+}
+
+int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
+{
+	json_t *root = report_json(in);
+
+	if (!root) {
+		snprintf(err, err_len, "out of memory building the report");
+		return -ENOMEM;
+	}
+	int rc = report_json_to_file(root, path, err, err_len);
 	json_decref(root);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include "analysis.h"
 #include "config.h"
 #include "counters.h"
+#include "diagnose.h"
 #include "environment.h"
 #include "runner.h"
 #include "timing.h"
@@ -69,6 +70,42 @@ void report_doc_free(struct report_doc *doc);
  * printing the one-line reason of a failed write (exit 4).
  */
 int report_emit(const struct report_input *in, const struct tlbprof_config *cfg);
+
+#define REPORT_ENV_SCHEMA "tlbprof.env/1"
+#define REPORT_EVENTS_SCHEMA "tlbprof.events/1"
+
+/* What tlbprof env found (src/report_env.c); all borrowed. */
+struct report_env_input {
+	const struct environment *env;
+	const struct timing_calibration *clock;
+	const struct counter_set *counters;	/* opened once and closed: statuses as this machine gives them; may be NULL */
+	const char *counters_error;		/* why counters is NULL */
+	const char *events_dir;			/* where the maps were read */
+	const struct env_steal *steal;		/* NULL when it could not be sampled */
+	const struct diagnosis *diagnosis;
+	int argc;				/* the command line, for the JSON */
+	char **argv;
+};
+
+/*
+ * tlbprof env: print the findings for people (sections, then each problem
+ * with its fix; unless cfg->quiet; to stderr when the JSON goes to stdout)
+ * and write tlbprof.env/1 JSON when cfg->json_path asks. Returns 0, or -1
+ * after printing the one-line reason of a failed write (exit 4).
+ */
+int report_env_emit(const struct report_env_input *in, const struct tlbprof_config *cfg);
+
+/* The metric -> event table of tlbprof events; all borrowed. */
+struct report_events_input {
+	const struct counter_set *counters;
+	const char *events_dir;
+	bool forced;				/* --pmu: encoded for that PMU, not opened here */
+	int argc;
+	char **argv;
+};
+
+/* tlbprof events: the table (unless quiet) and tlbprof.events/1 JSON; as report_env_emit(). */
+int report_events_emit(const struct report_events_input *in, const struct tlbprof_config *cfg);
 
 /* Print a one-line error "tlbprof: MSG" to stderr. */
 void report_error(const char *msg);

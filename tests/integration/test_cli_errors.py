@@ -37,6 +37,11 @@ CASES = [
     (["analyze"], "analyze"),
     (["analyze", "/no/such.json"], "'/no/such.json'"),
     (["analyze", "/dev/null", "--size", "1M"], "'--size'"),
+    (["env", "extra"], "'extra'"),
+    (["env", "--pages", "4k"], "'--pages'"),
+    (["events", "--pmu", "zen9"], "--pmu 'zen9'"),
+    (["events", "--pmu", "generic"], "--pmu 'generic'"),
+    (["events", "--bogus"], "'--bogus'"),
     (["--size"], "'--size'"),
     (["stray"], "'stray'"),
 ]

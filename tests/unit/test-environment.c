@@ -110,6 +110,86 @@ static void test_proc_stat_steal(void)
 	}
 }
 
+static void test_proc_stat_cpu(void)
+{
+	static const struct {
+		int line;
+		const char *text;
+		int ret;
+		uint64_t total, steal;
+	} rows[] = {
+		/* user nice system idle iowait irq softirq steal; guest and guest_nice are inside user and nice. */
+		{ __LINE__, "cpu  2282 0 937 38009 229 0 44 319 100 7\ncpu0 1100 0 470 19000 110 0 20 160 0 0\n", 0,
+		  2282 + 937 + 38009 + 229 + 44 + 319, 319 },
+		{ __LINE__, "cpu 1 2 3 4 5 6 7 8\n", 0, 36, 8 },
+		{ __LINE__, "cpu  0 0 0 0 0 0 0 0\n", 0, 0, 0 },
+		{ __LINE__, "cpu  18446744073709551615 1 0 0 0 0 0 2\n", 0, UINT64_MAX, 2 },
+		{ __LINE__, "cpu  1 2 3 4 5 6 7\n", -EINVAL, 0, 0 },
+		{ __LINE__, "cpu0 1 2 3 4 5 6 7 8\n", -EINVAL, 0, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		uint64_t total = 777, steal = 12345;
+		int ret = env_parse_proc_stat_cpu(rows[i].text, &total, &steal);
+
+		CHECK_ROW(rows[i].line, ret == rows[i].ret, "ret %d, want %d", ret, rows[i].ret);
+		if (rows[i].ret == 0)
+			CHECK_ROW(rows[i].line, total == rows[i].total && steal == rows[i].steal,
+				  "total %" PRIu64 " steal %" PRIu64 ", want %" PRIu64 " %" PRIu64, total, steal,
+				  rows[i].total, rows[i].steal);
+		else
+			CHECK_ROW(rows[i].line, total == 777 && steal == 12345, "written on error");
+	}
+}
+
+static void test_cap_eff(void)
+{
+	static const struct {
+		int line;
+		const char *text;
+		int ret;
+		uint64_t mask;
+	} rows[] = {
+		/* Recorded as root on the development VM (CAP_SYS_RESOURCE dropped by the container). */
+		{ __LINE__, "Name:\tcat\nCapInh:\t0000000000000000\nCapPrm:\t000001fffeffffff\n"
+			    "CapEff:\t000001fffeffffff\nCapBnd:\t000001fffeffffff\n", 0, UINT64_C(0x1fffeffffff) },
+		/* An unprivileged user. */
+		{ __LINE__, "CapEff:\t0000000000000000\n", 0, 0 },
+		/* CAP_PERFMON only (setcap cap_perfmon+ep). */
+		{ __LINE__, "CapEff: 0000004000000000", 0, UINT64_C(1) << ENV_CAP_PERFMON },
+		{ __LINE__, "CapEff:\tFFFFFFFFFFFFFFFF\n", 0, UINT64_MAX },
+		{ __LINE__, "CapEff:\t1ffffffffffffffff\n", -EINVAL, 0 },
+		{ __LINE__, "CapEff:\t\n", -EINVAL, 0 },
+		{ __LINE__, "CapEff:\t00000zz\n", -EINVAL, 0 },
+		{ __LINE__, "CapPrm:\t000001ffffffffff\n", -ENOENT, 0 },
+		{ __LINE__, "", -ENOENT, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		uint64_t mask = 99;
+		int ret = env_parse_cap_eff(rows[i].text, &mask);
+
+		CHECK_ROW(rows[i].line, ret == rows[i].ret, "ret %d, want %d", ret, rows[i].ret);
+		CHECK_ROW(rows[i].line, mask == (rows[i].ret ? 99 : rows[i].mask), "mask %#" PRIx64 ", want %#" PRIx64,
+			  mask, rows[i].mask);
+	}
+}
+
+/* A live sample: steal is a share of the CPU time, so between 0 and 1 with ticks that add up. */
+static void test_steal_sample_live(void)
+{
+	struct env_steal st;
+	int rc = environment_steal_sample(50, &st);
+
+	CHECK(rc == 0 || rc == -EAGAIN || rc == -ENOENT, "environment_steal_sample: %d", rc);
+	if (rc == 0)
+		CHECK(st.window_ms == 50 && st.total_ticks > 0 && st.steal_ticks <= st.total_ticks &&
+		      st.fraction >= 0 && st.fraction <= 1, "window %u total %" PRIu64 " steal %" PRIu64 " fraction %g",
+		      st.window_ms, st.total_ticks, st.steal_ticks, st.fraction);
+	else
+		CHECK(st.window_ms == 0 && st.fraction == 0, "not zeroed on error");
+}
+
 static void test_hugepages_dirname(void)
 {
 	static const struct {
@@ -767,6 +847,11 @@ static void test_collect_live(void)
 	/* Steal only grows. */
 	CHECK(environment_steal_ticks() >= env.steal_ticks, "steal went backwards");
 
+	/* Privileges: the effective uid, and CapEff whenever /proc/self/status says it. */
+	CHECK(env.euid == (unsigned)geteuid(), "euid %u vs %u", env.euid, (unsigned)geteuid());
+	if (slurp("/proc/self/status", text, sizeof(text)) && strstr(text, "CapEff:"))
+		CHECK(env.cap_known, "CapEff present but not read");
+
 #if defined(__GNUC__) && !defined(__clang__)
 	/* This test is a GCC-built ELF: its own .comment names GCC. */
 	CHECK(strstr(env.compiler, "GCC:") != NULL, "compiler \"%s\"", env.compiler);
@@ -820,6 +905,9 @@ int main(void)
 	test_l1_latency_table();
 	test_thp_selected();
 	test_proc_stat_steal();
+	test_proc_stat_cpu();
+	test_cap_eff();
+	test_steal_sample_live();
 	test_hugepages_dirname();
 	test_cache_size_and_long();
 	test_cpuinfo_field();
