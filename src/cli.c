@@ -181,7 +181,7 @@ static void usage_measure(FILE *f)
 		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
 		"  --json FILE|-        write the JSON report to FILE, or stdout with -\n"
 		"                       (default: none)\n"
-		"  -q, --quiet          no table on stdout\n"
+		"  -q, --quiet          no table on stdout, no progress line on stderr\n"
 		"  -h, --help           show this help and exit\n"
 		"  -V, --version        show the version and exit\n"
 		"\n"

@@ -181,11 +181,17 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* The progress line only on a terminal: a log or a pipe gets nothing. */
+	struct report_progress progress = { 0 };
+	bool show_progress = !cfg.quiet && isatty(STDERR_FILENO);
+	if (show_progress)
+		report_progress_start(&progress, stderr);
 	struct run_context ctx = {
 		.clock = &clock,
 		.counters = counters,
 		.stop = &stop_flag,
-		.progress = !cfg.quiet && isatty(STDERR_FILENO),
+		.progress = show_progress ? report_progress_phase : NULL,
+		.progress_arg = &progress,
 		.argc = cfg.argc,
 		.argv = cfg.argv,
 	};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "analysis.h"
@@ -106,6 +107,36 @@ struct report_events_input {
 
 /* tlbprof events: the table (unless quiet) and tlbprof.events/1 JSON; as report_env_emit(). */
 int report_events_emit(const struct report_events_input *in, const struct tlbprof_config *cfg);
+
+/*
+ * The progress line of a measurement (src/report_progress.c): one line on a
+ * terminal, "tlbprof: phase 3/7 chase/2m/256M/r0, 4.1 s elapsed, about 6 s
+ * left", redrawn in place ("\r" + clear to end of line) at each phase once
+ * the run has lasted more than a second, and cleared when it ends. The caller
+ * decides whether to show one at all (a terminal, not --quiet).
+ */
+struct report_progress {
+	FILE *f;
+	uint64_t start_ns;	/* when the run started */
+	size_t width;		/* terminal columns: the line is cut to fit */
+	bool shown;		/* a line is on the terminal */
+};
+
+/* Start the clock of a run whose progress goes to f (a terminal). */
+void report_progress_start(struct report_progress *p, FILE *f);
+
+/*
+ * The runner's progress hook (arg is the struct report_progress): phase index
+ * (from 0) of n is about to start; name NULL: the run ended (clear the line).
+ */
+void report_progress_phase(void *arg, size_t index, size_t n, const char *name);
+
+/*
+ * Pure: the text of the line for phase index (from 0) of n after elapsed_s
+ * seconds, the time left extrapolated from the phases done (none before the
+ * first ends), cut to len - 1 characters. Returns the length written.
+ */
+size_t report_progress_format(char *buf, size_t len, size_t index, size_t n, const char *name, double elapsed_s);
 
 /* Print a one-line error "tlbprof: MSG" to stderr. */
 void report_error(const char *msg);

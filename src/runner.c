@@ -674,12 +674,14 @@ int runner_run(const struct plan *plan, const struct run_context *ctx, struct ru
 			break;
 		}
 		if (ctx->progress)
-			fprintf(stderr, "tlbprof: phase %zu/%zu %s\n", i + 1, plan->n, plan->phases[i].name);
+			ctx->progress(ctx->progress_arg, i, plan->n, plan->phases[i].name);
 		run_phase(&plan->phases[i], ctx, &out->phases[i]);
 		out->n = i + 1;
 	}
 	if (stop_requested(ctx))
 		out->interrupted = true;
+	if (ctx->progress)
+		ctx->progress(ctx->progress_arg, out->n, plan->n, NULL);
 	return 0;
 }
 

@@ -15,7 +15,9 @@ struct run_context {
 	const struct timing_calibration *clock;	/* for cycles per access */
 	struct counter_set *counters;		/* may be NULL: no counters */
 	volatile sig_atomic_t *stop;		/* set asynchronously to stop at the next safe point */
-	bool progress;				/* one line per phase on stderr */
+	/* Told before each phase (index from 0 of n) and once with name NULL when the run ends; NULL: none. */
+	void (*progress)(void *arg, size_t index, size_t n, const char *name);
+	void *progress_arg;
 	/* To re-execute tlbprof for phases that run in several processes (pagefault --processes). */
 	int argc;
 	char **argv;				/* the command line as given */

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The progress line: on a terminal (a pseudo-terminal here) one line redrawn in place and cleared at the end;
+nothing when stderr is a pipe or a file, or with --quiet."""
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+
+TLBPROF = sys.argv[1]
+failures = []
+CLEAR = b"\r\x1b[K"
+# Six phases that each sample for their whole --time-budget (a precision no median reaches): the run lasts at
+# least 2.4 s on any machine, so phases 4 to 6 start after the first second and the line must appear.
+RUN = ["--pages", "4k", "--size", "1M,2M,3M,4M,5M,6M", "--time-budget", "0.4", "--precision", "0.000001",
+       "--realloc", "1", "--controls", "none"]
+
+
+def need(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def run_on_pty(args):
+    """Run with stderr on a pseudo-terminal and stdout on a pipe: (exit status, stderr bytes, stdout, seconds)."""
+    master, slave = pty.openpty()
+    t0 = time.monotonic()
+    p = subprocess.Popen([TLBPROF, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    err = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            err += chunk
+        elif p.poll() is not None:
+            break
+    out = p.stdout.read().decode()
+    p.wait(timeout=120)
+    os.close(master)
+    return p.returncode, err, out, time.monotonic() - t0
+
+
+def test_terminal():
+    rc, err, out, seconds = run_on_pty(RUN)
+    need(rc in (0, 1), f"pty run: exit {rc}: {err[-300:]!r}")
+    need("verdict:" in out, "pty run: the table should still go to stdout")
+    print(f"pty run: {seconds:.1f} s")
+    need(CLEAR + b"tlbprof: phase " in err, f"no progress line on the terminal: {err[:300]!r}")
+    draws = err.count(CLEAR + b"tlbprof: phase ")
+    need(draws >= 3, f"the line was drawn {draws} times (phases 4 to 6 start after the first second)")
+    need(b"\n" not in err.replace(b"\r\n", b"\n").split(b"tlbprof: phase ", 1)[-1].split(CLEAR)[0],
+         "the progress line must not end with a newline")
+    need(err.endswith(CLEAR), f"the line is not cleared at the end: {err[-120:]!r}")
+    need(b"elapsed" in err and b"left" in err, f"no elapsed or time left: {err[:300]!r}")
+    # Every drawn line says phase i/N with the same N, and i only grows.
+
+    seen = [(int(a), int(b)) for a, b in re.findall(rb"phase (\d+)/(\d+) ", err)]
+    need(seen and len({n for _, n in seen}) == 1 and all(x[0] <= y[0] for x, y in zip(seen, seen[1:])),
+         f"phase numbers {seen[:10]}")
+
+
+def test_quiet_on_terminal():
+    rc, err, out, _ = run_on_pty(RUN + ["--quiet"])
+    need(rc in (0, 1), f"--quiet on a pty: exit {rc}")
+    need(b"tlbprof: phase" not in err and not out, f"--quiet on a pty printed: {err[:200]!r} {out[:200]!r}")
+
+
+def test_pipe():
+    p = subprocess.run([TLBPROF, *RUN], capture_output=True, timeout=300)
+    need(p.returncode in (0, 1), f"pipe run: exit {p.returncode}")
+    need(b"tlbprof: phase" not in p.stderr and b"\x1b[" not in p.stderr,
+         f"progress written to a pipe: {p.stderr[:200]!r}")
+
+
+test_terminal()
+test_quiet_on_terminal()
+test_pipe()
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
