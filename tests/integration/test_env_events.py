@@ -216,9 +216,25 @@ def test_events():
     need(r.returncode == 4, f"events --json /dev/full: exit {r.returncode}")
 
 
+def test_samples():
+    """The sample outputs in examples/reports follow the contract the tests hold tlbprof env to."""
+    samples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "reports")
+    found = [f for f in sorted(os.listdir(samples)) if f.endswith(".env.json")]
+    need(found, f"no *.env.json sample in {samples}")
+    for f in found:
+        with open(os.path.join(samples, f)) as fh:
+            doc = json.load(fh)
+        check_env_json(doc, f"examples/reports/{f}", euid=doc.get("privileges", {}).get("euid"))
+        with open(os.path.join(samples, f.replace(".json", ".txt"))) as fh:
+            text = fh.read()
+        for prob in doc["problems"]:
+            need(f"{prob['id']}:" in text, f"examples/reports/{f}: problem {prob['id']} not in its .txt")
+
+
 test_env()
 test_env_unprivileged()
 test_events()
+test_samples()
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The CI examples (examples/ci/*.yml) parse as YAML and hang together: the measurement writes the files the
+publishing steps read (--format/--output names), results are published even when the measurement fails, the
+baseline comes from the same artifact the job keeps, and compare fails the job on a regression."""
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import yaml
+
+TLBPROF = sys.argv[1]
+SOURCE = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", ".."))
+CI = os.path.join(SOURCE, "examples", "ci")
+# The file each --format writes into an --output directory.
+FORMAT_FILES = {"json": "tlbprof.json", "gbench": "tlbprof.gbench.json", "openmetrics": "tlbprof.prom",
+                "junit": "tlbprof.junit.xml", "csv": "tlbprof.csv"}
+failures = []
+
+
+def need(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def load(name):
+    with open(os.path.join(CI, name)) as f:
+        return yaml.safe_load(f)
+
+
+def invocations(script):
+    """Each tlbprof command line in a shell script: its argument list after the binary."""
+    out = []
+    for line in script.replace("\\\n", " ").splitlines():
+        line = line.strip()
+        m = re.search(r"(?:^|[;&|]\s*|\bthen\s+)(?:\S*/)?build/tlbprof\b(.*)$", line)
+        if m:
+            out.append(shlex.split(m.group(1).split("#", 1)[0]))
+    return out
+
+
+def measured_files(args):
+    """The files a measuring invocation writes: --json FILE and one per --format into --output DIR/."""
+    files = set()
+    for opt, val in zip(args, args[1:]):
+        if opt == "--json":
+            files.add(val)
+    fmt = args[args.index("--format") + 1].split(",") if "--format" in args else []
+    outdir = args[args.index("--output") + 1] if "--output" in args else None
+    for f in fmt:
+        need(f in FORMAT_FILES, f"unknown format {f!r}")
+        if outdir and outdir.endswith("/"):
+            files.add(outdir + FORMAT_FILES.get(f, "?"))
+    return files, fmt, outdir
+
+
+def help_options(*cmd):
+    text = subprocess.run([TLBPROF, *cmd, "--help"], capture_output=True, text=True, timeout=30).stdout
+    return {m.group(2) for m in (re.match(r"^ {2,4}(-[A-Za-z], )?(--[a-z0-9][a-z0-9-]*)", l)
+                                 for l in text.splitlines()) if m}
+
+
+def check_invocations(calls, where):
+    """The measurement is fail-on fail, quiet, with JUnit; compare has a threshold; env's options exist here."""
+    measure = [a for a in calls if a and a[0].startswith("-")]
+    compare = [a for a in calls if a and a[0] == "compare"]
+    env = [a for a in calls if a and a[0] == "env"]
+    need(len(measure) == 1, f"{where}: {len(measure)} measuring invocations")
+    need(compare and "--threshold" in compare[0] and len([a for a in compare[0] if a.endswith(".json")]) == 2,
+         f"{where}: compare with two reports and --threshold: {compare}")
+    need(env, f"{where}: no 'tlbprof env' step")
+    known = help_options("env")
+    for a in env:
+        opts = {x for x in a if x.startswith("--")}
+        need(opts <= known, f"{where}: tlbprof env {a}: unknown options {sorted(opts - known)}")
+    if not measure:
+        return set(), [], None
+    args = measure[0]
+    need("--quiet" in args and args[args.index("--fail-on") + 1] == "fail" if "--fail-on" in args else False,
+         f"{where}: measure with --quiet --fail-on fail: {args}")
+    files, fmt, outdir = measured_files(args)
+    need(outdir and outdir.endswith("/"), f"{where}: --output should be a directory (DIR/): {outdir}")
+    need("junit" in fmt, f"{where}: no junit format")
+    # The report compare reads as the new side is the one this job wrote.
+    reports = [a for a in compare[0] if a.endswith(".json")] if compare else []
+    if len(reports) == 2:
+        need(reports[1] in files, f"{where}: compare reads {reports[1]} as new, the job writes {sorted(files)}")
+    return files, fmt, outdir
+
+
+def check_github():
+    doc = load("github-actions.yml")
+    on = doc.get("on", doc.get(True))  # YAML 1.1 reads the key 'on' as true
+    need(isinstance(on, dict) and "pull_request" in on and "push" in on, f"github: triggers {on}")
+    jobs = doc.get("jobs", {})
+    if not need(len(jobs) == 1, f"github: {len(jobs)} jobs"):
+        return
+    steps = next(iter(jobs.values())).get("steps", [])
+    for i, s in enumerate(steps):
+        need(("uses" in s) != ("run" in s), f"github: step {i} needs exactly one of uses/run: {s}")
+    script = "\n".join(s.get("run", "") for s in steps)
+    need("tools/bootstrap" in script and "ninja -C build" in script, "github: build with tools/bootstrap + ninja")
+    files, fmt, outdir = check_invocations(invocations(script), "github")
+    need(re.search(r"mkdir -p " + re.escape((outdir or "").rstrip("/")), script), f"github: {outdir} not created")
+
+    def step(action):
+        return [s for s in steps if s.get("uses", "").split("@")[0] == action]
+
+    junit = step("mikepenz/action-junit-report") or step("dorny/test-reporter")
+    if need(junit, "github: no JUnit publishing step"):
+        w = junit[0].get("with", {})
+        path = w.get("report_paths", w.get("path"))
+        need(path in files, f"github: JUnit step reads {path}, the job writes {sorted(files)}")
+        need("always()" in str(junit[0].get("if", "")), "github: publish JUnit also when the measurement fails")
+    bench = step("benchmark-action/github-action-benchmark")
+    if need(bench, "github: no github-action-benchmark step"):
+        w = bench[0].get("with", {})
+        need(w.get("tool") == "googlecpp", f"github: benchmark tool {w.get('tool')}")
+        need(w.get("output-file-path") in files and "gbench" in fmt,
+             f"github: benchmark reads {w.get('output-file-path')}, the job writes {sorted(files)}")
+    up = step("actions/upload-artifact")
+    down = step("dawidd6/action-download-artifact")
+    if need(up and down, "github: the report is kept as an artifact and the baseline downloaded"):
+        need(up[0]["with"]["name"] == down[0]["with"]["name"], "github: baseline artifact name differs")
+        need("report.json" in up[0]["with"]["path"] and "always()" in str(up[0].get("if", "")),
+             "github: report.json kept, also when a check failed")
+        base = down[0]["with"].get("path", ".")
+        comp = [[x for x in a if x.endswith(".json")] for a in invocations(script) if a and a[0] == "compare"]
+        need(comp and comp[0][0] == f"{base}/report.json", f"github: compare's base {comp and comp[0][0]}")
+
+
+def check_gitlab():
+    doc = load("gitlab-ci.yml")
+    jobs = {k: v for k, v in doc.items() if isinstance(v, dict) and "script" in v}
+    if not need(len(jobs) == 1, f"gitlab: {len(jobs)} jobs"):
+        return
+    name, job = next(iter(jobs.items()))
+    need(job.get("stage") in doc.get("stages", []), f"gitlab: stage {job.get('stage')} not in stages")
+    script = "\n".join(job.get("before_script", []) + job.get("script", []))
+    need("tools/bootstrap" in script and "ninja -C build" in script, "gitlab: build with tools/bootstrap + ninja")
+    files, fmt, outdir = check_invocations(invocations(script), "gitlab")
+    arts = job.get("artifacts", {})
+    need(arts.get("when") == "always", "gitlab: artifacts when: always (keep results of a failed check)")
+    reports = arts.get("reports", {})
+    need(reports.get("junit") in files, f"gitlab: junit report {reports.get('junit')}, the job writes {sorted(files)}")
+    if "metrics" in reports:
+        need(reports["metrics"] in files and "openmetrics" in fmt, f"gitlab: metrics report {reports['metrics']}")
+    need("report.json" in arts.get("paths", []), "gitlab: report.json is not kept")
+    need("job=$CI_JOB_NAME" in script and "/raw/report.json" in script and "$CI_DEFAULT_BRANCH" in script,
+         "gitlab: the baseline must be this job's report.json on the default branch")
+
+
+check_github()
+check_gitlab()
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
