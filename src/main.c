@@ -125,6 +125,9 @@ int main(int argc, char **argv)
 		break;
 	case COMMAND_ANALYZE:
 		return cmd_analyze(&cfg);
+	case COMMAND_RUN:
+		install_signals();
+		return cmd_run(&cfg, &stop_flag);
 	}
 	install_signals();
 	if (cfg.child_phase >= 0)
