@@ -153,7 +153,8 @@ bool analysis_counter(const struct phase_result *r, enum metric m, double *value
 
 bool analysis_per_access(const struct phase_result *r, enum metric m, double *rate)
 {
-	double v, n = (double)r->spec.iterations * (double)r->n_samples;
+	double v, n = r->spec.accesses_total ? (double)r->spec.accesses_total
+					     : (double)r->spec.iterations * (double)r->n_samples;
 
 	if (n <= 0 || !analysis_counter(r, m, &v))
 		return false;
@@ -784,6 +785,14 @@ static void check_timer(const struct phase_result *res, size_t n, const struct t
 		if (res[i].status != PHASE_OK || !res[i].n_samples)
 			continue;
 		double interval = a->phases[i].ns.min * (double)res[i].spec.iterations;
+		/* A benchmark under tlbprof run may time a phase as many separately clocked pieces. */
+		if (res[i].target && res[i].target->n_wall) {
+			struct sample_stats w;
+			analysis_stats(res[i].target->wall_ns, res[i].target->n_wall, &w);
+			interval = w.min;
+		}
+		if (res[i].spec.timings > 1)
+			interval /= (double)res[i].spec.timings;
 		if (shortest == 0 || interval < shortest)
 			shortest = interval;
 	}
@@ -800,7 +809,8 @@ static void check_timer(const struct phase_result *res, size_t n, const struct t
 	else
 		c = add_check(a, "timer_resolution", CHECK_FAIL,
 			      "the shortest timed sample (%.3g ns) is only %.1f× the clock overhead (%.1f ns): timer "
-			      "noise is the size of the signal; raise --iters (pagefault: --size)", shortest, ratio,
+			      "noise is the size of the signal; time longer intervals (tlbprof: raise --iters; "
+			      "pagefault: --size)", shortest, ratio,
 			      clock->clock_overhead_ns);
 	evidence(c, "shortest_sample_ns", shortest);
 	evidence(c, "clock_overhead_ns", clock->clock_overhead_ns);
@@ -817,7 +827,8 @@ static void check_too_fast(const struct phase_result *res, size_t n, const struc
 
 	for (size_t i = 0; i < n; i++) {
 		double ghz = clock_ghz(clock, &res[i]);
-		if (res[i].status != PHASE_OK || !res[i].n_samples || ghz <= 0 || !res[i].spec.workload->latency)
+		if (res[i].status != PHASE_OK || !res[i].n_samples || ghz <= 0 || !res[i].spec.workload->latency ||
+		    res[i].spec.throughput)
 			continue;
 		timed++;
 		double cyc = a->phases[i].ns.median * ghz;

@@ -100,7 +100,18 @@ def validate(rep):
         for k in ("size_bytes", "stride_bytes", "slots", "iterations", "warmup_iterations", "repeat", "seed"):
             typed(params, k, int, w + ".params")
         typed(params, "cpu", int, w + ".params", nullable=True)
-        if st == "ok":
+        declared = p.get("declared")
+        if declared is not None:
+            # tlbprof run: one sample per occurrence when accesses were declared, else none (wall times only).
+            typed(declared, "occurrences", int, w + ".declared")
+            wall = typed(declared, "wall_ns", list, w + ".declared")
+            need(len(wall) == declared["occurrences"], f"{w}.declared.wall_ns: one per occurrence")
+            typed(declared, "accesses", int, w + ".declared", nullable=True)
+            if st == "ok" and declared["accesses"] is not None:
+                check_stats(typed(p, "ns_per_access", dict, w), w + ".ns_per_access", declared["occurrences"])
+            elif st == "ok":
+                need(p.get("ns_per_access") is None, f"{w}: no accesses declared, so no ns per access")
+        elif st == "ok":
             # Fixed: --repeat samples per allocation (page faults: per process). Auto: at least that many.
             allocations = params.get("allocations", 1) if "processes" not in p else p["processes"]
             want = params["repeat"] * allocations
