@@ -975,10 +975,17 @@ static void check_unstable(const struct phase_result *res, size_t n, struct anal
 
 	for (size_t i = 0; i < n; i++) {
 		const struct phase_analysis *pa = &a->phases[i];
-		if (res[i].status != PHASE_OK || res[i].n_samples < 2)
+		const struct sample_stats *st = &pa->ns;
+		struct sample_stats wall;
+		/* A run phase that declared no accesses: its occurrences' wall times are its samples. */
+		if (res[i].status == PHASE_OK && res[i].n_samples < 2 && res[i].target && res[i].target->n_wall >= 2) {
+			analysis_stats(res[i].target->wall_ns, res[i].target->n_wall, &wall);
+			st = &wall;
+		} else if (res[i].status != PHASE_OK || res[i].n_samples < 2) {
 			continue;
+		}
 		timed++;
-		double cv = pa->ns.mean > 0 ? pa->ns.stddev / pa->ns.mean : 0;
+		double cv = st->mean > 0 ? st->stddev / st->mean : 0;
 		if (cv > worst_cv) {
 			worst = &res[i];
 			worst_cv = cv;
@@ -1608,10 +1615,19 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		}
 	}
 	if (!a->n_comparisons && !a->n_stride_steps && !a->n_knees)
-		for (size_t i = 0; i < a->n_phases; i++)
-			if (measured_ok(&res[i]) && !a->phases[i].faults.valid)
+		for (size_t i = 0; i < a->n_phases; i++) {
+			const struct target_phase *tp = res[i].target;
+			if (measured_ok(&res[i]) && !a->phases[i].faults.valid) {
 				appendf(s, cap, "%s%s: %.1f ns per access", *s ? "; " : "", res[i].spec.name,
 					a->phases[i].ns.median);
+			} else if (res[i].status == PHASE_OK && tp && !res[i].n_samples && tp->n_wall) {
+				/* A run phase without declared accesses: its wall time per occurrence. */
+				struct sample_stats w;
+				analysis_stats(tp->wall_ns, tp->n_wall, &w);
+				appendf(s, cap, "%s%s: %.3g ms%s", *s ? "; " : "", res[i].spec.name, w.median / 1e6,
+					tp->n_wall > 1 ? " per occurrence (median)" : "");
+			}
+		}
 	if (a->verdict == VERDICT_OK) {
 		appendf(s, cap, "%sall checks passed", *s ? "; " : "");
 		return;
