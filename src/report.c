@@ -333,9 +333,16 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(o, "reason", json_string(r->reason));
 	json_object_set_new(o, "unavailable", json_boolean(r->unavailable));
 
-	json_object_set_new(page, "requested", json_string(s->page.label));
-	json_object_set_new(page, "requested_bytes", json_integer((json_int_t)s->page.bytes));
-	json_object_set_new(page, "requested_backing", json_string(page_kind_name(s->page.kind)));
+	if (r->target && !r->target->has_page) {
+		/* tlbprof run: the phase declared no page size. */
+		json_object_set_new(page, "requested", json_null());
+		json_object_set_new(page, "requested_bytes", json_null());
+		json_object_set_new(page, "requested_backing", json_null());
+	} else {
+		json_object_set_new(page, "requested", json_string(s->page.label));
+		json_object_set_new(page, "requested_bytes", json_integer((json_int_t)s->page.bytes));
+		json_object_set_new(page, "requested_backing", json_string(page_kind_name(s->page.kind)));
+	}
 	if (r->backing_known) {
 		json_object_set_new(page, "backing", json_string(page_kind_name(r->backing.kind)));
 		json_object_set_new(page, "kernel_page_bytes", json_integer((json_int_t)r->backing.kernel_page_bytes));

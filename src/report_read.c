@@ -451,12 +451,13 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 			return bad(rd, "%s.controls: a control phase needs size_bytes and stride_bytes", where);
 	}
 
-	if ((rc = get_obj(rd, p, "page", where, &page)) || (rc = get_str(rd, page, "requested", where, false, &requested)))
-		return rc;
 	json_t *declared = json_object_get(p, "declared");
 	if (json_is_object(declared) && (rc = read_declared(rd, declared, where, r)))
 		return rc;
-	/* A phase of tlbprof run that declared no page size has none. */
+	/* A phase of tlbprof run that declared no page size has none (null). */
+	if ((rc = get_obj(rd, p, "page", where, &page)) ||
+	    (rc = get_str(rd, page, "requested", where, r->target != NULL, &requested)))
+		return rc;
 	if (page_request_parse(requested, &r->spec.page) != 0 && !(r->target && !*requested))
 		return bad(rd, "%s.page.requested: unknown page size '%s'", where, requested);
 	get_str(rd, page, "backing", where, true, &str);

@@ -29,15 +29,30 @@ TRAPS = {
 
 def run(args, timeout=180, **kw):
     with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "r.json")
+        out, again = os.path.join(d, "r.json"), os.path.join(d, "a.json")
         p = subprocess.run([TLBPROF, "run", "--json", out, "--quiet", "--fail-on", "never", *args],
                            capture_output=True, text=True, timeout=timeout, **kw)
         rep = json.load(open(out)) if os.path.exists(out) else None
-    if rep is not None:
-        try:
-            validate(rep)
-        except ReportError as e:
-            fail(f"run {args}: report does not validate: {e}")
+        if rep is not None:
+            try:
+                validate(rep)
+            except ReportError as e:
+                fail(f"run {args}: report does not validate: {e}")
+            # tlbprof analyze reads a run report back and reaches the same checks.
+            a = subprocess.run([TLBPROF, "analyze", out, "--json", again, "--quiet", "--fail-on", "never"],
+                               capture_output=True, text=True, timeout=60)
+            if a.returncode != 0:
+                fail(f"analyze of run {args}: exit {a.returncode}: {a.stderr.strip()}")
+            else:
+                re = json.load(open(again))
+                try:
+                    validate(re, kind="reanalysed")
+                except ReportError as e:
+                    fail(f"analyze of run {args}: {e}")
+                before = [(c["id"], c["status"]) for c in rep["analysis"]["checks"]]
+                after = [(c["id"], c["status"]) for c in re["analysis"]["checks"]]
+                if before != after:
+                    fail(f"analyze of run {args}: checks differ: {set(before) ^ set(after)}")
     return p, rep
 
 
