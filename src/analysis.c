@@ -710,7 +710,7 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 	const struct phase_result *worst = NULL;
 	double worst_frac = 1, worst_cap = 0, worst_full = 0;
 	unsigned worst_level = 0;
-	size_t aligned = 0;
+	size_t aligned = 0, known = 0;
 
 	if (!env || !env->n_caches) {
 		add_check(a, "cache_set_aliasing", CHECK_SKIP, "cache geometry unknown");
@@ -718,7 +718,11 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct phase_result *r = &res[i];
-		if (r->status != PHASE_OK || r->spec.layout != LAYOUT_ALIGNED || r->spec.stride_bytes < 128)
+		/* A run phase's layout is known only from its inspected chain. */
+		if (r->status != PHASE_OK || (r->target && !r->target->chain_inspected))
+			continue;
+		known++;
+		if (r->spec.layout != LAYOUT_ALIGNED || r->spec.stride_bytes < 128)
 			continue;
 		aligned++;
 		double lines = (double)r->slots * 64;
@@ -748,15 +752,17 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 	if (worst) {
 		char line_fp[16], capacity[16], full[16];
 		c = add_check(a, "cache_set_aliasing", CHECK_WARN,
-			      "%s: with --layout aligned every slot sits at its %llu-byte cell start, so its lines use "
+			      "%s: %s every slot sits at the same line of its %llu-byte cell, so its lines use "
 			      "only 1/%.0f of the L%u sets: the effective L%u shrinks from %siB to %siB, and the %siB of "
 			      "touched lines (%.1f× that; conflict misses start past %.1f×), which the whole cache would "
-			      "hold, miss instead, inflating the base latency and hiding the TLB effect; use --layout colored",
-			      worst->spec.name, (unsigned long long)worst->spec.stride_bytes, 1 / worst_frac, worst_level,
+			      "hold, miss instead, inflating the base latency and hiding the TLB effect; %s",
+			      worst->spec.name, worst->target ? "in its chain" : "with --layout aligned",
+			      (unsigned long long)worst->spec.stride_bytes, 1 / worst_frac, worst_level,
 			      worst_level, format_size((uint64_t)worst_full, full, sizeof(full)),
 			      format_size((uint64_t)worst_cap, capacity, sizeof(capacity)),
 			      format_size(worst->slots * 64, line_fp, sizeof(line_fp)),
-			      (double)worst->slots * 64 / worst_cap, ALIASED_LOAD);
+			      (double)worst->slots * 64 / worst_cap, ALIASED_LOAD,
+			      worst->target ? "rotate each slot's line inside its cell (cache coloring)" : "use --layout colored");
 		evidence(c, "used_set_fraction", worst_frac);
 		evidence(c, "cache_level", worst_level);
 		evidence(c, "effective_capacity_bytes", worst_cap);
@@ -766,6 +772,9 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 			      "aligned layout in %zu phases, but their touched lines fit the aliased sets or exceed "
 			      "the caches anyway", aligned);
 		evidence(c, "aligned_phases", (double)aligned);
+	} else if (!known) {
+		add_check(a, "cache_set_aliasing", CHECK_SKIP, "no phase with a known slot layout (declare chain= to have "
+			  "a benchmark's chain inspected)");
 	} else {
 		add_check(a, "cache_set_aliasing", CHECK_PASS,
 			  "slots are colored (or at most one line per cell): the touched lines spread over all cache sets");

@@ -166,7 +166,7 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 	uint64_t *seen = calloc((words + 63) / 64, sizeof(uint64_t));
 	uint64_t *page_seen = calloc((pages + 63) / 64, sizeof(uint64_t));
 	const uint64_t *mem = copy;
-	uint64_t cur = start_addr, steps = 0, diffs[16], n_diffs = 0, touched = 0;
+	uint64_t cur = start_addr, steps = 0, diffs[16], n_diffs = 0, touched = 0, lines_used = 0;
 	char problem[160] = "";
 
 	memset(walk, 0, sizeof(*walk));
@@ -193,6 +193,7 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 			break;
 		}
 		seen[w / 64] |= 1ull << (w % 64);
+		lines_used |= 1ull << (((cur - base_addr) & 4095) >> 6);
 		if (!(page_seen[pg / 64] & (1ull << (pg % 64)))) {
 			page_seen[pg / 64] |= 1ull << (pg % 64);
 			touched++;
@@ -219,6 +220,16 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 		prev = w;
 	}
 	walk->expected_slots = slots_declared ? slots_declared : gap ? bytes / gap : 1;
+	/* Aligned: with L lines per cell, every line used in a page is the same one modulo L. */
+	uint64_t cell = slots_declared ? bytes / slots_declared : gap;
+	unsigned per_cell = cell >= 4096 ? 64 : (unsigned)(cell / 64);
+	if (per_cell >= 2 && lines_used) {
+		int first = __builtin_ctzll(lines_used);
+		walk->aligned = true;
+		for (unsigned i = 0; i < 64; i++)
+			if ((lines_used >> i) & 1)
+				walk->aligned &= i % per_cell == (unsigned)first % per_cell;
+	}
 
 	if (*problem) {
 		out[0].status = CHECK_FAIL;

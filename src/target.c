@@ -213,6 +213,7 @@ static void inspect_chain(struct target_state *st, struct phase_result *r)
 		tp->chain_pages_covered = walk.pages_covered;
 		if (!tp->slots_declared && walk.expected_slots > 1)
 			r->spec.stride_bytes = tp->region_bytes / walk.expected_slots;
+		r->spec.layout = walk.aligned ? LAYOUT_ALIGNED : LAYOUT_COLORED;
 		r->slots = walk.cycle_slots;
 	}
 	free(copy);

@@ -96,9 +96,18 @@ static void test_foreign_chain(void)
 	CHECK(walk.cycle_slots == N && walk.expected_slots == N, "cycle %llu of %llu", (unsigned long long)walk.cycle_slots,
 	      (unsigned long long)walk.expected_slots);
 	CHECK_NEAR(walk.pages_covered, 1.0, 1e-9);
+	CHECK(walk.aligned, "every slot at its page start is the aligned layout");
 	CHECK(chain_check_foreign(mem, base, N * stride, base, N + 1, out, &walk) == 0 && out[0].status == CHECK_FAIL,
 	      "declared slots that the cycle does not hold fail");
 	free(mem);
+
+	/* The same cycle with colored slots (line i mod 64 of page i): not aligned. */
+	uint64_t *colored = calloc(N * stride / 8, 8);
+	for (size_t i = 0; i < N; i++)
+		colored[(i * stride + (i * 64) % stride) / 8] = base + next[i] * stride + (next[i] * 64) % stride;
+	CHECK(chain_check_foreign(colored, base, N * stride, base, N, out, &walk) == 0 && out[0].status == CHECK_PASS &&
+	      !walk.aligned, "colored: %s, aligned %d", out[0].message, walk.aligned);
+	free(colored);
 
 	/* Constant stride: one cycle, but the prefetcher's favourite. */
 	for (size_t i = 0; i < N; i++)
