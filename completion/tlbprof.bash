@@ -4,7 +4,7 @@
 # it by hand elsewhere. Works with or without bash-completion's helpers. tests/integration/test_completion.py
 # checks that every option of every --help completes here, so keep the lists below in step with src/cli.c.
 
-_tlbprof_commands='analyze env events'
+_tlbprof_commands='analyze env events run'
 
 # Long options per command; "measure" is tlbprof without a command.
 _tlbprof_options_measure='--workload --pages --size --stride --strides --max-pages --cases --processes --dir
@@ -13,6 +13,7 @@ _tlbprof_options_measure='--workload --pages --size --stride --strides --max-pag
 _tlbprof_options_analyze='--json --fail-on --quiet --help'
 _tlbprof_options_env='--json --events-dir --quiet --help'
 _tlbprof_options_events='--pmu --json --events-dir --quiet --help'
+_tlbprof_options_run='--control --delay --cpu --events-dir --json --fail-on --quiet --help'
 
 # Values of options that take one of a fixed set (comma lists complete item by item).
 _tlbprof_workloads='chase stride tlbsize pagefault'
@@ -66,6 +67,30 @@ _tlbprof()
 		cmd=${words[1]}
 	fi
 
+	# tlbprof run [OPTIONS] [--] CMD [ARGS...]: from CMD on, complete as for CMD itself.
+	if [[ $cmd == run ]]; then
+		local i=2
+		while ((i < cword)); do
+			case ${words[i]} in
+			--) ((i++)); break ;;
+			--control | --delay | -D | --cpu | --events-dir | --json | --fail-on) ((i += 2)) ;;
+			-*) ((i++)) ;;
+			*) break ;;
+			esac
+		done
+		if ((i < cword)); then
+			if declare -F _command_offset >/dev/null; then
+				_command_offset "$i"	# bash-completion: CMD's own completion
+			else
+				_tlbprof_files
+			fi
+			return
+		elif ((i == cword)) && [[ $cur != -* || ${words[i - 1]} == -- ]]; then
+			COMPREPLY=($(compgen -c -- "$cur"))
+			return
+		fi
+	fi
+
 	COMPREPLY=()
 	case $opt in
 	--workload) COMPREPLY=($(compgen -W "$_tlbprof_workloads" -- "$cur")) ;;
@@ -76,13 +101,14 @@ _tlbprof()
 	--controls) COMPREPLY=($(compgen -W 'auto always none' -- "$cur")) ;;
 	--fail-on) COMPREPLY=($(compgen -W 'fail warn never' -- "$cur")) ;;
 	--iters) COMPREPLY=($(compgen -W 'auto' -- "$cur")) ;;
+	--delay | -D) COMPREPLY=($(compgen -W '-1 0' -- "$cur")) ;;
 	--pmu) COMPREPLY=($(compgen -W "$_tlbprof_pmus" -- "$cur")) ;;
 	--json) _tlbprof_files '*.json'; [[ -z $cur ]] && COMPREPLY+=(-) ;;
 	--events-dir | --dir | --output)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -d -- "$cur")) ;;
 	--size | --stride | --strides | --max-pages | --processes | --precision | --time-budget | --realloc | \
-		--warmup-frac | --repeat | --seed | --cpu | --threshold | --internal-child)
+		--warmup-frac | --repeat | --seed | --cpu | --threshold | --internal-child | --control)
 		;;	# a number: nothing to offer
 	*)
 		if [[ $cur == -* ]]; then

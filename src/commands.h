@@ -2,6 +2,8 @@
 /* The subcommands (tlbprof NAME ...), one file each (src/cmd_NAME.c), and the exit statuses only they and main decide. */
 #pragma once
 
+#include <signal.h>
+
 #include "config.h"
 
 /* Exit statuses (DESIGN.md, tlbprof(1)). */
@@ -31,3 +33,6 @@ int cmd_env(const struct tlbprof_config *cfg);
 
 /* tlbprof events [--pmu NAME]: the metric -> event table with encodings (0; 2 bad --pmu; 4 output). */
 int cmd_events(const struct tlbprof_config *cfg);
+
+/* tlbprof run [OPTIONS] -- CMD: someone else's benchmark under counters, markers and checks. */
+int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop);

@@ -129,6 +129,9 @@ int main(int argc, char **argv)
 		return cmd_env(&cfg);
 	case COMMAND_EVENTS:
 		return cmd_events(&cfg);
+	case COMMAND_RUN:
+		install_signals();
+		return cmd_run(&cfg, &stop_flag);
 	}
 	install_signals();
 	if (cfg.child_phase >= 0)

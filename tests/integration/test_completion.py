@@ -100,6 +100,16 @@ for line, want in CASES:
     got = complete(line)
     need(sorted(got) == sorted(want), f"{line!r}: {got}, expected {want}")
 
+# tlbprof run [OPTIONS] [--] CMD [ARGS]: CMD is a command, and what follows it is CMD's, not tlbprof's.
+if "run" in commands:
+    for line in ("tlbprof run l", "tlbprof run -- l", "tlbprof run --cpu 0 l", "tlbprof run -D -1 -- l"):
+        got = complete(line)
+        need("ls" in got and not [w for w in got if w.startswith("-")], f"{line!r}: expected commands, got {got[:8]}")
+    need(sorted(complete("tlbprof run --delay ")) == ["-1", "0"], "run --delay values")
+    need(complete("tlbprof run --d") == ["--delay"], f"run --d: {complete('tlbprof run --d')}")
+    got = complete("tlbprof run ls --qu")
+    need("--quiet" not in got, f"'tlbprof run ls --qu' completes tlbprof's options: {got}")
+
 # 3. Files: analyze offers reports and directories, --json also '-', --events-dir directories only.
 with tempfile.TemporaryDirectory() as d:
     for name in ("a.json", "b.txt"):

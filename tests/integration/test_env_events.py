@@ -217,18 +217,18 @@ def test_events():
 
 
 def test_samples():
-    """The sample outputs in examples/reports follow the contract the tests hold tlbprof env to."""
-    samples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "reports")
-    found = [f for f in sorted(os.listdir(samples)) if f.endswith(".env.json")]
-    need(found, f"no *.env.json sample in {samples}")
+    """The sample outputs in examples/env follow the contract the tests hold tlbprof env to."""
+    samples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "env")
+    found = [f for f in sorted(os.listdir(samples)) if f.endswith(".json")]
+    need(found, f"no *.json sample in {samples}")
     for f in found:
         with open(os.path.join(samples, f)) as fh:
             doc = json.load(fh)
-        check_env_json(doc, f"examples/reports/{f}", euid=doc.get("privileges", {}).get("euid"))
+        check_env_json(doc, f"examples/env/{f}", euid=doc.get("privileges", {}).get("euid"))
         with open(os.path.join(samples, f.replace(".json", ".txt"))) as fh:
             text = fh.read()
         for prob in doc["problems"]:
-            need(f"{prob['id']}:" in text, f"examples/reports/{f}: problem {prob['id']} not in its .txt")
+            need(f"{prob['id']}:" in text, f"examples/env/{f}: problem {prob['id']} not in its .txt")
 
 
 test_env()

@@ -80,9 +80,29 @@ def man_defined_options(lines):
     return opts
 
 
+def font_arguments(line):
+    """The arguments of a font request (.B, .BR, .BI, .IB, .RB, .IR, .RI), with quoted ones kept whole."""
+    m = re.match(r"^\.(B|BR|BI|IB|RB|IR|RI|I)\s+(.*)$", line)
+    return re.findall(r'"([^"]*)"|(\S+)', m.group(2)) if m else []
+
+
 def man_mentioned_options(path):
+    """The options a page refers to: a font request's argument that starts with an option ('.B \\-\\-size',
+    '.BR "\\-\\-iters auto"') and inline '\\fB\\-\\-name'. Another program's option inside a quoted command
+    ('.BR "pkg\\-config \\-\\-cflags tlbprof"') or in an example block is not a reference."""
+    found = set()
     with open(path) as f:
-        return set().union(*(roff_options(line) for line in f if not line.startswith('.\\"')))
+        for line in f:
+            if line.startswith('.\\"'):
+                continue
+            for quoted, bare in font_arguments(line.rstrip("\n")):
+                arg = (quoted or bare).replace("\\-", "-")
+                m = re.match(r"^(--[a-z0-9][a-z0-9-]*)", arg)
+                if m:
+                    found.add(m.group(1))
+            for m in re.finditer(r"\\fB((?:\\-){2}[a-z0-9](?:[a-z0-9]|\\-)*)", line):
+                found.add(m.group(1).replace("\\-", "-"))
+    return found
 
 
 def renders_cleanly(path):
@@ -128,7 +148,7 @@ for cmd, page in pages.items():
     need(not missing, f"{rel}: options in '{name} --help' but not in the page's OPTIONS: {sorted(missing)}")
     need(not extra, f"{rel}: options in the page's OPTIONS but not in '{name} --help': {sorted(extra)}")
     title = sections and open(page).read()
-    need(re.search(r"^\.TH\s+TLBPROF" + (r"\\-" + re.escape(cmd.upper()) if cmd else "") + r"\s+1\b", title, re.M),
+    need(re.search(r"^\.TH\s+TLBPROF" + (r"\\?-" + re.escape(cmd.upper()) if cmd else "") + r"\s+1\b", title, re.M),
          f"{rel}: .TH should name TLBPROF{'-' + cmd.upper() if cmd else ''} in section 1")
     renders_cleanly(page)
 
