@@ -546,7 +546,7 @@ static enum cli_result check_outputs(struct tlbprof_config *cfg, char *msg, size
 		cfg->n_formats = 1;
 	}
 	if (out) {
-		bool is_dir = stat(out, &st) == 0 && S_ISDIR(st.st_mode);
+		bool is_dir = strcmp(out, "-") != 0 && stat(out, &st) == 0 && S_ISDIR(st.st_mode);
 		if (!is_dir && out[strlen(out) - 1] == '/')
 			return usage_error(msg, len, "--output '%s': no such directory", out);
 		cfg->output_dir = is_dir;
