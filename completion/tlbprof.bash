@@ -9,11 +9,11 @@ _tlbprof_commands='analyze env events run'
 # Long options per command; "measure" is tlbprof without a command.
 _tlbprof_options_measure='--workload --pages --size --stride --strides --max-pages --cases --processes --dir
 	--drop-caches --iters --precision --time-budget --realloc --warmup-frac --repeat --seed --cpu --layout
-	--controls --fail-on --events-dir --json --quiet --help --version'
-_tlbprof_options_analyze='--json --fail-on --quiet --help'
+	--controls --fail-on --events-dir --json --format --output --quiet --help --version'
+_tlbprof_options_analyze='--json --format --output --fail-on --quiet --help'
 _tlbprof_options_env='--json --events-dir --quiet --help'
 _tlbprof_options_events='--pmu --json --events-dir --quiet --help'
-_tlbprof_options_run='--control --delay --cpu --events-dir --json --fail-on --quiet --help'
+_tlbprof_options_run='--control --delay --cpu --events-dir --json --format --output --fail-on --quiet --help'
 
 # Values of options that take one of a fixed set (comma lists complete item by item).
 _tlbprof_workloads='chase stride tlbsize pagefault'
@@ -73,7 +73,7 @@ _tlbprof()
 		while ((i < cword)); do
 			case ${words[i]} in
 			--) ((i++)); break ;;
-			--control | --delay | -D | --cpu | --events-dir | --json | --fail-on) ((i += 2)) ;;
+			--control | --delay | -D | --cpu | --events-dir | --json | --format | --output | --fail-on) ((i += 2)) ;;
 			-*) ((i++)) ;;
 			*) break ;;
 			esac
@@ -104,9 +104,10 @@ _tlbprof()
 	--delay | -D) COMPREPLY=($(compgen -W '-1 0' -- "$cur")) ;;
 	--pmu) COMPREPLY=($(compgen -W "$_tlbprof_pmus" -- "$cur")) ;;
 	--json) _tlbprof_files '*.json'; [[ -z $cur ]] && COMPREPLY+=(-) ;;
-	--events-dir | --dir | --output)
+	--events-dir | --dir)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -d -- "$cur")) ;;
+	--output) _tlbprof_files; [[ -z $cur ]] && COMPREPLY+=(-) ;;
 	--size | --stride | --strides | --max-pages | --processes | --precision | --time-budget | --realloc | \
 		--warmup-frac | --repeat | --seed | --cpu | --threshold | --internal-child | --control)
 		;;	# a number: nothing to offer

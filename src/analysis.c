@@ -752,12 +752,13 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 	if (worst) {
 		char line_fp[16], capacity[16], full[16];
 		c = add_check(a, "cache_set_aliasing", CHECK_WARN,
-			      "%s: %s every slot sits at the same line of its %llu-byte cell, so its lines use "
+			      "%s: %s every slot sits at %s %llu-byte cell%s, so its lines use "
 			      "only 1/%.0f of the L%u sets: the effective L%u shrinks from %siB to %siB, and the %siB of "
 			      "touched lines (%.1f× that; conflict misses start past %.1f×), which the whole cache would "
 			      "hold, miss instead, inflating the base latency and hiding the TLB effect; %s",
 			      worst->spec.name, worst->target ? "in its chain" : "with --layout aligned",
-			      (unsigned long long)worst->spec.stride_bytes, 1 / worst_frac, worst_level,
+			      worst->target ? "the same line of its" : "its", (unsigned long long)worst->spec.stride_bytes,
+			      worst->target ? "" : " start", 1 / worst_frac, worst_level,
 			      worst_level, format_size((uint64_t)worst_full, full, sizeof(full)),
 			      format_size((uint64_t)worst_cap, capacity, sizeof(capacity)),
 			      format_size(worst->slots * 64, line_fp, sizeof(line_fp)),

@@ -45,7 +45,8 @@ enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
 	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_CASES, OPT_PROCESSES, OPT_DIR, OPT_DROP_CACHES,
 	OPT_PRECISION, OPT_TIME_BUDGET, OPT_REALLOC,
-	OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD, OPT_PMU, OPT_CONTROL, OPT_DELAY,
+	OPT_EVENTS_DIR, OPT_JSON, OPT_FORMAT, OPT_OUTPUT, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD, OPT_PMU,
+	OPT_CONTROL, OPT_DELAY,
 };
 
 static const struct option long_options[] = {
@@ -71,6 +72,8 @@ static const struct option long_options[] = {
 	{ "internal-child", required_argument, NULL, OPT_INTERNAL_CHILD },
 	{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
 	{ "json", required_argument, NULL, OPT_JSON },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "controls", required_argument, NULL, OPT_CONTROLS },
 	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -142,6 +145,15 @@ int cli_command_usage(const char *name, FILE *f)
 	return -ENOENT;
 }
 
+/* --format and --output, in the help of every command that reports. */
+#define FORMAT_USAGE                                                                              \
+	"  --format LIST        report formats for --output: json, gbench (Google Benchmark\n"  \
+	"                       JSON), openmetrics (Prometheus textfile), junit (XML), csv\n"  \
+	"                       (default: json)\n"                                              \
+	"  --output PATH|DIR/|- where --format goes: a file (one format), stdout with -, or\n"  \
+	"                       an existing directory: tlbprof.json, tlbprof.gbench.json,\n"   \
+	"                       tlbprof.prom, tlbprof.junit.xml, tlbprof.csv (default: none)\n"
+
 /* The options of measuring (no subcommand). */
 static void usage_measure(FILE *f)
 {
@@ -186,6 +198,7 @@ static void usage_measure(FILE *f)
 		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
 		"  --json FILE|-        write the JSON report to FILE, or stdout with -\n"
 		"                       (default: none)\n"
+		FORMAT_USAGE
 		"  -q, --quiet          no table on stdout, no progress line on stderr\n"
 		"  -h, --help           show this help and exit\n"
 		"  -V, --version        show the version and exit\n"
@@ -226,6 +239,7 @@ static void usage_run(FILE *f)
 		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
 		"  --json FILE|-        write the JSON report to FILE, or stdout with -\n"
 		"                       (default: none)\n"
+		FORMAT_USAGE
 		"  --fail-on LEVEL      exit 1 when a check reaches LEVEL: fail, warn, never\n"
 		"                       (default: fail)\n"
 		"  -q, --quiet          no table on stdout\n"
@@ -248,6 +262,7 @@ static void usage_analyze(FILE *f)
 		"Options:\n"
 		"  --json FILE|-        write the re-analysed JSON report to FILE, or stdout with -\n"
 		"                       (default: none)\n"
+		FORMAT_USAGE
 		"  --fail-on LEVEL      exit 1 when a check reaches LEVEL: fail, warn, never\n"
 		"                       (default: fail)\n"
 		"  -q, --quiet          no table on stdout\n"
@@ -527,10 +542,33 @@ static enum cli_result option_error(const char *cmd, int c, char **argv, const s
 			   cmd ? cmd : "", cmd ? " " : "");
 }
 
+/* Parse --format: known names, each once. */
+static enum cli_result parse_formats(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	char buf[256], *items[OUTPUT_FORMATS + 1];
+	int n = split_list("--format", arg, "formats", buf, sizeof(buf), items, OUTPUT_FORMATS, msg, len);
+
+	if (n < 0)
+		return CLI_USAGE;
+	cfg->n_formats = 0;
+	cfg->formats_arg = arg;
+	for (int i = 0; i < n; i++) {
+		int f = output_format_from_name(items[i]);
+		if (f < 0)
+			return usage_error(msg, len, "--format '%s': unknown format '%s' (use json, gbench, openmetrics, junit, csv)",
+					   arg, items[i]);
+		for (size_t j = 0; j < cfg->n_formats; j++)
+			if (cfg->formats[j] == (enum output_format)f)
+				return usage_error(msg, len, "--format '%s': '%s' listed twice", arg, items[i]);
+		cfg->formats[cfg->n_formats++] = (enum output_format)f;
+	}
+	return CLI_RUN;
+}
+
 /*
- * The options every command takes: --json, --fail-on, --quiet, --help,
- * --version, --events-dir. Returns true when c is one of them; *r then says
- * how parsing goes on (CLI_RUN: keep going).
+ * The options every command takes: --json, --format, --output, --fail-on,
+ * --quiet, --help, --version, --events-dir. Returns true when c is one of
+ * them; *r then says how parsing goes on (CLI_RUN: keep going).
  */
 static bool parse_shared(int c, const char *arg, void (*usage)(FILE *f), struct tlbprof_config *cfg,
 			 enum cli_result *r, char *msg, size_t len)
@@ -546,6 +584,14 @@ static bool parse_shared(int c, const char *arg, void (*usage)(FILE *f), struct 
 		if (!*arg)
 			*r = usage_error(msg, len, "--json '': give a file name or - for stdout");
 		cfg->json_path = arg;
+		return true;
+	case OPT_FORMAT:
+		*r = parse_formats(arg, cfg, msg, len);
+		return true;
+	case OPT_OUTPUT:
+		if (!*arg)
+			*r = usage_error(msg, len, "--output '': give a file, a directory or - for stdout");
+		cfg->output_path = arg;
 		return true;
 	case OPT_FAIL_ON:
 		if (strcmp(arg, "fail") == 0)
@@ -573,12 +619,54 @@ static bool parse_shared(int c, const char *arg, void (*usage)(FILE *f), struct 
 	}
 }
 
-/* Checks that the --json target can be created (CLI_NO_OUTPUT, exit 4, when not). */
-static enum cli_result check_json_target(const struct tlbprof_config *cfg, char *msg, size_t len)
+/*
+ * The output options together: --format needs --output (except --format json
+ * with --json, which is --json alone); --output alone means json; several
+ * formats need a directory; one stream cannot take two documents. Then checks
+ * that every target can be created (CLI_NO_OUTPUT, exit 4, when not), so a
+ * run never ends with nowhere to put its report.
+ */
+static enum cli_result check_outputs(struct tlbprof_config *cfg, char *msg, size_t len)
 {
+	const char *out = cfg->output_path;
+	struct stat st;
+
+	if (cfg->n_formats && !out) {
+		if (cfg->n_formats > 1 || cfg->formats[0] != OUTPUT_JSON || !cfg->json_path)
+			return usage_error(msg, len, "--format '%s': give --output FILE, DIR/ or - to say where it goes",
+					   cfg->formats_arg);
+		cfg->n_formats = 0;	/* --format json --json FILE is --json FILE */
+	}
+	if (out && !cfg->n_formats) {
+		cfg->formats[0] = OUTPUT_JSON;
+		cfg->n_formats = 1;
+	}
+	if (out) {
+		bool is_dir = strcmp(out, "-") != 0 && stat(out, &st) == 0 && S_ISDIR(st.st_mode);
+		if (!is_dir && out[strlen(out) - 1] == '/')
+			return usage_error(msg, len, "--output '%s': no such directory", out);
+		cfg->output_dir = is_dir;
+		if (!is_dir && cfg->n_formats > 1)
+			return usage_error(msg, len,
+					   "--output '%s': not a directory, and --format '%s' names %zu formats (give a "
+					   "directory for several)",
+					   out, cfg->formats_arg, cfg->n_formats);
+		if (!is_dir && strcmp(out, "-") == 0 && cfg->json_path && strcmp(cfg->json_path, "-") == 0)
+			return usage_error(msg, len, "--output '-': --json already writes to stdout");
+		if (!is_dir && cfg->json_path && strcmp(out, "-") != 0 && strcmp(out, cfg->json_path) == 0)
+			return usage_error(msg, len, "--output '%s': the same file as --json", out);
+	}
 	if (cfg->json_path && strcmp(cfg->json_path, "-") != 0 && !output_dir_writable(cfg->json_path)) {
 		usage_error(msg, len, "--json '%s': a directory, or its directory does not exist or is not writable",
 			    cfg->json_path);
+		return CLI_NO_OUTPUT;
+	}
+	if (out && cfg->output_dir && access(out, W_OK | X_OK) != 0) {
+		usage_error(msg, len, "--output '%s': directory not writable: %s", out, strerror(errno));
+		return CLI_NO_OUTPUT;
+	}
+	if (out && !cfg->output_dir && strcmp(out, "-") != 0 && !output_dir_writable(out)) {
+		usage_error(msg, len, "--output '%s': its directory does not exist or is not writable", out);
 		return CLI_NO_OUTPUT;
 	}
 	return CLI_RUN;
@@ -620,6 +708,8 @@ static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_confi
 {
 	static const struct option opts[] = {
 		{ "json", required_argument, NULL, OPT_JSON },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -641,7 +731,7 @@ static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_confi
 	cfg->input_path = argv[optind];
 	if (access(cfg->input_path, R_OK) != 0)
 		return usage_error(msg, len, "analyze: '%s': %s", cfg->input_path, strerror(errno));
-	return check_json_target(cfg, msg, len);
+	return check_outputs(cfg, msg, len);
 }
 
 /* tlbprof env [OPTIONS] (argv[0] is "env"). */
@@ -665,7 +755,7 @@ static enum cli_result parse_env(int argc, char **argv, struct tlbprof_config *c
 	}
 	if (optind < argc)
 		return usage_error(msg, len, "env: unexpected argument '%s' (see tlbprof env --help)", argv[optind]);
-	return check_json_target(cfg, msg, len);
+	return check_outputs(cfg, msg, len);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -743,7 +833,7 @@ static enum cli_result parse_events(int argc, char **argv, struct tlbprof_config
 			return usage_error(msg, len, "--pmu '%s': no map %s/%s.events (known: %s)", cfg->pmu, dir,
 					   cfg->pmu, known[0] ? known : "none");
 	}
-	return check_json_target(cfg, msg, len);
+	return check_outputs(cfg, msg, len);
 }
 
 /* Whether cmd names an executable file: a path, or a name found in $PATH (as execvp would search it). */
@@ -822,6 +912,8 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
 		{ "json", required_argument, NULL, OPT_JSON },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -866,7 +958,7 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 		return usage_error(msg, len, "run: '%s': command not found or not executable", argv[optind]);
 	/* Into the caller's argv (ours is a copy that cli_parse frees), which ends in NULL. */
 	cfg->run_argv = cfg->argv + 1 + optind;
-	return check_json_target(cfg, msg, len);
+	return check_outputs(cfg, msg, len);
 }
 
 /* tlbprof [OPTIONS]: measure with a workload. */
@@ -1066,5 +1158,5 @@ static enum cli_result parse_measure(int argc, char **argv, struct tlbprof_confi
 					   format_size(cfg->stride_bytes, t, sizeof(t)),
 					   format_size(cfg->sizes_bytes[i], s, sizeof(s)));
 	}
-	return check_json_target(cfg, msg, len);
+	return check_outputs(cfg, msg, len);
 }

@@ -21,8 +21,10 @@ int cmd_analyze(const struct tlbprof_config *cfg)
 		report_doc_free(&doc);
 		return EXIT_UNAVAILABLE;
 	}
+	/* The outputs and the --fail-on of this command (JUnit marks warnings by it), the rest as recorded. */
 	doc.cfg.json_path = cfg->json_path;
 	doc.cfg.quiet = cfg->quiet;
+	doc.cfg.fail_on = cfg->fail_on;
 	struct report_input in = {
 		.cfg = &doc.cfg,
 		.env = &doc.env,

@@ -80,6 +80,20 @@ enum fail_on {
 /* "fail", "warn", "never". */
 const char *fail_on_name(enum fail_on f);
 
+/* The report formats --format names; each goes to --output (a file, or its own file in a directory). */
+enum output_format {
+	OUTPUT_JSON,		/* the native tlbprof.report/1 (the contract) */
+	OUTPUT_GBENCH,		/* Google Benchmark's JSON (--benchmark_format=json) */
+	OUTPUT_OPENMETRICS,	/* OpenMetrics text, also valid Prometheus text (node_exporter textfile) */
+	OUTPUT_JUNIT,		/* JUnit XML: one test case per check and per phase */
+	OUTPUT_CSV,		/* CSV in the manner of perf stat -x, */
+	OUTPUT_FORMATS,
+};
+/* "json", "gbench", "openmetrics", "junit", "csv"; NULL when out of range. */
+const char *output_format_name(enum output_format f);
+/* Inverse of output_format_name(); -1 when unknown. */
+int output_format_from_name(const char *s);
+
 enum tlbprof_command {
 	COMMAND_MEASURE,	/* measure with a workload (the default) */
 	COMMAND_ANALYZE,	/* re-analyse a saved report */
@@ -128,6 +142,11 @@ struct tlbprof_config {
 	enum controls_mode controls;
 	enum fail_on fail_on;
 	const char *json_path;		/* NULL: no JSON; "-": stdout */
+	enum output_format formats[OUTPUT_FORMATS];	/* --format, in the order given, each once */
+	size_t n_formats;		/* 0 when nothing goes to --output */
+	const char *formats_arg;	/* --format as given, for messages */
+	const char *output_path;	/* --output: a file, "-" (stdout) or a directory; NULL: none */
+	bool output_dir;		/* output_path is a directory: each format in its own file there */
 	bool quiet;
 	/* run: the command (NULL-terminated, borrowed from main's argv) and perf stat --control compatibility. */
 	char **run_argv;

@@ -627,7 +627,7 @@ static json_t *reanalysis_json(const struct report_input *in)
 	return root;
 }
 
-static json_t *report_json(const struct report_input *in)
+json_t *report_json_build(const struct report_input *in)
 {
 	if (in->source)
 		return reanalysis_json(in);
@@ -652,17 +652,39 @@ static json_t *report_json(const struct report_input *in)
 	return root;
 }
 
-int report_json_to_file(json_t *root, const char *path, char *err, size_t err_len)
+/* Run fn on f and check that everything reached it; 0 or -errno. */
+static int write_stream(FILE *f, int (*fn)(FILE *f, const void *ctx), const void *ctx)
+{
+	int rc;
+
+	errno = 0;
+	rc = fn(f, ctx);
+	if (!rc && (ferror(f) || fflush(f) != 0))
+		rc = errno ? -errno : -EIO;
+	return rc;
+}
+
+/* Writes one document to f; 0 or -errno. */
+typedef int (*report_stream_fn)(FILE *f, const void *ctx);
+
+/*
+ * Write a document to path ("-" = stdout) through fn. A regular file is
+ * written to a temporary file in the same directory (created exclusively)
+ * and renamed over path, so a reader never sees half a report and an earlier
+ * report survives a failed write; a device or FIFO is written in place; a
+ * symlink keeps pointing at the new file. Every format goes this way.
+ * Returns 0 or -errno; err gets "OPTION 'PATH': reason".
+ */
+static int write_file(const char *path, const char *option, report_stream_fn fn, const void *ctx, char *err,
+		      size_t err_len)
 {
 	char *tmp = NULL, *dircopy = NULL;
 	int rc = 0, fd = -1;
 	FILE *f = NULL;
 
 	if (strcmp(path, "-") == 0) {
-		if (json_dumpf(root, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
-			rc = -EIO;
-			snprintf(err, err_len, "cannot write the report to stdout");
-		}
+		if ((rc = write_stream(stdout, fn, ctx)) != 0)
+			snprintf(err, err_len, "%s '-': cannot write to stdout: %s", option, strerror(-rc));
 		return rc;
 	}
 	/*
@@ -673,17 +695,16 @@ int report_json_to_file(json_t *root, const char *path, char *err, size_t err_le
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode)) {
 			rc = -EISDIR;
-			snprintf(err, err_len, "--json '%s': is a directory", path);
+			snprintf(err, err_len, "%s '%s': is a directory", option, path);
 		} else if (!(f = fopen(path, "we"))) {
 			rc = -errno;
-			snprintf(err, err_len, "--json '%s': cannot open: %s", path, strerror(-rc));
+			snprintf(err, err_len, "%s '%s': cannot open: %s", option, path, strerror(-rc));
 		} else {
-			if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF || fflush(f) != 0)
-				rc = errno ? -errno : -EIO;
+			rc = write_stream(f, fn, ctx);
 			if (fclose(f) != 0 && !rc)
 				rc = -errno;
 			if (rc)
-				snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
+				snprintf(err, err_len, "%s '%s': cannot write the report: %s", option, path, strerror(-rc));
 		}
 		return rc;
 	}
@@ -703,7 +724,7 @@ int report_json_to_file(json_t *root, const char *path, char *err, size_t err_le
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, err_len, "--json '%s': cannot create a file in its directory: %s", path, strerror(-rc));
+		snprintf(err, err_len, "%s '%s': cannot create a file in its directory: %s", option, path, strerror(-rc));
 		free(tmp);
 		tmp = NULL;
 		goto out;
@@ -714,9 +735,8 @@ int report_json_to_file(json_t *root, const char *path, char *err, size_t err_le
 		close(fd);
 		goto fail;
 	}
-	if (fchmod(fd, 0644) != 0 || json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF ||
-	    fflush(f) != 0 || fsync(fd) != 0) {
-		rc = errno ? -errno : -EIO;
+	if (fchmod(fd, 0644) != 0 || (rc = write_stream(f, fn, ctx)) != 0 || fsync(fd) != 0) {
+		rc = rc ? rc : errno ? -errno : -EIO;
 		fclose(f);
 		goto fail;
 	}
@@ -730,7 +750,7 @@ int report_json_to_file(json_t *root, const char *path, char *err, size_t err_le
 	}
 	goto out;
 fail:
-	snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
+	snprintf(err, err_len, "%s '%s': cannot write the report: %s", option, path, strerror(-rc));
 	unlink(tmp);
 out:
 	free(tmp);
@@ -741,19 +761,49 @@ out:
 
 int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
 {
-	json_t *root = report_json(in);
+	return report_write_format(in, OUTPUT_JSON, path, "--json", err, err_len);
+}
 
-	if (!root) {
-		snprintf(err, err_len, "out of memory building the report");
-		return -ENOMEM;
-	}
-	int rc = report_json_to_file(root, path, err, err_len);
-	json_decref(root);
+/* Any JSON document as the stream writer of write_file() (tlbprof env and events). */
+static int json_stream(FILE *f, const void *ctx)
+{
+	errno = 0;
+	if (json_dumpf((const json_t *)ctx, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int report_json_to_file(json_t *root, const char *path, char *err, size_t err_len)
+{
+	return write_file(path, "--json", json_stream, root, err, err_len);
+}
+
+/* A format as the stream writer of write_file(). */
+struct format_job {
+	const struct report_input *in;
+	enum output_format format;
+};
+
+static int format_stream(FILE *f, const void *ctx)
+{
+	const struct format_job *job = ctx;
+
+	return report_format_write(job->in, job->format, f);
+}
+
+int report_write_format(const struct report_input *in, enum output_format fmt, const char *path, const char *option,
+			char *err, size_t err_len)
+{
+	const struct format_job job = { .in = in, .format = fmt };
+	int rc = write_file(path, option, format_stream, &job, err, err_len);
+
+	if (rc == -ENOMEM)
+		snprintf(err, err_len, "out of memory building the %s report", output_format_name(fmt));
 	return rc;
 }
 
-/* A short label of the verified backing: "base 4K", "thp 2M 100%", "-" when unknown. */
-static void backing_label(const struct phase_result *r, char *buf, size_t len)
+/* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
+void report_backing_label(const struct phase_result *r, char *buf, size_t len)
 {
 	char sz[16];
 
@@ -875,7 +925,7 @@ void report_print_text(const struct report_input *in, FILE *f)
 		char back[32], faults[24], miss[24];
 		size_t pass = 0;
 
-		backing_label(r, back, sizeof(back));
+		report_backing_label(r, back, sizeof(back));
 		if (r->status == PHASE_OK && !r->n_samples && r->target) {
 			/* A marked phase that declared no accesses: its wall time is all there is per occurrence. */
 			struct sample_stats wst;
@@ -1000,22 +1050,42 @@ void report_print_text(const struct report_input *in, FILE *f)
 
 int report_emit(const struct report_input *in, const struct tlbprof_config *cfg)
 {
-	bool json_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
+	bool to_stdout = (cfg->json_path && strcmp(cfg->json_path, "-") == 0) ||
+			 (cfg->n_formats && !cfg->output_dir && strcmp(cfg->output_path, "-") == 0);
 	char msg[512];
 
 	if (!cfg->quiet) {
-		FILE *f = json_stdout ? stderr : stdout;
+		FILE *f = to_stdout ? stderr : stdout;
 		report_print_text(in, f);
 		if (fflush(f) != 0 || ferror(f)) {
-			snprintf(msg, sizeof(msg), "cannot write the table to %s: %s", json_stdout ? "stderr" : "stdout",
+			snprintf(msg, sizeof(msg), "cannot write the table to %s: %s", to_stdout ? "stderr" : "stdout",
 				 strerror(errno));
 			report_error(msg);
 			return -1;
 		}
 	}
+	/* Every output is tried, so one that cannot be written does not cost the others. */
+	int rc = 0;
 	if (cfg->json_path && report_write_json(in, cfg->json_path, msg, sizeof(msg)) != 0) {
 		report_error(msg);
-		return -1;
+		rc = -1;
 	}
-	return 0;
+	for (size_t i = 0; i < cfg->n_formats; i++) {
+		char *path = NULL;
+		if (cfg->output_dir) {
+			size_t n = strlen(cfg->output_path);
+			const char *sep = n && cfg->output_path[n - 1] == '/' ? "" : "/";
+			if (asprintf(&path, "%s%s%s", cfg->output_path, sep, report_format_file_name(cfg->formats[i])) < 0) {
+				report_error("out of memory");
+				return -1;
+			}
+		}
+		if (report_write_format(in, cfg->formats[i], path ? path : cfg->output_path, "--output", msg,
+					sizeof(msg)) != 0) {
+			report_error(msg);
+			rc = -1;
+		}
+		free(path);
+	}
+	return rc;
 }

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The only writer of output: the JSON report (jansson, written atomically) and the table for people. */
+/*
+ * The only writer of output: the JSON report (jansson), the formats for
+ * dashboards and CI (report_formats.c), all written atomically, and the table
+ * for people.
+ */
 #pragma once
 
 #include <stdbool.h>
@@ -53,6 +57,25 @@ struct report_input {
  */
 int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len);
 
+/* The file name format fmt gets in an --output directory: "tlbprof.json", "tlbprof.gbench.json", "tlbprof.prom", ... */
+const char *report_format_file_name(enum output_format fmt);
+
+/*
+ * Write format fmt of the report to the stream f: gbench (Google Benchmark
+ * JSON), openmetrics, junit or csv (json: the native report). The mapping
+ * of each is in ARCHITECTURE.md. Deterministic for a given input except the
+ * gbench "date" and "host_name". Returns 0, or -errno (-ENOMEM) when the
+ * document cannot be built; write errors are left on the stream (ferror).
+ */
+int report_format_write(const struct report_input *in, enum output_format fmt, FILE *f);
+
+/*
+ * Write format fmt to path ("-" = stdout) the way report_write_json does
+ * (atomically); option ("--output") names the option in the one-line error.
+ */
+int report_write_format(const struct report_input *in, enum output_format fmt, const char *path, const char *option,
+			char *err, size_t err_len);
+
 /* Print the human-readable summary and tables to f. */
 void report_print_text(const struct report_input *in, FILE *f);
 
@@ -79,9 +102,11 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 void report_doc_free(struct report_doc *doc);
 
 /*
- * Print the table (unless cfg->quiet; to stderr when the JSON goes to stdout)
- * and write the JSON report when cfg->json_path asks. Returns 0, or -1 after
- * printing the one-line reason of a failed write (exit 4).
+ * Print the table (unless cfg->quiet; to stderr when a report goes to
+ * stdout), write the JSON report when cfg->json_path asks and each of
+ * cfg->formats to cfg->output_path (a file, or one file per format in a
+ * directory). Returns 0, or -1 after printing the one-line reason of each
+ * failed write (exit 4); the other outputs are still written.
  */
 int report_emit(const struct report_input *in, const struct tlbprof_config *cfg);
 

@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared between the report module's files (src/report*.c) only: JSON building blocks and the atomic writer. */
+/* What the report writers (src/report*.c) share; not for other modules. */
 #pragma once
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "counters.h"
 #include "environment.h"
+#include "phase.h"
+#include "report.h"
 #include "timing.h"
+
+/* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
+void report_backing_label(const struct phase_result *r, char *buf, size_t len);
+
+/* The native tlbprof.report/1 document (a re-analysis keeps every field it read); NULL on OOM. Caller decrefs. */
+json_t *report_json_build(const struct report_input *in);
 
 /*
  * The report's "environment" object (cpu, tlb, tlb_reach, kernel, thp,
- * cpufreq, hugepages, perf_event_paranoid, hypervisor, clock, build).
- * Returns a new reference.
+ * cpufreq, hugepages, perf_event_paranoid, hypervisor, clock, build), also
+ * the environment of tlbprof env. Returns a new reference.
  */
 json_t *report_environment_json(const struct environment *env, const struct timing_calibration *clk,
 				const char *pmu_name);
@@ -20,9 +29,9 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 json_t *report_counter_info_json(const struct counter_info *ci);
 
 /*
- * Write root as indented JSON to path ("-": stdout): a regular file through a
- * temporary file in the same directory and a rename, a device or FIFO in
- * place. Does not take root. Returns 0 or -errno with a one-line reason
- * naming --json and path in err.
+ * Write root as indented JSON to path ("-": stdout) through the writer every
+ * format uses: a regular file through a temporary file in the same directory
+ * and a rename, a device or FIFO in place. Does not take root. Returns 0 or
+ * -errno with a one-line reason naming --json and path in err.
  */
 int report_json_to_file(json_t *root, const char *path, char *err, size_t err_len);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: the report reader of `tlbprof analyze`, and the analysis of whatever it accepts. */
+/* Fuzz target: the report reader of `tlbprof analyze`, and the analysis and every format of what it accepts. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +26,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (report_read_json(path, &doc, err, sizeof(err)) == 0) {
-		if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &a) == 0)
+		if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &a) == 0) {
+			struct report_input in = { .cfg = &doc.cfg, .env = &doc.env, .clock = &doc.clock,
+						   .results = &doc.results, .analysis = &a, .pmu_name = doc.pmu_name,
+						   .reanalyzed_from = path, .source = doc.source };
+			FILE *sink = fopen("/dev/null", "we");
+			for (int fmt = 0; sink && fmt < OUTPUT_FORMATS; fmt++)
+				report_format_write(&in, (enum output_format)fmt, sink);
+			if (sink)
+				fclose(sink);
 			analysis_free(&a);
+		}
 		report_doc_free(&doc);
 	}
 	close(fd);

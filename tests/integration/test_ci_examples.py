@@ -8,10 +8,11 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 import yaml
 
-TLBPROF = sys.argv[1]
+TLBPROF = os.path.abspath(sys.argv[1])
 SOURCE = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", ".."))
 CI = os.path.join(SOURCE, "examples", "ci")
 # The file each --format writes into an --output directory.
@@ -63,6 +64,11 @@ def help_options(*cmd):
                                  for l in text.splitlines()) if m}
 
 
+MAIN_HELP = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30).stdout
+_section = re.search(r"^Commands[^\n]*:\n((?:  \S[^\n]*\n)+)", MAIN_HELP, re.M)
+COMMANDS = [l.split()[0] for l in _section.group(1).splitlines()] if _section else []
+
+
 def check_invocations(calls, where):
     """The measurement is fail-on fail, quiet, with JUnit; compare has a threshold; env's options exist here."""
     measure = [a for a in calls if a and a[0].startswith("-")]
@@ -72,13 +78,29 @@ def check_invocations(calls, where):
     need(compare and "--threshold" in compare[0] and len([a for a in compare[0] if a.endswith(".json")]) == 2,
          f"{where}: compare with two reports and --threshold: {compare}")
     need(env, f"{where}: no 'tlbprof env' step")
-    known = help_options("env")
-    for a in env:
-        opts = {x for x in a if x.startswith("--")}
-        need(opts <= known, f"{where}: tlbprof env {a}: unknown options {sorted(opts - known)}")
+    # Every option exists in the --help of its command; a command this build lacks is reported, not judged.
+    for a in calls:
+        cmd = None if not a or a[0].startswith("-") else a[0]
+        if cmd and cmd not in COMMANDS:
+            print(f"{where}: 'tlbprof {cmd}' is not in this build: its options are not checked")
+            continue
+        known = help_options(*([cmd] if cmd else []))
+        opts = {x.split("=")[0] for x in a if x.startswith("--")}
+        need(opts <= known, f"{where}: tlbprof {' '.join(a)}: options not in its --help: {sorted(opts - known)}")
     if not measure:
         return set(), [], None
     args = measure[0]
+    # Run it as the job does (a measurement of a few seconds): every file it promises must appear.
+    if "--format" in help_options():
+        with tempfile.TemporaryDirectory() as d:
+            files_promised, _, out = measured_files(args)
+            if out:
+                os.makedirs(os.path.join(d, out), exist_ok=True)
+            p = subprocess.run([TLBPROF, *args], cwd=d, capture_output=True, text=True, timeout=600)
+            need(p.returncode in (0, 1), f"{where}: the measurement exits {p.returncode}: {p.stderr.strip()[-300:]}")
+            for f in sorted(files_promised):
+                need(os.path.getsize(os.path.join(d, f)) > 0 if os.path.exists(os.path.join(d, f)) else False,
+                     f"{where}: the measurement did not write {f}")
     need("--quiet" in args and args[args.index("--fail-on") + 1] == "fail" if "--fail-on" in args else False,
          f"{where}: measure with --quiet --fail-on fail: {args}")
     files, fmt, outdir = measured_files(args)

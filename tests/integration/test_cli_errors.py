@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Bad input: exit 2, one line on stderr naming the option and the value, nothing on stdout, no report written."""
+"""Bad input: exit 2, one line on stderr naming the option and the value, nothing on stdout, no report written.
+An output that cannot be created: exit 4, the same way, before any work."""
 import os
 import subprocess
 import sys
@@ -54,12 +55,27 @@ CASES = [
     (["run", "--size", "1M", "--", "true"], "'--size' applies only to measuring"),
     (["run", "--cpu", "99999", "--", "true"], "--cpu '99999'"),
     (["stray"], "'stray'"),
+    (["--format", "nope", "--output", "{d}"], "--format 'nope'"),
+    (["--format", "junit,junit", "--output", "{d}"], "--format 'junit,junit'"),
+    (["--format", "csv"], "--format 'csv'"),
+    (["--output", "/no/such/dir/"], "--output '/no/such/dir/'"),
+    (["--format", "json,csv", "--output", "{d}/r.csv"], "--output '{d}/r.csv'"),
+    (["--format", "gbench", "--output", "-", "--json", "-"], "--output '-'"),
+    (["analyze", "/dev/null", "--format", "openmetrics,bogus", "--output", "{d}"], "--format 'openmetrics,bogus'"),
+]
+
+# (arguments, text of the one-line error): exit 4, and nothing measured or written.
+UNWRITABLE = [
+    (["--json", "/no/such/dir/r.json"], "--json '/no/such/dir/r.json'"),
+    (["--format", "openmetrics", "--output", "/no/such/dir/node.prom"], "--output '/no/such/dir/node.prom'"),
 ]
 
 with tempfile.TemporaryDirectory() as d:
     for args, text in CASES:
+        args = [a.replace("{d}", d) for a in args]
+        text = text.replace("{d}", d)
         out = os.path.join(d, "r.json")
-        p = subprocess.run([TLBPROF, *args, "--json", out] if args != ["--size"] else [TLBPROF, *args],
+        p = subprocess.run([TLBPROF, *args, "--json", out] if args[-1] not in ("--size", "-") else [TLBPROF, *args],
                            capture_output=True, text=True, timeout=30)
         lines = p.stderr.strip().splitlines()
         problems = []
@@ -74,12 +90,22 @@ with tempfile.TemporaryDirectory() as d:
         if problems:
             failures.append(f"{args}: " + "; ".join(problems))
 
+    for args, text in UNWRITABLE:
+        p = subprocess.run([TLBPROF, *args, "--size", "1M"], capture_output=True, text=True, timeout=30)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 4 or len(lines) != 1 or text not in lines[0] or p.stdout or os.listdir(d):
+            failures.append(f"{args}: exit {p.returncode} (want 4), stderr {p.stderr!r}, stdout {p.stdout[:80]!r}")
+
     p = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30)
     for opt in ("--workload", "--pages", "--size", "--stride", "--iters", "--warmup-frac", "--repeat", "--seed",
-                "--cpu", "--layout", "--events-dir", "--json", "--quiet", "--help", "--version", "--controls",
-                "--fail-on", "analyze"):
+                "--cpu", "--layout", "--events-dir", "--json", "--format", "--output", "--quiet", "--help",
+                "--version", "--controls", "--fail-on", "analyze"):
         if opt not in p.stdout:
             failures.append(f"--help does not list {opt}")
+    p = subprocess.run([TLBPROF, "analyze", "--help"], capture_output=True, text=True, timeout=30)
+    for opt in ("--json", "--format", "--output", "--fail-on"):
+        if opt not in p.stdout:
+            failures.append(f"analyze --help does not list {opt}")
     if p.returncode != 0 or "default" not in p.stdout:
         failures.append("--help must exit 0 and show defaults")
     p = subprocess.run([TLBPROF, "--version"], capture_output=True, text=True, timeout=30)
@@ -88,5 +114,5 @@ with tempfile.TemporaryDirectory() as d:
 
 for f in failures:
     print("FAIL:", f, file=sys.stderr)
-print(f"{len(failures)} failed" if failures else f"all {len(CASES)} bad inputs rejected correctly")
+print(f"{len(failures)} failed" if failures else f"all {len(CASES) + len(UNWRITABLE)} bad inputs rejected correctly")
 sys.exit(1 if failures else 0)

@@ -93,7 +93,7 @@ CASES = [
     ("tlbprof events --pmu=amd64_fam19h_zen", ["amd64_fam19h_zen3", "amd64_fam19h_zen4"]),
     ("tlbprof e", ["env", "events"]),
     ("tlbprof env --e", ["--events-dir"]),
-    ("tlbprof analyze --f", ["--fail-on"]),
+    ("tlbprof analyze --fa", ["--fail-on"]),
     ("tlbprof analyze --fail-on w", ["warn"]),
 ]
 for line, want in CASES:
@@ -109,6 +109,13 @@ if "run" in commands:
     need(complete("tlbprof run --d") == ["--delay"], f"run --d: {complete('tlbprof run --d')}")
     got = complete("tlbprof run ls --qu")
     need("--quiet" not in got, f"'tlbprof run ls --qu' completes tlbprof's options: {got}")
+
+# --format exists once the formats are built in: its values then complete item by item.
+if "--format" in long_options(main_help):
+    got = complete("tlbprof --format junit,g")
+    need(got == ["junit,gbench"], f"'--format junit,g': {got}")
+    got = complete("tlbprof analyze r.json --format ")
+    need(sorted(got) == ["csv", "gbench", "json", "junit", "openmetrics"], f"'--format ': {got}")
 
 # 3. Files: analyze offers reports and directories, --json also '-', --events-dir directories only.
 with tempfile.TemporaryDirectory() as d:

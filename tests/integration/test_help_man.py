@@ -97,8 +97,8 @@ def man_mentioned_options(path):
                 continue
             for quoted, bare in font_arguments(line.rstrip("\n")):
                 arg = (quoted or bare).replace("\\-", "-")
-                m = re.match(r"^(--[a-z0-9][a-z0-9-]*)", arg)
-                if m:
+                m = re.match(r"^(--[a-z0-9][a-z0-9_-]*)", arg)
+                if m and "_" not in m.group(1):  # tlbprof's options use hyphens: '--benchmark_format' is gbench's
                     found.add(m.group(1))
             for m in re.finditer(r"\\fB((?:\\-){2}[a-z0-9](?:[a-z0-9]|\\-)*)", line):
                 found.add(m.group(1).replace("\\-", "-"))

@@ -84,6 +84,25 @@ static const struct {
 	{ __LINE__, { "--layout", "diagonal" }, CLI_USAGE, "--layout 'diagonal'" },
 	{ __LINE__, { "--events-dir", "/nonexistent/dir" }, CLI_USAGE, "--events-dir '/nonexistent/dir'" },
 	{ __LINE__, { "--json", "/nonexistent/dir/r.json" }, CLI_NO_OUTPUT, "--json '/nonexistent/dir/r.json'" },
+	{ __LINE__, { "--format", "gbench,openmetrics,junit,csv,json", "--output", "/tmp" }, CLI_RUN, NULL },
+	{ __LINE__, { "--format", "csv", "--output", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "--output", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "--format", "json", "--json", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "--json", "-", "--format", "junit", "--output", "/tmp/" }, CLI_RUN, NULL },
+	{ __LINE__, { "analyze", "/dev/null", "--format", "junit", "--output", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "--format", "nope", "--output", "-" }, CLI_USAGE, "--format 'nope'" },
+	{ __LINE__, { "--format", "csv,csv", "--output", "/tmp" }, CLI_USAGE, "--format 'csv,csv': 'csv' listed twice" },
+	{ __LINE__, { "--format", "json,,csv", "--output", "/tmp" }, CLI_USAGE, "--format 'json,,csv'" },
+	{ __LINE__, { "--format", "csv" }, CLI_USAGE, "--format 'csv': give --output" },
+	{ __LINE__, { "--format", "json,csv", "--json", "-" }, CLI_USAGE, "--format 'json,csv'" },
+	{ __LINE__, { "--format", "csv,junit", "--output", "/tmp/r.csv" }, CLI_USAGE, "--output '/tmp/r.csv'" },
+	{ __LINE__, { "--format", "csv,junit", "--output", "-" }, CLI_USAGE, "--output '-'" },
+	{ __LINE__, { "--output", "/nonexistent/dir/" }, CLI_USAGE, "--output '/nonexistent/dir/'" },
+	{ __LINE__, { "--output", "-", "--json", "-" }, CLI_USAGE, "--output '-'" },
+	{ __LINE__, { "--output", "/tmp/r.json", "--json", "/tmp/r.json" }, CLI_USAGE, "--output '/tmp/r.json'" },
+	{ __LINE__, { "--output", "" }, CLI_USAGE, "--output ''" },
+	{ __LINE__, { "--output", "/nonexistent/dir/r.prom" }, CLI_NO_OUTPUT, "--output '/nonexistent/dir/r.prom'" },
+	{ __LINE__, { "analyze", "/dev/null", "--format", "gbench" }, CLI_USAGE, "--format 'gbench'" },
 	{ __LINE__, { "--bogus" }, CLI_USAGE, "'--bogus'" },
 	{ __LINE__, { "-x" }, CLI_USAGE, "'-x'" },
 	{ __LINE__, { "--size" }, CLI_USAGE, "'--size' needs a value" },
@@ -127,6 +146,17 @@ int main(void)
 	CHECK(cli_parse(7, rn, &cfg, msg, sizeof(msg)) == CLI_RUN, "run parses: %s", msg);
 	CHECK(cfg.command == COMMAND_RUN && cfg.run_argv == rn + 4 && cfg.json_path == NULL && cfg.cpu == 0 &&
 	      cfg.control_ctl_fd == -1, "run config");
+	/* --format LIST in its order; --output alone is json; a directory takes one file per format. */
+	char *fo[] = { "tlbprof", "--format", "junit,gbench", "--output", "/tmp", NULL };
+	CHECK(cli_parse(5, fo, &cfg, msg, sizeof(msg)) == CLI_RUN, "formats parse: %s", msg);
+	CHECK(cfg.n_formats == 2 && cfg.formats[0] == OUTPUT_JUNIT && cfg.formats[1] == OUTPUT_GBENCH && cfg.output_dir,
+	      "two formats into a directory");
+	char *fo2[] = { "tlbprof", "--output", "-", NULL };
+	CHECK(cli_parse(3, fo2, &cfg, msg, sizeof(msg)) == CLI_RUN, "--output alone: %s", msg);
+	CHECK(cfg.n_formats == 1 && cfg.formats[0] == OUTPUT_JSON && !cfg.output_dir, "--output alone is json to a file");
+	char *fo3[] = { "tlbprof", "--format", "json", "--json", "r.json", NULL };
+	CHECK(cli_parse(5, fo3, &cfg, msg, sizeof(msg)) == CLI_RUN, "--format json --json: %s", msg);
+	CHECK(cfg.n_formats == 0 && strcmp(cfg.json_path, "r.json") == 0, "--format json --json FILE is --json FILE");
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char *argv[MAX_ARGS + 2] = { "tlbprof" };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The JSON report: contract fields and types, atomic write, and a clean error for an unwritable target. */
+/* The JSON report and the dashboard formats: contract fields, escaping, atomic writes, clean errors. */
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
@@ -106,6 +106,61 @@ int main(void)
 	CHECK(report_write_json(&in, bad, err, sizeof(err)) == -ENOENT, "missing directory: %s", err);
 	CHECK(strstr(err, "--json") != NULL, "error names --json: %s", err);
 	CHECK(count_files(dir) == 1, "nothing else created");
+
+	/* The other formats, written to memory: the numbers in their places, and hostile names escaped. */
+	static const struct {
+		int line;
+		enum output_format fmt;
+		const char *has;
+	} rows[] = {
+		{ __LINE__, OUTPUT_GBENCH, "\"real_time\": 50.899999999999999," },
+		{ __LINE__, OUTPUT_GBENCH, "\"name\": \"chase/\\\"a,b\\\"<c>&\\n\"," },
+		{ __LINE__, OUTPUT_GBENCH, "\"time_unit\": \"ns\"" },
+		{ __LINE__, OUTPUT_GBENCH, "\"speedup\": " },
+		{ __LINE__, OUTPUT_OPENMETRICS,
+		  "tlbprof_access_latency_seconds{phase=\"chase/\\\"a,b\\\"<c>&\\n\",workload=\"chase\",page=\"4k\","
+		  "size=\"256M\",stat=\"median\"} 5.09e-08\n" },
+		{ __LINE__, OUTPUT_OPENMETRICS, "# UNIT tlbprof_access_latency_seconds seconds\n" },
+		{ __LINE__, OUTPUT_OPENMETRICS, "tlbprof_verdict{verdict=\"ok\"} 1\n" },
+		{ __LINE__, OUTPUT_OPENMETRICS, "\n# EOF\n" },
+		{ __LINE__, OUTPUT_JUNIT,
+		  "<testcase classname=\"tlbprof.phases\" "
+		  "name=\"chase/&quot;a,b&quot;&lt;c&gt;&amp;&#10;\"" },
+		{ __LINE__, OUTPUT_JUNIT,
+		  "<testsuite name=\"tlbprof.phases\" tests=\"2\" failures=\"0\" errors=\"0\" "
+		  "skipped=\"0\"" },
+		{ __LINE__, OUTPUT_CSV, "# phase,value,unit,metric,running_pct,note\n" },
+		{ __LINE__, OUTPUT_CSV, "\"chase/\"\"a,b\"\"<c>&\n\",50.9,ns,ns_per_access,,median of 3 samples\n" },
+		{ __LINE__, OUTPUT_CSV, "chase/2m/256M/r0,<not supported>,,dTLB-load-misses,,no hardware PMU visible\n" },
+		{ __LINE__, OUTPUT_JSON, "\"schema\": \"tlbprof.report/1\"" },
+	};
+	snprintf(r[0].spec.name, sizeof(r[0].spec.name), "chase/\"a,b\"<c>&\n");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mf = open_memstream(&text, &len);
+		int rc = report_format_write(&in, rows[i].fmt, mf);
+		fclose(mf);
+		CHECK_ROW(rows[i].line, rc == 0, "%s: %d", output_format_name(rows[i].fmt), rc);
+		CHECK_ROW(rows[i].line, text && strstr(text, rows[i].has), "%s lacks '%s'", output_format_name(rows[i].fmt),
+			  rows[i].has);
+		if (rows[i].fmt == OUTPUT_OPENMETRICS)
+			CHECK_ROW(rows[i].line, len > 6 && strcmp(text + len - 6, "# EOF\n") == 0, "ends with # EOF");
+		free(text);
+	}
+	CHECK(strcmp(report_format_file_name(OUTPUT_OPENMETRICS), "tlbprof.prom") == 0, "file names");
+	CHECK(strcmp(report_format_file_name(OUTPUT_JUNIT), "tlbprof.junit.xml") == 0, "file names");
+
+	/* Every format goes through the same atomic writer: an error names --output and leaves nothing. */
+	snprintf(bad, sizeof(bad), "%s/missing/tlbprof.prom", dir);
+	CHECK(report_write_format(&in, OUTPUT_OPENMETRICS, bad, "--output", err, sizeof(err)) == -ENOENT,
+	      "missing directory: %s", err);
+	CHECK(strstr(err, "--output") != NULL, "error names --output: %s", err);
+	char csv[320];
+	snprintf(csv, sizeof(csv), "%s/r.csv", dir);
+	CHECK(report_write_format(&in, OUTPUT_CSV, csv, "--output", err, sizeof(err)) == 0, "csv: %s", err);
+	CHECK(count_files(dir) == 2, "the report and the CSV, no temporary file (%d)", count_files(dir));
+	unlink(csv);
 
 	unlink(path);
 	rmdir(dir);

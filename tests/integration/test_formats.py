@@ -1,0 +1,400 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""--format/--output: golden files re-rendered from fixed reports, every format validated against its public
+schema or a real parser, a report with failed and skipped phases and hostile strings, and a live run.
+
+Debian's python3 (not a virtualenv's): the validators are Debian packages (tools/bootstrap installs them):
+python3-jsonschema (gbench JSON), python3-prometheus-client (OpenMetrics and Prometheus text parsers) and
+xmllint from libxml2-utils (JUnit XSD).
+
+Regenerate the golden files after an intended change of a format, then review the diff:
+    tests/integration/test_formats.py build/tlbprof --regenerate
+"""
+import csv
+import io
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from report_check import Failures, validate  # noqa: E402
+
+try:
+    import jsonschema
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
+    from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
+except ImportError as e:
+    print(f"FAIL: {e} (install python3-jsonschema and python3-prometheus-client: tools/bootstrap)", file=sys.stderr)
+    sys.exit(1)
+
+TLBPROF = os.path.abspath(sys.argv[1])
+REGENERATE = "--regenerate" in sys.argv[2:]
+DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(HERE, "..", "data"))
+GOLDEN = os.path.join(DATA, "golden")
+SCHEMA = os.path.join(DATA, "schema")
+ALL = "json,gbench,openmetrics,junit,csv"
+FILES = {"json": "tlbprof.json", "gbench": "tlbprof.gbench.json", "openmetrics": "tlbprof.prom",
+         "junit": "tlbprof.junit.xml", "csv": "tlbprof.csv"}
+fail = Failures()
+
+with open(os.path.join(SCHEMA, "gbench.schema.json")) as f:
+    GBENCH_SCHEMA = json.load(f)
+jsonschema.Draft7Validator.check_schema(GBENCH_SCHEMA)
+
+
+def run(args, cwd=None, expect=(0,)):
+    p = subprocess.run([TLBPROF, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    if p.returncode not in expect:
+        fail(f"tlbprof {' '.join(args)}: exit {p.returncode}, want {expect}: {p.stderr.strip()[-300:]}")
+    return p
+
+
+def close(a, b):
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-300)
+
+
+def phases_of(rep):
+    return {p["name"]: p for p in rep["phases"]}
+
+
+# ---- one validator per format: the public schema or parser, then what the numbers must say ----
+
+def check_native(text, where):
+    try:
+        rep = json.loads(text)
+        # A re-rendered fixture is a re-analysis (it keeps the fixture's fields); a live run is written whole.
+        validate(rep, kind="reanalysed" if "reanalysis" in rep else "written")
+        return rep
+    except (ValueError, AssertionError) as e:
+        fail(f"{where}: not a valid tlbprof.report/1: {e}")
+        return None
+
+
+def check_gbench(text, rep, where):
+    try:
+        doc = json.loads(text)
+        jsonschema.validate(doc, GBENCH_SCHEMA, cls=jsonschema.Draft7Validator)
+    except (ValueError, jsonschema.ValidationError) as e:
+        fail(f"{where}: gbench JSON invalid: {str(e)[:300]}")
+        return None
+    bench = doc["benchmarks"]
+    names = [b["name"] for b in bench]
+    if len(set(names)) != len(names):
+        fail(f"{where}: benchmark names repeat (Bencher keys results by name): {names}")
+    # What github-action-benchmark's googlecpp extractor builds from each entry.
+    for b in bench:
+        extra = f"iterations: {b['iterations']}\ncpu: {b['cpu_time']} {b['time_unit']}\nthreads: {b['threads']}"
+        if "undefined" in extra or not isinstance(b["real_time"], (int, float)):
+            fail(f"{where}: {b['name']}: an entry the googlecpp extractor cannot read")
+    if not all(isinstance(c, dict) for c in doc["context"]["caches"]):
+        fail(f"{where}: context.caches must be objects (Bencher's cpp_google adapter)")
+    if rep is None:
+        return doc
+    ph = phases_of(rep)
+    if names != [p["name"] for p in rep["phases"]]:
+        fail(f"{where}: one benchmark per phase, in order: {names}")
+    for b in bench:
+        p = ph.get(b["name"])
+        if not p:
+            continue
+        if p["status"] == "ok":
+            n = len(p["ns_per_access"]["samples"])
+            if not close(b["real_time"], p["ns_per_access"]["median"]) or b["time_unit"] != "ns":
+                fail(f"{where}: {b['name']}: real_time {b['real_time']} is not the median {p['ns_per_access']['median']}")
+            if b["iterations"] != p["params"]["iterations"] * n or b.get("error_occurred"):
+                fail(f"{where}: {b['name']}: iterations {b['iterations']} != {p['params']['iterations']} x {n}")
+            for name, c in p["counters"].items():
+                key = c["metric"] + "_per_access"
+                if c.get("per_access") is not None and not close(b.get(key, -1), c["per_access"]):
+                    fail(f"{where}: {b['name']}: counter {key} {b.get(key)} != {c['per_access']}")
+        elif p["status"] == "failed":
+            if b.get("error_occurred") is not True or b.get("error_message") != p["reason"] or b["real_time"] != 0:
+                fail(f"{where}: failed phase {b['name']} must be an error run with its reason: {b}")
+        elif b.get("skipped") is not True or b.get("skip_message") != p["reason"]:
+            fail(f"{where}: skipped phase {b['name']} must be a skipped run with its reason: {b}")
+    for c in rep["analysis"]["comparisons"]:
+        b = next((x for x in bench if x["name"] == c["variant"]), {})
+        if not close(b.get("speedup", -1), c["speedup"]):
+            fail(f"{where}: speedup of {c['variant']}: {b.get('speedup')} != {c['speedup']}")
+    return doc
+
+
+def samples(families):
+    return {(s.name, tuple(sorted(s.labels.items()))): s for f in families for s in f.samples}
+
+
+def check_openmetrics(text, rep, where):
+    if not text.endswith("\n# EOF\n"):
+        fail(f"{where}: OpenMetrics text must end with '# EOF'")
+    try:
+        om = list(parse_openmetrics(text))
+        prom = list(parse_prometheus(text))   # what node_exporter's textfile collector reads
+    except ValueError as e:
+        fail(f"{where}: rejected by a parser: {e}")
+        return None
+    if [f.name for f in om] != [f.name for f in prom] or len(samples(om)) != len(samples(prom)):
+        fail(f"{where}: the OpenMetrics and the Prometheus text parsers read different metrics")
+    for fam in om:
+        if fam.type != "gauge" or not fam.name.startswith("tlbprof_"):
+            fail(f"{where}: {fam.name}: every family is a tlbprof_ gauge (the textfile collector knows no stateset)")
+        if fam.unit and not fam.name.endswith("_" + fam.unit):
+            fail(f"{where}: {fam.name}: unit {fam.unit} must be the name's suffix")
+        for s in fam.samples:
+            if s.timestamp is not None:
+                fail(f"{where}: {s.name}: a timestamp (the textfile collector rejects them)")
+    got = samples(om)
+    if rep is None:
+        return got
+    byname = {}
+    for (name, labels), s in got.items():
+        byname.setdefault(name, []).append(dict(labels) | {"_value": s.value})
+    for p in rep["phases"]:
+        states = {x["status"]: x["_value"] for x in byname.get("tlbprof_phase_status", []) if x["phase"] == p["name"]}
+        if states != {st: float(st == p["status"]) for st in ("ok", "failed", "skipped")}:
+            fail(f"{where}: phase_status of {p['name']!r}: {states}")
+        med = [x["_value"] for x in byname.get("tlbprof_access_latency_seconds", [])
+               if x["phase"] == p["name"] and x["stat"] == "median"]
+        if p["status"] == "ok" and (len(med) != 1 or not close(med[0], p["ns_per_access"]["median"] / 1e9)):
+            fail(f"{where}: latency of {p['name']!r}: {med} s, want {p['ns_per_access']['median']} ns")
+        if p["status"] != "ok" and med:
+            fail(f"{where}: a phase without samples has no latency: {p['name']!r}")
+    for c in rep["analysis"]["checks"]:
+        states = {x["status"]: x["_value"] for x in byname.get("tlbprof_check_status", []) if x["check"] == c["id"]}
+        if states != {st: float(st == c["status"]) for st in ("pass", "warn", "fail", "skip")}:
+            fail(f"{where}: check_status of {c['id']}: {states}, want {c['status']}")
+    verdict = {x["verdict"]: x["_value"] for x in byname.get("tlbprof_verdict", [])}
+    if verdict != {v: float(v == rep["verdict"]) for v in ("ok", "warn", "fail")}:
+        fail(f"{where}: verdict {verdict}, want {rep['verdict']}")
+    for c in rep["analysis"]["comparisons"]:
+        sp = [x["_value"] for x in byname.get("tlbprof_comparison_speedup_ratio", []) if x["variant"] == c["variant"]]
+        if len(sp) != 1 or not close(sp[0], c["speedup"]):
+            fail(f"{where}: speedup of {c['variant']}: {sp}, want {c['speedup']}")
+    return got
+
+
+def check_junit(path, rep, fail_on, where):
+    p = subprocess.run(["xmllint", "--noout", "--schema", os.path.join(SCHEMA, "junit.xsd"), path],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"{where}: JUnit XML does not validate: {p.stderr.strip()[-300:]}")
+        return None
+    root = ET.parse(path).getroot()
+    cases = root.findall("testsuite/testcase")
+    for node in [root, *root.findall("testsuite")]:
+        tc = node.findall(".//testcase")
+        want = {"tests": len(tc), "failures": sum(t.find("failure") is not None for t in tc),
+                "skipped": sum(t.find("skipped") is not None for t in tc), "errors": 0}
+        got = {k: int(node.get(k)) for k in want}
+        if got != want:
+            fail(f"{where}: <{node.tag} name={node.get('name')!r}> counts {got}, its test cases say {want}")
+    if rep is None:
+        return root
+    suites = [s.get("name") for s in root.findall("testsuite")]
+    if suites != ["tlbprof.checks", "tlbprof.phases"]:
+        fail(f"{where}: test suites {suites}")
+    checks = {t.get("name"): t for t in cases if t.get("classname") == "tlbprof.checks"}
+    for c in rep["analysis"]["checks"]:
+        t = checks.get(c["id"])
+        if t is None:
+            fail(f"{where}: no test case for check {c['id']}")
+            continue
+        failed = c["status"] == "fail" or (c["status"] == "warn" and fail_on == "warn")
+        f, s = t.find("failure"), t.find("skipped")
+        if failed != (f is not None) or (c["status"] == "skip") != (s is not None):
+            fail(f"{where}: check {c['id']} ({c['status']}, --fail-on {fail_on}) maps to failure={f is not None} "
+                 f"skipped={s is not None}")
+        if f is not None and (f.get("message") != c["message"] or f.get("type") != c["status"]):
+            fail(f"{where}: check {c['id']}: failure message {f.get('message')!r}")
+        if c["status"] == "warn" and not failed and not (t.findtext("system-out") or "").startswith("warning: "):
+            fail(f"{where}: a warning that does not fail the run passes with 'warning: ' in system-out")
+    phases = {t.get("name"): t for t in cases if t.get("classname") == "tlbprof.phases"}
+    for p in rep["phases"]:
+        t = phases.get(p["name"])
+        if t is None:
+            fail(f"{where}: no test case for phase {p['name']!r}")
+            continue
+        f, s = t.find("failure"), t.find("skipped")
+        if p["status"] == "failed" and (f is None or f.get("message") != p["reason"]):
+            fail(f"{where}: failed phase {p['name']!r}: failure must carry the reason {p['reason']!r}")
+        if p["status"] == "skipped" and (s is None or s.get("message") != p["reason"]):
+            fail(f"{where}: skipped phase {p['name']!r}: <skipped> must carry the reason")
+        if p["status"] == "ok" and (f is not None or s is not None):
+            fail(f"{where}: phase {p['name']!r} ran: a passing test case")
+    return root
+
+
+def check_csv(text, rep, where):
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0] != "# phase,value,unit,metric,running_pct,note\n":
+        fail(f"{where}: the first line names the columns: {lines[:1]}")
+        return None
+    rows = list(csv.reader(io.StringIO("".join(lines[1:]), newline="")))
+    for r in rows:
+        if len(r) != 6:
+            fail(f"{where}: a row of {len(r)} fields: {r}")
+            return None
+        if r[1] not in ("<not supported>", "<not counted>"):
+            try:
+                float(r[1])
+            except ValueError:
+                fail(f"{where}: value {r[1]!r} is neither a number nor <not supported>/<not counted>")
+        if r[4]:
+            try:
+                if not 0 <= float(r[4]) <= 100:
+                    raise ValueError
+            except ValueError:
+                fail(f"{where}: running_pct {r[4]!r}")
+    if rep is None:
+        return rows
+    ph = phases_of(rep)
+    if {r[0] for r in rows} != set(ph):
+        fail(f"{where}: rows name the phases {sorted({r[0] for r in rows})}, want {sorted(ph)}")
+    for name, p in ph.items():
+        med = [r[1] for r in rows if r[0] == name and r[3] == "ns_per_access"]
+        if p["status"] == "ok" and (med != [med[0]] or not close(float(med[0]), p["ns_per_access"]["median"])):
+            fail(f"{where}: ns_per_access of {name!r}: {med}")
+        if p["status"] != "ok" and (med != ["<not counted>"] or not any(
+                r[0] == name and p["reason"] in r[5] for r in rows)):
+            fail(f"{where}: a phase without samples: one <not counted> row with its reason: {name!r}")
+    return rows
+
+
+def check_all(outdir, rep_text=None, fail_on="fail", where=""):
+    """Validate every file of an --output directory; returns the native report."""
+    texts = {}
+    for fmt, name in FILES.items():
+        path = os.path.join(outdir, name)
+        if not os.path.isfile(path):
+            fail(f"{where}: {name} missing")
+            return None
+        with open(path, encoding="utf-8") as f:
+            texts[fmt] = f.read()
+    rep = check_native(rep_text or texts["json"], where + "/" + FILES["json"])
+    check_gbench(texts["gbench"], rep, where + "/" + FILES["gbench"])
+    check_openmetrics(texts["openmetrics"], rep, where + "/" + FILES["openmetrics"])
+    check_junit(os.path.join(outdir, FILES["junit"]), rep, fail_on, where + "/" + FILES["junit"])
+    check_csv(texts["csv"], rep, where + "/" + FILES["csv"])
+    leftovers = [n for n in os.listdir(outdir) if n not in FILES.values()]
+    if leftovers:
+        fail(f"{where}: files besides the reports: {leftovers}")
+    return rep
+
+
+def normalise(fmt, text):
+    """What may differ between two runs on the same input: the gbench date, and the binary's path in the command."""
+    if fmt == "gbench":
+        text = re.sub(r'^    "date": "[^"]*",$', '    "date": "DATE",', text, count=1, flags=re.M)
+    return text.replace(TLBPROF, "tlbprof")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # 1. Golden files: the fixtures re-rendered in every format, byte for byte (after normalise()).
+    for fixture in ("cloud-xeon-128m", "cloud-xeon-size-sweep"):
+        work = os.path.join(tmp, fixture)
+        os.makedirs(os.path.join(work, "out"))
+        shutil.copy(os.path.join(DATA, fixture + ".json"), work)
+        run(["analyze", fixture + ".json", "--format", ALL, "--output", "out/", "--quiet"], cwd=work)
+        check_all(os.path.join(work, "out"), where=fixture)
+        gold = os.path.join(GOLDEN, fixture)
+        for fmt, name in FILES.items():
+            path = os.path.join(work, "out", name)
+            if not os.path.exists(path):
+                continue
+            with open(path, encoding="utf-8") as f:
+                got = normalise(fmt, f.read())
+            if REGENERATE:
+                os.makedirs(gold, exist_ok=True)
+                with open(os.path.join(gold, name), "w", encoding="utf-8") as f:
+                    f.write(got)
+                continue
+            try:
+                with open(os.path.join(gold, name), encoding="utf-8") as f:
+                    want = f.read()
+            except FileNotFoundError:
+                fail(f"golden file {fixture}/{name} missing (run with --regenerate)")
+                continue
+            if got != want:
+                diff = next(i for i, (a, b) in enumerate(zip(got.splitlines() + [""], want.splitlines() + [""]))
+                            if a != b)
+                fail(f"{fixture}/{name} differs from its golden file at line {diff + 1}: "
+                     f"{got.splitlines()[diff:diff + 1]} vs {want.splitlines()[diff:diff + 1]} "
+                     f"(intended? tests/integration/test_formats.py build/tlbprof --regenerate)")
+
+    # 2. One format to stdout: the table moves to stderr; --fail-on warn turns the sweep's warning into a failure.
+    sweep = os.path.join(DATA, "cloud-xeon-size-sweep.json")
+    p = run(["analyze", sweep, "--format", "junit", "--output", "-", "--fail-on", "warn"], expect=(1,))
+    junit = os.path.join(tmp, "stdout.junit.xml")
+    with open(junit, "w") as f:
+        f.write(p.stdout)
+    rep = json.loads(run(["analyze", sweep, "--json", "-", "--quiet"]).stdout)
+    check_junit(junit, rep, "warn", "sweep --fail-on warn")
+    if "verdict: warn" not in p.stderr:
+        fail(f"with a format on stdout the table goes to stderr: {p.stderr[-200:]!r}")
+    # One format to a named file, written over an older one.
+    prom = os.path.join(tmp, "node.prom")
+    with open(prom, "w") as f:
+        f.write("old\n")
+    run(["analyze", sweep, "--format", "openmetrics", "--output", prom, "--quiet"])
+    with open(prom) as f:
+        check_openmetrics(f.read(), rep, "node.prom")
+    # --output alone is the native JSON; --json still works beside it.
+    both = os.path.join(tmp, "both")
+    os.mkdir(both)
+    run(["analyze", sweep, "--output", both, "--json", os.path.join(tmp, "also.json"), "--quiet"])
+    if sorted(os.listdir(both)) != ["tlbprof.json"] or not os.path.exists(os.path.join(tmp, "also.json")):
+        fail(f"--output DIR alone writes tlbprof.json, --json its own file: {os.listdir(both)}")
+
+    # 3. Failed and skipped phases, and strings every format must escape.
+    with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
+        doc = json.load(f)
+    odd = 'Xeon "quoted", back\\slash & <tag> \'apostrophe\'\nsecond line'
+    doc["environment"]["cpu"]["model_name"] = odd
+    doc["phases"][1].update(status="failed", reason='no huge pages: pool "2M" is empty, <none> & more\nsee smaps',
+                            ns_per_access=None, cycles_per_access=None)
+    skipped = json.loads(json.dumps(doc["phases"][0]))
+    skipped.update(name='chase/4k/"odd, name"\\x/r1', status="skipped", reason="skipped, on purpose",
+                   ns_per_access=None, cycles_per_access=None)
+    doc["phases"].append(skipped)
+    bad = os.path.join(tmp, "failed-phases.json")
+    with open(bad, "w") as f:
+        json.dump(doc, f)
+    out = os.path.join(tmp, "failed")
+    os.mkdir(out)
+    run(["analyze", bad, "--format", ALL, "--output", out, "--quiet"], expect=(1,))
+    rep = check_all(out, where="failed-phases")
+    if rep:
+        with open(os.path.join(out, FILES["openmetrics"])) as f:
+            om = check_openmetrics(f.read(), rep, "failed-phases")
+        info = [dict(k[1]) for k in (om or {}) if k[0] == "tlbprof_run_info"]
+        if [i.get("cpu") for i in info] != [odd]:
+            fail(f"an escaped label value reads back as written: {info}")
+        root = ET.parse(os.path.join(out, FILES["junit"])).getroot()
+        props = {p.get("name"): p.get("value") for p in root.iter("property")}
+        if props.get("cpu") != odd:
+            fail(f"an XML attribute reads back as written: {props.get('cpu')!r}")
+        with open(os.path.join(out, FILES["gbench"])) as f:
+            if json.load(f)["context"]["cpu_model"] != odd:
+                fail("gbench context keeps the CPU model")
+
+    # 4. A live run writes all five, each valid.
+    live = os.path.join(tmp, "live")
+    os.mkdir(live)
+    p = run(["--size", "8M", "--iters", "100k", "--repeat", "3", "--format", ALL, "--output", live, "--quiet"],
+            expect=(0, 1))
+    if p.returncode in (0, 1):
+        rep = check_all(live, where="live")
+        with open(os.path.join(live, FILES["gbench"])) as f:
+            ctx = json.load(f)["context"]
+        if not ctx.get("host_name") or ctx.get("num_cpus", 0) < 1:
+            fail(f"a measuring run records its host and CPUs: {ctx}")
+
+if REGENERATE:
+    print(f"golden files written to {GOLDEN}; review them with git diff")
+fail.finish("all format checks passed")
