@@ -475,10 +475,10 @@ static enum cli_result option_error(const char *cmd, int c, char **argv, const s
 		const char *eq = strchr(arg, '=');
 		size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
 		for (const struct option *o = opts; o->name; o++)
-			if (eq && o->has_arg == no_argument && strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0)
+			if (eq && o->has_arg == no_argument && strlen(o->name) == n && memcmp(o->name, arg + 2, n) == 0)
 				return usage_error(msg, len, "option '--%s' takes no value ('%s')", o->name, arg);
 		for (const struct option *o = long_options; cmd && o->name; o++)
-			if (strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0)
+			if (strlen(o->name) == n && memcmp(o->name, arg + 2, n) == 0)
 				return usage_error(msg, len, "%s: option '--%.*s' applies only to measuring", cmd, (int)n,
 						   arg + 2);
 		return usage_error(msg, len, "unknown option '%s' (see tlbprof %s%s--help)", arg, cmd ? cmd : "",
