@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "parse.h"
+#include "report_json.h"
 #include "version.h"
 #include "workload.h"
 
@@ -544,23 +545,17 @@ static json_t *report_json(const struct report_input *in)
 	return root;
 }
 
-int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
+int report_json_dump(json_t *root, const char *path, const char *what, char *err, size_t err_len)
 {
-	json_t *root = report_json(in);
 	char *tmp = NULL, *dircopy = NULL;
 	int rc = 0, fd = -1;
 	FILE *f = NULL;
 
-	if (!root) {
-		snprintf(err, err_len, "out of memory building the report");
-		return -ENOMEM;
-	}
 	if (strcmp(path, "-") == 0) {
 		if (json_dumpf(root, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
 			rc = -EIO;
-			snprintf(err, err_len, "cannot write the report to stdout");
+			snprintf(err, err_len, "cannot write the %s to stdout", what);
 		}
-		json_decref(root);
 		return rc;
 	}
 	/*
@@ -581,9 +576,8 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 			if (fclose(f) != 0 && !rc)
 				rc = -errno;
 			if (rc)
-				snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
+				snprintf(err, err_len, "--json '%s': cannot write the %s: %s", path, what, strerror(-rc));
 		}
-		json_decref(root);
 		return rc;
 	}
 	/* A symlink to a regular file: replace the file it names and keep the link. */
@@ -629,12 +623,25 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 	}
 	goto out;
 fail:
-	snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
+	snprintf(err, err_len, "--json '%s': cannot write the %s: %s", path, what, strerror(-rc));
 	unlink(tmp);
 out:
 	free(tmp);
 	free(dircopy);
 	free(real);
+	return rc;
+}
+
+int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
+{
+	json_t *root = report_json(in);
+	int rc;
+
+	if (!root) {
+		snprintf(err, err_len, "out of memory building the report");
+		return -ENOMEM;
+	}
+	rc = report_json_dump(root, path, "report", err, err_len);
 	json_decref(root);
 	return rc;
 }
