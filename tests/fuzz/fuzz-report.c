@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: the report reader of `tlbprof analyze`, and the analysis of whatever it accepts. */
+/* Fuzz target: the report reader of `tlbprof analyze`, the analysis of whatever it accepts, and `compare` of it with itself. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "compare.h"
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,8 +27,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (report_read_json(path, &doc, err, sizeof(err)) == 0) {
-		if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &a) == 0)
+		if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &a) == 0) {
+			struct compare_side side = { .results = &doc.results, .analysis = &a, .env = &doc.env,
+						     .clock = &doc.clock, .pmu_name = doc.pmu_name };
+			struct compare_result cmp;
+			if (compare_run(&side, &side, 0.05, &cmp) == 0) {
+				struct report_compare_input in = { .cmp = &cmp, .base_path = path, .new_path = path,
+								   .base = &doc, .new = &doc, .base_analysis = &a,
+								   .new_analysis = &a };
+				FILE *devnull = fopen("/dev/null", "w");
+				if (devnull) {
+					report_compare_print_text(&in, devnull);
+					fclose(devnull);
+				}
+				compare_free(&cmp);
+			}
 			analysis_free(&a);
+		}
 		report_doc_free(&doc);
 	}
 	close(fd);

@@ -37,6 +37,8 @@ CASES = [
     (["analyze"], "analyze"),
     (["analyze", "/no/such.json"], "'/no/such.json'"),
     (["analyze", "/dev/null", "--size", "1M"], "'--size'"),
+    (["compare", "/dev/null"], "compare"),
+    (["compare", "/dev/null", "/dev/null", "--threshold", "0"], "--threshold '0'"),
     (["--size"], "'--size'"),
     (["stray"], "'stray'"),
 ]
@@ -62,7 +64,7 @@ with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30)
     for opt in ("--workload", "--pages", "--size", "--stride", "--iters", "--warmup-frac", "--repeat", "--seed",
                 "--cpu", "--layout", "--events-dir", "--json", "--quiet", "--help", "--version", "--controls",
-                "--fail-on", "analyze"):
+                "--fail-on", "analyze", "compare"):
         if opt not in p.stdout:
             failures.append(f"--help does not list {opt}")
     if p.returncode != 0 or "default" not in p.stdout:
