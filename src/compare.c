@@ -332,8 +332,8 @@ const char *compare_verdict_label(enum compare_verdict v, bool higher_is_better)
 	return "?";
 }
 
-enum compare_verdict compare_judge(double change, double p, size_t n_base, size_t n_new, double threshold,
-				   bool higher_is_better)
+enum compare_verdict compare_judge(double change, double p, double lo, double hi, size_t n_base, size_t n_new,
+				   double threshold, bool higher_is_better)
 {
 	if (!n_base || !n_new)
 		return COMPARE_NOT_COMPARABLE;
@@ -341,7 +341,8 @@ enum compare_verdict compare_judge(double change, double p, size_t n_base, size_
 		return COMPARE_INSUFFICIENT;
 	if (!isfinite(change) || isnan(p))
 		return COMPARE_NOT_COMPARABLE;
-	bool significant = p < COMPARE_ALPHA, beyond = fabs(change) > threshold;
+	bool holds_one = isfinite(lo) && isfinite(hi) && lo <= 1 && 1 <= hi;
+	bool significant = p < COMPARE_ALPHA && !holds_one, beyond = fabs(change) > threshold;
 	bool worse = higher_is_better ? change < 0 : change > 0;
 	if (significant && change == 0)
 		return COMPARE_NO_CHANGE;	/* the shapes differ, the medians do not */
@@ -385,7 +386,7 @@ int compare_samples(const double *base, size_t n_base, const double *new, size_t
 		if (rc == -ENOMEM)
 			return rc;
 	}
-	out->verdict = compare_judge(out->change, out->p, n_base, n_new, threshold, false);
+	out->verdict = compare_judge(out->change, out->p, out->ratio_lo, out->ratio_hi, n_base, n_new, threshold, false);
 	return 0;
 }
 
@@ -414,7 +415,8 @@ int compare_speedup(const double *old_b, size_t n_old_b, const double *old_v, si
 		if (rc == 0)
 			out->test = "bootstrap";
 	}
-	out->verdict = compare_judge(out->change, out->p, out->n_base, out->n_new, threshold, true);
+	out->verdict =
+		compare_judge(out->change, out->p, out->ratio_lo, out->ratio_hi, out->n_base, out->n_new, threshold, true);
 	return 0;
 }
 
@@ -807,7 +809,7 @@ static bool pool_state(const struct environment *env, uint64_t page_bytes, char 
 		snprintf(buf, len, "not available (%s)", p ? "empty pool" : "no pool");
 		return false;
 	}
-	snprintf(buf, len, "available (%ld pages)", p->nr);
+	snprintf(buf, len, "available (%ld page%s)", p->nr, p->nr == 1 ? "" : "s");
 	return true;
 }
 

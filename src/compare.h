@@ -72,13 +72,17 @@ const char *compare_verdict_name(enum compare_verdict v);
 const char *compare_verdict_label(enum compare_verdict v, bool higher_is_better);
 
 /*
- * The verdict of a relative change (new / old - 1) with its p-value, on
- * n_base and n_new samples, against threshold (a fraction, 0.05 = 5 %):
- * significant means p < COMPARE_ALPHA, beyond means |change| > threshold.
- * Pure; the rule every comparison of this module follows.
+ * The verdict of a relative change (new / old - 1) with its p-value and the
+ * (1 - alpha) interval [lo, hi] of the ratio new / old, on n_base and n_new
+ * samples, against threshold (a fraction, 0.05 = 5 %). Significant means
+ * p < COMPARE_ALPHA and the interval excludes 1 (lo and hi NAN: no interval,
+ * p alone decides): a rank test can call two sets different while the
+ * medians' interval still holds "no change", and a verdict must not
+ * contradict the interval printed next to it. Beyond means |change| >
+ * threshold. Pure; the rule every comparison of this module follows.
  */
-enum compare_verdict compare_judge(double change, double p, size_t n_base, size_t n_new, double threshold,
-				   bool higher_is_better);
+enum compare_verdict compare_judge(double change, double p, double lo, double hi, size_t n_base, size_t n_new,
+				   double threshold, bool higher_is_better);
 
 /* One metric, old against new, from samples. NAN where a side has no value. */
 struct compare_samples {

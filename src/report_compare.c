@@ -289,9 +289,9 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 	fprintf(f, "base: %zu phases, verdict %s (tlbprof %s); new: %zu phases, verdict %s (tlbprof %s)\n",
 		in->base->results.n, verdict_name(in->base_analysis->verdict), vb ? vb : "?", in->new->results.n,
 		verdict_name(in->new_analysis->verdict), vn ? vn : "?");
-	fprintf(f, "a change counts when p < %.2g (Mann-Whitney U on the samples; speedups: bootstrap of the medians) "
-		   "and it exceeds the %.3g%% threshold\n",
-		COMPARE_ALPHA, pct(c->threshold));
+	fprintf(f, "a change counts when it exceeds the %.3g%% threshold and the samples make it significant: p < %.2g "
+		   "(Mann-Whitney U; speedups: bootstrap) and a %.0f%% interval without 0\n",
+		pct(c->threshold), COMPARE_ALPHA, pct(1 - COMPARE_ALPHA));
 	if (c->n_env) {
 		fprintf(f, "\nwarning: the environments differ, so a change may be the machine's, not the code's:\n");
 		for (size_t i = 0; i < c->n_env; i++)
@@ -302,7 +302,7 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 		if ((int)strlen(c->phases[i].name) > w)
 			w = (int)strlen(c->phases[i].name);
 	fprintf(f, "\n%-*s %-9s %10s %10s %8s  %-18s %7s %9s  %s\n", w, "phase", "metric", "base", "new", "change",
-		"99% interval", "p", "samples", "verdict");
+		"interval", "p", "samples", "verdict");
 	for (size_t i = 0; i < c->n_phases; i++) {
 		const struct compare_phase *cp = &c->phases[i];
 		print_row(f, w, cp->name, cp->faults ? "ns/page" : "ns/access", &cp->ns, "", phase_verdict(in, cp, buf, sizeof(buf)));
@@ -322,7 +322,7 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 				pw = (int)strlen(label[0]);
 		}
 		fprintf(f, "\n%-*s %-9s %10s %10s %8s  %-18s %7s %9s  %s\n", pw, "page sizes", "metric", "base", "new",
-			"change", "99% interval", "p", "samples", "verdict");
+			"change", "interval", "p", "samples", "verdict");
 		for (size_t i = 0; i < c->n_pairs; i++) {
 			const struct compare_pair *cp = &c->pairs[i];
 			snprintf(label[0], sizeof(label[0]), "%s -> %s", cp->baseline, cp->variant);

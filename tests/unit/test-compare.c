@@ -34,36 +34,41 @@ static const struct {
 	{ __LINE__, { 7, 7, 7 }, { 7, 7, 7, 7 }, 3, 4, 6, 1.0, false },
 };
 
-/* The verdict rule: significance (p < 0.01) and size (> threshold) together, samples first. */
+/* The verdict rule: significance (p < 0.01, interval without 1) and size (> threshold) together, samples first. */
 static const struct {
 	int line;
-	double change, p;
+	double change, p, lo, hi;
 	size_t nb, nn;
 	double threshold;
 	bool higher_is_better;
 	enum compare_verdict want;
 } judge_rows[] = {
-	{ __LINE__, 0.20, 0.0001, 50, 50, 0.05, false, COMPARE_REGRESSION },
-	{ __LINE__, -0.20, 0.0001, 50, 50, 0.05, false, COMPARE_BETTER },
-	{ __LINE__, 0.03, 0.0001, 50, 50, 0.05, false, COMPARE_WORSE_SMALL },
-	{ __LINE__, -0.03, 0.0001, 50, 50, 0.05, false, COMPARE_BETTER_SMALL },
-	{ __LINE__, 0.20, 0.2, 50, 50, 0.05, false, COMPARE_NOISE },
-	{ __LINE__, 0.03, 0.2, 50, 50, 0.05, false, COMPARE_NO_CHANGE },
-	{ __LINE__, 0.20, 0.0001, 4, 50, 0.05, false, COMPARE_INSUFFICIENT },
-	{ __LINE__, 0.20, 0.0001, 50, 4, 0.05, false, COMPARE_INSUFFICIENT },
-	{ __LINE__, 0.20, 0.0001, 5, 5, 0.05, false, COMPARE_REGRESSION },
-	{ __LINE__, 0.20, 0.0001, 0, 50, 0.05, false, COMPARE_NOT_COMPARABLE },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 50, 50, 0.05, false, COMPARE_REGRESSION },
+	{ __LINE__, -0.20, 0.0001, 0.75, 0.85, 50, 50, 0.05, false, COMPARE_BETTER },
+	{ __LINE__, 0.03, 0.0001, 1.01, 1.05, 50, 50, 0.05, false, COMPARE_WORSE_SMALL },
+	{ __LINE__, -0.03, 0.0001, 0.95, 0.99, 50, 50, 0.05, false, COMPARE_BETTER_SMALL },
+	{ __LINE__, 0.20, 0.2, 0.9, 1.5, 50, 50, 0.05, false, COMPARE_NOISE },
+	{ __LINE__, 0.03, 0.2, 0.98, 1.08, 50, 50, 0.05, false, COMPARE_NO_CHANGE },
+	/* The rank test says different, the medians' interval still holds 1: not significant. */
+	{ __LINE__, 0.22, 0.0001, 0.71, 1.28, 50, 50, 0.05, false, COMPARE_NOISE },
+	{ __LINE__, 0.03, 0.0001, 0.99, 1.05, 50, 50, 0.05, false, COMPARE_NO_CHANGE },
+	/* No interval (NAN): p alone. */
+	{ __LINE__, 0.20, 0.0001, NAN, NAN, 50, 50, 0.05, false, COMPARE_REGRESSION },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 4, 50, 0.05, false, COMPARE_INSUFFICIENT },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 50, 4, 0.05, false, COMPARE_INSUFFICIENT },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 5, 5, 0.05, false, COMPARE_REGRESSION },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 0, 50, 0.05, false, COMPARE_NOT_COMPARABLE },
 	/* p exactly at alpha is not significant. */
-	{ __LINE__, 0.20, 0.01, 50, 50, 0.05, false, COMPARE_NOISE },
+	{ __LINE__, 0.20, 0.01, 1.15, 1.25, 50, 50, 0.05, false, COMPARE_NOISE },
 	/* A change of exactly the threshold is not beyond it. */
-	{ __LINE__, 0.05, 0.0001, 50, 50, 0.05, false, COMPARE_WORSE_SMALL },
-	{ __LINE__, 0.20, 0.0001, 50, 50, 0.25, false, COMPARE_WORSE_SMALL },
+	{ __LINE__, 0.05, 0.0001, 1.04, 1.06, 50, 50, 0.05, false, COMPARE_WORSE_SMALL },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 50, 50, 0.25, false, COMPARE_WORSE_SMALL },
 	/* Speedups: smaller is worse. */
-	{ __LINE__, -0.20, 0.0001, 50, 50, 0.05, true, COMPARE_REGRESSION },
-	{ __LINE__, 0.20, 0.0001, 50, 50, 0.05, true, COMPARE_BETTER },
-	{ __LINE__, -0.03, 0.0001, 50, 50, 0.05, true, COMPARE_WORSE_SMALL },
-	{ __LINE__, 0.0, 0.0001, 50, 50, 0.05, false, COMPARE_NO_CHANGE },
-	{ __LINE__, NAN, 0.0001, 50, 50, 0.05, false, COMPARE_NOT_COMPARABLE },
+	{ __LINE__, -0.20, 0.0001, 0.75, 0.85, 50, 50, 0.05, true, COMPARE_REGRESSION },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 50, 50, 0.05, true, COMPARE_BETTER },
+	{ __LINE__, -0.03, 0.0001, 0.95, 0.99, 50, 50, 0.05, true, COMPARE_WORSE_SMALL },
+	{ __LINE__, 0.0, 0.0001, 0.99, 1.01, 50, 50, 0.05, false, COMPARE_NO_CHANGE },
+	{ __LINE__, NAN, 0.0001, NAN, NAN, 50, 50, 0.05, false, COMPARE_NOT_COMPARABLE },
 };
 
 static void test_mann_whitney(void)
@@ -100,9 +105,9 @@ static void test_mann_whitney(void)
 static void test_judge(void)
 {
 	for (size_t i = 0; i < sizeof(judge_rows) / sizeof(judge_rows[0]); i++) {
-		enum compare_verdict v = compare_judge(judge_rows[i].change, judge_rows[i].p, judge_rows[i].nb,
-						       judge_rows[i].nn, judge_rows[i].threshold,
-						       judge_rows[i].higher_is_better);
+		enum compare_verdict v = compare_judge(judge_rows[i].change, judge_rows[i].p, judge_rows[i].lo,
+						       judge_rows[i].hi, judge_rows[i].nb, judge_rows[i].nn,
+						       judge_rows[i].threshold, judge_rows[i].higher_is_better);
 		CHECK_ROW(judge_rows[i].line, v == judge_rows[i].want, "verdict %s, want %s", compare_verdict_name(v),
 			  compare_verdict_name(judge_rows[i].want));
 	}
