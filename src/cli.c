@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "parse.h"
 #include "version.h"
 #include "workload.h"
@@ -36,7 +37,6 @@
 #define DEFAULT_REPEAT 5
 #define DEFAULT_SEED 1
 #define MAX_REPEAT 1000
-#define DEFAULT_THRESHOLD_PCT 5.0	/* compare: COMPARE_DEFAULT_THRESHOLD_PCT */
 #define MAX_THRESHOLD_PCT 1000.0
 
 enum opt_id {
@@ -241,7 +241,7 @@ static void usage_compare(FILE *f)
 		"Exit status: 0 no regression, 1 a regression beyond noise and threshold or a\n"
 		"check that got worse, 2 usage error or unreadable report, 4 output could\n"
 		"not be written. See tlbprof-compare(1).\n",
-		MAX_THRESHOLD_PCT, DEFAULT_THRESHOLD_PCT);
+		MAX_THRESHOLD_PCT, COMPARE_DEFAULT_THRESHOLD_PCT);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -598,7 +598,7 @@ static enum cli_result parse_compare(int argc, char **argv, struct tlbprof_confi
 	int c;
 
 	cfg->fail_on = FAIL_ON_WARN;
-	cfg->threshold_pct = DEFAULT_THRESHOLD_PCT;
+	cfg->threshold_pct = COMPARE_DEFAULT_THRESHOLD_PCT;
 	while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
 		if (c == OPT_THRESHOLD) {
 			if (parse_double(optarg, &cfg->threshold_pct) ||
