@@ -153,7 +153,8 @@ bool analysis_counter(const struct phase_result *r, enum metric m, double *value
 
 bool analysis_per_access(const struct phase_result *r, enum metric m, double *rate)
 {
-	double v, n = (double)r->spec.iterations * (double)r->n_samples;
+	double v, n = r->spec.accesses_total ? (double)r->spec.accesses_total
+					     : (double)r->spec.iterations * (double)r->n_samples;
 
 	if (n <= 0 || !analysis_counter(r, m, &v))
 		return false;
@@ -709,7 +710,7 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 	const struct phase_result *worst = NULL;
 	double worst_frac = 1, worst_cap = 0, worst_full = 0;
 	unsigned worst_level = 0;
-	size_t aligned = 0;
+	size_t aligned = 0, known = 0;
 
 	if (!env || !env->n_caches) {
 		add_check(a, "cache_set_aliasing", CHECK_SKIP, "cache geometry unknown");
@@ -717,7 +718,11 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct phase_result *r = &res[i];
-		if (r->status != PHASE_OK || r->spec.layout != LAYOUT_ALIGNED || r->spec.stride_bytes < 128)
+		/* A run phase's layout is known only from its inspected chain. */
+		if (r->status != PHASE_OK || (r->target && !r->target->chain_inspected))
+			continue;
+		known++;
+		if (r->spec.layout != LAYOUT_ALIGNED || r->spec.stride_bytes < 128)
 			continue;
 		aligned++;
 		double lines = (double)r->slots * 64;
@@ -747,15 +752,17 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 	if (worst) {
 		char line_fp[16], capacity[16], full[16];
 		c = add_check(a, "cache_set_aliasing", CHECK_WARN,
-			      "%s: with --layout aligned every slot sits at its %llu-byte cell start, so its lines use "
+			      "%s: %s every slot sits at the same line of its %llu-byte cell, so its lines use "
 			      "only 1/%.0f of the L%u sets: the effective L%u shrinks from %siB to %siB, and the %siB of "
 			      "touched lines (%.1f× that; conflict misses start past %.1f×), which the whole cache would "
-			      "hold, miss instead, inflating the base latency and hiding the TLB effect; use --layout colored",
-			      worst->spec.name, (unsigned long long)worst->spec.stride_bytes, 1 / worst_frac, worst_level,
+			      "hold, miss instead, inflating the base latency and hiding the TLB effect; %s",
+			      worst->spec.name, worst->target ? "in its chain" : "with --layout aligned",
+			      (unsigned long long)worst->spec.stride_bytes, 1 / worst_frac, worst_level,
 			      worst_level, format_size((uint64_t)worst_full, full, sizeof(full)),
 			      format_size((uint64_t)worst_cap, capacity, sizeof(capacity)),
 			      format_size(worst->slots * 64, line_fp, sizeof(line_fp)),
-			      (double)worst->slots * 64 / worst_cap, ALIASED_LOAD);
+			      (double)worst->slots * 64 / worst_cap, ALIASED_LOAD,
+			      worst->target ? "rotate each slot's line inside its cell (cache coloring)" : "use --layout colored");
 		evidence(c, "used_set_fraction", worst_frac);
 		evidence(c, "cache_level", worst_level);
 		evidence(c, "effective_capacity_bytes", worst_cap);
@@ -765,6 +772,9 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 			      "aligned layout in %zu phases, but their touched lines fit the aliased sets or exceed "
 			      "the caches anyway", aligned);
 		evidence(c, "aligned_phases", (double)aligned);
+	} else if (!known) {
+		add_check(a, "cache_set_aliasing", CHECK_SKIP, "no phase with a known slot layout (declare chain= to have "
+			  "a benchmark's chain inspected)");
 	} else {
 		add_check(a, "cache_set_aliasing", CHECK_PASS,
 			  "slots are colored (or at most one line per cell): the touched lines spread over all cache sets");
@@ -784,6 +794,14 @@ static void check_timer(const struct phase_result *res, size_t n, const struct t
 		if (res[i].status != PHASE_OK || !res[i].n_samples)
 			continue;
 		double interval = a->phases[i].ns.min * (double)res[i].spec.iterations;
+		/* A benchmark under tlbprof run may time a phase as many separately clocked pieces. */
+		if (res[i].target && res[i].target->n_wall) {
+			struct sample_stats w;
+			analysis_stats(res[i].target->wall_ns, res[i].target->n_wall, &w);
+			interval = w.min;
+		}
+		if (res[i].spec.timings > 1)
+			interval /= (double)res[i].spec.timings;
 		if (shortest == 0 || interval < shortest)
 			shortest = interval;
 	}
@@ -800,7 +818,8 @@ static void check_timer(const struct phase_result *res, size_t n, const struct t
 	else
 		c = add_check(a, "timer_resolution", CHECK_FAIL,
 			      "the shortest timed sample (%.3g ns) is only %.1f× the clock overhead (%.1f ns): timer "
-			      "noise is the size of the signal; raise --iters (pagefault: --size)", shortest, ratio,
+			      "noise is the size of the signal; time longer intervals (tlbprof: raise --iters; "
+			      "pagefault: --size)", shortest, ratio,
 			      clock->clock_overhead_ns);
 	evidence(c, "shortest_sample_ns", shortest);
 	evidence(c, "clock_overhead_ns", clock->clock_overhead_ns);
@@ -817,7 +836,8 @@ static void check_too_fast(const struct phase_result *res, size_t n, const struc
 
 	for (size_t i = 0; i < n; i++) {
 		double ghz = clock_ghz(clock, &res[i]);
-		if (res[i].status != PHASE_OK || !res[i].n_samples || ghz <= 0 || !res[i].spec.workload->latency)
+		if (res[i].status != PHASE_OK || !res[i].n_samples || ghz <= 0 || !res[i].spec.workload->latency ||
+		    res[i].spec.throughput)
 			continue;
 		timed++;
 		double cyc = a->phases[i].ns.median * ghz;
@@ -964,10 +984,17 @@ static void check_unstable(const struct phase_result *res, size_t n, struct anal
 
 	for (size_t i = 0; i < n; i++) {
 		const struct phase_analysis *pa = &a->phases[i];
-		if (res[i].status != PHASE_OK || res[i].n_samples < 2)
+		const struct sample_stats *st = &pa->ns;
+		struct sample_stats wall;
+		/* A run phase that declared no accesses: its occurrences' wall times are its samples. */
+		if (res[i].status == PHASE_OK && res[i].n_samples < 2 && res[i].target && res[i].target->n_wall >= 2) {
+			analysis_stats(res[i].target->wall_ns, res[i].target->n_wall, &wall);
+			st = &wall;
+		} else if (res[i].status != PHASE_OK || res[i].n_samples < 2) {
 			continue;
+		}
 		timed++;
-		double cv = pa->ns.mean > 0 ? pa->ns.stddev / pa->ns.mean : 0;
+		double cv = st->mean > 0 ? st->stddev / st->mean : 0;
 		if (cv > worst_cv) {
 			worst = &res[i];
 			worst_cv = cv;
@@ -1597,10 +1624,19 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		}
 	}
 	if (!a->n_comparisons && !a->n_stride_steps && !a->n_knees)
-		for (size_t i = 0; i < a->n_phases; i++)
-			if (measured_ok(&res[i]) && !a->phases[i].faults.valid)
+		for (size_t i = 0; i < a->n_phases; i++) {
+			const struct target_phase *tp = res[i].target;
+			if (measured_ok(&res[i]) && !a->phases[i].faults.valid) {
 				appendf(s, cap, "%s%s: %.1f ns per access", *s ? "; " : "", res[i].spec.name,
 					a->phases[i].ns.median);
+			} else if (res[i].status == PHASE_OK && tp && !res[i].n_samples && tp->n_wall) {
+				/* A run phase without declared accesses: its wall time per occurrence. */
+				struct sample_stats w;
+				analysis_stats(tp->wall_ns, tp->n_wall, &w);
+				appendf(s, cap, "%s%s: %.3g ms%s", *s ? "; " : "", res[i].spec.name, w.median / 1e6,
+					tp->n_wall > 1 ? " per occurrence (median)" : "");
+			}
+		}
 	if (a->verdict == VERDICT_OK) {
 		appendf(s, cap, "%sall checks passed", *s ? "; " : "");
 		return;

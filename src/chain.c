@@ -2,6 +2,9 @@
 /* The pointer-chase chain: a random single cycle over all slots, built in place, and its self-checks. */
 #include "chain.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,4 +157,109 @@ void chain_check_strides(const void *start, uint64_t slots, struct self_check *o
 	else
 		set_check(out, "strides_not_constant", CHECK_PASS,
 			  "%u of the first %d strides differ from the first", distinct - 1, STRIDES);
+}
+
+int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, uint64_t start_addr,
+			uint64_t slots_declared, struct self_check out[2], struct chain_walk *walk)
+{
+	uint64_t words = bytes / 8, pages = (bytes + 4095) / 4096;
+	uint64_t *seen = calloc((words + 63) / 64, sizeof(uint64_t));
+	uint64_t *page_seen = calloc((pages + 63) / 64, sizeof(uint64_t));
+	const uint64_t *mem = copy;
+	uint64_t cur = start_addr, steps = 0, diffs[16], n_diffs = 0, touched = 0, lines_used = 0;
+	char problem[160] = "";
+
+	memset(walk, 0, sizeof(*walk));
+	out[0] = (struct self_check){ .id = "single_cycle", .status = CHECK_PASS };
+	out[1] = (struct self_check){ .id = "strides_not_constant", .status = CHECK_PASS };
+	if (!seen || !page_seen) {
+		free(seen);
+		free(page_seen);
+		return -ENOMEM;
+	}
+	/* At most one step per 8-byte word: a walk longer than that has left the cycle through start. */
+	while (steps <= words) {
+		if (cur < base_addr || cur - base_addr > bytes - 8 || (cur - base_addr) % 8) {
+			snprintf(problem, sizeof(problem), "step %llu points at 0x%llx, outside the region or unaligned",
+				 (unsigned long long)steps, (unsigned long long)cur);
+			break;
+		}
+		uint64_t w = (cur - base_addr) / 8, pg = (cur - base_addr) / 4096;
+		if (seen[w / 64] & (1ull << (w % 64))) {
+			if (cur != start_addr)
+				snprintf(problem, sizeof(problem),
+					 "after %llu steps the walk re-entered slot 0x%llx, not its start: the start is "
+					 "not on a cycle", (unsigned long long)steps, (unsigned long long)cur);
+			break;
+		}
+		seen[w / 64] |= 1ull << (w % 64);
+		lines_used |= 1ull << (((cur - base_addr) & 4095) >> 6);
+		if (!(page_seen[pg / 64] & (1ull << (pg % 64)))) {
+			page_seen[pg / 64] |= 1ull << (pg % 64);
+			touched++;
+		}
+		uint64_t next = mem[w];
+		if (n_diffs < 16)
+			diffs[n_diffs++] = next - cur;
+		cur = next;
+		steps++;
+	}
+	if (!*problem && cur == start_addr)
+		walk->cycle_slots = steps;
+	else if (!*problem)
+		snprintf(problem, sizeof(problem), "the walk did not return to its start");
+	walk->pages_covered = pages ? (double)touched / (double)pages : 0;
+
+	/* The smallest gap between visited slots, from the bitmap in address order. */
+	uint64_t gap = 0, prev = UINT64_MAX;
+	for (uint64_t w = 0; w < words; w++) {
+		if (!(seen[w / 64] & (1ull << (w % 64))))
+			continue;
+		if (prev != UINT64_MAX && (gap == 0 || (w - prev) * 8 < gap))
+			gap = (w - prev) * 8;
+		prev = w;
+	}
+	walk->expected_slots = slots_declared ? slots_declared : gap ? bytes / gap : 1;
+	/* Aligned: with L lines per cell, every line used in a page is the same one modulo L. */
+	uint64_t cell = slots_declared ? bytes / slots_declared : gap;
+	unsigned per_cell = cell >= 4096 ? 64 : (unsigned)(cell / 64);
+	if (per_cell >= 2 && lines_used) {
+		int first = __builtin_ctzll(lines_used);
+		walk->aligned = true;
+		for (unsigned i = 0; i < 64; i++)
+			if ((lines_used >> i) & 1)
+				walk->aligned &= i % per_cell == (unsigned)first % per_cell;
+	}
+
+	if (*problem) {
+		out[0].status = CHECK_FAIL;
+		snprintf(out[0].message, sizeof(out[0].message), "%s", problem);
+	} else if ((slots_declared && walk->cycle_slots != slots_declared) ||
+		   (!slots_declared && (double)walk->cycle_slots < 0.99 * (double)walk->expected_slots)) {
+		out[0].status = CHECK_FAIL;
+		snprintf(out[0].message, sizeof(out[0].message),
+			 "the cycle through the start holds %llu of %llu %s slots: the chain is several smaller cycles "
+			 "and the phase touches only part of its working set", (unsigned long long)walk->cycle_slots,
+			 (unsigned long long)walk->expected_slots, slots_declared ? "declared" : "expected");
+	} else {
+		snprintf(out[0].message, sizeof(out[0].message), "one cycle of %llu slots over %.0f %% of the region's pages",
+			 (unsigned long long)walk->cycle_slots, 100 * walk->pages_covered);
+	}
+	bool constant = n_diffs >= 16;
+	for (uint64_t i = 1; i < n_diffs && constant; i++)
+		constant = diffs[i] == diffs[0];
+	if (n_diffs < 16) {
+		out[1].status = CHECK_SKIP;
+		snprintf(out[1].message, sizeof(out[1].message), "fewer than 17 slots walked");
+	} else if (constant) {
+		out[1].status = CHECK_FAIL;
+		snprintf(out[1].message, sizeof(out[1].message),
+			 "the first 16 steps all move by %lld bytes: a constant stride the prefetcher follows, so the "
+			 "phase measures bandwidth, not latency", (long long)diffs[0]);
+	} else {
+		snprintf(out[1].message, sizeof(out[1].message), "the first 16 steps are not a constant stride");
+	}
+	free(seen);
+	free(page_seen);
+	return 0;
 }

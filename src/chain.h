@@ -59,3 +59,27 @@ void chain_check_single_cycle(const void *base, uint64_t bytes, const void *star
  * Fills *out (id "strides_not_constant").
  */
 void chain_check_strides(const void *start, uint64_t slots, struct self_check *out);
+
+/* What walking someone else's chain (tlbprof run, a copy of its region) found. */
+struct chain_walk {
+	uint64_t cycle_slots;		/* steps until the walk came back to its start; 0 when it did not */
+	uint64_t expected_slots;	/* declared, else region bytes / the smallest gap between visited slots */
+	double pages_covered;		/* share of the region's 4 KiB pages the walk touched */
+	bool aligned;			/* every visited slot sits at the same line of its cell (stride = the
+					 * smallest gap), as --layout aligned: its lines alias into few cache sets */
+};
+
+/*
+ * Walk a pointer chain held in copy, a snapshot of the bytes bytes that live
+ * at address base_addr in another process (its pointers hold addresses of
+ * that process), from start_addr. Runs the same self-checks as the chase's
+ * own chain: out[0] "single_cycle" (every pointer stays inside the region,
+ * 8-byte aligned, the walk returns to start without revisiting another slot,
+ * and the cycle holds the declared slots, or when none were declared at
+ * least 99 % of bytes / the smallest distance between visited slots: a
+ * chain of many small cycles covers only part of the working set it claims)
+ * and out[1] "strides_not_constant". Fills *walk. Returns 0, or -ENOMEM
+ * (the visited bitmap, bytes / 64, could not be allocated).
+ */
+int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, uint64_t start_addr,
+			uint64_t slots_declared, struct self_check out[2], struct chain_walk *walk);

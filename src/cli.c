@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -43,7 +44,7 @@ enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
 	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_CASES, OPT_PROCESSES, OPT_DIR, OPT_DROP_CACHES,
 	OPT_PRECISION, OPT_TIME_BUDGET, OPT_REALLOC,
-	OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD, OPT_THRESHOLD,
+	OPT_EVENTS_DIR, OPT_JSON, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD, OPT_CONTROL, OPT_DELAY, OPT_THRESHOLD,
 };
 
 static const struct option long_options[] = {
@@ -94,12 +95,16 @@ struct cli_command {
 
 static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
 static void usage_analyze(FILE *f);
+static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_run(FILE *f);
 static enum cli_result parse_compare(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
 static void usage_compare(FILE *f);
 
 static const struct cli_command commands[] = {
 	{ "analyze", COMMAND_ANALYZE, "recompute the analysis of a saved report", usage_analyze, parse_analyze },
 	{ "compare", COMMAND_COMPARE, "compare two saved reports; exit 1 on a regression", usage_compare, parse_compare },
+	{ "run", COMMAND_RUN, "run your own benchmark under counters, phase markers and checks", usage_run,
+	  parse_run },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -193,6 +198,39 @@ static void usage_measure(FILE *f)
 		"Exit status: 0 success, 1 a check failed, 2 usage error, 3 the machine cannot\n"
 		"provide what was asked (page size, memory), 4 output could not be written,\n"
 		"130 interrupted. See tlbprof(1).\n");
+}
+
+static void usage_run(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof run [OPTIONS] [--] CMD [ARGS...]\n"
+		"Run CMD (no shell) under perf_event counters and report it like a workload:\n"
+		"each phase it marks with <tlbprof/marker.h> (or each enable..disable window of\n"
+		"perf stat's control protocol) is measured and checked; an unmarked command is\n"
+		"one phase. CMD's exit status is reported, and returned when it failed.\n"
+		"\n"
+		"Options:\n"
+		"  --control fifo:CTL[,ACK] | fd:CTL[,ACK]\n"
+		"                       also take perf stat control commands (enable, disable,\n"
+		"                       ping) on a FIFO or an inherited fd, answering ack on ACK\n"
+		"                       (default: markers only)\n"
+		"  -D, --delay MS       -1: start with counting disabled until 'enable', as\n"
+		"                       perf stat -D -1; 0: count from exec (default: 0)\n"
+		"  --cpu N              pin CMD (and tlbprof's clock calibration) to CPU N\n"
+		"                       (default: not pinned)\n"
+		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
+		"  --json FILE|-        write the JSON report to FILE, or stdout with -\n"
+		"                       (default: none)\n"
+		"  --fail-on LEVEL      exit 1 when a check reaches LEVEL: fail, warn, never\n"
+		"                       (default: fail)\n"
+		"  -q, --quiet          no table on stdout\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: CMD's own status when it failed (128+N when killed by signal N),\n"
+		"else 0 success, 1 a check failed, 2 usage error or CMD cannot be executed,\n"
+		"3 tlbprof could not set up, 4 output could not be written, 130 interrupted.\n"
+		"See tlbprof-run(1).\n",
+		TLBPROF_EVENTS_DIR);
 }
 
 static void usage_analyze(FILE *f)
@@ -431,6 +469,8 @@ static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_
 	cfg->dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
 	cfg->child_phase = -1;
 	cfg->child_fd = -1;
+	cfg->control_ctl_fd = -1;
+	cfg->control_ack_fd = -1;
 	if (parse_cases(DEFAULT_CASES, cfg, msg, len) != CLI_RUN)
 		return usage_error(msg, len, "internal error: bad built-in default");
 	if (parse_pages(DEFAULT_PAGES, cfg, msg, len) != CLI_RUN || parse_sizes(DEFAULT_SIZE, cfg, msg, len) != CLI_RUN ||
@@ -542,6 +582,8 @@ enum cli_result cli_parse(int argc, char **argv, struct tlbprof_config *cfg, cha
 	for (size_t i = 0; argc > 1 && i < N_COMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			cmd = &commands[i];
+	cfg->argc = argc;
+	cfg->argv = argv;
 	if (r == CLI_RUN && cmd) {
 		cfg->command = cmd->command;
 		r = cmd->parse(argc - 1, args + 1, cfg, msg, len);
@@ -580,6 +622,129 @@ static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_confi
 	cfg->input_path = argv[optind];
 	if (access(cfg->input_path, R_OK) != 0)
 		return usage_error(msg, len, "analyze: '%s': %s", cfg->input_path, strerror(errno));
+	return check_json_target(cfg, msg, len);
+}
+
+/* Whether cmd names an executable file: a path, or a name found in $PATH (as execvp would search it). */
+static bool command_found(const char *cmd)
+{
+	struct stat st;
+
+	if (strchr(cmd, '/'))
+		return stat(cmd, &st) == 0 && S_ISREG(st.st_mode) && access(cmd, X_OK) == 0;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		char full[4096];
+		if (snprintf(full, sizeof(full), "%.*s/%s", (int)(n ? n : 1), n ? path : ".", cmd) < (int)sizeof(full) &&
+		    stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+			return true;
+		path += n + (colon != NULL);
+	}
+	return false;
+}
+
+/* --control fifo:CTL[,ACK] or fd:CTL[,ACK], as perf stat spells it. */
+static enum cli_result parse_control(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static char paths[2][4096];
+	const char *spec;
+
+	if (strncmp(arg, "fifo:", 5) == 0) {
+		spec = arg + 5;
+		const char *comma = strchr(spec, ',');
+		size_t n = comma ? (size_t)(comma - spec) : strlen(spec);
+		if (n == 0 || n >= sizeof(paths[0]) || (comma && (!comma[1] || strlen(comma + 1) >= sizeof(paths[1]))))
+			return usage_error(msg, len, "--control '%s': use fifo:CTL[,ACK] or fd:CTL[,ACK]", arg);
+		snprintf(paths[0], sizeof(paths[0]), "%.*s", (int)n, spec);
+		snprintf(paths[1], sizeof(paths[1]), "%s", comma ? comma + 1 : "");
+		for (int i = 0; i < (comma ? 2 : 1); i++) {
+			struct stat st;
+			if (stat(paths[i], &st) != 0 || !S_ISFIFO(st.st_mode))
+				return usage_error(msg, len, "--control '%s': '%s' is not a FIFO (make it with mkfifo)", arg,
+						   paths[i]);
+		}
+		cfg->control_ctl_path = paths[0];
+		cfg->control_ack_path = comma ? paths[1] : NULL;
+		return CLI_RUN;
+	}
+	if (strncmp(arg, "fd:", 3) == 0) {
+		char *end;
+		long ctl = strtol(arg + 3, &end, 10), ack = -1;
+		if (end == arg + 3 || ctl < 0 || ctl > INT32_MAX || (*end && *end != ','))
+			return usage_error(msg, len, "--control '%s': use fifo:CTL[,ACK] or fd:CTL[,ACK]", arg);
+		if (*end == ',') {
+			const char *a = end + 1;
+			ack = strtol(a, &end, 10);
+			if (end == a || *end || ack < 0 || ack > INT32_MAX)
+				return usage_error(msg, len, "--control '%s': use fifo:CTL[,ACK] or fd:CTL[,ACK]", arg);
+		}
+		if (fcntl((int)ctl, F_GETFD) < 0 || (ack >= 0 && fcntl((int)ack, F_GETFD) < 0))
+			return usage_error(msg, len, "--control '%s': fd %ld is not open", arg,
+					   fcntl((int)ctl, F_GETFD) < 0 ? ctl : ack);
+		cfg->control_ctl_fd = (int)ctl;
+		cfg->control_ack_fd = (int)ack;
+		return CLI_RUN;
+	}
+	return usage_error(msg, len, "--control '%s': use fifo:CTL[,ACK] or fd:CTL[,ACK]", arg);
+}
+
+/* tlbprof run [OPTIONS] [--] CMD [ARGS...] (argv[0] is "run"). */
+static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static const struct option opts[] = {
+		{ "control", required_argument, NULL, OPT_CONTROL },
+		{ "delay", required_argument, NULL, 'D' },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum cli_result r;
+	uint64_t v;
+	int c;
+
+	/* "+": stop at the first operand, so CMD's own options stay CMD's (as with perf stat). */
+	while ((c = getopt_long(argc, argv, "+:qhD:", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_CONTROL:
+			if ((r = parse_control(optarg, cfg, msg, len)) != CLI_RUN)
+				return r;
+			break;
+		case 'D':
+			if (strcmp(optarg, "-1") == 0)
+				cfg->start_disabled = true;
+			else if (strcmp(optarg, "0") != 0)
+				return usage_error(msg, len, "--delay '%s': use -1 (start disabled) or 0", optarg);
+			break;
+		case OPT_CPU:
+			if (parse_count(optarg, &v) || v >= CPU_SETSIZE || !cpu_usable((int)v))
+				return usage_error(msg, len, "--cpu '%s': no such online CPU available to this process",
+						   optarg);
+			cfg->cpu = (int)v;
+			break;
+		default:
+			if (!parse_shared(c, optarg, usage_run, cfg, &r, msg, len))
+				return option_error("run", c, argv, opts, msg, len);
+			if (r != CLI_RUN)
+				return r;
+			break;
+		}
+	}
+	if (optind >= argc)
+		return usage_error(msg, len, "run: give the command to run (tlbprof run [OPTIONS] -- CMD [ARGS...])");
+	if (cfg->start_disabled && !cfg->control_ctl_path && cfg->control_ctl_fd < 0)
+		return usage_error(msg, len, "--delay '-1': needs --control (nothing could enable the counters)");
+	if (!command_found(argv[optind]))
+		return usage_error(msg, len, "run: '%s': command not found or not executable", argv[optind]);
+	/* Into the caller's argv (ours is a copy that cli_parse frees), which ends in NULL. */
+	cfg->run_argv = cfg->argv + 1 + optind;
 	return check_json_target(cfg, msg, len);
 }
 

@@ -2,6 +2,8 @@
 /* The subcommands (tlbprof NAME ...), one file each (src/cmd_NAME.c), and the exit statuses only they and main decide. */
 #pragma once
 
+#include <signal.h>
+
 #include "config.h"
 
 /* Exit statuses (DESIGN.md, tlbprof(1)). */
@@ -28,3 +30,5 @@ int cmd_analyze(const struct tlbprof_config *cfg);
 
 /* tlbprof compare BASE.json NEW.json: compare two saved reports phase by phase, judged from their samples. */
 int cmd_compare(const struct tlbprof_config *cfg);
+/* tlbprof run [OPTIONS] -- CMD: someone else's benchmark under counters, markers and checks. */
+int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop);

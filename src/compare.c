@@ -534,17 +534,36 @@ static void phase_rates(const struct phase_result *b, const struct phase_result 
 	}
 }
 
-/* One side's figures alone (the phase is missing or unmeasured on the other). */
-static void one_side(const struct phase_result *r, bool is_base, struct compare_samples *s)
+/* A tlbprof run phase that declared no accesses: its wall time per occurrence is what was measured. */
+static bool phase_wall(const struct phase_result *r)
 {
-	double m = r && phase_measured(r) ? median_of(r->samples_ns, r->n_samples) : NAN;
+	return r->status == PHASE_OK && !r->n_samples && r->target && r->target->n_wall > 0;
+}
+
+/* The samples a phase is compared on: ns per access (per page), or (wall) ns per occurrence; *n = 0 if none. */
+static const double *phase_values(const struct phase_result *r, bool wall, size_t *n)
+{
+	if (wall) {
+		*n = phase_wall(r) ? r->target->n_wall : 0;
+		return *n ? r->target->wall_ns : NULL;
+	}
+	*n = phase_measured(r) ? r->n_samples : 0;
+	return r->samples_ns;
+}
+
+/* One side's figures alone (the phase is missing, or unmeasured or measured otherwise on the other). */
+static void one_side(const struct phase_result *r, bool wall, bool is_base, struct compare_samples *s)
+{
+	size_t n = 0;
+	const double *v = r ? phase_values(r, wall, &n) : NULL;
+	double m = n ? median_of(v, n) : NAN;
 
 	if (is_base) {
 		s->base = m;
-		s->n_base = r ? r->n_samples : 0;
+		s->n_base = n;
 	} else {
 		s->new = m;
-		s->n_new = r ? r->n_samples : 0;
+		s->n_new = n;
 	}
 }
 
@@ -556,16 +575,20 @@ static int compare_phase_pair(const struct phase_result *b, const struct phase_r
 	samples_clear(&cp->ns);
 	samples_clear(&cp->ns_per_fault);
 	cp->faults = (b && b->spec.fault_case != FAULT_NONE) || (n && n->spec.fault_case != FAULT_NONE);
+	/* Wall time per occurrence only where no side has samples per access: like is compared with like. */
+	cp->wall = (!b || phase_wall(b)) && (!n || phase_wall(n));
 	phase_rates(b, n, cp);
-	if (b && n && phase_measured(b) && phase_measured(n)) {
-		if ((rc = compare_samples(b->samples_ns, b->n_samples, n->samples_ns, n->n_samples, threshold, &cp->ns)))
+	if (b && n && ((phase_measured(b) && phase_measured(n)) || cp->wall)) {
+		size_t nb, nn;
+		const double *vb = phase_values(b, cp->wall, &nb), *vn = phase_values(n, cp->wall, &nn);
+		if ((rc = compare_samples(vb, nb, vn, nn, threshold, &cp->ns)))
 			return rc;
 		if (cp->faults && (rc = compare_fault_samples(b, n, threshold, &cp->ns_per_fault)))
 			return rc;
 		return 0;
 	}
-	one_side(b, true, &cp->ns);
-	one_side(n, false, &cp->ns);
+	one_side(b, cp->wall, true, &cp->ns);
+	one_side(n, cp->wall, false, &cp->ns);
 	return 0;
 }
 

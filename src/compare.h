@@ -134,7 +134,8 @@ struct compare_phase {
 	enum compare_match match;
 	size_t base, new;		/* indices into the results; SIZE_MAX on the side that lacks it */
 	bool faults;			/* a page-fault phase: the metric is ns per page */
-	struct compare_samples ns;	/* ns per access (per page for page faults) */
+	bool wall;			/* a tlbprof run phase without declared accesses: ns per occurrence */
+	struct compare_samples ns;	/* ns per access (per page for page faults, per occurrence for wall) */
 	struct compare_samples ns_per_fault;	/* page-fault phases; verdict COMPARE_NOT_COMPARABLE otherwise */
 	struct compare_rate rates[METRIC_COUNT];
 	size_t n_rates;

@@ -84,6 +84,7 @@ enum tlbprof_command {
 	COMMAND_MEASURE,	/* measure with a workload (the default) */
 	COMMAND_ANALYZE,	/* re-analyse a saved report */
 	COMMAND_COMPARE,	/* compare two saved reports */
+	COMMAND_RUN,		/* run someone else's benchmark: tlbprof run -- CMD */
 };
 
 struct workload_ops;
@@ -128,6 +129,11 @@ struct tlbprof_config {
 	enum fail_on fail_on;
 	const char *json_path;		/* NULL: no JSON; "-": stdout */
 	bool quiet;
+	/* run: the command (NULL-terminated, borrowed from main's argv) and perf stat --control compatibility. */
+	char **run_argv;
+	const char *control_ctl_path, *control_ack_path;	/* --control fifo:CTL[,ACK] */
+	int control_ctl_fd, control_ack_fd;			/* --control fd:CTL[,ACK], -1 when not given */
+	bool start_disabled;					/* --delay -1 */
 	/* The command line as given, for the report (borrowed from main's argv). */
 	int argc;
 	char **argv;

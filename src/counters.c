@@ -102,6 +102,15 @@ double counter_scale(uint64_t value, uint64_t enabled_ns, uint64_t running_ns, b
 	return (double)value * ((double)enabled_ns / (double)running_ns);
 }
 
+void counter_reading_add_delta(struct counter_reading *acc, const struct counter_reading *begin,
+			       const struct counter_reading *end, bool hardware)
+{
+	acc->value += end->value - begin->value;
+	acc->enabled_ns += end->enabled_ns - begin->enabled_ns;
+	acc->running_ns += end->running_ns - begin->running_ns;
+	acc->scaled = hardware ? counter_scale(acc->value, acc->enabled_ns, acc->running_ns, NULL) : (double)acc->value;
+}
+
 const char *counters_default_events_dir(void)
 {
 #ifdef TLBPROF_EVENTS_DIR
@@ -135,6 +144,10 @@ struct counter_set {
 	char pmu_desc[128];
 	int pmu_num_cntrs;		/* generic counters libpfm4 reports; 0 unknown */
 	bool forced;			/* LIBPFM_FORCE_PMU was set */
+	/* What open() attaches to: the calling thread (pid 0), or another process (counter_set_open_task). */
+	pid_t pid;
+	bool inherit;
+	bool enable_on_exec;
 };
 
 size_t counter_set_size(const struct counter_set *set)
@@ -568,8 +581,8 @@ static bool sw_counts_only_in_kernel(uint64_t config)
 	return config == PERF_COUNT_SW_CONTEXT_SWITCHES || config == PERF_COUNT_SW_CPU_MIGRATIONS;
 }
 
-/* Open ev into group_fd (-1: as a new leader). Returns the fd or -errno. */
-static int open_event(struct counter_event *ev, int group_fd, bool exclude_kernel)
+/* Open ev into group_fd (-1: as a new leader) on the set's target. Returns the fd or -errno. */
+static int open_event(const struct counter_set *set, struct counter_event *ev, int group_fd, bool exclude_kernel)
 {
 	struct perf_event_attr attr = ev->attr;
 	/*
@@ -584,7 +597,15 @@ static int open_event(struct counter_event *ev, int group_fd, bool exclude_kerne
 	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	if (exclude_kernel)
 		attr.exclude_kernel = 1;
-	int fd = sys_perf_event_open(&attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	/*
+	 * inherit: tasks the target creates after the open count into the same
+	 * events; a read() of the event sums them (alive or exited), and
+	 * ENABLE/DISABLE ioctls reach them too. It does not combine with
+	 * PERF_FORMAT_GROUP reads, which is why every event is read on its own.
+	 */
+	attr.inherit = set->inherit;
+	attr.enable_on_exec = set->enable_on_exec && group_fd == -1;
+	int fd = sys_perf_event_open(&attr, set->pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	return fd;
@@ -602,9 +623,9 @@ static int open_event(struct counter_event *ev, int group_fd, bool exclude_kerne
 static bool open_in_group(const struct counter_set *set, struct counter_event *ev, int *leader_fd)
 {
 	bool user_only = false;
-	int fd = open_event(ev, *leader_fd, false);
+	int fd = open_event(set, ev, *leader_fd, false);
 	if (fd < 0 && *leader_fd != -1) {
-		int alone = open_event(ev, -1, false);
+		int alone = open_event(set, ev, -1, false);
 		if (alone >= 0) {
 			ev->fd = alone;
 			ev->leader = true;
@@ -613,7 +634,7 @@ static bool open_in_group(const struct counter_set *set, struct counter_event *e
 	}
 	if ((fd == -EACCES || fd == -EPERM) && !ev->info.hardware && !ev->attr.exclude_kernel &&
 	    !sw_counts_only_in_kernel(ev->attr.config)) {
-		int retry = open_event(ev, *leader_fd, true);
+		int retry = open_event(set, ev, *leader_fd, true);
 		if (retry >= 0) {
 			fd = retry;
 			user_only = true;
@@ -656,9 +677,17 @@ static size_t hw_group_capacity(const struct counter_set *set)
 
 int counter_set_open(struct counter_set *set)
 {
+	return counter_set_open_task(set, 0, false, false);
+}
+
+int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool enable_on_exec)
+{
 	if (!set)
 		return 0;
 	counter_set_close(set);
+	set->pid = pid;
+	set->inherit = inherit;
+	set->enable_on_exec = enable_on_exec;
 
 	int sw_leader = -1, hw_leader = -1;
 	size_t hw_members = 0, cap = hw_group_capacity(set);

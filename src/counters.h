@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * The abstract metrics tlbprof knows. The names (metric_name()) are the keys
@@ -73,6 +74,15 @@ struct counter_reading {
  */
 double counter_scale(uint64_t value, uint64_t enabled_ns, uint64_t running_ns, bool *multiplexed);
 
+/*
+ * Add the difference end - begin of two readings of one event to acc and
+ * rescale acc (hardware: by its summed enabled/running times; a software
+ * event never multiplexes, so its value stands). For counts taken as
+ * snapshots around a window while the events keep running.
+ */
+void counter_reading_add_delta(struct counter_reading *acc, const struct counter_reading *begin,
+			       const struct counter_reading *end, bool hardware);
+
 struct counter_set;
 
 /*
@@ -107,6 +117,14 @@ const char *counter_set_pmu_desc(const struct counter_set *set);
  * Calling it on an open set closes and reopens it (statuses start over).
  */
 int counter_set_open(struct counter_set *set);
+/*
+ * The same on process pid (0: the calling thread). inherit: threads and
+ * processes pid creates after the open are counted too (reads sum them).
+ * enable_on_exec: the events start disabled and the kernel enables them at
+ * pid's next execve(), so a forked child that waits before exec is counted
+ * from the new program's first instruction. Needs ptrace access to pid.
+ */
+int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool enable_on_exec);
 /* Reset to zero / enable / disable all open events (the group leaders). 0 or -errno. */
 int counter_set_reset(struct counter_set *set);
 int counter_set_enable(struct counter_set *set);

@@ -127,6 +127,9 @@ int main(int argc, char **argv)
 		return cmd_analyze(&cfg);
 	case COMMAND_COMPARE:
 		return cmd_compare(&cfg);
+	case COMMAND_RUN:
+		install_signals();
+		return cmd_run(&cfg, &stop_flag);
 	}
 	install_signals();
 	if (cfg.child_phase >= 0)

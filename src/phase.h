@@ -47,6 +47,10 @@ struct phase_spec {
 	const char *dir;		/* where the data file lives (borrowed) */
 	const char *file;		/* an existing data file to use (child of a parent that made it), or NULL */
 	bool drop_caches;
+	/* tlbprof run: what the benchmark declared for the phase (zero for workload phases). */
+	uint64_t accesses_total;	/* when nonzero: the timed accesses (summed over occurrences) */
+	uint64_t timings;		/* separately clocked intervals per sample (0 or 1: the sample is one) */
+	bool throughput;		/* independent accesses: ns per access is no latency, no L1 floor */
 };
 
 enum phase_status { PHASE_OK, PHASE_FAILED, PHASE_SKIPPED };
@@ -89,6 +93,25 @@ struct fault_sample {
 	unsigned process;		/* which process took it (0 .. processes-1) */
 };
 
+/* A phase of someone else's benchmark (tlbprof run): what it declared and how its occurrences went. */
+struct target_phase {
+	unsigned occurrences;		/* begin..end pairs completed */
+	bool open_at_exit;		/* the command exited (or was stopped) inside this phase */
+	bool has_accesses;
+	bool has_region;
+	uint64_t region_addr, region_bytes;
+	bool has_page;			/* spec.page is the declared page size */
+	bool has_chain;
+	uint64_t chain_addr;
+	uint64_t slots_declared;	/* 0: not declared */
+	bool chain_inspected;		/* the chain was read from the process and self-checked */
+	uint64_t chain_cycle_slots;	/* slots on the cycle through chain_addr (0 when it never returned) */
+	double chain_pages_covered;	/* share of the region's 4 KiB pages the cycle touches */
+	double *wall_ns;		/* wall time of each occurrence (owned) */
+	size_t n_wall;
+	double tlbprof_ns_total;	/* the same windows as tlbprof saw them (begin ack .. end line), summed */
+};
+
 /* Everything a phase produced. Owned by the runner's result list. */
 struct phase_result {
 	struct phase_spec spec;
@@ -128,10 +151,11 @@ struct phase_result {
 	size_t n_fault_samples;
 	unsigned processes_run;		/* pagefault: processes that contributed samples */
 	double skipped_resident;	/* pagefault: resident fraction that made a sample unmeasurable */
+	struct target_phase *target;	/* tlbprof run phases (owned), NULL otherwise */
 };
 
-/* Accesses timed in total: iterations * repeat. */
+/* Accesses timed in total: iterations * repeat, or what a run phase's occurrences declared together. */
 static inline uint64_t phase_timed_accesses(const struct phase_spec *s)
 {
-	return s->iterations * s->repeat;
+	return s->accesses_total ? s->accesses_total : s->iterations * s->repeat;
 }

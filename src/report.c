@@ -13,8 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elfinfo.h"
 #include "parse.h"
 #include "report_json.h"
+#include "target.h"
 #include "version.h"
 #include "workload.h"
 
@@ -275,13 +277,52 @@ static void fault_json(json_t *o, const struct phase_result *r)
 	}
 }
 
+static json_t *hex_or_null(bool has, uint64_t v)
+{
+	char buf[32];
+
+	if (!has)
+		return json_null();
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	return json_string(buf);
+}
+
+/* tlbprof run: what the benchmark declared for a phase, and what its occurrences were. */
+static json_t *declared_json(const struct phase_result *r)
+{
+	const struct target_phase *tp = r->target;
+	json_t *o = json_object(), *wall = json_array();
+
+	json_object_set_new(o, "occurrences", json_integer(tp->occurrences));
+	json_object_set_new(o, "accesses", tp->has_accesses ? json_integer((json_int_t)r->spec.accesses_total) : json_null());
+	json_object_set_new(o, "region_address", hex_or_null(tp->has_region, tp->region_addr));
+	json_object_set_new(o, "region_bytes", tp->has_region ? json_integer((json_int_t)tp->region_bytes) : json_null());
+	json_object_set_new(o, "page", tp->has_page ? json_string(r->spec.page.label) : json_null());
+	json_object_set_new(o, "chain_address", hex_or_null(tp->has_chain, tp->chain_addr));
+	json_object_set_new(o, "slots", tp->slots_declared ? json_integer((json_int_t)tp->slots_declared) : json_null());
+	json_object_set_new(o, "kind", json_string(r->spec.throughput ? "throughput" : "latency"));
+	json_object_set_new(o, "timings", json_integer((json_int_t)(r->spec.timings ? r->spec.timings : 1)));
+	json_object_set_new(o, "chain_inspected", json_boolean(tp->chain_inspected));
+	if (tp->chain_inspected) {
+		json_object_set_new(o, "chain_cycle_slots", json_integer((json_int_t)tp->chain_cycle_slots));
+		json_object_set_new(o, "chain_pages_covered", num(tp->chain_pages_covered));
+	}
+	json_object_set_new(o, "open_at_exit", json_boolean(tp->open_at_exit));
+	for (size_t i = 0; i < tp->n_wall; i++)
+		json_array_append_new(wall, num(tp->wall_ns[i]));
+	json_object_set_new(o, "wall_ns", wall);
+	json_object_set_new(o, "tlbprof_window_ns", num(tp->tlbprof_ns_total));
+	return o;
+}
+
 static json_t *phase_json(const struct phase_result *r)
 {
 	const struct phase_spec *s = &r->spec;
 	json_t *o = json_object(), *page = json_object(), *params = json_object(), *ctrs = json_object();
 	json_t *checks = json_array(), *cyc;
 	struct sample_stats st;
-	double accesses = (double)s->iterations * (double)r->n_samples, cycles;
+	double accesses = s->accesses_total ? (double)s->accesses_total : (double)s->iterations * (double)r->n_samples;
+	double cycles;
 
 	json_object_set_new(o, "name", json_string(s->name));
 	json_object_set_new(o, "workload", json_string(s->workload->name));
@@ -293,9 +334,16 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(o, "reason", json_string(r->reason));
 	json_object_set_new(o, "unavailable", json_boolean(r->unavailable));
 
-	json_object_set_new(page, "requested", json_string(s->page.label));
-	json_object_set_new(page, "requested_bytes", json_integer((json_int_t)s->page.bytes));
-	json_object_set_new(page, "requested_backing", json_string(page_kind_name(s->page.kind)));
+	if (r->target && !r->target->has_page) {
+		/* tlbprof run: the phase declared no page size. */
+		json_object_set_new(page, "requested", json_null());
+		json_object_set_new(page, "requested_bytes", json_null());
+		json_object_set_new(page, "requested_backing", json_null());
+	} else {
+		json_object_set_new(page, "requested", json_string(s->page.label));
+		json_object_set_new(page, "requested_bytes", json_integer((json_int_t)s->page.bytes));
+		json_object_set_new(page, "requested_backing", json_string(page_kind_name(s->page.kind)));
+	}
 	if (r->backing_known) {
 		json_object_set_new(page, "backing", json_string(page_kind_name(r->backing.kind)));
 		json_object_set_new(page, "kernel_page_bytes", json_integer((json_int_t)r->backing.kernel_page_bytes));
@@ -309,7 +357,8 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(page, "anon_huge_bytes", json_integer((json_int_t)r->backing.anon_huge_bytes));
 		json_object_set_new(page, "hugetlb_bytes", json_integer((json_int_t)r->backing.hugetlb_bytes));
 		json_object_set_new(page, "vmas", json_integer(r->backing.vmas));
-		json_object_set_new(page, "verified_from", json_string("/proc/self/smaps"));
+		json_object_set_new(page, "verified_from", json_string(r->target ? "/proc/PID/smaps of the command"
+										    : "/proc/self/smaps"));
 	} else {
 		json_object_set_new(page, "backing", json_null());
 		json_object_set_new(page, "kernel_page_bytes", json_null());
@@ -400,6 +449,8 @@ static json_t *phase_json(const struct phase_result *r)
 							check_status_name(r->self_checks[i].status), "message",
 							r->self_checks[i].message));
 	json_object_set_new(o, "self_checks", checks);
+	if (r->target)
+		json_object_set_new(o, "declared", declared_json(r));
 	return o;
 }
 
@@ -506,6 +557,61 @@ static json_t *analysis_json(const struct report_input *in)
 	return o;
 }
 
+static const char *signal_name(int sig)
+{
+	const char *abbrev = sigabbrev_np(sig);
+	static char buf[16];
+
+	if (!abbrev)
+		return "?";
+	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+	return buf;
+}
+
+/* tlbprof run: the command, its exit, the marker traffic, its whole-run counters and its provenance. */
+static json_t *target_json(const struct report_input *in)
+{
+	const struct target_report *t = in->target;
+	const struct target_result *tr = t->result;
+	json_t *o = json_object(), *argv = json_array(), *errors = json_array(), *ctrs = json_object();
+
+	for (char **a = t->argv; *a; a++)
+		json_array_append_new(argv, json_string(*a));
+	json_object_set_new(o, "argv", argv);
+	json_object_set_new(o, "path", json_string(t->path));
+	json_object_set_new(o, "pid", json_integer(tr->pid));
+	json_object_set_new(o, "started", json_boolean(tr->started));
+	json_object_set_new(o, "exit_code", tr->exited ? json_integer(tr->exit_code) : json_null());
+	json_object_set_new(o, "signal", tr->term_signal ? json_string(signal_name(tr->term_signal)) : json_null());
+	json_object_set_new(o, "core_dumped", json_boolean(tr->core_dumped));
+	json_object_set_new(o, "wall_ns", num(tr->wall_ns));
+	json_object_set_new(o, "interrupted", json_boolean(tr->interrupted));
+	json_object_set_new(o, "protocol", json_string(TARGET_PROTOCOL));
+	for (unsigned i = 0; i < tr->errors && i < TARGET_MAX_ERRORS; i++)
+		json_array_append_new(errors, json_string(tr->error_lines[i]));
+	json_object_set_new(o, "markers", json_pack("{s:b, s:b, s:i, s:i, s:o, s:o}", "phase_markers", tr->markers_seen,
+						    "perf_control", tr->control_seen, "messages", tr->messages,
+						    "refused", tr->errors, "refusals", errors, "handling_us_median",
+						    tr->messages ? num(tr->handling_us_median) : json_null()));
+	for (size_t i = 0; i < tr->n_counters && tr->counters; i++) {
+		const struct counter_info *ci = &tr->counter_info[i];
+		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
+			continue;
+		json_object_set_new(ctrs, ci->name, json_pack("{s:I, s:I, s:I, s:s}", "value",
+							    (json_int_t)(tr->counters[i].scaled + 0.5), "enabled_ns",
+							    (json_int_t)tr->counters[i].enabled_ns, "running_ns",
+							    (json_int_t)tr->counters[i].running_ns, "metric",
+							    metric_name(ci->metric)));
+	}
+	json_object_set_new(o, "counters", ctrs);
+	if (t->binary)
+		json_object_set_new(o, "binary", json_pack("{s:s, s:s}", "compiler", t->binary->comment,
+							  "recorded_switches", t->binary->command_line));
+	else
+		json_object_set_new(o, "binary", json_pack("{s:n, s:s}", "compiler", "error", t->binary_error));
+	return o;
+}
+
 /* A re-analysed report: every field as read, with the new analysis and verdict. */
 static json_t *reanalysis_json(const struct report_input *in)
 {
@@ -540,6 +646,8 @@ static json_t *report_json(const struct report_input *in)
 		json_array_append_new(phases, phase_json(&in->results->phases[i]));
 	json_object_set_new(root, "phases", phases);
 	json_object_set_new(root, "analysis", analysis_json(in));
+	if (in->target)
+		json_object_set_new(root, "target", target_json(in));
 	json_object_set_new(root, "interrupted", json_boolean(in->results->interrupted));
 	json_object_set_new(root, "verdict", json_string(verdict_name(in->analysis->verdict)));
 	return root;
@@ -695,6 +803,34 @@ static int cmp_table_order(const void *pa, const void *pb, void *ctx)
 	return (a > b) - (a < b);
 }
 
+static const char *signal_name(int sig);
+
+/* tlbprof run: the command's line of the table header. */
+static void print_target(const struct target_report *t, FILE *f)
+{
+	const struct target_result *tr = t->result;
+	char how[64];
+
+	if (tr->term_signal)
+		snprintf(how, sizeof(how), "was killed by %s", signal_name(tr->term_signal));
+	else if (tr->exited)
+		snprintf(how, sizeof(how), "exited %d", tr->exit_code);
+	else
+		snprintf(how, sizeof(how), "did not start");
+	fprintf(f, "command: %s %s after %.3f s; %u marker/control message%s", *t->path ? t->path : t->argv[0], how,
+		tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
+	if (tr->errors)
+		fprintf(f, " (%u refused, first: %s)", tr->errors, tr->error_lines[0]);
+	if (tr->messages)
+		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
+	fputc('\n', f);
+	if (t->binary)
+		fprintf(f, "binary: %s%s%s\n", *t->binary->comment ? t->binary->comment : "compiler not recorded",
+			*t->binary->command_line ? "; switches: " : "", t->binary->command_line);
+	else
+		fprintf(f, "binary: not read (%s)\n", t->binary_error);
+}
+
 void report_print_text(const struct report_input *in, FILE *f)
 {
 	const struct environment *env = in->env;
@@ -703,7 +839,7 @@ void report_print_text(const struct report_input *in, FILE *f)
 	size_t ok = 0, hw = 0, total = 0;
 
 	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", a->summary);
-	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->cfg->workload->name,
+	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target ? "run" : in->cfg->workload->name,
 		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
 		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
 	if (in->clock->core_clock_ghz > 0)
@@ -721,6 +857,8 @@ void report_print_text(const struct report_input *in, FILE *f)
 	if (total)
 		fprintf(f, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
 			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
+	if (in->target)
+		print_target(in->target, f);
 
 	int w = 5;	/* the phase column fits the longest name */
 	for (size_t i = 0; i < rr->n; i++)
@@ -740,6 +878,16 @@ void report_print_text(const struct report_input *in, FILE *f)
 		size_t pass = 0;
 
 		backing_label(r, back, sizeof(back));
+		if (r->status == PHASE_OK && !r->n_samples && r->target) {
+			/* A marked phase that declared no accesses: its wall time is all there is per occurrence. */
+			struct sample_stats wst;
+			count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
+			analysis_stats(r->target->wall_ns, r->target->n_wall, &wst);
+			fprintf(f, "%-*s %-12s %u occurrence%s, wall median %.3f ms (spread %.1f%%), %s page faults\n", w,
+				r->spec.name, back, r->target->occurrences, r->target->occurrences == 1 ? "" : "s",
+				wst.median / 1e6, 100 * wst.rel_spread, faults);
+			continue;
+		}
 		if (r->status != PHASE_OK || !r->n_samples) {
 			fprintf(f, "%-*s %-12s %s: %s\n", w, r->spec.name, back, phase_status_name(r->status), r->reason);
 			continue;

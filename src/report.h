@@ -16,6 +16,18 @@
 #define REPORT_SCHEMA "tlbprof.report/1"
 #define REPORT_COMPARE_SCHEMA "tlbprof.compare/1"
 
+struct target_result;
+struct elf_provenance;
+
+/* tlbprof run: the command, how it ended, and who built it; all borrowed. */
+struct target_report {
+	char **argv;				/* the command, NULL-terminated */
+	const char *path;			/* the executable as found in PATH ("" when not found) */
+	const struct target_result *result;
+	const struct elf_provenance *binary;	/* NULL when the executable could not be read as ELF */
+	const char *binary_error;		/* why not ("" when read) */
+};
+
 /* Everything a report is made of; all borrowed. */
 struct report_input {
 	const struct tlbprof_config *cfg;
@@ -30,6 +42,7 @@ struct report_input {
 	int analyze_argc;
 	char **analyze_argv;
 	const void *source;			/* analyze: the report as read (json_t *); its fields are kept */
+	const struct target_report *target;	/* tlbprof run, else NULL */
 };
 
 /*

@@ -77,7 +77,9 @@ static json_t *phases_json(const struct report_compare_input *in)
 		json_object_set_new(o, "match", json_string(compare_match_name(cp->match)));
 		json_object_set_new(o, "status", json_pack("{s:o, s:o}", "base", phase_status_json(side_phase(in->base, cp->base)),
 							   "new", phase_status_json(side_phase(in->new, cp->new))));
-		json_object_set_new(o, "metric", json_string(cp->faults ? "ns_per_page" : "ns_per_access"));
+		json_object_set_new(o, "metric", json_string(cp->faults ? "ns_per_page"
+							     : cp->wall ? "wall_ns_per_occurrence"
+									: "ns_per_access"));
 		json_object_set_new(o, "ns", samples_json(&cp->ns, false));
 		json_object_set_new(o, "ns_per_fault", cp->faults ? samples_json(&cp->ns_per_fault, false) : json_null());
 		for (size_t k = 0; k < cp->n_rates; k++) {
@@ -202,11 +204,13 @@ int report_compare_write_json(const struct report_compare_input *in, const char 
 
 /* ---- text ---- */
 
-/* A median for the table: "-" when the side has none. */
+/* A median for the table: "-" when the side has none; 4 significant digits from 10 000 up, so it fits. */
 static const char *fmt_value(double v, const char *suffix, char *buf, size_t len)
 {
 	if (!isfinite(v))
 		snprintf(buf, len, "-");
+	else if (fabs(v) >= 1e4)
+		snprintf(buf, len, "%.4g%s", v, suffix);
 	else
 		snprintf(buf, len, "%.2f%s", v, suffix);
 	return buf;
@@ -254,6 +258,8 @@ static const char *phase_verdict(const struct report_compare_input *in, const st
 	else if (b->status != PHASE_OK || n->status != PHASE_OK)
 		snprintf(buf, len, "not comparable: %s in base, %s in new", phase_status_name(b->status),
 			 phase_status_name(n->status));
+	else if (cp->ns.verdict == COMPARE_NOT_COMPARABLE)
+		snprintf(buf, len, "not comparable: measured differently");
 	else
 		snprintf(buf, len, "%s", compare_verdict_label(cp->ns.verdict, false));
 	return buf;
@@ -298,20 +304,25 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 			fprintf(f, "  %-18s '%s' -> '%s'\n", c->env[i].field, c->env[i].base, c->env[i].new);
 	}
 
-	for (size_t i = 0; i < c->n_phases; i++)
+	bool wall = false;
+	for (size_t i = 0; i < c->n_phases; i++) {
 		if ((int)strlen(c->phases[i].name) > w)
 			w = (int)strlen(c->phases[i].name);
+		wall |= c->phases[i].wall;
+	}
 	fprintf(f, "\n%-*s %-9s %10s %10s %8s  %-18s %7s %9s  %s\n", w, "phase", "metric", "base", "new", "change",
 		"interval", "p", "samples", "verdict");
 	for (size_t i = 0; i < c->n_phases; i++) {
 		const struct compare_phase *cp = &c->phases[i];
-		print_row(f, w, cp->name, cp->faults ? "ns/page" : "ns/access", &cp->ns, "", phase_verdict(in, cp, buf, sizeof(buf)));
+		print_row(f, w, cp->name, cp->faults ? "ns/page" : cp->wall ? "ns/occur" : "ns/access", &cp->ns, "",
+			  phase_verdict(in, cp, buf, sizeof(buf)));
 		if (cp->faults && cp->match == COMPARE_MATCHED && cp->ns_per_fault.n_base && cp->ns_per_fault.n_new)
 			print_row(f, w, "", "ns/fault", &cp->ns_per_fault, "",
 				  compare_verdict_label(cp->ns_per_fault.verdict, false));
 	}
-	fprintf(f, "(base and new: medians of the samples; interval: of the new/base ratio of medians, bootstrap; "
-		   "fewer than %d samples on a side are not judged)\n", COMPARE_MIN_SAMPLES);
+	fprintf(f, "(base and new: medians of the samples%s; interval: of the new/base ratio of medians, bootstrap; "
+		   "fewer than %d samples on a side are not judged)\n",
+		wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "", COMPARE_MIN_SAMPLES);
 
 	if (c->n_pairs) {
 		int pw = 10;

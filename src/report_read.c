@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "report.h"
+
+#include "target.h"
 #include "workload.h"
 
 #define REPORT_MAX_PHASES 100000
@@ -385,6 +387,51 @@ static int read_fault_samples(struct reader *rd, json_t *p, const char *where, s
 
 static const char *const page_kinds[] = { [PAGE_BASE] = "base", [PAGE_THP] = "thp", [PAGE_HUGETLB] = "hugetlb" };
 
+/* tlbprof run: what a phase declared (the "declared" object), back into r->target and the spec. */
+static int read_declared(struct reader *rd, json_t *d, const char *where, struct phase_result *r)
+{
+	char dw[48];
+	json_t *v;
+	uint64_t u;
+	int rc;
+
+	snprintf(dw, sizeof(dw), "%s.declared", where);
+	r->target = calloc(1, sizeof(*r->target));
+	if (!r->target)
+		return -ENOMEM;
+	if ((rc = get_u64(rd, d, "occurrences", dw, &u)))
+		return rc;
+	r->target->occurrences = (unsigned)(u > 1000000000 ? 1000000000 : u);
+	v = json_object_get(d, "accesses");
+	if (json_is_integer(v) && json_integer_value(v) > 0) {
+		r->target->has_accesses = true;
+		r->spec.accesses_total = (uint64_t)json_integer_value(v);
+	}
+	v = json_object_get(d, "timings");
+	r->spec.timings = json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+	v = json_object_get(d, "kind");
+	r->spec.throughput = json_is_string(v) && strcmp(json_string_value(v), "throughput") == 0;
+	r->target->has_page = json_is_string(json_object_get(d, "page"));
+	v = json_object_get(d, "region_bytes");
+	r->target->has_region = json_is_integer(v);
+	r->target->region_bytes = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+	r->target->chain_inspected = json_is_true(json_object_get(d, "chain_inspected"));
+	r->target->open_at_exit = json_is_true(json_object_get(d, "open_at_exit"));
+	json_t *wall = json_object_get(d, "wall_ns");
+	if (!json_is_array(wall))
+		return bad(rd, "%s.wall_ns: not an array", dw);
+	r->target->wall_ns = calloc(json_array_size(wall) + 1, sizeof(double));
+	if (!r->target->wall_ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(wall); i++) {
+		v = json_array_get(wall, i);
+		if (!json_is_number(v) || json_number_value(v) < 0)
+			return bad(rd, "%s.wall_ns[%zu]: not a duration", dw, i);
+		r->target->wall_ns[r->target->n_wall++] = json_number_value(v);
+	}
+	return 0;
+}
+
 static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct counter_info *infos, size_t n_infos,
 		      struct phase_result *r)
 {
@@ -403,6 +450,10 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	snprintf(r->spec.name, sizeof(r->spec.name), "%s", name);
 	r->spec.index = (unsigned)idx;
 	r->spec.workload = workload_find(workload);
+	if (!r->spec.workload && strcmp(workload, target_phase_workload.name) == 0)
+		r->spec.workload = &target_phase_workload;
+	if (!r->spec.workload && strcmp(workload, target_command_workload.name) == 0)
+		r->spec.workload = &target_command_workload;
 	if (!r->spec.workload)
 		return bad(rd, "%s.workload: unknown workload '%s'", where, workload);
 	if (strcmp(status, "ok") == 0)
@@ -424,9 +475,14 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 			return bad(rd, "%s.controls: a control phase needs size_bytes and stride_bytes", where);
 	}
 
-	if ((rc = get_obj(rd, p, "page", where, &page)) || (rc = get_str(rd, page, "requested", where, false, &requested)))
+	json_t *declared = json_object_get(p, "declared");
+	if (json_is_object(declared) && (rc = read_declared(rd, declared, where, r)))
 		return rc;
-	if (page_request_parse(requested, &r->spec.page) != 0)
+	/* A phase of tlbprof run that declared no page size has none (null). */
+	if ((rc = get_obj(rd, p, "page", where, &page)) ||
+	    (rc = get_str(rd, page, "requested", where, r->target != NULL, &requested)))
+		return rc;
+	if (page_request_parse(requested, &r->spec.page) != 0 && !(r->target && !*requested))
 		return bad(rd, "%s.page.requested: unknown page size '%s'", where, requested);
 	get_str(rd, page, "backing", where, true, &str);
 	for (size_t k = 0; k < sizeof(page_kinds) / sizeof(page_kinds[0]); k++) {
@@ -467,7 +523,7 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 
 	if ((rc = read_samples(rd, p, where, r)) || (rc = read_fault_samples(rd, p, where, r)))
 		return rc;
-	if (r->status == PHASE_OK && !r->n_samples)
+	if (r->status == PHASE_OK && !r->n_samples && !(r->target && !r->target->has_accesses))
 		return bad(rd, "%s: status ok but no samples", where);
 	json_t *al = json_object_get(p, "sample_allocations");
 	if (json_is_array(al)) {

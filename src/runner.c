@@ -692,6 +692,9 @@ void run_results_free(struct run_results *r)
 		free(r->phases[i].counters);
 		free(r->phases[i].prefault_counters);
 		free(r->phases[i].fault_samples);
+		if (r->phases[i].target)
+			free(r->phases[i].target->wall_ns);
+		free(r->phases[i].target);
 	}
 	free(r->phases);
 	memset(r, 0, sizeof(*r));

@@ -40,6 +40,16 @@ CASES = [
     (["compare", "/dev/null"], "compare"),
     (["compare", "/dev/null", "/dev/null", "--threshold", "0"], "--threshold '0'"),
     (["--size"], "'--size'"),
+    (["run"], "run: give the command"),
+    (["run", "--", "/no/such/benchmark"], "'/no/such/benchmark'"),
+    (["run", "no-such-command-anywhere"], "'no-such-command-anywhere'"),
+    (["run", "--control", "fifo:/no/such/fifo", "--", "true"], "--control 'fifo:/no/such/fifo'"),
+    (["run", "--control", "socket:1", "--", "true"], "--control 'socket:1'"),
+    (["run", "--control", "fd:987", "--", "true"], "--control 'fd:987'"),
+    (["run", "--delay", "500", "--", "true"], "--delay '500'"),
+    (["run", "-D", "-1", "--", "true"], "needs --control"),
+    (["run", "--size", "1M", "--", "true"], "'--size' applies only to measuring"),
+    (["run", "--cpu", "99999", "--", "true"], "--cpu '99999'"),
     (["stray"], "'stray'"),
 ]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """tlbprof compare: a report against itself, modified copies (slower, a failed check, another kernel), page-fault
-reports, bad inputs, and the tlbprof.compare/1 JSON."""
+reports, tlbprof run reports, bad inputs, and the tlbprof.compare/1 JSON."""
 import copy
 import json
 import math
@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_check import Failures  # noqa: E402
 
 TLBPROF = sys.argv[1]
+BENCHMARKS = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(TLBPROF), "examples", "benchmarks")
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(SRC, "tests", "data"))
 EXAMPLE = os.path.join(SRC, "examples", "reports", "kvm-intel-no-pmu.json")
@@ -34,7 +35,8 @@ def validate_compare(doc):
     for e in doc["environment_differences"]:
         assert set(e) == {"field", "base", "new"} and e["base"] != e["new"], e
     for p in doc["phases"]:
-        assert p["match"] in ("matched", "removed", "added") and p["metric"] in ("ns_per_access", "ns_per_page"), p
+        assert p["match"] in ("matched", "removed", "added") and \
+            p["metric"] in ("ns_per_access", "ns_per_page", "wall_ns_per_occurrence"), p
         for key in ("ns",) + (("ns_per_fault",) if p["ns_per_fault"] is not None else ()):
             s = p[key]
             assert s["verdict"] in VERDICTS, s
@@ -281,7 +283,43 @@ with tempfile.TemporaryDirectory() as d:
     if doc and {p["ns"]["verdict"] for p in doc["phases"]} != {"insufficient_samples"}:
         fail(f"one fault sample a phase: {[p['ns']['verdict'] for p in doc['phases']]}")
 
-    # 8. --json FILE: written whole, parses; the table on stdout.
+    # 8. tlbprof run reports: phases with declared accesses compare per access; a phase that declared none
+    # compares its wall time per occurrence, and never against a phase measured per access.
+    run_base = os.path.join(d, "run-base.json")
+    p = subprocess.run([TLBPROF, "run", "--quiet", "--fail-on", "never", "--json", run_base, "--",
+                        os.path.join(BENCHMARKS, "example-correct"), "8"], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        fail(f"tlbprof run example-correct: exit {p.returncode} {p.stderr[-400:]}")
+    else:
+        with open(run_base) as f:
+            run = json.load(f)
+        name = run["phases"][0]["name"]
+        ph = run["phases"][0]
+        ph["ns_per_access"] = None
+        ph["cycles_per_access"] = None
+        ph.pop("sample_allocations", None)
+        ph["declared"].pop("accesses", None)
+        wall_base = write(d, "wall-base", run)
+        walls = ph["declared"]["wall_ns"]
+        # Every occurrence 1.5x the slowest of the base: completely separated, the smallest exact p (2/252).
+        ph["declared"]["wall_ns"] = [max(walls) * 1.5 * (1 + 0.01 * k) for k in range(len(walls))]
+        doc, _ = compare(wall_base, write(d, "wall-slow", run), expect=(1,), what="run: slower wall time")
+        if doc:
+            wp = phase(doc, name)
+            if wp["metric"] != "wall_ns_per_occurrence" or wp["ns"]["verdict"] != "regression" or \
+                    wp["ns"]["n_base"] != len(walls):
+                fail(f"run: wall time per occurrence: {wp['metric']} {wp['ns']}")
+        doc, _ = compare(run_base, wall_base, expect=(0, 1), what="run: per access against wall time")
+        if doc:
+            wp = phase(doc, name)
+            if wp["metric"] != "ns_per_access" or wp["ns"]["verdict"] != "not_comparable" or \
+                    wp["ns"]["new"] is not None:
+                fail(f"run: a phase measured differently is not comparable: {wp['metric']} {wp['ns']}")
+        doc, _ = compare(run_base, run_base, what="run: itself")
+        if doc and any(p["ns"]["verdict"] not in ("no_change", "insufficient_samples") for p in doc["phases"]):
+            fail(f"run: itself: {[(p['name'], p['ns']['verdict']) for p in doc['phases']]}")
+
+    # 9. --json FILE: written whole, parses; the table on stdout.
     out = os.path.join(d, "diff.json")
     p = subprocess.run([TLBPROF, "compare", EXAMPLE, slow, "--json", out], capture_output=True, text=True, timeout=60)
     try:
@@ -295,7 +333,7 @@ with tempfile.TemporaryDirectory() as d:
     if p.returncode != 0 or p.stdout or p.stderr:
         fail(f"--quiet: exit {p.returncode} {p.stdout!r} {p.stderr!r}")
 
-    # 9. Bad inputs: exit 2, one line naming the file (and the field), nothing written.
+    # 10. Bad inputs: exit 2, one line naming the file (and the field), nothing written.
     text = json.dumps(example)
 
     def mutated(fn):
@@ -353,7 +391,7 @@ with tempfile.TemporaryDirectory() as d:
     if "compare" not in p.stdout:
         fail("tlbprof --help lists compare")
 
-    # 10. Two real runs of this tlbprof compare cleanly (the verdict is the machine's to decide).
+    # 11. Two real runs of this tlbprof compare cleanly (the verdict is the machine's to decide).
     runs = []
     for i in range(2):
         path = os.path.join(d, f"run{i}.json")

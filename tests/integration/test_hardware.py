@@ -5,8 +5,12 @@
 Exits 77 (skipped) where hardware events do not open, as in most cloud VMs.
 """
 import json
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_check import validate  # noqa: E402
 
 TLBPROF = sys.argv[1]
 p = subprocess.run([TLBPROF, "--pages", "4k,2m", "--size", "64M", "--iters", "2M", "--repeat", "3", "--cpu", "0",
@@ -14,7 +18,12 @@ p = subprocess.run([TLBPROF, "--pages", "4k,2m", "--size", "64M", "--iters", "2M
 if p.returncode not in (0, 1, 3):
     print(f"FAIL: exit {p.returncode}: {p.stderr}", file=sys.stderr)
     sys.exit(1)
-rep = json.loads(p.stdout)
+try:
+    rep = json.loads(p.stdout)
+    validate(rep)
+except (ValueError, AssertionError) as e:
+    print(f"FAIL: the report is invalid: {e}", file=sys.stderr)
+    sys.exit(1)
 status = {c["metric"]: c for c in rep["counters"]}
 miss = status.get("dtlb_load_misses")
 if not miss or miss["status"] not in ("ok", "multiplexed"):

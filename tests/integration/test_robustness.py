@@ -41,6 +41,7 @@ for sig in (signal.SIGINT, signal.SIGTERM):
                 validate(rep)
             except AssertionError as e:
                 fail(f"{sig.name}: partial report invalid: {e}")
+                continue
             if rep["interrupted"] is not True or len(rep["phases"]) >= 4:
                 fail(f"{sig.name}: interrupted {rep['interrupted']}, {len(rep['phases'])} phases reported")
 
@@ -68,8 +69,12 @@ else:
             if p.returncode not in (0, 1):
                 fail(f"unprivileged {args[:2]}: exit {p.returncode}: {p.stderr}")
                 continue
-            rep = json.loads(p.stdout)
-            validate(rep)
+            try:
+                rep = json.loads(p.stdout)
+                validate(rep)
+            except (ValueError, AssertionError) as e:
+                fail(f"unprivileged {args[:2]}: report invalid: {e}")
+                continue
             for c in rep["counters"]:
                 if c["status"] not in ("ok", "unsupported", "denied") or (c["status"] != "ok" and not c["reason"]):
                     fail(f"unprivileged: counter {c['name']} {c['status']} {c['reason']!r}")

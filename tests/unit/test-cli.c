@@ -58,6 +58,14 @@ static const struct {
 	  "--json '/nonexistent/dir/c.json'" },
 	{ __LINE__, { "--threshold", "5" }, CLI_USAGE, "'--threshold'" },
 	{ __LINE__, { "analyze", "/dev/null", "--threshold", "5" }, CLI_USAGE, "'--threshold'" },
+	{ __LINE__, { "run", "--", "true" }, CLI_RUN, NULL },
+	{ __LINE__, { "run", "-q", "--fail-on", "warn", "true", "--size", "1M" }, CLI_RUN, NULL },
+	{ __LINE__, { "run" }, CLI_USAGE, "run: give the command" },
+	{ __LINE__, { "run", "--", "/no/such/cmd" }, CLI_USAGE, "'/no/such/cmd'" },
+	{ __LINE__, { "run", "--control", "fd:x", "true" }, CLI_USAGE, "--control 'fd:x'" },
+	{ __LINE__, { "run", "--control", "fifo:", "true" }, CLI_USAGE, "--control 'fifo:'" },
+	{ __LINE__, { "run", "--delay", "-2", "true" }, CLI_USAGE, "--delay '-2'" },
+	{ __LINE__, { "run", "--repeat", "3", "true" }, CLI_USAGE, "'--repeat' applies only to measuring" },
 	{ __LINE__, { "--workload", "nope" }, CLI_USAGE, "--workload 'nope'" },
 	{ __LINE__, { "--pages", "4k,,2m" }, CLI_USAGE, "--pages '4k,,2m'" },
 	{ __LINE__, { "--pages", "3m" }, CLI_USAGE, "'3m'" },
@@ -129,6 +137,11 @@ int main(void)
 	char *cm2[] = { "tlbprof", "compare", "--threshold", "2", "--fail-on", "fail", "/dev/null", "/dev/zero", NULL };
 	CHECK(cli_parse(8, cm2, &cfg, msg, sizeof(msg)) == CLI_RUN && cfg.threshold_pct == 2 && cfg.fail_on == FAIL_ON_FAIL,
 	      "compare options: %s", msg);
+	/* run: CMD's own options stay CMD's; run_argv points into the caller's argv and ends in NULL. */
+	char *rn[] = { "tlbprof", "run", "--cpu", "0", "true", "--json", "x", NULL };
+	CHECK(cli_parse(7, rn, &cfg, msg, sizeof(msg)) == CLI_RUN, "run parses: %s", msg);
+	CHECK(cfg.command == COMMAND_RUN && cfg.run_argv == rn + 4 && cfg.json_path == NULL && cfg.cpu == 0 &&
+	      cfg.control_ctl_fd == -1, "run config");
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char *argv[MAX_ARGS + 2] = { "tlbprof" };

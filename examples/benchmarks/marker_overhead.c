@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* Not a trap: how long one marker call takes under tlbprof run (the round trip to tlbprof and back), median µs. */
+#include <time.h>
+
+#include "bench.h"
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int compare(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 1000;
+	double *begin = calloc((size_t)n, sizeof(double)), *end = calloc((size_t)n, sizeof(double));
+
+	if (n < 1 || !begin || !end)
+		return 2;
+	if (!tlbprof_marker_active())
+		fprintf(stderr, "not under tlbprof run: the calls are no-ops\n");
+	for (int i = 0; i < n; i++) {
+		double t0 = now_us();
+		tlbprof_phase_begin("round_trip", NULL);
+		double t1 = now_us();
+		tlbprof_phase_end(0, 0);
+		double t2 = now_us();
+		begin[i] = t1 - t0;
+		end[i] = t2 - t1;
+	}
+	qsort(begin, (size_t)n, sizeof(double), compare);
+	qsort(end, (size_t)n, sizeof(double), compare);
+	printf("{\"calls\": %d, \"begin_us_median\": %.2f, \"end_us_median\": %.2f, \"begin_us_p90\": %.2f, "
+	       "\"end_us_p90\": %.2f}\n", n, begin[n / 2], end[n / 2], begin[n * 9 / 10], end[n * 9 / 10]);
+	free(begin);
+	free(end);
+	return 0;
+}

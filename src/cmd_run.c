@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/* tlbprof run: someone else's benchmark under counters, phase markers and the same checks and report. */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "commands.h"
+#include "counters.h"
+#include "elfinfo.h"
+#include "environment.h"
+#include "report.h"
+#include "target.h"
+#include "timing.h"
+
+/* The file execvp would run for name: a path as given, else the first executable match in $PATH. */
+static void resolve_command(const char *name, char *out, size_t len)
+{
+	struct stat st;
+
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		if ((size_t)snprintf(out, len, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", name) < len &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return;
+		path += n + (colon != NULL);
+	}
+	out[0] = '\0';
+}
+
+/* The exit status: the command's own when it failed, else tlbprof's. */
+static int run_status(const struct target_result *tr, const struct run_results *rr, const struct analysis *a,
+		      enum fail_on fail_on)
+{
+	if (rr->interrupted)
+		return EXIT_INTERRUPTED;
+	if (tr->term_signal)
+		return 128 + tr->term_signal;
+	if (tr->exited && tr->exit_code != 0)
+		return tr->exit_code;
+	return analysis_fails(a->verdict, fail_on) ? EXIT_CHECK_FAILED : EXIT_OK;
+}
+
+int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
+{
+	struct counter_set *counters = NULL;
+	struct environment env;
+	struct timing_calibration clock;
+	struct run_results results = { 0 };
+	struct target_result tr = { 0 };
+	struct analysis analysis = { 0 };
+	struct elf_provenance binary;
+	char msg[512], path[PATH_MAX], binary_error[128] = "";
+	int status, rc;
+
+	if (counter_set_new(&counters, tlbprof_events_dir(cfg), NULL, msg, sizeof(msg)) != 0) {
+		if (cfg->events_dir) {
+			char line[640];
+			snprintf(line, sizeof(line), "--events-dir '%s': %s", cfg->events_dir, msg);
+			report_error(line);
+			return EXIT_USAGE;
+		}
+		fprintf(stderr, "tlbprof: warning: no counters: %s\n", msg);
+		counters = NULL;
+	}
+	environment_collect(&env);
+	if (cfg->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cfg->cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	timing_calibrate(&clock);
+	resolve_command(cfg->run_argv[0], path, sizeof(path));
+	rc = elf_provenance_read(path, &binary);
+	if (rc != 0)
+		snprintf(binary_error, sizeof(binary_error), "%s: %s", *path ? path : cfg->run_argv[0],
+			 rc == -EINVAL ? "not an ELF file (a script?)" : strerror(-rc));
+
+	const char *tmpdir = getenv("TMPDIR");
+	struct target_options opt = {
+		.argv = cfg->run_argv,
+		.cpu = cfg->cpu,
+		.ctl_path = cfg->control_ctl_path,
+		.ack_path = cfg->control_ack_path,
+		.ctl_fd = cfg->control_ctl_fd,
+		.ack_fd = cfg->control_ack_fd,
+		.start_disabled = cfg->start_disabled,
+		.tmpdir = tmpdir,
+	};
+	struct run_context ctx = { .clock = &clock, .counters = counters, .stop = stop };
+	rc = target_run(&opt, &ctx, &results, &tr);
+	if (rc == -ENOENT) {
+		snprintf(msg, sizeof(msg), "run: cannot execute '%s': %s", cfg->run_argv[0], strerror(tr.exec_errno));
+		report_error(msg);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (rc != 0) {
+		snprintf(msg, sizeof(msg), "run: cannot start '%s': %s", cfg->run_argv[0], strerror(-rc));
+		report_error(msg);
+		status = EXIT_UNAVAILABLE;
+		goto out;
+	}
+	if (analysis_run(results.phases, results.n, &env, &clock, &analysis) != 0) {
+		report_error("out of memory");
+		status = EXIT_UNAVAILABLE;
+		goto out;
+	}
+	struct target_report target = {
+		.argv = cfg->run_argv,
+		.path = path,
+		.result = &tr,
+		.binary = rc == 0 && !*binary_error ? &binary : NULL,
+		.binary_error = binary_error,
+	};
+	struct report_input in = {
+		.cfg = cfg,
+		.env = &env,
+		.clock = &clock,
+		.counters = counters,
+		.results = &results,
+		.analysis = &analysis,
+		.pmu_name = counters ? counter_set_pmu_name(counters) : "none",
+		.target = &target,
+	};
+	status = run_status(&tr, &results, &analysis, cfg->fail_on);
+	if (tr.term_signal)
+		fprintf(stderr, "tlbprof: run: '%s' was killed by signal %d (%s)%s\n", cfg->run_argv[0], tr.term_signal,
+			strsignal(tr.term_signal), tr.core_dumped ? ", core dumped" : "");
+	else if (tr.exited && tr.exit_code)
+		fprintf(stderr, "tlbprof: run: '%s' exited with status %d\n", cfg->run_argv[0], tr.exit_code);
+	if (report_emit(&in, cfg) != 0)
+		status = EXIT_OUTPUT;
+out:
+	analysis_free(&analysis);
+	run_results_free(&results);
+	target_result_free(&tr);
+	counter_set_delete(counters);
+	return status;
+}
