@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "parse.h"
 #include "version.h"
 #include "workload.h"
@@ -37,13 +38,14 @@
 #define DEFAULT_REPEAT 5
 #define DEFAULT_SEED 1
 #define MAX_REPEAT 1000
+#define MAX_THRESHOLD_PCT 1000.0
 
 enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
 	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_CASES, OPT_PROCESSES, OPT_DIR, OPT_DROP_CACHES,
 	OPT_PRECISION, OPT_TIME_BUDGET, OPT_REALLOC,
 	OPT_EVENTS_DIR, OPT_JSON, OPT_FORMAT, OPT_OUTPUT, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD, OPT_CONTROL,
-	OPT_DELAY,
+	OPT_DELAY, OPT_THRESHOLD,
 };
 
 static const struct option long_options[] = {
@@ -98,9 +100,12 @@ static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_confi
 static void usage_analyze(FILE *f);
 static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
 static void usage_run(FILE *f);
+static enum cli_result parse_compare(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_compare(FILE *f);
 
 static const struct cli_command commands[] = {
 	{ "analyze", COMMAND_ANALYZE, "recompute the analysis of a saved report", usage_analyze, parse_analyze },
+	{ "compare", COMMAND_COMPARE, "compare two saved reports; exit 1 on a regression", usage_compare, parse_compare },
 	{ "run", COMMAND_RUN, "run your own benchmark under counters, phase markers and checks", usage_run,
 	  parse_run },
 };
@@ -260,6 +265,36 @@ static void usage_analyze(FILE *f)
 		"\n"
 		"Exit status: 0 success, 1 a check failed, 2 usage error or unreadable report,\n"
 		"4 output could not be written. See tlbprof-analyze(1).\n");
+}
+
+static void usage_compare(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof compare [OPTIONS] BASE.json NEW.json\n"
+		"Compare two saved tlbprof.report/1 files phase by phase (matched by name):\n"
+		"ns per access (per page for page faults), page-size speedups, ns per dTLB\n"
+		"miss, counter rates and checks, old against new. A change counts when it\n"
+		"exceeds the threshold and the samples make it significant (Mann-Whitney U\n"
+		"p < 0.01 and a 99%% bootstrap interval without 0; speedups: bootstrap);\n"
+		"fewer than 5 samples a side are not judged.\n"
+		"Both reports are re-analysed with this version; environments that differ\n"
+		"(CPU, kernel, THP, hypervisor, PMU, clock, hugetlb pools) are warned about.\n"
+		"\n"
+		"Options:\n"
+		"  --threshold PCT      the smallest change that counts, percent, above 0 and\n"
+		"                       below %.0f (default: %.0f)\n"
+		"  --fail-on LEVEL      besides a regression, exit 1 when a check got worse:\n"
+		"                       warn (pass -> warn or fail, warn -> fail), fail (now\n"
+		"                       fails), never (always exit 0) (default: warn)\n"
+		"  --json FILE|-        write the comparison (tlbprof.compare/1) to FILE, or\n"
+		"                       stdout with - (default: none)\n"
+		"  -q, --quiet          no table on stdout\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: 0 no regression, 1 a regression beyond noise and threshold or a\n"
+		"check that got worse, 2 usage error or unreadable report, 4 output could\n"
+		"not be written. See tlbprof-compare(1).\n",
+		MAX_THRESHOLD_PCT, COMPARE_DEFAULT_THRESHOLD_PCT);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -802,6 +837,50 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 		return usage_error(msg, len, "run: '%s': command not found or not executable", argv[optind]);
 	/* Into the caller's argv (ours is a copy that cli_parse frees), which ends in NULL. */
 	cfg->run_argv = cfg->argv + 1 + optind;
+	return check_outputs(cfg, msg, len);
+}
+
+/* tlbprof compare [OPTIONS] BASE.json NEW.json (argv[0] is "compare"). */
+static enum cli_result parse_compare(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static const struct option opts[] = {
+		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum cli_result r;
+	int c;
+
+	cfg->fail_on = FAIL_ON_WARN;
+	cfg->threshold_pct = COMPARE_DEFAULT_THRESHOLD_PCT;
+	while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+		if (c == OPT_THRESHOLD) {
+			if (parse_double(optarg, &cfg->threshold_pct) ||
+			    !(cfg->threshold_pct > 0 && cfg->threshold_pct < MAX_THRESHOLD_PCT))
+				return usage_error(msg, len, "--threshold '%s': must be a percentage above 0 and below %.0f",
+						   optarg, MAX_THRESHOLD_PCT);
+			continue;
+		}
+		if (!parse_shared(c, optarg, usage_compare, cfg, &r, msg, len))
+			return option_error("compare", c, argv, opts, msg, len);
+		if (r != CLI_RUN)
+			return r;
+	}
+	if (argc - optind < 2)
+		return usage_error(msg, len, "compare: give two reports (tlbprof compare BASE.json NEW.json)");
+	if (argc - optind > 2)
+		return usage_error(msg, len, "compare: unexpected argument '%s' (two reports: BASE.json NEW.json)",
+				   argv[optind + 2]);
+	cfg->input_path = argv[optind];
+	cfg->compare_path = argv[optind + 1];
+	for (int i = 0; i < 2; i++) {
+		const char *path = i ? cfg->compare_path : cfg->input_path;
+		if (access(path, R_OK) != 0)
+			return usage_error(msg, len, "compare: '%s': %s", path, strerror(errno));
+	}
 	return check_outputs(cfg, msg, len);
 }
 

@@ -28,5 +28,7 @@ const char *tlbprof_events_dir(const struct tlbprof_config *cfg);
 /* tlbprof analyze REPORT.json: read a saved report, recompute its analysis, report again. */
 int cmd_analyze(const struct tlbprof_config *cfg);
 
+/* tlbprof compare BASE.json NEW.json: compare two saved reports phase by phase, judged from their samples. */
+int cmd_compare(const struct tlbprof_config *cfg);
 /* tlbprof run [OPTIONS] -- CMD: someone else's benchmark under counters, markers and checks. */
 int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop);

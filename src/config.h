@@ -97,6 +97,7 @@ int output_format_from_name(const char *s);
 enum tlbprof_command {
 	COMMAND_MEASURE,	/* measure with a workload (the default) */
 	COMMAND_ANALYZE,	/* re-analyse a saved report */
+	COMMAND_COMPARE,	/* compare two saved reports */
 	COMMAND_RUN,		/* run someone else's benchmark: tlbprof run -- CMD */
 };
 
@@ -104,7 +105,9 @@ struct workload_ops;
 
 struct tlbprof_config {
 	enum tlbprof_command command;
-	const char *input_path;		/* analyze: the report to read */
+	const char *input_path;		/* analyze: the report to read; compare: the base report */
+	const char *compare_path;	/* compare: the new report */
+	double threshold_pct;		/* compare: --threshold, percent */
 	const struct workload_ops *workload;
 	struct page_request pages[CONFIG_MAX_PAGES];
 	size_t n_pages;

@@ -125,6 +125,8 @@ int main(int argc, char **argv)
 		break;
 	case COMMAND_ANALYZE:
 		return cmd_analyze(&cfg);
+	case COMMAND_COMPARE:
+		return cmd_compare(&cfg);
 	case COMMAND_RUN:
 		install_signals();
 		return cmd_run(&cfg, &stop_flag);

@@ -765,6 +765,17 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 	return report_write_format(in, OUTPUT_JSON, path, "--json", err, err_len);
 }
 
+/* A JSON document as the stream writer of write_file(). */
+static int json_stream(FILE *f, const void *ctx)
+{
+	return json_dumpf((const json_t *)ctx, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF ? -EIO : 0;
+}
+
+int report_json_dump(json_t *root, const char *path, char *err, size_t err_len)
+{
+	return write_file(path, "--json", json_stream, root, err, err_len);
+}
+
 /* A format as the stream writer of write_file(). */
 struct format_job {
 	const struct report_input *in;

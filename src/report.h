@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "compare.h"
 #include "config.h"
 #include "counters.h"
 #include "environment.h"
@@ -17,6 +18,7 @@
 #include "timing.h"
 
 #define REPORT_SCHEMA "tlbprof.report/1"
+#define REPORT_COMPARE_SCHEMA "tlbprof.compare/1"
 
 struct target_result;
 struct elf_provenance;
@@ -110,3 +112,32 @@ int report_emit(const struct report_input *in, const struct tlbprof_config *cfg)
 
 /* Print a one-line error "tlbprof: MSG" to stderr. */
 void report_error(const char *msg);
+
+/* What the output of tlbprof compare is made of; all borrowed. */
+struct report_compare_input {
+	const struct compare_result *cmp;
+	const char *base_path, *new_path;
+	const struct report_doc *base, *new;		/* the two reports as read */
+	const struct analysis *base_analysis, *new_analysis;	/* recomputed from them */
+	enum fail_on fail_on;
+	bool fails;				/* compare_fails(): the exit status is 1 */
+	int argc;				/* the compare command as typed */
+	char **argv;
+};
+
+/* Print the comparison for people: environment warnings, phases, page sizes, counter rates, checks, result. */
+void report_compare_print_text(const struct report_compare_input *in, FILE *f);
+
+/*
+ * Write the comparison as JSON (schema tlbprof.compare/1) to path ("-" =
+ * stdout), atomically as report_write_json() does. Returns 0 or -errno with
+ * a one-line reason in err.
+ */
+int report_compare_write_json(const struct report_compare_input *in, const char *path, char *err, size_t err_len);
+
+/*
+ * Print the text (unless cfg->quiet; to stderr when the JSON goes to stdout)
+ * and write the JSON when cfg->json_path asks. Returns 0, or -1 after
+ * printing the one-line reason of a failed write (exit 4).
+ */
+int report_compare_emit(const struct report_compare_input *in, const struct tlbprof_config *cfg);

@@ -13,3 +13,11 @@ void report_backing_label(const struct phase_result *r, char *buf, size_t len);
 
 /* The native tlbprof.report/1 document (a re-analysis keeps every field it read); NULL on OOM. Caller decrefs. */
 json_t *report_json_build(const struct report_input *in);
+
+/*
+ * Write root to path ("-" = stdout) the way every tlbprof file is written
+ * (write_file() in report.c: a temporary file renamed over path; a device
+ * in place; a symlink's target replaced). root is not consumed. Returns 0 or
+ * -errno with a one-line reason in err.
+ */
+int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);

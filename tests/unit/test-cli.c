@@ -37,6 +37,27 @@ static const struct {
 	{ __LINE__, { "analyze", "/no/such/report.json" }, CLI_USAGE, "'/no/such/report.json'" },
 	{ __LINE__, { "analyze", "/dev/null", "--size", "4K" }, CLI_USAGE, "'--size' applies only to measuring" },
 	{ __LINE__, { "analyze", "--controls=none", "/dev/null" }, CLI_USAGE, "'--controls'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null" }, CLI_RUN, NULL },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "2.5", "--fail-on", "never", "--json", "-", "-q" },
+	  CLI_RUN, NULL },
+	{ __LINE__, { "compare", "--threshold=999.9", "/dev/null", "/dev/null" }, CLI_RUN, NULL },
+	{ __LINE__, { "compare", "/dev/null" }, CLI_USAGE, "compare: give two reports" },
+	{ __LINE__, { "compare" }, CLI_USAGE, "compare: give two reports" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "/dev/zero" }, CLI_USAGE, "'/dev/zero'" },
+	{ __LINE__, { "compare", "/dev/null", "/no/such/new.json" }, CLI_USAGE, "'/no/such/new.json'" },
+	{ __LINE__, { "compare", "/no/such/base.json", "/dev/null" }, CLI_USAGE, "'/no/such/base.json'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "0" }, CLI_USAGE, "--threshold '0'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "1000" }, CLI_USAGE, "--threshold '1000'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "-5" }, CLI_USAGE, "--threshold '-5'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "5%" }, CLI_USAGE, "--threshold '5%'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "nan" }, CLI_USAGE, "--threshold 'nan'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold" }, CLI_USAGE, "'--threshold' needs a value" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--fail-on", "error" }, CLI_USAGE, "--fail-on 'error'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--size", "4K" }, CLI_USAGE, "'--size' applies only to measuring" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--json", "/nonexistent/dir/c.json" }, CLI_NO_OUTPUT,
+	  "--json '/nonexistent/dir/c.json'" },
+	{ __LINE__, { "--threshold", "5" }, CLI_USAGE, "'--threshold'" },
+	{ __LINE__, { "analyze", "/dev/null", "--threshold", "5" }, CLI_USAGE, "'--threshold'" },
 	{ __LINE__, { "run", "--", "true" }, CLI_RUN, NULL },
 	{ __LINE__, { "run", "-q", "--fail-on", "warn", "true", "--size", "1M" }, CLI_RUN, NULL },
 	{ __LINE__, { "run" }, CLI_USAGE, "run: give the command" },
@@ -126,6 +147,15 @@ int main(void)
 	CHECK(cfg.command == COMMAND_ANALYZE && strcmp(cfg.input_path, "/dev/null") == 0 && cfg.fail_on == FAIL_ON_WARN,
 	      "analyze config");
 
+	/* compare takes two reports; a check that got worse fails it by default (--fail-on warn). */
+	char *cm[] = { "tlbprof", "compare", "/dev/null", "/dev/zero", NULL };
+	CHECK(cli_parse(4, cm, &cfg, msg, sizeof(msg)) == CLI_RUN, "compare parses: %s", msg);
+	CHECK(cfg.command == COMMAND_COMPARE && strcmp(cfg.input_path, "/dev/null") == 0 &&
+		      strcmp(cfg.compare_path, "/dev/zero") == 0 && cfg.fail_on == FAIL_ON_WARN && cfg.threshold_pct == 5,
+	      "compare config");
+	char *cm2[] = { "tlbprof", "compare", "--threshold", "2", "--fail-on", "fail", "/dev/null", "/dev/zero", NULL };
+	CHECK(cli_parse(8, cm2, &cfg, msg, sizeof(msg)) == CLI_RUN && cfg.threshold_pct == 2 && cfg.fail_on == FAIL_ON_FAIL,
+	      "compare options: %s", msg);
 	/* run: CMD's own options stay CMD's; run_argv points into the caller's argv and ends in NULL. */
 	char *rn[] = { "tlbprof", "run", "--cpu", "0", "true", "--json", "x", NULL };
 	CHECK(cli_parse(7, rn, &cfg, msg, sizeof(msg)) == CLI_RUN, "run parses: %s", msg);
