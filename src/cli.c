@@ -92,9 +92,12 @@ struct cli_command {
 
 static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
 static void usage_analyze(FILE *f);
+static enum cli_result parse_plot(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_plot(FILE *f);
 
 static const struct cli_command commands[] = {
 	{ "analyze", COMMAND_ANALYZE, "recompute the analysis of a saved report", usage_analyze, parse_analyze },
+	{ "plot", COMMAND_PLOT, "draw a saved report as an SVG chart", usage_plot, parse_plot },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -207,6 +210,24 @@ static void usage_analyze(FILE *f)
 		"\n"
 		"Exit status: 0 success, 1 a check failed, 2 usage error or unreadable report,\n"
 		"4 output could not be written. See tlbprof-analyze(1).\n");
+}
+
+static void usage_plot(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof plot REPORT.json -o FILE.svg\n"
+		"Draw a saved tlbprof.report/1 file as one standalone SVG: ns per access against\n"
+		"the working set per page size (a size sweep; one working set: a bar per page\n"
+		"size), the tlbsize curve with its knees and the TLB capacities CPUID reports,\n"
+		"ns per access against the stride with the step labels, ns per page per\n"
+		"page-fault case. The analysis is recomputed from the phases, as analyze does.\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output FILE|-  the SVG to write (required), or stdout with -\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: 0 success, 2 usage error, an unreadable report or one with no\n"
+		"phase that finished ok, 4 output could not be written. See tlbprof-plot(1).\n");
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -479,15 +500,20 @@ static bool parse_shared(int c, const char *arg, void (*usage)(FILE *f), struct 
 	}
 }
 
-/* Checks that the --json target can be created (CLI_NO_OUTPUT, exit 4, when not). */
-static enum cli_result check_json_target(const struct tlbprof_config *cfg, char *msg, size_t len)
+/* Checks that the output file of option can be created (CLI_NO_OUTPUT, exit 4, when not). */
+static enum cli_result check_output_target(const char *option, const char *path, char *msg, size_t len)
 {
-	if (cfg->json_path && strcmp(cfg->json_path, "-") != 0 && !output_dir_writable(cfg->json_path)) {
-		usage_error(msg, len, "--json '%s': a directory, or its directory does not exist or is not writable",
-			    cfg->json_path);
+	if (path && strcmp(path, "-") != 0 && !output_dir_writable(path)) {
+		usage_error(msg, len, "%s '%s': a directory, or its directory does not exist or is not writable", option,
+			    path);
 		return CLI_NO_OUTPUT;
 	}
 	return CLI_RUN;
+}
+
+static enum cli_result check_json_target(const struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	return check_output_target("--json", cfg->json_path, msg, len);
 }
 
 static enum cli_result parse_measure(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
@@ -546,6 +572,47 @@ static enum cli_result parse_analyze(int argc, char **argv, struct tlbprof_confi
 	if (access(cfg->input_path, R_OK) != 0)
 		return usage_error(msg, len, "analyze: '%s': %s", cfg->input_path, strerror(errno));
 	return check_json_target(cfg, msg, len);
+}
+
+/* tlbprof plot REPORT.json -o FILE (argv[0] is "plot"). */
+static enum cli_result parse_plot(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat in_st, out_st;
+	enum cli_result r;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		if (c == 'o') {
+			if (!*optarg)
+				return usage_error(msg, len, "-o '': give a file name or - for stdout");
+			cfg->output_path = optarg;
+			continue;
+		}
+		if (!parse_shared(c, optarg, usage_plot, cfg, &r, msg, len))
+			return option_error("plot", c, argv, opts, msg, len);
+		if (r != CLI_RUN)
+			return r;
+	}
+	if (optind >= argc)
+		return usage_error(msg, len, "plot: give the report to draw (tlbprof plot REPORT.json -o FILE.svg)");
+	if (optind + 1 < argc)
+		return usage_error(msg, len, "plot: unexpected argument '%s' (one report at a time)", argv[optind + 1]);
+	cfg->input_path = argv[optind];
+	if (!cfg->output_path)
+		return usage_error(msg, len, "plot: -o FILE is required (the SVG to write, or - for stdout)");
+	if (access(cfg->input_path, R_OK) != 0)
+		return usage_error(msg, len, "plot: '%s': %s", cfg->input_path, strerror(errno));
+	/* Writing the SVG over the report it is drawn from would lose the measurement. */
+	if (strcmp(cfg->output_path, "-") != 0 && stat(cfg->input_path, &in_st) == 0 &&
+	    stat(cfg->output_path, &out_st) == 0 && in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+		return usage_error(msg, len, "-o '%s': that is the report being drawn; write the SVG elsewhere",
+				   cfg->output_path);
+	return check_output_target("-o", cfg->output_path, msg, len);
 }
 
 /* tlbprof [OPTIONS]: measure with a workload. */

@@ -25,3 +25,6 @@ const char *tlbprof_events_dir(const struct tlbprof_config *cfg);
 
 /* tlbprof analyze REPORT.json: read a saved report, recompute its analysis, report again. */
 int cmd_analyze(const struct tlbprof_config *cfg);
+
+/* tlbprof plot REPORT.json -o FILE.svg: draw a saved report (its re-computed analysis too) as SVG. */
+int cmd_plot(const struct tlbprof_config *cfg);

@@ -83,13 +83,15 @@ const char *fail_on_name(enum fail_on f);
 enum tlbprof_command {
 	COMMAND_MEASURE,	/* measure with a workload (the default) */
 	COMMAND_ANALYZE,	/* re-analyse a saved report */
+	COMMAND_PLOT,		/* draw a saved report as SVG */
 };
 
 struct workload_ops;
 
 struct tlbprof_config {
 	enum tlbprof_command command;
-	const char *input_path;		/* analyze: the report to read */
+	const char *input_path;		/* analyze, plot: the report to read */
+	const char *output_path;	/* plot: -o FILE, "-" for stdout */
 	const struct workload_ops *workload;
 	struct page_request pages[CONFIG_MAX_PAGES];
 	size_t n_pages;

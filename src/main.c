@@ -125,6 +125,8 @@ int main(int argc, char **argv)
 		break;
 	case COMMAND_ANALYZE:
 		return cmd_analyze(&cfg);
+	case COMMAND_PLOT:
+		return cmd_plot(&cfg);
 	}
 	install_signals();
 	if (cfg.child_phase >= 0)

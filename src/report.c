@@ -544,23 +544,27 @@ static json_t *report_json(const struct report_input *in)
 	return root;
 }
 
-int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
+/* Flush f and turn a failed write into -errno (ENOSPC on /dev/full, EIO when stdio kept no errno). */
+static int finish_stream(FILE *f)
 {
-	json_t *root = report_json(in);
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int report_write_file(const char *path, const char *option, const char *what,
+		      int (*emit)(FILE *f, const void *ctx), const void *ctx, char *err, size_t err_len)
+{
 	char *tmp = NULL, *dircopy = NULL;
 	int rc = 0, fd = -1;
 	FILE *f = NULL;
 
-	if (!root) {
-		snprintf(err, err_len, "out of memory building the report");
-		return -ENOMEM;
-	}
 	if (strcmp(path, "-") == 0) {
-		if (json_dumpf(root, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
-			rc = -EIO;
-			snprintf(err, err_len, "cannot write the report to stdout");
-		}
-		json_decref(root);
+		if ((rc = emit(stdout, ctx)) == 0)
+			rc = finish_stream(stdout);
+		if (rc)
+			snprintf(err, err_len, "cannot write the %s to stdout: %s", what, strerror(-rc));
 		return rc;
 	}
 	/*
@@ -571,19 +575,18 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode)) {
 			rc = -EISDIR;
-			snprintf(err, err_len, "--json '%s': is a directory", path);
+			snprintf(err, err_len, "%s '%s': is a directory", option, path);
 		} else if (!(f = fopen(path, "we"))) {
 			rc = -errno;
-			snprintf(err, err_len, "--json '%s': cannot open: %s", path, strerror(-rc));
+			snprintf(err, err_len, "%s '%s': cannot open: %s", option, path, strerror(-rc));
 		} else {
-			if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF || fflush(f) != 0)
-				rc = errno ? -errno : -EIO;
+			if ((rc = emit(f, ctx)) == 0)
+				rc = finish_stream(f);
 			if (fclose(f) != 0 && !rc)
 				rc = -errno;
 			if (rc)
-				snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
+				snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
 		}
-		json_decref(root);
 		return rc;
 	}
 	/* A symlink to a regular file: replace the file it names and keep the link. */
@@ -593,7 +596,7 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 		path = real;
 	/* A temporary file next to the target, created exclusively (never through a symlink), then renamed. */
 	dircopy = strdup(path);
-	if (!dircopy || asprintf(&tmp, "%s/.tlbprof-report.XXXXXX", dirname(dircopy)) < 0) {
+	if (!dircopy || asprintf(&tmp, "%s/.tlbprof-%s.XXXXXX", dirname(dircopy), what) < 0) {
 		tmp = NULL;
 		rc = -ENOMEM;
 		snprintf(err, err_len, "out of memory");
@@ -602,7 +605,7 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, err_len, "--json '%s': cannot create a file in its directory: %s", path, strerror(-rc));
+		snprintf(err, err_len, "%s '%s': cannot create a file in its directory: %s", option, path, strerror(-rc));
 		free(tmp);
 		tmp = NULL;
 		goto out;
@@ -613,9 +616,12 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 		close(fd);
 		goto fail;
 	}
-	if (fchmod(fd, 0644) != 0 || json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF ||
-	    fflush(f) != 0 || fsync(fd) != 0) {
-		rc = errno ? -errno : -EIO;
+	if (fchmod(fd, 0644) != 0) {
+		rc = -errno;
+		fclose(f);
+		goto fail;
+	}
+	if ((rc = emit(f, ctx)) != 0 || (rc = finish_stream(f)) != 0 || (fsync(fd) != 0 && (rc = -errno))) {
 		fclose(f);
 		goto fail;
 	}
@@ -629,12 +635,33 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 	}
 	goto out;
 fail:
-	snprintf(err, err_len, "--json '%s': cannot write the report: %s", path, strerror(-rc));
+	snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
 	unlink(tmp);
 out:
 	free(tmp);
 	free(dircopy);
 	free(real);
+	return rc;
+}
+
+static int emit_json(FILE *f, const void *root)
+{
+	errno = 0;
+	if (json_dumpf((const json_t *)root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
+{
+	json_t *root = report_json(in);
+	int rc;
+
+	if (!root) {
+		snprintf(err, err_len, "out of memory building the report");
+		return -ENOMEM;
+	}
+	rc = report_write_file(path, "--json", "report", emit_json, root, err, err_len);
 	json_decref(root);
 	return rc;
 }
