@@ -25,6 +25,8 @@ enum { NOTE_WRAP = 140, MAX_SERIES = 32, LOG_MAX_TICKS = 10, LINEAR_TARGET_TICKS
 static const double SPREAD_LO_Q = 0.25, SPREAD_HI_Q = 0.75;
 /* The y axis covers spreads up to this multiple of the highest median; longer ones are cut (see layout_y_axis). */
 static const double SPREAD_CUT = 1.5;
+/* Medians spanning more than this ratio get a log2 y axis (line charts only; see layout_y_axis). */
+static const double LOG_Y_RATIO = 10;
 
 const char *plot_scale_name(enum plot_scale s)
 {
@@ -600,23 +602,32 @@ static void layout_x_axis(struct plot_chart *c)
 }
 
 /*
- * A linear y axis from 0 over the medians and the spreads, except a spread
- * reaching past 1.5 times the highest median: one slow sample of three (a
- * noisy VM) would otherwise flatten every curve to the floor. That spread is
- * cut at the frame and a note says so.
+ * The y axis: linear from 0 over the medians and the spreads, except a
+ * spread reaching past 1.5 times the highest median: one slow sample of
+ * three (a noisy VM) would otherwise flatten every curve to the floor. That
+ * spread is cut at the frame and a note says so. A line chart whose medians
+ * span more than LOG_Y_RATIO gets a log2 axis instead: a tlbsize curve
+ * climbs from an L1 hit (~1.5 ns) to DRAM and page walks (~100 ns), and on a
+ * linear axis its first knees would lie flat on the floor. Bars stay linear:
+ * their length is the value.
  */
 static void layout_y_axis(struct plot_chart *c)
 {
-	double top_median = 0, top, worst = 0;
+	double top_median = 0, low_median = INFINITY, top, low, worst = 0;
 	size_t cut = 0;
 
 	for (size_t s = 0; s < c->n_series; s++)
-		for (size_t i = 0; i < c->series[s].n; i++)
+		for (size_t i = 0; i < c->series[s].n; i++) {
 			top_median = fmax(top_median, c->series[s].points[i].y);
+			low_median = fmin(low_median, c->series[s].points[i].y);
+		}
 	top = top_median;
+	low = low_median;
 	for (size_t s = 0; s < c->n_series; s++)
 		for (size_t i = 0; i < c->series[s].n; i++) {
-			double hi = c->series[s].points[i].hi;
+			double hi = c->series[s].points[i].hi, lo = c->series[s].points[i].lo;
+			if (lo > 0)
+				low = fmin(low, lo);
 			if (hi <= SPREAD_CUT * top_median) {
 				top = fmax(top, hi);
 			} else {
@@ -625,7 +636,12 @@ static void layout_y_axis(struct plot_chart *c)
 			}
 		}
 	c->y.unit = PLOT_UNIT_NS;
-	plot_axis_linear(&c->y, top, LINEAR_TARGET_TICKS);
+	if (c->x.scale != PLOT_SCALE_BAND && low_median > 0 && isfinite(low_median) && top_median > LOG_Y_RATIO * low_median) {
+		plot_axis_log2(&c->y, low, top, LOG_MAX_TICKS);
+		snprintf(c->y.title + strlen(c->y.title), sizeof(c->y.title) - strlen(c->y.title), " (log scale)");
+	} else {
+		plot_axis_linear(&c->y, top, LINEAR_TARGET_TICKS);
+	}
 	if (cut)
 		add_note(c, "The spread of %zu point%s reaches past the top of the chart (up to %.4g ns) and is cut off there; "
 			    "the SVG's data-hi attributes keep the values.", cut, cut == 1 ? "" : "s", worst);

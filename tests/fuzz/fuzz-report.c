@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: the report reader of `tlbprof analyze`, and the analysis of whatever it accepts. */
+/* Fuzz target: the report reader of `tlbprof analyze` and `plot`, and the analysis and the SVG of whatever it accepts. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "plot.h"
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,8 +27,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (report_read_json(path, &doc, err, sizeof(err)) == 0) {
-		if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &a) == 0)
+		if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &a) == 0) {
+			struct plot_input in = { .phases = doc.results.phases, .n = doc.results.n, .analysis = &a,
+						 .env = &doc.env, .interrupted = doc.results.interrupted, .source = path };
+			struct plot p;
+			/* Layout and writer both: a character device is written in place, nothing is kept. */
+			if (plot_build(&in, &p) == 0) {
+				report_write_svg(&p, "/dev/null", err, sizeof(err));
+				plot_free(&p);
+			}
 			analysis_free(&a);
+		}
 		report_doc_free(&doc);
 	}
 	close(fd);

@@ -292,6 +292,10 @@ static void test_tlbsize(void)
 	for (size_t i = 0; i + 1 < c->series[0].n; i++)
 		CHECK(c->series[0].points[i].x < c->series[0].points[i + 1].x, "sorted by pages");
 	CHECK(c->x.scale == PLOT_SCALE_LOG2 && c->x.unit == PLOT_UNIT_COUNT && strstr(c->x.title, "pages"), "x: pages");
+	/* 1.5 to 25 ns: more than 10x, so the y axis is log2 too (the first knee would lie on the floor). */
+	CHECK(c->y.scale == PLOT_SCALE_LOG2 && strcmp(c->y.title, "ns per access (log scale)") == 0, "y: %s %s",
+	      plot_scale_name(c->y.scale), c->y.title);
+	CHECK(c->y.min < 1.5 * 0.99 && c->y.max > 25 * 1.01, "y covers the spread: %g..%g", c->y.min, c->y.max);
 	size_t knees = 0, refs = 0;
 	for (size_t i = 0; i < c->n_markers; i++) {
 		const struct plot_marker *m = &c->markers[i];
@@ -354,6 +358,7 @@ static void test_stride(void)
 	CHECK(plot_build(&in, &p) == 0, "built");
 	const struct plot_chart *c = &p.charts[0];
 	CHECK(c->kind == PLOT_CHART_STRIDE && c->n_series == 2, "a line per page size");
+	CHECK(c->y.scale == PLOT_SCALE_LINEAR, "0.7 to 6.2 ns: under 10x, linear");
 	CHECK(c->x.unit == PLOT_UNIT_BYTES && strstr(c->x.title, "stride"), "x: stride");
 	CHECK(c->n_steps == a.n_stride_steps && a.n_stride_steps == 8, "every step labelled: %zu of %zu", c->n_steps,
 	      a.n_stride_steps);
