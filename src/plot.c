@@ -476,13 +476,19 @@ static int fill_series(struct chart_ctx *cx)
 	return rc;
 }
 
-/* The point of series s at x, or NULL. */
+/* The point of series s at x, or NULL (points are sorted by x: a binary search). */
 static const struct plot_point *point_at(const struct plot_series *s, double x)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->points[i].x == x)
-			return &s->points[i];
-	return NULL;
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->points[mid].x < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->points[lo].x == x ? &s->points[lo] : NULL;
 }
 
 /* The series a stride phase was drawn in (its stride in *x), or SIZE_MAX. */
