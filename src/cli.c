@@ -103,9 +103,13 @@ static void usage_run(FILE *f);
 static enum cli_result parse_compare(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
 static void usage_compare(FILE *f);
 
+static enum cli_result parse_plot(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_plot(FILE *f);
+
 static const struct cli_command commands[] = {
 	{ "analyze", COMMAND_ANALYZE, "recompute the analysis of a saved report", usage_analyze, parse_analyze },
 	{ "compare", COMMAND_COMPARE, "compare two saved reports; exit 1 on a regression", usage_compare, parse_compare },
+	{ "plot", COMMAND_PLOT, "draw a saved report as an SVG chart", usage_plot, parse_plot },
 	{ "run", COMMAND_RUN, "run your own benchmark under counters, phase markers and checks", usage_run,
 	  parse_run },
 };
@@ -295,6 +299,24 @@ static void usage_compare(FILE *f)
 		"check that got worse, 2 usage error or unreadable report, 4 output could\n"
 		"not be written. See tlbprof-compare(1).\n",
 		MAX_THRESHOLD_PCT, COMPARE_DEFAULT_THRESHOLD_PCT);
+}
+
+static void usage_plot(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof plot REPORT.json -o FILE.svg\n"
+		"Draw a saved tlbprof.report/1 file as one standalone SVG: ns per access against\n"
+		"the working set per page size (a size sweep; one working set: a bar per page\n"
+		"size), the tlbsize curve with its knees and the TLB capacities CPUID reports,\n"
+		"ns per access against the stride with the step labels, ns per page per\n"
+		"page-fault case. The analysis is recomputed from the phases, as analyze does.\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output FILE|-  the SVG to write (required), or stdout with -\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: 0 success, 2 usage error, an unreadable report or one with no\n"
+		"phase that finished ok, 4 output could not be written. See tlbprof-plot(1).\n");
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -600,6 +622,17 @@ static bool parse_shared(int c, const char *arg, void (*usage)(FILE *f), struct 
 	}
 }
 
+/* Checks that the output file of option can be created (CLI_NO_OUTPUT, exit 4, when not). */
+static enum cli_result check_output_target(const char *option, const char *path, char *msg, size_t len)
+{
+	if (path && strcmp(path, "-") != 0 && !output_dir_writable(path)) {
+		usage_error(msg, len, "%s '%s': a directory, or its directory does not exist or is not writable", option,
+			    path);
+		return CLI_NO_OUTPUT;
+	}
+	return CLI_RUN;
+}
+
 /*
  * The output options together: --format needs --output (except --format json
  * with --json, which is --json alone); --output alone means json; several
@@ -637,11 +670,8 @@ static enum cli_result check_outputs(struct tlbprof_config *cfg, char *msg, size
 		if (!is_dir && cfg->json_path && strcmp(out, "-") != 0 && strcmp(out, cfg->json_path) == 0)
 			return usage_error(msg, len, "--output '%s': the same file as --json", out);
 	}
-	if (cfg->json_path && strcmp(cfg->json_path, "-") != 0 && !output_dir_writable(cfg->json_path)) {
-		usage_error(msg, len, "--json '%s': a directory, or its directory does not exist or is not writable",
-			    cfg->json_path);
+	if (check_output_target("--json", cfg->json_path, msg, len) != CLI_RUN)
 		return CLI_NO_OUTPUT;
-	}
 	if (out && cfg->output_dir && access(out, W_OK | X_OK) != 0) {
 		usage_error(msg, len, "--output '%s': directory not writable: %s", out, strerror(errno));
 		return CLI_NO_OUTPUT;
@@ -882,6 +912,47 @@ static enum cli_result parse_compare(int argc, char **argv, struct tlbprof_confi
 			return usage_error(msg, len, "compare: '%s': %s", path, strerror(errno));
 	}
 	return check_outputs(cfg, msg, len);
+}
+
+/* tlbprof plot REPORT.json -o FILE (argv[0] is "plot"). */
+static enum cli_result parse_plot(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat in_st, out_st;
+	enum cli_result r;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		if (c == 'o') {
+			if (!*optarg)
+				return usage_error(msg, len, "-o '': give a file name or - for stdout");
+			cfg->output_path = optarg;
+			continue;
+		}
+		if (!parse_shared(c, optarg, usage_plot, cfg, &r, msg, len))
+			return option_error("plot", c, argv, opts, msg, len);
+		if (r != CLI_RUN)
+			return r;
+	}
+	if (optind >= argc)
+		return usage_error(msg, len, "plot: give the report to draw (tlbprof plot REPORT.json -o FILE.svg)");
+	if (optind + 1 < argc)
+		return usage_error(msg, len, "plot: unexpected argument '%s' (one report at a time)", argv[optind + 1]);
+	cfg->input_path = argv[optind];
+	if (!cfg->output_path)
+		return usage_error(msg, len, "plot: -o FILE is required (the SVG to write, or - for stdout)");
+	if (access(cfg->input_path, R_OK) != 0)
+		return usage_error(msg, len, "plot: '%s': %s", cfg->input_path, strerror(errno));
+	/* Writing the SVG over the report it is drawn from would lose the measurement. */
+	if (strcmp(cfg->output_path, "-") != 0 && stat(cfg->input_path, &in_st) == 0 &&
+	    stat(cfg->output_path, &out_st) == 0 && in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+		return usage_error(msg, len, "-o '%s': that is the report being drawn; write the SVG elsewhere",
+				   cfg->output_path);
+	return check_output_target("-o", cfg->output_path, msg, len);
 }
 
 /* tlbprof [OPTIONS]: measure with a workload. */

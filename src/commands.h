@@ -32,3 +32,5 @@ int cmd_analyze(const struct tlbprof_config *cfg);
 int cmd_compare(const struct tlbprof_config *cfg);
 /* tlbprof run [OPTIONS] -- CMD: someone else's benchmark under counters, markers and checks. */
 int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop);
+/* tlbprof plot REPORT.json -o FILE.svg: draw a saved report (its re-computed analysis too) as SVG. */
+int cmd_plot(const struct tlbprof_config *cfg);

@@ -99,6 +99,7 @@ enum tlbprof_command {
 	COMMAND_ANALYZE,	/* re-analyse a saved report */
 	COMMAND_COMPARE,	/* compare two saved reports */
 	COMMAND_RUN,		/* run someone else's benchmark: tlbprof run -- CMD */
+	COMMAND_PLOT,		/* draw a saved report as SVG */
 };
 
 struct workload_ops;
@@ -145,7 +146,7 @@ struct tlbprof_config {
 	enum output_format formats[OUTPUT_FORMATS];	/* --format, in the order given, each once */
 	size_t n_formats;		/* 0 when nothing goes to --output */
 	const char *formats_arg;	/* --format as given, for messages */
-	const char *output_path;	/* --output: a file, "-" (stdout) or a directory; NULL: none */
+	const char *output_path;	/* --output: a file, "-" (stdout) or a directory; plot: -o FILE; NULL: none */
 	bool output_dir;		/* output_path is a directory: each format in its own file there */
 	bool quiet;
 	/* run: the command (NULL-terminated, borrowed from main's argv) and perf stat --control compatibility. */

@@ -130,6 +130,8 @@ int main(int argc, char **argv)
 	case COMMAND_RUN:
 		install_signals();
 		return cmd_run(&cfg, &stop_flag);
+	case COMMAND_PLOT:
+		return cmd_plot(&cfg);
 	}
 	install_signals();
 	if (cfg.child_phase >= 0)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The only writer of output: the JSON report (jansson), the formats for
- * dashboards and CI (report_formats.c), all written atomically, and the table
- * for people.
+ * dashboards and CI (report_formats.c), the SVG plot (report_svg.c), all
+ * written atomically, and the table for people.
  */
 #pragma once
 
@@ -14,6 +14,7 @@
 #include "config.h"
 #include "counters.h"
 #include "environment.h"
+#include "plot.h"
 #include "runner.h"
 #include "timing.h"
 
@@ -75,6 +76,28 @@ int report_format_write(const struct report_input *in, enum output_format fmt, F
  */
 int report_write_format(const struct report_input *in, enum output_format fmt, const char *path, const char *option,
 			char *err, size_t err_len);
+
+/*
+ * Write a document to path ("-" = stdout) with emit(f, ctx), which returns 0
+ * or -errno. A regular file is written to a temporary file in the same
+ * directory (created exclusively, ".tlbprof-WHAT.XXXXXX") and renamed over
+ * path, so a reader never sees half a document and an earlier one survives
+ * a failed write; a symlink keeps pointing at the replaced file; a device,
+ * FIFO or socket is written in place. option names the option in the error
+ * ("--json", "-o"), what names the document ("report", "plot"). Returns 0 or
+ * -errno with a one-line reason in err.
+ */
+int report_write_file(const char *path, const char *option, const char *what,
+		      int (*emit)(FILE *f, const void *ctx), const void *ctx, char *err, size_t err_len);
+
+/*
+ * Write the plot as a standalone SVG 1.1 document (no scripts, no external
+ * resources) to path ("-" = stdout), atomically as report_write_file() does;
+ * errors name option "-o". Every point carries its values (data-x, data-y,
+ * data-lo, data-hi) so the file can be checked as well as looked at.
+ * Returns 0 or -errno with a one-line reason in err.
+ */
+int report_write_svg(const struct plot *p, const char *path, char *err, size_t err_len);
 
 /* Print the human-readable summary and tables to f. */
 void report_print_text(const struct report_input *in, FILE *f);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: the report reader of `tlbprof analyze`, the analysis and every format of what it accepts, and
- * `compare` of it with itself. */
+/* Fuzz target: the report reader of `tlbprof analyze` and `plot`; the analysis, every format, the SVG of what it
+ * accepts, and `compare` of it with itself. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "compare.h"
+#include "plot.h"
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -50,6 +51,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					fclose(devnull);
 				}
 				compare_free(&cmp);
+			}
+			struct plot_input pin = { .phases = doc.results.phases, .n = doc.results.n, .analysis = &a,
+						 .env = &doc.env, .interrupted = doc.results.interrupted, .source = path };
+			struct plot p;
+			/* Layout and writer both: a character device is written in place, nothing is kept. */
+			if (plot_build(&pin, &p) == 0) {
+				report_write_svg(&p, "/dev/null", err, sizeof(err));
+				plot_free(&p);
 			}
 			analysis_free(&a);
 		}

@@ -66,6 +66,21 @@ static const struct {
 	{ __LINE__, { "run", "--control", "fifo:", "true" }, CLI_USAGE, "--control 'fifo:'" },
 	{ __LINE__, { "run", "--delay", "-2", "true" }, CLI_USAGE, "--delay '-2'" },
 	{ __LINE__, { "run", "--repeat", "3", "true" }, CLI_USAGE, "'--repeat' applies only to measuring" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "plot", "-o", "/tmp/tlbprof-test-cli.svg", "/dev/null" }, CLI_RUN, NULL },
+	{ __LINE__, { "plot", "/dev/null", "--output", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "plot", "/dev/null", "--output=-" }, CLI_RUN, NULL },
+	{ __LINE__, { "plot" }, CLI_USAGE, "plot: give the report" },
+	{ __LINE__, { "plot", "/dev/null" }, CLI_USAGE, "plot: -o FILE is required" },
+	{ __LINE__, { "plot", "/dev/null", "-o" }, CLI_USAGE, "'-o' needs a value" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "" }, CLI_USAGE, "-o ''" },
+	{ __LINE__, { "plot", "/dev/null", "/dev/zero", "-o", "-" }, CLI_USAGE, "'/dev/zero'" },
+	{ __LINE__, { "plot", "/no/such/report.json", "-o", "-" }, CLI_USAGE, "'/no/such/report.json'" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "/nonexistent/dir/p.svg" }, CLI_NO_OUTPUT, "-o '/nonexistent/dir/p.svg'" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "/tmp" }, CLI_NO_OUTPUT, "-o '/tmp'" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "/dev/null" }, CLI_USAGE, "the report being drawn" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "-", "--size", "4K" }, CLI_USAGE, "'--size'" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "-", "-q" }, CLI_USAGE, "'-q'" },
 	{ __LINE__, { "--workload", "nope" }, CLI_USAGE, "--workload 'nope'" },
 	{ __LINE__, { "--pages", "4k,,2m" }, CLI_USAGE, "--pages '4k,,2m'" },
 	{ __LINE__, { "--pages", "3m" }, CLI_USAGE, "'3m'" },
@@ -146,6 +161,10 @@ int main(void)
 	CHECK(cli_parse(5, an2, &cfg, msg, sizeof(msg)) == CLI_RUN, "analyze parses: %s", msg);
 	CHECK(cfg.command == COMMAND_ANALYZE && strcmp(cfg.input_path, "/dev/null") == 0 && cfg.fail_on == FAIL_ON_WARN,
 	      "analyze config");
+	char *pl[] = { "tlbprof", "plot", "/dev/null", "-o", "-", NULL };
+	CHECK(cli_parse(5, pl, &cfg, msg, sizeof(msg)) == CLI_RUN, "plot parses: %s", msg);
+	CHECK(cfg.command == COMMAND_PLOT && strcmp(cfg.input_path, "/dev/null") == 0 && strcmp(cfg.output_path, "-") == 0,
+	      "plot config");
 
 	/* compare takes two reports; a check that got worse fails it by default (--fail-on warn). */
 	char *cm[] = { "tlbprof", "compare", "/dev/null", "/dev/zero", NULL };
