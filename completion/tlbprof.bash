@@ -4,13 +4,15 @@
 # it by hand elsewhere. Works with or without bash-completion's helpers. tests/integration/test_completion.py
 # checks that every option of every --help completes here, so keep the lists below in step with src/cli.c.
 
-_tlbprof_commands='analyze env events run'
+_tlbprof_commands='analyze compare env events plot run'
 
 # Long options per command; "measure" is tlbprof without a command.
 _tlbprof_options_measure='--workload --pages --size --stride --strides --max-pages --cases --processes --dir
 	--drop-caches --iters --precision --time-budget --realloc --warmup-frac --repeat --seed --cpu --layout
 	--controls --fail-on --events-dir --json --format --output --quiet --help --version'
 _tlbprof_options_analyze='--json --format --output --fail-on --quiet --help'
+_tlbprof_options_compare='--threshold --fail-on --json --quiet --help'
+_tlbprof_options_plot='--output --help'
 _tlbprof_options_env='--json --events-dir --quiet --help'
 _tlbprof_options_events='--pmu --json --events-dir --quiet --help'
 _tlbprof_options_run='--control --delay --cpu --events-dir --json --format --output --fail-on --quiet --help'
@@ -30,12 +32,16 @@ _tlbprof_list()
 	COMPREPLY=($(compgen -W "$1" -P "$prefix" -- "${cur##*,}"))
 }
 
-# Files (and directories to descend into); $1: an extended glob of the names to offer, e.g. '*.json'.
+# Files and directories; $1 (optional): a glob of the file names to offer besides directories, e.g. '*.json'.
 _tlbprof_files()
 {
 	compopt -o filenames 2>/dev/null
 	local IFS=$'\n'
-	COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X "!${1:-*}" -- "$cur"))
+	if [[ -n $1 ]]; then
+		COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X "!$1" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -f -- "$cur"))	# directories included
+	fi
 }
 
 _tlbprof()
@@ -107,7 +113,7 @@ _tlbprof()
 	--events-dir | --dir)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -d -- "$cur")) ;;
-	--output) _tlbprof_files; [[ -z $cur ]] && COMPREPLY+=(-) ;;
+	--output | -o) _tlbprof_files; [[ -z $cur ]] && COMPREPLY+=(-) ;;
 	--size | --stride | --strides | --max-pages | --processes | --precision | --time-budget | --realloc | \
 		--warmup-frac | --repeat | --seed | --cpu | --threshold | --internal-child | --control)
 		;;	# a number: nothing to offer
@@ -117,8 +123,8 @@ _tlbprof()
 			COMPREPLY=($(compgen -W "${!var}" -- "$cur"))
 		elif ((cword == 1)); then
 			COMPREPLY=($(compgen -W "$_tlbprof_commands $_tlbprof_options_measure" -- "$cur"))
-		elif [[ $cmd == analyze ]]; then
-			_tlbprof_files '*.json'
+		elif [[ $cmd == analyze || $cmd == compare || $cmd == plot ]]; then
+			_tlbprof_files '*.json'	# the saved reports they read
 		fi
 		;;
 	esac

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "compare.h"
 #include "counters.h"
 #include "parse.h"
 #include "version.h"
@@ -40,13 +41,14 @@
 #define DEFAULT_REPEAT 5
 #define DEFAULT_SEED 1
 #define MAX_REPEAT 1000
+#define MAX_THRESHOLD_PCT 1000.0
 
 enum opt_id {
 	OPT_WORKLOAD = 256, OPT_PAGES, OPT_SIZE, OPT_STRIDE, OPT_ITERS, OPT_WARMUP, OPT_REPEAT,
 	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_CASES, OPT_PROCESSES, OPT_DIR, OPT_DROP_CACHES,
 	OPT_PRECISION, OPT_TIME_BUDGET, OPT_REALLOC,
 	OPT_EVENTS_DIR, OPT_JSON, OPT_FORMAT, OPT_OUTPUT, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD, OPT_PMU,
-	OPT_CONTROL, OPT_DELAY,
+	OPT_CONTROL, OPT_DELAY, OPT_THRESHOLD,
 };
 
 static const struct option long_options[] = {
@@ -105,12 +107,19 @@ static enum cli_result parse_events(int argc, char **argv, struct tlbprof_config
 static void usage_events(FILE *f);
 static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
 static void usage_run(FILE *f);
+static enum cli_result parse_compare(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_compare(FILE *f);
+
+static enum cli_result parse_plot(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len);
+static void usage_plot(FILE *f);
 
 static const struct cli_command commands[] = {
 	{ "analyze", COMMAND_ANALYZE, "recompute the analysis of a saved report", usage_analyze, parse_analyze },
+	{ "compare", COMMAND_COMPARE, "compare two saved reports; exit 1 on a regression", usage_compare, parse_compare },
 	{ "env", COMMAND_ENV, "what this machine can measure, each problem with its fix", usage_env, parse_env },
 	{ "events", COMMAND_EVENTS, "the metric-to-event table for this CPU or --pmu NAME", usage_events,
 	  parse_events },
+	{ "plot", COMMAND_PLOT, "draw a saved report as an SVG chart", usage_plot, parse_plot },
 	{ "run", COMMAND_RUN, "run your own benchmark under counters, phase markers and checks", usage_run,
 	  parse_run },
 };
@@ -314,6 +323,54 @@ static void usage_events(FILE *f)
 		"Exit status: 0 success, 2 usage error (an unknown --pmu lists the known ones),\n"
 		"4 output could not be written. See tlbprof-events(1).\n",
 		TLBPROF_EVENTS_DIR);
+}
+
+static void usage_compare(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof compare [OPTIONS] BASE.json NEW.json\n"
+		"Compare two saved tlbprof.report/1 files phase by phase (matched by name):\n"
+		"ns per access (per page for page faults), page-size speedups, ns per dTLB\n"
+		"miss, counter rates and checks, old against new. A change counts when it\n"
+		"exceeds the threshold and the samples make it significant (Mann-Whitney U\n"
+		"p < 0.01 and a 99%% bootstrap interval without 0; speedups: bootstrap);\n"
+		"fewer than 5 samples a side are not judged.\n"
+		"Both reports are re-analysed with this version; environments that differ\n"
+		"(CPU, kernel, THP, hypervisor, PMU, clock, hugetlb pools) are warned about.\n"
+		"\n"
+		"Options:\n"
+		"  --threshold PCT      the smallest change that counts, percent, above 0 and\n"
+		"                       below %.0f (default: %.0f)\n"
+		"  --fail-on LEVEL      besides a regression, exit 1 when a check got worse:\n"
+		"                       warn (pass -> warn or fail, warn -> fail), fail (now\n"
+		"                       fails), never (always exit 0) (default: warn)\n"
+		"  --json FILE|-        write the comparison (tlbprof.compare/1) to FILE, or\n"
+		"                       stdout with - (default: none)\n"
+		"  -q, --quiet          no table on stdout\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: 0 no regression, 1 a regression beyond noise and threshold or a\n"
+		"check that got worse, 2 usage error or unreadable report, 4 output could\n"
+		"not be written. See tlbprof-compare(1).\n",
+		MAX_THRESHOLD_PCT, COMPARE_DEFAULT_THRESHOLD_PCT);
+}
+
+static void usage_plot(FILE *f)
+{
+	fprintf(f,
+		"Usage: tlbprof plot REPORT.json -o FILE.svg\n"
+		"Draw a saved tlbprof.report/1 file as one standalone SVG: ns per access against\n"
+		"the working set per page size (a size sweep; one working set: a bar per page\n"
+		"size), the tlbsize curve with its knees and the TLB capacities CPUID reports,\n"
+		"ns per access against the stride with the step labels, ns per page per\n"
+		"page-fault case. The analysis is recomputed from the phases, as analyze does.\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output FILE|-  the SVG to write (required), or stdout with -\n"
+		"  -h, --help           show this help and exit\n"
+		"\n"
+		"Exit status: 0 success, 2 usage error, an unreadable report or one with no\n"
+		"phase that finished ok, 4 output could not be written. See tlbprof-plot(1).\n");
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -529,10 +586,10 @@ static enum cli_result option_error(const char *cmd, int c, char **argv, const s
 		const char *eq = strchr(arg, '=');
 		size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
 		for (const struct option *o = opts; o->name; o++)
-			if (eq && o->has_arg == no_argument && strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0)
+			if (eq && o->has_arg == no_argument && strlen(o->name) == n && memcmp(o->name, arg + 2, n) == 0)
 				return usage_error(msg, len, "option '--%s' takes no value ('%s')", o->name, arg);
 		for (const struct option *o = long_options; cmd && o->name; o++)
-			if (strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0)
+			if (strlen(o->name) == n && memcmp(o->name, arg + 2, n) == 0)
 				return usage_error(msg, len, "%s: option '--%.*s' applies only to measuring", cmd, (int)n,
 						   arg + 2);
 		return usage_error(msg, len, "unknown option '%s' (see tlbprof %s%s--help)", arg, cmd ? cmd : "",
@@ -619,6 +676,17 @@ static bool parse_shared(int c, const char *arg, void (*usage)(FILE *f), struct 
 	}
 }
 
+/* Checks that the output file of option can be created (CLI_NO_OUTPUT, exit 4, when not). */
+static enum cli_result check_output_target(const char *option, const char *path, char *msg, size_t len)
+{
+	if (path && strcmp(path, "-") != 0 && !output_dir_writable(path)) {
+		usage_error(msg, len, "%s '%s': a directory, or its directory does not exist or is not writable", option,
+			    path);
+		return CLI_NO_OUTPUT;
+	}
+	return CLI_RUN;
+}
+
 /*
  * The output options together: --format needs --output (except --format json
  * with --json, which is --json alone); --output alone means json; several
@@ -656,11 +724,8 @@ static enum cli_result check_outputs(struct tlbprof_config *cfg, char *msg, size
 		if (!is_dir && cfg->json_path && strcmp(out, "-") != 0 && strcmp(out, cfg->json_path) == 0)
 			return usage_error(msg, len, "--output '%s': the same file as --json", out);
 	}
-	if (cfg->json_path && strcmp(cfg->json_path, "-") != 0 && !output_dir_writable(cfg->json_path)) {
-		usage_error(msg, len, "--json '%s': a directory, or its directory does not exist or is not writable",
-			    cfg->json_path);
+	if (check_output_target("--json", cfg->json_path, msg, len) != CLI_RUN)
 		return CLI_NO_OUTPUT;
-	}
 	if (out && cfg->output_dir && access(out, W_OK | X_OK) != 0) {
 		usage_error(msg, len, "--output '%s': directory not writable: %s", out, strerror(errno));
 		return CLI_NO_OUTPUT;
@@ -959,6 +1024,91 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 	/* Into the caller's argv (ours is a copy that cli_parse frees), which ends in NULL. */
 	cfg->run_argv = cfg->argv + 1 + optind;
 	return check_outputs(cfg, msg, len);
+}
+
+/* tlbprof compare [OPTIONS] BASE.json NEW.json (argv[0] is "compare"). */
+static enum cli_result parse_compare(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static const struct option opts[] = {
+		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum cli_result r;
+	int c;
+
+	cfg->fail_on = FAIL_ON_WARN;
+	cfg->threshold_pct = COMPARE_DEFAULT_THRESHOLD_PCT;
+	while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+		if (c == OPT_THRESHOLD) {
+			if (parse_double(optarg, &cfg->threshold_pct) ||
+			    !(cfg->threshold_pct > 0 && cfg->threshold_pct < MAX_THRESHOLD_PCT))
+				return usage_error(msg, len, "--threshold '%s': must be a percentage above 0 and below %.0f",
+						   optarg, MAX_THRESHOLD_PCT);
+			continue;
+		}
+		if (!parse_shared(c, optarg, usage_compare, cfg, &r, msg, len))
+			return option_error("compare", c, argv, opts, msg, len);
+		if (r != CLI_RUN)
+			return r;
+	}
+	if (argc - optind < 2)
+		return usage_error(msg, len, "compare: give two reports (tlbprof compare BASE.json NEW.json)");
+	if (argc - optind > 2)
+		return usage_error(msg, len, "compare: unexpected argument '%s' (two reports: BASE.json NEW.json)",
+				   argv[optind + 2]);
+	cfg->input_path = argv[optind];
+	cfg->compare_path = argv[optind + 1];
+	for (int i = 0; i < 2; i++) {
+		const char *path = i ? cfg->compare_path : cfg->input_path;
+		if (access(path, R_OK) != 0)
+			return usage_error(msg, len, "compare: '%s': %s", path, strerror(errno));
+	}
+	return check_outputs(cfg, msg, len);
+}
+
+/* tlbprof plot REPORT.json -o FILE (argv[0] is "plot"). */
+static enum cli_result parse_plot(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat in_st, out_st;
+	enum cli_result r;
+	int c;
+
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		if (c == 'o') {
+			if (!*optarg)
+				return usage_error(msg, len, "-o '': give a file name or - for stdout");
+			cfg->output_path = optarg;
+			continue;
+		}
+		if (!parse_shared(c, optarg, usage_plot, cfg, &r, msg, len))
+			return option_error("plot", c, argv, opts, msg, len);
+		if (r != CLI_RUN)
+			return r;
+	}
+	if (optind >= argc)
+		return usage_error(msg, len, "plot: give the report to draw (tlbprof plot REPORT.json -o FILE.svg)");
+	if (optind + 1 < argc)
+		return usage_error(msg, len, "plot: unexpected argument '%s' (one report at a time)", argv[optind + 1]);
+	cfg->input_path = argv[optind];
+	if (!cfg->output_path)
+		return usage_error(msg, len, "plot: -o FILE is required (the SVG to write, or - for stdout)");
+	if (access(cfg->input_path, R_OK) != 0)
+		return usage_error(msg, len, "plot: '%s': %s", cfg->input_path, strerror(errno));
+	/* Writing the SVG over the report it is drawn from would lose the measurement. */
+	if (strcmp(cfg->output_path, "-") != 0 && stat(cfg->input_path, &in_st) == 0 &&
+	    stat(cfg->output_path, &out_st) == 0 && in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+		return usage_error(msg, len, "-o '%s': that is the report being drawn; write the SVG elsewhere",
+				   cfg->output_path);
+	return check_output_target("-o", cfg->output_path, msg, len);
 }
 
 /* tlbprof [OPTIONS]: measure with a workload. */

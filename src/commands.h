@@ -28,6 +28,9 @@ const char *tlbprof_events_dir(const struct tlbprof_config *cfg);
 /* tlbprof analyze REPORT.json: read a saved report, recompute its analysis, report again. */
 int cmd_analyze(const struct tlbprof_config *cfg);
 
+/* tlbprof compare BASE.json NEW.json: compare two saved reports phase by phase, judged from their samples. */
+int cmd_compare(const struct tlbprof_config *cfg);
+
 /* tlbprof env: what this machine can measure, each problem with its fix (0 whatever it finds; 4 output). */
 int cmd_env(const struct tlbprof_config *cfg);
 
@@ -36,3 +39,5 @@ int cmd_events(const struct tlbprof_config *cfg);
 
 /* tlbprof run [OPTIONS] -- CMD: someone else's benchmark under counters, markers and checks. */
 int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop);
+/* tlbprof plot REPORT.json -o FILE.svg: draw a saved report (its re-computed analysis too) as SVG. */
+int cmd_plot(const struct tlbprof_config *cfg);

@@ -97,16 +97,20 @@ int output_format_from_name(const char *s);
 enum tlbprof_command {
 	COMMAND_MEASURE,	/* measure with a workload (the default) */
 	COMMAND_ANALYZE,	/* re-analyse a saved report */
+	COMMAND_COMPARE,	/* compare two saved reports */
 	COMMAND_ENV,		/* what this machine can measure, and the fixes (tlbprof env) */
 	COMMAND_EVENTS,		/* the metric -> event table (tlbprof events) */
 	COMMAND_RUN,		/* run someone else's benchmark: tlbprof run -- CMD */
+	COMMAND_PLOT,		/* draw a saved report as SVG */
 };
 
 struct workload_ops;
 
 struct tlbprof_config {
 	enum tlbprof_command command;
-	const char *input_path;		/* analyze: the report to read */
+	const char *input_path;		/* analyze: the report to read; compare: the base report */
+	const char *compare_path;	/* compare: the new report */
+	double threshold_pct;		/* compare: --threshold, percent */
 	const char *pmu;		/* events: --pmu, a map name to encode for; NULL: this machine's PMU */
 	const struct workload_ops *workload;
 	struct page_request pages[CONFIG_MAX_PAGES];
@@ -145,7 +149,7 @@ struct tlbprof_config {
 	enum output_format formats[OUTPUT_FORMATS];	/* --format, in the order given, each once */
 	size_t n_formats;		/* 0 when nothing goes to --output */
 	const char *formats_arg;	/* --format as given, for messages */
-	const char *output_path;	/* --output: a file, "-" (stdout) or a directory; NULL: none */
+	const char *output_path;	/* --output: a file, "-" (stdout) or a directory; plot: -o FILE; NULL: none */
 	bool output_dir;		/* output_path is a directory: each format in its own file there */
 	bool quiet;
 	/* run: the command (NULL-terminated, borrowed from main's argv) and perf stat --control compatibility. */

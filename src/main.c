@@ -125,6 +125,8 @@ int main(int argc, char **argv)
 		break;
 	case COMMAND_ANALYZE:
 		return cmd_analyze(&cfg);
+	case COMMAND_COMPARE:
+		return cmd_compare(&cfg);
 	case COMMAND_ENV:
 		return cmd_env(&cfg);
 	case COMMAND_EVENTS:
@@ -132,6 +134,8 @@ int main(int argc, char **argv)
 	case COMMAND_RUN:
 		install_signals();
 		return cmd_run(&cfg, &stop_flag);
+	case COMMAND_PLOT:
+		return cmd_plot(&cfg);
 	}
 	install_signals();
 	if (cfg.child_phase >= 0)

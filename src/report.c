@@ -652,39 +652,27 @@ json_t *report_json_build(const struct report_input *in)
 	return root;
 }
 
-/* Run fn on f and check that everything reached it; 0 or -errno. */
-static int write_stream(FILE *f, int (*fn)(FILE *f, const void *ctx), const void *ctx)
+/* Flush f and turn a failed write into -errno (ENOSPC on /dev/full, EIO when stdio kept no errno). */
+static int finish_stream(FILE *f)
 {
-	int rc;
-
 	errno = 0;
-	rc = fn(f, ctx);
-	if (!rc && (ferror(f) || fflush(f) != 0))
-		rc = errno ? -errno : -EIO;
-	return rc;
+	if (fflush(f) != 0 || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
-/* Writes one document to f; 0 or -errno. */
-typedef int (*report_stream_fn)(FILE *f, const void *ctx);
-
-/*
- * Write a document to path ("-" = stdout) through fn. A regular file is
- * written to a temporary file in the same directory (created exclusively)
- * and renamed over path, so a reader never sees half a report and an earlier
- * report survives a failed write; a device or FIFO is written in place; a
- * symlink keeps pointing at the new file. Every format goes this way.
- * Returns 0 or -errno; err gets "OPTION 'PATH': reason".
- */
-static int write_file(const char *path, const char *option, report_stream_fn fn, const void *ctx, char *err,
-		      size_t err_len)
+int report_write_file(const char *path, const char *option, const char *what,
+		      int (*emit)(FILE *f, const void *ctx), const void *ctx, char *err, size_t err_len)
 {
 	char *tmp = NULL, *dircopy = NULL;
 	int rc = 0, fd = -1;
 	FILE *f = NULL;
 
 	if (strcmp(path, "-") == 0) {
-		if ((rc = write_stream(stdout, fn, ctx)) != 0)
-			snprintf(err, err_len, "%s '-': cannot write to stdout: %s", option, strerror(-rc));
+		if ((rc = emit(stdout, ctx)) == 0)
+			rc = finish_stream(stdout);
+		if (rc)
+			snprintf(err, err_len, "cannot write the %s to stdout: %s", what, strerror(-rc));
 		return rc;
 	}
 	/*
@@ -700,11 +688,12 @@ static int write_file(const char *path, const char *option, report_stream_fn fn,
 			rc = -errno;
 			snprintf(err, err_len, "%s '%s': cannot open: %s", option, path, strerror(-rc));
 		} else {
-			rc = write_stream(f, fn, ctx);
+			if ((rc = emit(f, ctx)) == 0)
+				rc = finish_stream(f);
 			if (fclose(f) != 0 && !rc)
 				rc = -errno;
 			if (rc)
-				snprintf(err, err_len, "%s '%s': cannot write the report: %s", option, path, strerror(-rc));
+				snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
 		}
 		return rc;
 	}
@@ -715,7 +704,7 @@ static int write_file(const char *path, const char *option, report_stream_fn fn,
 		path = real;
 	/* A temporary file next to the target, created exclusively (never through a symlink), then renamed. */
 	dircopy = strdup(path);
-	if (!dircopy || asprintf(&tmp, "%s/.tlbprof-report.XXXXXX", dirname(dircopy)) < 0) {
+	if (!dircopy || asprintf(&tmp, "%s/.tlbprof-%s.XXXXXX", dirname(dircopy), what) < 0) {
 		tmp = NULL;
 		rc = -ENOMEM;
 		snprintf(err, err_len, "out of memory");
@@ -735,8 +724,12 @@ static int write_file(const char *path, const char *option, report_stream_fn fn,
 		close(fd);
 		goto fail;
 	}
-	if (fchmod(fd, 0644) != 0 || (rc = write_stream(f, fn, ctx)) != 0 || fsync(fd) != 0) {
-		rc = rc ? rc : errno ? -errno : -EIO;
+	if (fchmod(fd, 0644) != 0) {
+		rc = -errno;
+		fclose(f);
+		goto fail;
+	}
+	if ((rc = emit(f, ctx)) != 0 || (rc = finish_stream(f)) != 0 || (fsync(fd) != 0 && (rc = -errno))) {
 		fclose(f);
 		goto fail;
 	}
@@ -750,7 +743,7 @@ static int write_file(const char *path, const char *option, report_stream_fn fn,
 	}
 	goto out;
 fail:
-	snprintf(err, err_len, "%s '%s': cannot write the report: %s", option, path, strerror(-rc));
+	snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
 	unlink(tmp);
 out:
 	free(tmp);
@@ -764,18 +757,15 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 	return report_write_format(in, OUTPUT_JSON, path, "--json", err, err_len);
 }
 
-/* Any JSON document as the stream writer of write_file() (tlbprof env and events). */
+/* A JSON document as the stream writer of write_file(). */
 static int json_stream(FILE *f, const void *ctx)
 {
-	errno = 0;
-	if (json_dumpf((const json_t *)ctx, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
-		return errno ? -errno : -EIO;
-	return 0;
+	return json_dumpf((const json_t *)ctx, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF ? -EIO : 0;
 }
 
-int report_json_to_file(json_t *root, const char *path, char *err, size_t err_len)
+int report_json_dump(json_t *root, const char *path, char *err, size_t err_len)
 {
-	return write_file(path, "--json", json_stream, root, err, err_len);
+	return report_write_file(path, "--json", "report", json_stream, root, err, err_len);
 }
 
 /* A format as the stream writer of write_file(). */
@@ -795,7 +785,7 @@ int report_write_format(const struct report_input *in, enum output_format fmt, c
 			char *err, size_t err_len)
 {
 	const struct format_job job = { .in = in, .format = fmt };
-	int rc = write_file(path, option, format_stream, &job, err, err_len);
+	int rc = report_write_file(path, option, "report", format_stream, &job, err, err_len);
 
 	if (rc == -ENOMEM)
 		snprintf(err, err_len, "out of memory building the %s report", output_format_name(fmt));

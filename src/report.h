@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The only writer of output: the JSON report (jansson), the formats for
- * dashboards and CI (report_formats.c), all written atomically, and the table
- * for people.
+ * dashboards and CI (report_formats.c), the SVG plot (report_svg.c), all
+ * written atomically, and the table for people.
  */
 #pragma once
 
@@ -11,14 +11,17 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "compare.h"
 #include "config.h"
 #include "counters.h"
 #include "diagnose.h"
 #include "environment.h"
+#include "plot.h"
 #include "runner.h"
 #include "timing.h"
 
 #define REPORT_SCHEMA "tlbprof.report/1"
+#define REPORT_COMPARE_SCHEMA "tlbprof.compare/1"
 
 struct target_result;
 struct elf_provenance;
@@ -75,6 +78,28 @@ int report_format_write(const struct report_input *in, enum output_format fmt, F
  */
 int report_write_format(const struct report_input *in, enum output_format fmt, const char *path, const char *option,
 			char *err, size_t err_len);
+
+/*
+ * Write a document to path ("-" = stdout) with emit(f, ctx), which returns 0
+ * or -errno. A regular file is written to a temporary file in the same
+ * directory (created exclusively, ".tlbprof-WHAT.XXXXXX") and renamed over
+ * path, so a reader never sees half a document and an earlier one survives
+ * a failed write; a symlink keeps pointing at the replaced file; a device,
+ * FIFO or socket is written in place. option names the option in the error
+ * ("--json", "-o"), what names the document ("report", "plot"). Returns 0 or
+ * -errno with a one-line reason in err.
+ */
+int report_write_file(const char *path, const char *option, const char *what,
+		      int (*emit)(FILE *f, const void *ctx), const void *ctx, char *err, size_t err_len);
+
+/*
+ * Write the plot as a standalone SVG 1.1 document (no scripts, no external
+ * resources) to path ("-" = stdout), atomically as report_write_file() does;
+ * errors name option "-o". Every point carries its values (data-x, data-y,
+ * data-lo, data-hi) so the file can be checked as well as looked at.
+ * Returns 0 or -errno with a one-line reason in err.
+ */
+int report_write_svg(const struct plot *p, const char *path, char *err, size_t err_len);
 
 /* Print the human-readable summary and tables to f. */
 void report_print_text(const struct report_input *in, FILE *f);
@@ -178,3 +203,32 @@ size_t report_progress_format(char *buf, size_t len, size_t index, size_t n, con
 
 /* Print a one-line error "tlbprof: MSG" to stderr. */
 void report_error(const char *msg);
+
+/* What the output of tlbprof compare is made of; all borrowed. */
+struct report_compare_input {
+	const struct compare_result *cmp;
+	const char *base_path, *new_path;
+	const struct report_doc *base, *new;		/* the two reports as read */
+	const struct analysis *base_analysis, *new_analysis;	/* recomputed from them */
+	enum fail_on fail_on;
+	bool fails;				/* compare_fails(): the exit status is 1 */
+	int argc;				/* the compare command as typed */
+	char **argv;
+};
+
+/* Print the comparison for people: environment warnings, phases, page sizes, counter rates, checks, result. */
+void report_compare_print_text(const struct report_compare_input *in, FILE *f);
+
+/*
+ * Write the comparison as JSON (schema tlbprof.compare/1) to path ("-" =
+ * stdout), atomically as report_write_json() does. Returns 0 or -errno with
+ * a one-line reason in err.
+ */
+int report_compare_write_json(const struct report_compare_input *in, const char *path, char *err, size_t err_len);
+
+/*
+ * Print the text (unless cfg->quiet; to stderr when the JSON goes to stdout)
+ * and write the JSON when cfg->json_path asks. Returns 0, or -1 after
+ * printing the one-line reason of a failed write (exit 4).
+ */
+int report_compare_emit(const struct report_compare_input *in, const struct tlbprof_config *cfg);

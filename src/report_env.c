@@ -347,7 +347,7 @@ static int emit(const struct tlbprof_config *cfg, const void *in, void (*print)(
 	if (!cfg->json_path)
 		return 0;
 	json_t *root = build(in);
-	int rc = root ? report_json_to_file(root, cfg->json_path, msg, sizeof(msg)) : -ENOMEM;
+	int rc = root ? report_json_dump(root, cfg->json_path, msg, sizeof(msg)) : -ENOMEM;
 	if (!root)
 		snprintf(msg, sizeof(msg), "out of memory building the JSON");
 	json_decref(root);

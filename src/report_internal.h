@@ -29,9 +29,9 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 json_t *report_counter_info_json(const struct counter_info *ci);
 
 /*
- * Write root as indented JSON to path ("-": stdout) through the writer every
- * format uses: a regular file through a temporary file in the same directory
- * and a rename, a device or FIFO in place. Does not take root. Returns 0 or
- * -errno with a one-line reason naming --json and path in err.
+ * Write root to path ("-" = stdout) the way every tlbprof file is written
+ * (write_file() in report.c: a temporary file renamed over path; a device
+ * in place; a symlink's target replaced). root is not consumed. Returns 0 or
+ * -errno with a one-line reason in err.
  */
-int report_json_to_file(json_t *root, const char *path, char *err, size_t err_len);
+int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);

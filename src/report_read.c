@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Read a saved tlbprof.report/1 back into phase results, environment and clock, for `tlbprof analyze`. */
+/* Read a saved tlbprof.report/1 back into phase results, environment and clock, for `tlbprof analyze` and `compare`. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -118,6 +118,14 @@ static unsigned opt_uint(json_t *o, const char *key)
 	return json_is_integer(v) && json_integer_value(v) >= 0 ? (unsigned)json_integer_value(v) : 0;
 }
 
+/* A count that may be unreadable: -1 when absent or not an integer. */
+static long opt_long(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+}
+
 static int read_environment(struct reader *rd, json_t *root)
 {
 	struct environment *env = &rd->doc->env;
@@ -173,6 +181,22 @@ static int read_environment(struct reader *rd, json_t *root)
 		v = json_object_get(freq, "turbo");
 		if (json_is_boolean(v))
 			env->turbo = json_is_true(v);
+	}
+	/* Hugetlb pools (tlbprof compare says when the page sizes available differ); the analysis does not use them. */
+	json_t *pools = json_object_get(e, "hugepages"), *pv;
+	const char *key;
+	if (json_is_object(pools)) {
+		json_object_foreach(pools, key, pv) {
+			v = json_object_get(pv, "page_bytes");
+			if (env->n_pools >= ENV_MAX_POOLS || !json_is_integer(v) || json_integer_value(v) <= 0)
+				continue;
+			struct env_hugepool *hp = &env->pools[env->n_pools++];
+			hp->page_bytes = (uint64_t)json_integer_value(v);
+			hp->nr = opt_long(pv, "nr");
+			hp->free = opt_long(pv, "free");
+			hp->resv = opt_long(pv, "resv");
+			hp->surplus = opt_long(pv, "surplus");
+		}
 	}
 	v = json_object_get(e, "perf_event_paranoid");
 	env->perf_event_paranoid = json_is_integer(v) ? (int)json_integer_value(v) : INT32_MIN;

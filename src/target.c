@@ -226,6 +226,8 @@ static struct phase_result *phase_for(struct target_state *st, const struct mark
 	struct run_results *out = st->out;
 
 	*fresh = false;
+	if (!out->phases)
+		return NULL;
 	for (size_t i = 0; i < out->n; i++)
 		if (strcmp(out->phases[i].spec.name, name) == 0)
 			return &out->phases[i];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: the report reader of `tlbprof analyze`, and the analysis and every format of what it accepts. */
+/* Fuzz target: the report reader of `tlbprof analyze` and `plot`; the analysis, every format, the SVG of what it
+ * accepts, and `compare` of it with itself. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,8 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "compare.h"
+#include "plot.h"
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,6 +38,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				report_format_write(&in, (enum output_format)fmt, sink);
 			if (sink)
 				fclose(sink);
+			struct compare_side side = { .results = &doc.results, .analysis = &a, .env = &doc.env,
+						     .clock = &doc.clock, .pmu_name = doc.pmu_name };
+			struct compare_result cmp;
+			if (compare_run(&side, &side, 0.05, &cmp) == 0) {
+				struct report_compare_input cin = { .cmp = &cmp, .base_path = path, .new_path = path,
+								    .base = &doc, .new = &doc, .base_analysis = &a,
+								    .new_analysis = &a };
+				FILE *devnull = fopen("/dev/null", "we");
+				if (devnull) {
+					report_compare_print_text(&cin, devnull);
+					fclose(devnull);
+				}
+				compare_free(&cmp);
+			}
+			struct plot_input pin = { .phases = doc.results.phases, .n = doc.results.n, .analysis = &a,
+						 .env = &doc.env, .interrupted = doc.results.interrupted, .source = path };
+			struct plot p;
+			/* Layout and writer both: a character device is written in place, nothing is kept. */
+			if (plot_build(&pin, &p) == 0) {
+				report_write_svg(&p, "/dev/null", err, sizeof(err));
+				plot_free(&p);
+			}
 			analysis_free(&a);
 		}
 		report_doc_free(&doc);

@@ -6,6 +6,7 @@ baseline comes from the same artifact the job keeps, and compare fails the job o
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,15 @@ def check_invocations(calls, where):
             for f in sorted(files_promised):
                 need(os.path.getsize(os.path.join(d, f)) > 0 if os.path.exists(os.path.join(d, f)) else False,
                      f"{where}: the measurement did not write {f}")
+            # The compare step on a baseline identical to the new report: no regression, exit 0.
+            reports = [a for a in compare[0] if a.endswith(".json")] if compare else []
+            if "compare" in COMMANDS and len(reports) == 2 and os.path.exists(os.path.join(d, reports[1])):
+                base = os.path.join(d, reports[0])
+                os.makedirs(os.path.dirname(base) or d, exist_ok=True)
+                shutil.copy(os.path.join(d, reports[1]), base)
+                c = subprocess.run([TLBPROF, *compare[0]], cwd=d, capture_output=True, text=True, timeout=120)
+                need(c.returncode == 0, f"{where}: compare of a report with itself exits {c.returncode}: "
+                                        f"{c.stderr.strip()[-300:]}")
     need("--quiet" in args and args[args.index("--fail-on") + 1] == "fail" if "--fail-on" in args else False,
          f"{where}: measure with --quiet --fail-on fail: {args}")
     files, fmt, outdir = measured_files(args)

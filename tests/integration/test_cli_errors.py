@@ -38,6 +38,8 @@ CASES = [
     (["analyze"], "analyze"),
     (["analyze", "/no/such.json"], "'/no/such.json'"),
     (["analyze", "/dev/null", "--size", "1M"], "'--size'"),
+    (["compare", "/dev/null"], "compare"),
+    (["compare", "/dev/null", "/dev/null", "--threshold", "0"], "--threshold '0'"),
     (["env", "extra"], "'extra'"),
     (["env", "--pages", "4k"], "'--pages'"),
     (["events", "--pmu", "zen9"], "--pmu 'zen9'"),
@@ -99,7 +101,7 @@ with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30)
     for opt in ("--workload", "--pages", "--size", "--stride", "--iters", "--warmup-frac", "--repeat", "--seed",
                 "--cpu", "--layout", "--events-dir", "--json", "--format", "--output", "--quiet", "--help",
-                "--version", "--controls", "--fail-on", "analyze"):
+                "--version", "--controls", "--fail-on", "analyze", "compare"):
         if opt not in p.stdout:
             failures.append(f"--help does not list {opt}")
     p = subprocess.run([TLBPROF, "analyze", "--help"], capture_output=True, text=True, timeout=30)

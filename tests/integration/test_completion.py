@@ -126,6 +126,12 @@ with tempfile.TemporaryDirectory() as d:
     need(sorted(got) == ["a.json", "sub"], f"analyze files: {got}")
     got = complete("tlbprof --json ", cwd=d)
     need(sorted(got) == ["-", "a.json", "sub"], f"--json files: {got}")
+    if "compare" in commands:
+        got = complete("tlbprof compare a.json ", cwd=d)
+        need(sorted(got) == ["a.json", "sub"], f"compare files: {got}")
+    if "plot" in commands:
+        got = complete("tlbprof plot a.json -o ", cwd=d)
+        need(sorted(got) == ["-", "a.json", "b.txt", "sub"], f"plot -o files: {got}")
     got = complete("tlbprof env --events-dir ", cwd=d)
     need(got == ["sub"], f"--events-dir: {got}")
 

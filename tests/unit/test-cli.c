@@ -37,6 +37,27 @@ static const struct {
 	{ __LINE__, { "analyze", "/no/such/report.json" }, CLI_USAGE, "'/no/such/report.json'" },
 	{ __LINE__, { "analyze", "/dev/null", "--size", "4K" }, CLI_USAGE, "'--size' applies only to measuring" },
 	{ __LINE__, { "analyze", "--controls=none", "/dev/null" }, CLI_USAGE, "'--controls'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null" }, CLI_RUN, NULL },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "2.5", "--fail-on", "never", "--json", "-", "-q" },
+	  CLI_RUN, NULL },
+	{ __LINE__, { "compare", "--threshold=999.9", "/dev/null", "/dev/null" }, CLI_RUN, NULL },
+	{ __LINE__, { "compare", "/dev/null" }, CLI_USAGE, "compare: give two reports" },
+	{ __LINE__, { "compare" }, CLI_USAGE, "compare: give two reports" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "/dev/zero" }, CLI_USAGE, "'/dev/zero'" },
+	{ __LINE__, { "compare", "/dev/null", "/no/such/new.json" }, CLI_USAGE, "'/no/such/new.json'" },
+	{ __LINE__, { "compare", "/no/such/base.json", "/dev/null" }, CLI_USAGE, "'/no/such/base.json'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "0" }, CLI_USAGE, "--threshold '0'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "1000" }, CLI_USAGE, "--threshold '1000'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "-5" }, CLI_USAGE, "--threshold '-5'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "5%" }, CLI_USAGE, "--threshold '5%'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold", "nan" }, CLI_USAGE, "--threshold 'nan'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--threshold" }, CLI_USAGE, "'--threshold' needs a value" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--fail-on", "error" }, CLI_USAGE, "--fail-on 'error'" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--size", "4K" }, CLI_USAGE, "'--size' applies only to measuring" },
+	{ __LINE__, { "compare", "/dev/null", "/dev/null", "--json", "/nonexistent/dir/c.json" }, CLI_NO_OUTPUT,
+	  "--json '/nonexistent/dir/c.json'" },
+	{ __LINE__, { "--threshold", "5" }, CLI_USAGE, "'--threshold'" },
+	{ __LINE__, { "analyze", "/dev/null", "--threshold", "5" }, CLI_USAGE, "'--threshold'" },
 	{ __LINE__, { "env" }, CLI_RUN, NULL },
 	{ __LINE__, { "env", "--json", "-", "-q" }, CLI_RUN, NULL },
 	{ __LINE__, { "env", "extra" }, CLI_USAGE, "env: unexpected argument 'extra'" },
@@ -60,6 +81,21 @@ static const struct {
 	{ __LINE__, { "run", "--control", "fifo:", "true" }, CLI_USAGE, "--control 'fifo:'" },
 	{ __LINE__, { "run", "--delay", "-2", "true" }, CLI_USAGE, "--delay '-2'" },
 	{ __LINE__, { "run", "--repeat", "3", "true" }, CLI_USAGE, "'--repeat' applies only to measuring" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "plot", "-o", "/tmp/tlbprof-test-cli.svg", "/dev/null" }, CLI_RUN, NULL },
+	{ __LINE__, { "plot", "/dev/null", "--output", "-" }, CLI_RUN, NULL },
+	{ __LINE__, { "plot", "/dev/null", "--output=-" }, CLI_RUN, NULL },
+	{ __LINE__, { "plot" }, CLI_USAGE, "plot: give the report" },
+	{ __LINE__, { "plot", "/dev/null" }, CLI_USAGE, "plot: -o FILE is required" },
+	{ __LINE__, { "plot", "/dev/null", "-o" }, CLI_USAGE, "'-o' needs a value" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "" }, CLI_USAGE, "-o ''" },
+	{ __LINE__, { "plot", "/dev/null", "/dev/zero", "-o", "-" }, CLI_USAGE, "'/dev/zero'" },
+	{ __LINE__, { "plot", "/no/such/report.json", "-o", "-" }, CLI_USAGE, "'/no/such/report.json'" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "/nonexistent/dir/p.svg" }, CLI_NO_OUTPUT, "-o '/nonexistent/dir/p.svg'" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "/tmp" }, CLI_NO_OUTPUT, "-o '/tmp'" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "/dev/null" }, CLI_USAGE, "the report being drawn" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "-", "--size", "4K" }, CLI_USAGE, "'--size'" },
+	{ __LINE__, { "plot", "/dev/null", "-o", "-", "-q" }, CLI_USAGE, "'-q'" },
 	{ __LINE__, { "--workload", "nope" }, CLI_USAGE, "--workload 'nope'" },
 	{ __LINE__, { "--pages", "4k,,2m" }, CLI_USAGE, "--pages '4k,,2m'" },
 	{ __LINE__, { "--pages", "3m" }, CLI_USAGE, "'3m'" },
@@ -140,7 +176,20 @@ int main(void)
 	CHECK(cli_parse(5, an2, &cfg, msg, sizeof(msg)) == CLI_RUN, "analyze parses: %s", msg);
 	CHECK(cfg.command == COMMAND_ANALYZE && strcmp(cfg.input_path, "/dev/null") == 0 && cfg.fail_on == FAIL_ON_WARN,
 	      "analyze config");
+	char *pl[] = { "tlbprof", "plot", "/dev/null", "-o", "-", NULL };
+	CHECK(cli_parse(5, pl, &cfg, msg, sizeof(msg)) == CLI_RUN, "plot parses: %s", msg);
+	CHECK(cfg.command == COMMAND_PLOT && strcmp(cfg.input_path, "/dev/null") == 0 && strcmp(cfg.output_path, "-") == 0,
+	      "plot config");
 
+	/* compare takes two reports; a check that got worse fails it by default (--fail-on warn). */
+	char *cm[] = { "tlbprof", "compare", "/dev/null", "/dev/zero", NULL };
+	CHECK(cli_parse(4, cm, &cfg, msg, sizeof(msg)) == CLI_RUN, "compare parses: %s", msg);
+	CHECK(cfg.command == COMMAND_COMPARE && strcmp(cfg.input_path, "/dev/null") == 0 &&
+		      strcmp(cfg.compare_path, "/dev/zero") == 0 && cfg.fail_on == FAIL_ON_WARN && cfg.threshold_pct == 5,
+	      "compare config");
+	char *cm2[] = { "tlbprof", "compare", "--threshold", "2", "--fail-on", "fail", "/dev/null", "/dev/zero", NULL };
+	CHECK(cli_parse(8, cm2, &cfg, msg, sizeof(msg)) == CLI_RUN && cfg.threshold_pct == 2 && cfg.fail_on == FAIL_ON_FAIL,
+	      "compare options: %s", msg);
 	/* run: CMD's own options stay CMD's; run_argv points into the caller's argv and ends in NULL. */
 	char *rn[] = { "tlbprof", "run", "--cpu", "0", "true", "--json", "x", NULL };
 	CHECK(cli_parse(7, rn, &cfg, msg, sizeof(msg)) == CLI_RUN, "run parses: %s", msg);

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tlbprof plot: SVGs of a fixture size sweep, a real tlbsize, stride and pagefault run, parsed and checked against
+their reports; bad inputs exit 2 or 4 with one line and write nothing."""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_check import Failures  # noqa: E402
+
+TLBPROF = sys.argv[1]
+DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(os.path.dirname(__file__), "..", "data"))
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "reports")
+SVG = "{http://www.w3.org/2000/svg}"
+fail = Failures()
+tmp = tempfile.mkdtemp(prefix="tlbprof-plot-")
+
+
+def close(a, b, rel=1e-9):
+    return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=1e-9)
+
+
+def measure(args, name):
+    """Run tlbprof and return its report (a check may warn on this shared VM: exit 1 is fine)."""
+    path = os.path.join(tmp, name)
+    p = subprocess.run([TLBPROF, *args, "--quiet", "--json", path], capture_output=True, text=True, timeout=300)
+    if p.returncode not in (0, 1):
+        fail(f"{args}: exit {p.returncode}: {p.stderr}")
+        return None, None
+    with open(path) as f:
+        return path, json.load(f)
+
+
+def plot(report, out):
+    """tlbprof plot REPORT -o OUT; the parsed SVG root, or None after a failure."""
+    p = subprocess.run([TLBPROF, "plot", report, "-o", out], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0 or p.stderr or p.stdout:
+        fail(f"plot {report}: exit {p.returncode}, stdout {p.stdout[:80]!r}, stderr {p.stderr!r}")
+        return None
+    try:
+        return ET.parse(out).getroot()
+    except ET.ParseError as e:
+        fail(f"plot {report}: not well-formed XML: {e}")
+        return None
+
+
+def classes(el):
+    return (el.get("class") or "").split()
+
+
+def find(root, cls, tag=None):
+    return [e for e in root.iter() if cls in classes(e) and (tag is None or e.tag == SVG + tag)]
+
+
+def text_of(el):
+    return "".join(el.itertext())
+
+
+def check_document(root, what):
+    """Standalone SVG 1.1: root svg in the SVG namespace, viewBox, a title, fonts, no scripts or links."""
+    if root.tag != SVG + "svg":
+        fail(f"{what}: root is {root.tag}")
+    vb = (root.get("viewBox") or "").split()
+    if len(vb) != 4 or float(vb[2]) <= 0 or float(vb[3]) <= 0:
+        fail(f"{what}: viewBox {root.get('viewBox')!r}")
+    title = root.find(SVG + "title")
+    if title is None or "tlbprof" not in (title.text or ""):
+        fail(f"{what}: no <title> naming tlbprof")
+    if "sans-serif" not in (root.get("font-family") or ""):
+        fail(f"{what}: no font-family on the root")
+    for e in root.iter():
+        if e.tag in (SVG + "script", SVG + "image", SVG + "foreignObject") or \
+                any(k.endswith("href") for k in e.attrib):
+            fail(f"{what}: external or scripted content: {e.tag} {e.attrib}")
+
+
+def check_chart(chart, what, x_label, y_label="ns per access"):
+    """Axis labels with units, tick labels on both axes, a legend entry per series and one for the spread."""
+    labels = [text_of(e) for e in find(chart, "axis-label")]
+    if not any(x_label in t for t in labels) or not any(y_label in t for t in labels):
+        fail(f"{what}: axis labels {labels}, want '{x_label}' and '{y_label}'")
+    for axis in ("x-axis", "y-axis"):
+        ax = find(chart, axis)
+        if len(ax) != 1 or len(find(ax[0], "tick-label")) < 2:
+            fail(f"{what}: {axis} without tick labels")
+    legend = find(chart, "legend")
+    keys = {e.get("data-series") for e in find(chart, "series")}
+    entries = {e.get("data-series") for e in find(legend[0], "legend-entry")} if legend else set()
+    if not keys or not keys <= entries:
+        fail(f"{what}: legend entries {entries} miss series {keys - entries}")
+    spread = [e for e in find(legend[0], "legend-entry") if e.get("data-kind") == "spread"] if legend else []
+    if not spread or "IQR" not in text_of(spread[0]):
+        fail(f"{what}: the legend does not say what the spread is")
+
+
+def charts(root):
+    return find(root, "chart", "g")
+
+
+def ok_measured(rep, workload):
+    return [p for p in rep["phases"] if p["status"] == "ok" and p["workload"] == workload and p["role"] == "measure"]
+
+
+# 1. The fixture size sweep: a line per page size on a log working-set axis, points at the report's medians.
+sweep = os.path.join(DATA, "cloud-xeon-size-sweep.json")
+root = plot(sweep, os.path.join(tmp, "sweep.svg"))
+if root is not None:
+    check_document(root, "sweep")
+    with open(sweep) as f:
+        rep = json.load(f)
+    ch = charts(root)
+    if len(ch) != 1 or ch[0].get("data-chart") != "size-sweep":
+        fail(f"sweep: one size-sweep chart, got {[c.get('data-chart') for c in ch]}")
+    else:
+        c = ch[0]
+        check_chart(c, "sweep", "working set")
+        phases = ok_measured(rep, "chase")
+        want = {p["page"]["requested"] for p in phases}
+        series = {s.get("data-series"): s for s in find(c, "series", "g")}
+        if set(series) != want:
+            fail(f"sweep: series {set(series)}, want one per page size {want}")
+        for p in phases:
+            pts = [e for e in find(series.get(p["page"]["requested"], c), "point", "circle")
+                   if int(float(e.get("data-x"))) == p["params"]["size_bytes"]]
+            if len(pts) != 1 or not close(pts[0].get("data-y"), p["ns_per_access"]["median"]):
+                fail(f"sweep: {p['name']}: point {[e.attrib for e in pts]}, want median {p['ns_per_access']['median']}")
+        xa = find(c, "x-axis")[0]
+        ticks = [text_of(t) for t in find(xa, "tick-label")]
+        if xa.get("data-scale") != "log2" or "64 MiB" not in ticks or "1 GiB" not in ticks:
+            fail(f"sweep: x axis {xa.get('data-scale')} ticks {ticks}")
+        # On a log axis equal ratios are equal distances: 64M -> 128M as far as 512M -> 1G.
+        cx = {int(float(e.get("data-x"))): float(e.get("cx")) for e in find(series["4k"], "point")}
+        if not close(cx[128 << 20] - cx[64 << 20], cx[1 << 30] - cx[512 << 20], rel=1e-3):
+            fail(f"sweep: points are not spaced logarithmically: {cx}")
+        ya = find(c, "y-axis")[0]
+        if ya.get("data-scale") != "linear" or float(ya.get("data-min")) != 0:
+            fail(f"sweep: y axis {ya.attrib}")
+
+# 2. A real tlbsize run: a point per measured page count, the report's knees, CPUID capacities or the note.
+path, rep = measure(["--workload", "tlbsize", "--max-pages", "512", "--iters", "20k", "--repeat", "3"], "tlbsize.json")
+root = plot(path, os.path.join(tmp, "tlbsize.svg")) if rep else None
+if root is not None:
+    check_document(root, "tlbsize")
+    c = charts(root)[0]
+    check_chart(c, "tlbsize", "pages touched")
+    phases = ok_measured(rep, "tlbsize")
+    pts = find(c, "point", "circle")
+    got = {int(float(e.get("data-x"))): float(e.get("data-y")) for e in pts}
+    want = {p["params"]["slots"]: p["ns_per_access"]["median"] for p in phases}
+    if len(pts) != len(want) or set(got) != set(want):
+        fail(f"tlbsize: {len(pts)} points at {sorted(got)}, want {sorted(want)}")
+    for x, y in want.items():
+        if x in got and not close(got[x], y):
+            fail(f"tlbsize: {x} pages: {got[x]}, report median {y}")
+    xs = [float(e.get("data-x")) for e in pts]
+    if xs != sorted(xs):
+        fail("tlbsize: the curve is not drawn in page order")
+    line = find(c, "line", "path")
+    if len(line) != 1 or line[0].get("d").count("L") != len(want) - 1:
+        fail("tlbsize: one line through every point")
+    knees = sorted(float(k.get("data-pages")) for k in find(c, "knee"))
+    report_knees = sorted(k["pages"] for k in rep["analysis"]["knees"])
+    if knees != report_knees:
+        fail(f"tlbsize: knees in the SVG {knees}, in the report {report_knees}")
+    for k in find(c, "knee"):
+        if text_of(k).split()[-1] != f"{float(k.get('data-pages')):.0f}":
+            fail(f"tlbsize: knee label {text_of(k)!r} does not give its page count")
+    tlb = rep["environment"]["tlb"]
+    caps = sorted(v for v in (tlb.get("l1d_4k_entries"), tlb.get("l2d_4k_entries")) if v)
+    refs = sorted(float(r.get("data-entries")) for r in find(c, "cpuid-ref"))
+    notes = " ".join(text_of(n) for n in find(c, "note"))
+    if refs != caps:
+        fail(f"tlbsize: CPUID lines {refs}, report {caps}")
+    if not caps and "CPUID reports no 4 KiB TLB capacities" not in notes:
+        fail(f"tlbsize: CPUID reports none here and the chart must say so: {notes!r}")
+
+# 3. A stride run: the step labels of the report's analysis, on the right series.
+path, rep = measure(["--workload", "stride", "--pages", "4k,2m", "--size", "8M", "--iters", "100k", "--repeat", "3"],
+                    "stride.json")
+root = plot(path, os.path.join(tmp, "stride.svg")) if rep else None
+if root is not None:
+    check_document(root, "stride")
+    c = charts(root)[0]
+    check_chart(c, "stride", "stride")
+    by_name = {p["name"]: p for p in rep["phases"]}
+    want = sorted((by_name[s["from"]]["page"]["requested"], s["from_stride_bytes"], s["to_stride_bytes"], s["label"])
+                  for s in rep["analysis"]["stride_steps"])
+    got = sorted((t.get("data-series"), int(float(t.get("data-from"))), int(float(t.get("data-to"))), text_of(t))
+                 for t in find(c, "step", "text"))
+    if not want or got != want:
+        fail(f"stride: step labels {got}, want {want}")
+    if "tlb" not in {g[3] for g in got}:
+        fail("stride: the 512 B -> 4 KiB step on 4 KiB pages is labelled tlb")
+
+# 4. The default chase run (one working set): a bar per page size and the packed control.
+example = os.path.join(EXAMPLES, "kvm-intel-no-pmu.json")
+root = plot(example, os.path.join(tmp, "bars.svg"))
+if root is not None:
+    check_document(root, "bars")
+    c = charts(root)[0]
+    if c.get("data-chart") != "page-bars":
+        fail(f"bars: chart {c.get('data-chart')}")
+    check_chart(c, "bars", "page size")
+    with open(example) as f:
+        rep = json.load(f)
+    bars = {b.get("data-x"): float(b.get("data-y")) for b in find(c, "bar", "rect")}
+    for p in rep["phases"]:
+        key = p["page"]["requested"] + (":packed" if p["role"] == "control" else "")
+        if key not in bars or not close(bars[key], p["ns_per_access"]["median"]):
+            fail(f"bars: {key}: {bars.get(key)}, want {p['ns_per_access']['median']}")
+
+# 5. A small pagefault run to stdout (-o -): bars of ns per page per case and page size.
+path, rep = measure(["--workload", "pagefault", "--pages", "4k", "--size", "8M", "--processes", "1", "--repeat", "2",
+                     "--cases", "anon_cold,anon_prefault"], "pf.json")
+if rep:
+    p = subprocess.run([TLBPROF, "plot", path, "-o", "-"], capture_output=True, text=True, timeout=60)
+    try:
+        root = ET.fromstring(p.stdout) if p.returncode == 0 else None
+    except ET.ParseError as e:
+        root = None
+        fail(f"pagefault: stdout is not well-formed: {e}")
+    if root is None:
+        fail(f"plot -o -: exit {p.returncode}: {p.stderr}")
+    else:
+        check_document(root, "pagefault")
+        c = charts(root)[0]
+        check_chart(c, "pagefault", "page-fault case", "ns per page")
+        bars = {(b.get("data-x")): float(b.get("data-y")) for b in find(c, "bar", "rect")}
+        want = {q["case"]: q["ns_per_page"]["median"] for q in rep["phases"] if q["status"] == "ok"}
+        if set(bars) != set(want) or any(not close(bars[k], v) for k, v in want.items()):
+            fail(f"pagefault: bars {bars}, want {want}")
+
+
+# 6. Bad inputs: one line on stderr, the exit status, nothing written.
+def bad(args, status, out, needle):
+    p = subprocess.run([TLBPROF, "plot", *args], capture_output=True, text=True, timeout=60)
+    lines = p.stderr.splitlines()
+    if p.returncode != status or len(lines) != 1 or not lines[0].startswith("tlbprof: ") or needle not in lines[0]:
+        fail(f"plot {args}: exit {p.returncode} (want {status}), stderr {p.stderr!r} (want one line with {needle!r})")
+    if p.stdout:
+        fail(f"plot {args}: wrote to stdout: {p.stdout[:80]!r}")
+    if out and os.path.exists(out):
+        fail(f"plot {args}: {out} was written")
+    leftovers = [n for n in os.listdir(tmp) if n.startswith(".tlbprof")]
+    if leftovers:
+        fail(f"plot {args}: temporary files left: {leftovers}")
+
+
+out = os.path.join(tmp, "never.svg")
+bad([], 2, None, "give the report")
+bad([sweep], 2, None, "-o FILE is required")
+bad([sweep, "-o"], 2, None, "'-o' needs a value")
+bad([sweep, "-o", ""], 2, None, "-o ''")
+bad([sweep, sweep, "-o", out], 2, out, "unexpected argument")
+bad([sweep, "-o", out, "--pages", "4k"], 2, out, "--pages")
+bad([os.path.join(tmp, "missing.json"), "-o", out], 2, out, "missing.json")
+trunc = os.path.join(tmp, "truncated.json")
+with open(sweep) as f, open(trunc, "w") as g:
+    g.write(f.read()[:500])
+bad([trunc, "-o", out], 2, out, "truncated.json")
+other = os.path.join(tmp, "other.json")
+with open(other, "w") as g:
+    json.dump({"schema": "something/9"}, g)
+bad([other, "-o", out], 2, out, "schema")
+with open(sweep) as f:
+    rep = json.load(f)
+for p in rep["phases"]:
+    p["status"], p["reason"] = "failed", "hugetlb pool empty"
+none_ok = os.path.join(tmp, "none-ok.json")
+with open(none_ok, "w") as g:
+    json.dump(rep, g)
+bad([none_ok, "-o", out], 2, out, "no phase finished ok")
+bad([sweep, "-o", os.path.join(tmp, "no-such-dir", "x.svg")], 4, None, "does not exist")
+bad([sweep, "-o", tmp], 4, None, "a directory")
+bad([sweep, "-o", "/dev/full"], 4, None, "/dev/full")
+# The report itself as the output: refused, the report intact.
+copy = os.path.join(tmp, "copy.json")
+with open(sweep) as f, open(copy, "w") as g:
+    g.write(f.read())
+bad([copy, "-o", copy], 2, None, "the report being drawn")
+with open(copy) as f:
+    if json.load(f).get("schema") != "tlbprof.report/1":
+        fail("the report was overwritten")
+# An earlier SVG survives an unreadable report.
+keep = os.path.join(tmp, "keep.svg")
+with open(keep, "w") as g:
+    g.write("<svg/>")
+bad([trunc, "-o", keep], 2, None, "truncated.json")
+with open(keep) as f:
+    if f.read() != "<svg/>":
+        fail("an earlier SVG was replaced although nothing was drawn")
+
+# 7. Help: the command's own and the main list.
+p = subprocess.run([TLBPROF, "plot", "--help"], capture_output=True, text=True, timeout=30)
+if p.returncode != 0 or "Usage: tlbprof plot REPORT.json -o FILE.svg" not in p.stdout:
+    fail(f"plot --help: {p.returncode} {p.stdout[:100]!r}")
+p = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30)
+if "  plot " not in p.stdout:
+    fail("tlbprof --help lists plot")
+
+shutil.rmtree(tmp, ignore_errors=True)
+fail.finish("plot: all checks passed")

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/* Comparing reports: the rank test and the bootstrap against known values, verdicts, matching, environments. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "check.h"
+#include "compare.h"
+#include "fixtures.h"
+
+#define MAXN 64
+
+/*
+ * Mann-Whitney U against values computed independently: the exact rows by
+ * enumerating every split of the pooled values (itertools.combinations), the
+ * tied and large rows with the textbook normal approximation.
+ */
+static const struct {
+	int line;
+	double a[MAXN], b[MAXN];
+	size_t na, nb;
+	double u, p;
+	bool exact;
+} mw_rows[] = {
+	/* Completely separated, 5 against 5: the most extreme of C(10,5) = 252 splits, both tails. */
+	{ __LINE__, { 1, 2, 3, 4, 5 }, { 6, 7, 8, 9, 10 }, 5, 5, 25, 2.0 / 252, true },
+	{ __LINE__, { 1, 2, 3, 4, 5 }, { 1.5, 2.5, 3.5, 4.5, 5.5 }, 5, 5, 15, 0.6904761904761905, true },
+	{ __LINE__, { 4, 5, 6, 7 }, { 1, 2, 3 }, 4, 3, 0, 2.0 / 35, true },
+	{ __LINE__, { 3, 1, 4, 15, 9, 2, 6 }, { 5, 35, 8, 97, 93, 23, 84, 62 }, 7, 8, 51, 0.005905205905205905, true },
+	/* Two identical sets: every value tied with its copy, U at its mean, p = 1. */
+	{ __LINE__, { 1, 2, 3, 4, 5 }, { 1, 2, 3, 4, 5 }, 5, 5, 12.5, 1.0, false },
+	{ __LINE__, { 1, 2, 2, 3, 3, 3, 4 }, { 3, 3, 4, 4, 5, 5, 6 }, 7, 7, 43, 0.017854292789382976, false },
+	{ __LINE__, { 7, 7, 7 }, { 7, 7, 7, 7 }, 3, 4, 6, 1.0, false },
+};
+
+/* The verdict rule: significance (p < 0.01, interval without 1) and size (> threshold) together, samples first. */
+static const struct {
+	int line;
+	double change, p, lo, hi;
+	size_t nb, nn;
+	double threshold;
+	bool higher_is_better;
+	enum compare_verdict want;
+} judge_rows[] = {
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 50, 50, 0.05, false, COMPARE_REGRESSION },
+	{ __LINE__, -0.20, 0.0001, 0.75, 0.85, 50, 50, 0.05, false, COMPARE_BETTER },
+	{ __LINE__, 0.03, 0.0001, 1.01, 1.05, 50, 50, 0.05, false, COMPARE_WORSE_SMALL },
+	{ __LINE__, -0.03, 0.0001, 0.95, 0.99, 50, 50, 0.05, false, COMPARE_BETTER_SMALL },
+	{ __LINE__, 0.20, 0.2, 0.9, 1.5, 50, 50, 0.05, false, COMPARE_NOISE },
+	{ __LINE__, 0.03, 0.2, 0.98, 1.08, 50, 50, 0.05, false, COMPARE_NO_CHANGE },
+	/* The rank test says different, the medians' interval still holds 1: not significant. */
+	{ __LINE__, 0.22, 0.0001, 0.71, 1.28, 50, 50, 0.05, false, COMPARE_NOISE },
+	{ __LINE__, 0.03, 0.0001, 0.99, 1.05, 50, 50, 0.05, false, COMPARE_NO_CHANGE },
+	/* No interval (NAN): p alone. */
+	{ __LINE__, 0.20, 0.0001, NAN, NAN, 50, 50, 0.05, false, COMPARE_REGRESSION },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 4, 50, 0.05, false, COMPARE_INSUFFICIENT },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 50, 4, 0.05, false, COMPARE_INSUFFICIENT },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 5, 5, 0.05, false, COMPARE_REGRESSION },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 0, 50, 0.05, false, COMPARE_NOT_COMPARABLE },
+	/* p exactly at alpha is not significant. */
+	{ __LINE__, 0.20, 0.01, 1.15, 1.25, 50, 50, 0.05, false, COMPARE_NOISE },
+	/* A change of exactly the threshold is not beyond it. */
+	{ __LINE__, 0.05, 0.0001, 1.04, 1.06, 50, 50, 0.05, false, COMPARE_WORSE_SMALL },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 50, 50, 0.25, false, COMPARE_WORSE_SMALL },
+	/* Speedups: smaller is worse. */
+	{ __LINE__, -0.20, 0.0001, 0.75, 0.85, 50, 50, 0.05, true, COMPARE_REGRESSION },
+	{ __LINE__, 0.20, 0.0001, 1.15, 1.25, 50, 50, 0.05, true, COMPARE_BETTER },
+	{ __LINE__, -0.03, 0.0001, 0.95, 0.99, 50, 50, 0.05, true, COMPARE_WORSE_SMALL },
+	{ __LINE__, 0.0, 0.0001, 0.99, 1.01, 50, 50, 0.05, false, COMPARE_NO_CHANGE },
+	{ __LINE__, NAN, 0.0001, NAN, NAN, 50, 50, 0.05, false, COMPARE_NOT_COMPARABLE },
+};
+
+static void test_mann_whitney(void)
+{
+	for (size_t i = 0; i < sizeof(mw_rows) / sizeof(mw_rows[0]); i++) {
+		struct compare_rank_test t;
+		int rc = compare_mann_whitney(mw_rows[i].a, mw_rows[i].na, mw_rows[i].b, mw_rows[i].nb, &t);
+		CHECK_ROW(mw_rows[i].line, rc == 0, "rc %d", rc);
+		CHECK_ROW(mw_rows[i].line, t.u == mw_rows[i].u, "U %g, want %g", t.u, mw_rows[i].u);
+		CHECK_ROW(mw_rows[i].line, fabs(t.p - mw_rows[i].p) < 1e-9, "p %.12g, want %.12g", t.p, mw_rows[i].p);
+		CHECK_ROW(mw_rows[i].line, t.exact == mw_rows[i].exact, "exact %d", t.exact);
+	}
+	/* 30 against 30, no ties: beyond the exact limit, the normal approximation (z 3.8366, p 1.2477e-4). */
+	double a[30], b[30];
+	for (int i = 0; i < 30; i++) {
+		a[i] = i;
+		b[i] = i + 10.5;
+	}
+	struct compare_rank_test t;
+	CHECK(compare_mann_whitney(a, 30, b, 30, &t) == 0 && !t.exact, "large sets use the approximation");
+	CHECK(t.u == 710, "U %g", t.u);
+	CHECK_NEAR(t.z, 3.836558396254233, 1e-9);
+	CHECK_NEAR(t.p, 0.00012477053789099963, 1e-12);
+	/* Swapping the sides mirrors U and keeps p. */
+	struct compare_rank_test s;
+	CHECK(compare_mann_whitney(b, 30, a, 30, &s) == 0 && s.u == 900 - 710 && fabs(s.p - t.p) < 1e-15 && s.z < 0,
+	      "mirrored: U %g p %g z %g", s.u, s.p, s.z);
+	/* Bad input. */
+	double nan_v[] = { 1, NAN, 3 };
+	CHECK(compare_mann_whitney(a, 0, b, 5, &t) == -EINVAL, "an empty side");
+	CHECK(compare_mann_whitney(nan_v, 3, b, 5, &t) == -EINVAL, "a NaN");
+}
+
+static void test_judge(void)
+{
+	for (size_t i = 0; i < sizeof(judge_rows) / sizeof(judge_rows[0]); i++) {
+		enum compare_verdict v = compare_judge(judge_rows[i].change, judge_rows[i].p, judge_rows[i].lo,
+						       judge_rows[i].hi, judge_rows[i].nb, judge_rows[i].nn,
+						       judge_rows[i].threshold, judge_rows[i].higher_is_better);
+		CHECK_ROW(judge_rows[i].line, v == judge_rows[i].want, "verdict %s, want %s", compare_verdict_name(v),
+			  compare_verdict_name(judge_rows[i].want));
+	}
+	CHECK(strcmp(compare_verdict_label(COMPARE_REGRESSION, false), "slower (regression)") == 0, "label");
+	CHECK(strcmp(compare_verdict_label(COMPARE_REGRESSION, true), "smaller (regression)") == 0, "speedup label");
+}
+
+/* Deterministic noise in [-1, 1]: a fixed sequence, so the tests never depend on a random draw. */
+static double noise(unsigned i)
+{
+	return sin(1.7 * i + 0.3 * i * i);
+}
+
+static void test_samples(void)
+{
+	double base[60], same[60], slow[60], small[60], four_b[4], four_n[4];
+	struct compare_samples r, r2;
+
+	for (unsigned i = 0; i < 60; i++) {
+		base[i] = 100 * (1 + 0.02 * noise(i));
+		same[i] = base[i];
+		slow[i] = base[i] * 1.2;
+		small[i] = 103 * (1 + 0.02 * noise(i + 1000));	/* a 3 % shift in 2 % noise */
+	}
+	/* Identical sets: p = 1, no change. */
+	CHECK(compare_samples(base, 60, same, 60, 0.05, &r) == 0, "identical");
+	CHECK(r.p == 1 && r.change == 0 && r.verdict == COMPARE_NO_CHANGE, "identical: p %g change %g %s", r.p,
+	      r.change, compare_verdict_name(r.verdict));
+	CHECK(r.ratio_lo <= 1 && r.ratio_hi >= 1 && r.ratio_lo > 0.98 && r.ratio_hi < 1.02, "interval [%g, %g] holds 1",
+	      r.ratio_lo, r.ratio_hi);
+	/* Clearly slower: significant, +20 %, a regression; the interval holds 1.2 and excludes 1. */
+	CHECK(compare_samples(base, 60, slow, 60, 0.05, &r) == 0, "slow");
+	CHECK(r.verdict == COMPARE_REGRESSION && r.p < 1e-6 && fabs(r.change - 0.2) < 1e-9 &&
+		      strcmp(r.test, "mann_whitney_u") == 0,
+	      "slower: %s p %g change %g", compare_verdict_name(r.verdict), r.p, r.change);
+	CHECK(r.ratio_lo > 1.15 && r.ratio_lo <= 1.2 && r.ratio_hi >= 1.2 && r.ratio_hi < 1.25, "interval [%g, %g]",
+	      r.ratio_lo, r.ratio_hi);
+	/* The other way round: faster. */
+	CHECK(compare_samples(slow, 60, base, 60, 0.05, &r) == 0 && r.verdict == COMPARE_BETTER, "faster: %s",
+	      compare_verdict_name(r.verdict));
+	/* 3 % in 2 % noise against a 5 % threshold: significant, but not a regression. */
+	CHECK(compare_samples(base, 60, small, 60, 0.05, &r) == 0, "small");
+	CHECK(r.p < COMPARE_ALPHA && r.change > 0.01 && r.change < 0.05 && r.verdict == COMPARE_WORSE_SMALL,
+	      "3 %% shift: p %g change %g %s", r.p, r.change, compare_verdict_name(r.verdict));
+	/* ... and against a 1 % threshold it is one. */
+	CHECK(compare_samples(base, 60, small, 60, 0.01, &r) == 0 && r.verdict == COMPARE_REGRESSION, "1 %% threshold: %s",
+	      compare_verdict_name(r.verdict));
+	/* Deterministic: the same inputs give the same interval. */
+	CHECK(compare_samples(base, 60, small, 60, 0.05, &r2) == 0 && r2.ratio_lo == r.ratio_lo &&
+		      r2.ratio_hi == r.ratio_hi,
+	      "same interval twice");
+	/* Four samples a side: not judged, whatever the shift. */
+	for (unsigned i = 0; i < 4; i++) {
+		four_b[i] = 100 + i;
+		four_n[i] = 150 + i;
+	}
+	CHECK(compare_samples(four_b, 4, four_n, 4, 0.05, &r) == 0 && r.verdict == COMPARE_INSUFFICIENT && isnan(r.p) &&
+		      !r.test && fabs(r.change - (151.5 / 101.5 - 1)) < 1e-9,
+	      "4 samples: %s", compare_verdict_name(r.verdict));
+	/* A large median move that the samples do not support: noise. */
+	double wide_b[] = { 50, 100, 150, 200, 250 }, wide_n[] = { 60, 110, 160, 210, 260 };
+	CHECK(compare_samples(wide_b, 5, wide_n, 5, 0.05, &r) == 0 && r.verdict == COMPARE_NOISE && r.exact && r.p > 0.5,
+	      "wide: %s p %g", compare_verdict_name(r.verdict), r.p);
+}
+
+static void test_bootstrap(void)
+{
+	double two[] = { 2, 2, 2, 2, 2 }, three[] = { 3, 3, 3, 3, 3, 3 }, lo, hi, p;
+
+	/* Constant sets: every resample has the same ratio. */
+	CHECK(compare_bootstrap_ratio(two, 5, three, 6, 0.01, 1, &lo, &hi, &p) == 0 && lo == 1.5 && hi == 1.5,
+	      "constant: [%g, %g]", lo, hi);
+	CHECK(p < 0.001, "a ratio that is never 1: p %g", p);
+	CHECK(compare_bootstrap_ratio(two, 5, two, 5, 0.01, 1, &lo, &hi, &p) == 0 && lo == 1 && hi == 1 && p == 1,
+	      "equal constants: [%g, %g] p %g", lo, hi, p);
+	double zero[] = { 0, 0, 0, 0, 0 };
+	CHECK(compare_bootstrap_ratio(zero, 5, two, 5, 0.01, 1, &lo, &hi, &p) == -EINVAL && isnan(lo), "median 0");
+	CHECK(compare_bootstrap_ratio(two, 0, two, 5, 0.01, 1, &lo, &hi, NULL) == -EINVAL, "empty");
+
+	/* Speedups: baseline 150, variant 100 (1.5x) old; new variant 120 (1.25x): a regression of -16.7 %. */
+	double ob[40], ov[40], nv[40], nv2[40];
+	struct compare_samples s;
+	for (unsigned i = 0; i < 40; i++) {
+		ob[i] = 150 * (1 + 0.01 * noise(i));
+		ov[i] = 100 * (1 + 0.01 * noise(i + 100));
+		nv[i] = 120 * (1 + 0.01 * noise(i + 200));
+		nv2[i] = 101 * (1 + 0.01 * noise(i + 300));
+	}
+	CHECK(compare_speedup(ob, 40, ov, 40, ob, 40, nv, 40, 0.05, &s) == 0, "speedup");
+	CHECK(s.verdict == COMPARE_REGRESSION && fabs(s.base - 1.5) < 0.03 && fabs(s.new - 1.25) < 0.03 &&
+		      s.p < COMPARE_ALPHA && strcmp(s.test, "bootstrap") == 0 && s.ratio_hi < 1,
+	      "speedup 1.5 -> 1.25: %s base %g new %g p %g [%g, %g]", compare_verdict_name(s.verdict), s.base, s.new,
+	      s.p, s.ratio_lo, s.ratio_hi);
+	CHECK(compare_speedup(ob, 40, ov, 40, ob, 40, ov, 40, 0.05, &s) == 0 && s.verdict == COMPARE_NO_CHANGE &&
+		      s.change == 0 && s.ratio_lo <= 1 && s.ratio_hi >= 1,
+	      "same speedup: %s", compare_verdict_name(s.verdict));
+	/* 1 % smaller in 1 % noise: within the threshold whether or not it is significant. */
+	CHECK(compare_speedup(ob, 40, ov, 40, ob, 40, nv2, 40, 0.05, &s) == 0 &&
+		      (s.verdict == COMPARE_WORSE_SMALL || s.verdict == COMPARE_NO_CHANGE),
+	      "1 %% smaller speedup: %s", compare_verdict_name(s.verdict));
+	CHECK(compare_speedup(ob, 4, ov, 40, ob, 40, nv, 40, 0.05, &s) == 0 && s.verdict == COMPARE_INSUFFICIENT &&
+		      s.n_base == 4,
+	      "a speedup on 4 samples: %s", compare_verdict_name(s.verdict));
+}
+
+/* A side of a comparison built from fixture phases, analysed as tlbprof compare does. */
+struct side {
+	struct phase_result r[4];
+	size_t n;
+	struct run_results results;
+	struct analysis analysis;
+	struct environment env;
+	struct timing_calibration clock;
+	struct compare_side cs;
+};
+
+static void side_build(struct side *s, const char *const *names, const char *const *pages, const double *scale, size_t n)
+{
+	double v[20];
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned k = 0; k < 20; k++)
+			v[k] = scale[i] * (1 + 0.01 * noise(k + 50 * (unsigned)i));
+		fixture_phase(&s->r[i], names[i], pages[i], 256ull << 20, 1000000, v, 20, 0, -1);
+	}
+	s->n = n;
+	snprintf(s->env.cpu_model_name, sizeof(s->env.cpu_model_name), "Test CPU");
+	snprintf(s->env.kernel, sizeof(s->env.kernel), "Linux 6.1");
+	snprintf(s->env.thp_enabled, sizeof(s->env.thp_enabled), "madvise");
+	snprintf(s->env.hypervisor, sizeof(s->env.hypervisor), "KVM");
+	s->env.perf_event_paranoid = 2;
+	s->env.turbo = -1;
+	s->clock.core_clock_ghz = 3.0;
+	s->clock.clock_overhead_ns = 20;
+	s->clock.core_clock_method = "dependent_add_chain";
+}
+
+static void side_analyse(struct side *s)
+{
+	s->results = (struct run_results){ .phases = s->r, .n = s->n };
+	CHECK(analysis_run(s->r, s->n, &s->env, &s->clock, &s->analysis) == 0, "analysis");
+	s->cs = (struct compare_side){ .results = &s->results, .analysis = &s->analysis, .env = &s->env,
+				       .clock = &s->clock, .pmu_name = "none" };
+}
+
+static void side_free(struct side *s)
+{
+	analysis_free(&s->analysis);
+	fixture_free(s->r, s->n);
+}
+
+static const struct compare_phase *find_phase(const struct compare_result *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_phases; i++)
+		if (strcmp(r->phases[i].name, name) == 0)
+			return &r->phases[i];
+	return NULL;
+}
+
+static const struct compare_check *find_check(const struct compare_result *r, const char *id)
+{
+	for (size_t i = 0; i < r->n_checks; i++)
+		if (strcmp(r->checks[i].id, id) == 0)
+			return &r->checks[i];
+	return NULL;
+}
+
+static void test_matching(void)
+{
+	static const char *const names_b[] = { "chase/4k/256M/r0", "chase/2m/256M/r0", "chase/1g/256M/r0" };
+	static const char *const pages_b[] = { "4k", "2m", "1g" };
+	/* The new run lacks 1g, has 2m first, and adds a phase. */
+	static const char *const names_n[] = { "chase/2m/256M/r0", "chase/4k/256M/r0", "chase/4k/512M/r0" };
+	static const char *const pages_n[] = { "2m", "4k", "4k" };
+	const double scale_b[] = { 80, 50, 45 }, scale_n[] = { 60, 80, 90 };
+	struct side b, n;
+	struct compare_result r;
+
+	side_build(&b, names_b, pages_b, scale_b, 3);
+	side_build(&n, names_n, pages_n, scale_n, 3);
+	side_analyse(&b);
+	side_analyse(&n);
+	CHECK(compare_run(&b.cs, &n.cs, 0.05, &r) == 0, "compare_run");
+	CHECK(r.n_phases == 4, "3 in base + 1 added: %zu", r.n_phases);
+	const struct compare_phase *p4 = find_phase(&r, "chase/4k/256M/r0"), *p2 = find_phase(&r, "chase/2m/256M/r0");
+	const struct compare_phase *p1 = find_phase(&r, "chase/1g/256M/r0"), *pa = find_phase(&r, "chase/4k/512M/r0");
+	CHECK(p4 && p4->match == COMPARE_MATCHED && p4->base == 0 && p4->new == 1 && p4->ns.verdict == COMPARE_NO_CHANGE,
+	      "4k matched across orders, unchanged");
+	CHECK(p2 && p2->match == COMPARE_MATCHED && p2->base == 1 && p2->new == 0 && p2->ns.verdict == COMPARE_REGRESSION,
+	      "2m: 50 -> 60 ns is a regression");
+	CHECK(p1 && p1->match == COMPARE_REMOVED && p1->new == SIZE_MAX && p1->ns.verdict == COMPARE_NOT_COMPARABLE &&
+		      isfinite(p1->ns.base) && isnan(p1->ns.new),
+	      "1g only in base");
+	CHECK(pa && pa->match == COMPARE_ADDED && pa->base == SIZE_MAX && isnan(pa->ns.base) && isfinite(pa->ns.new),
+	      "512M only in new");
+	CHECK(r.phases[3].match == COMPARE_ADDED, "added phases come last");
+	/* Page-size comparisons: 4k -> 2m in both (speedup 1.6 -> 1.33), 4k -> 1g only in base. */
+	CHECK(r.n_pairs == 2, "pairs %zu", r.n_pairs);
+	const struct compare_pair *cp = &r.pairs[0];
+	CHECK(strcmp(cp->baseline, "chase/4k/256M/r0") == 0 && strcmp(cp->variant, "chase/2m/256M/r0") == 0 &&
+		      cp->match == COMPARE_MATCHED && cp->speedup.verdict == COMPARE_REGRESSION &&
+		      fabs(cp->speedup.base - 1.6) < 0.02 && fabs(cp->speedup.new - 80.0 / 60) < 0.02,
+	      "4k -> 2m speedup %g -> %g %s", cp->speedup.base, cp->speedup.new, compare_verdict_name(cp->speedup.verdict));
+	CHECK(r.pairs[1].match == COMPARE_REMOVED && strcmp(r.pairs[1].variant, "chase/1g/256M/r0") == 0,
+	      "4k -> 1g only in base");
+	CHECK(r.regressions == 2 && compare_fails(&r, FAIL_ON_FAIL) && !compare_fails(&r, FAIL_ON_NEVER),
+	      "two regressions: %zu", r.regressions);
+	/* Counter rates: software counters read 0 on both sides. */
+	bool faults = false;
+	for (size_t k = 0; k < p4->n_rates; k++)
+		faults |= p4->rates[k].metric == METRIC_PAGE_FAULTS && p4->rates[k].base == 0 && p4->rates[k].new == 0 &&
+			  isnan(p4->rates[k].change);
+	CHECK(faults, "page-fault rate 0 -> 0, change undefined");
+	CHECK(r.n_env == 0, "same environment: %zu differences", r.n_env);
+	compare_free(&r);
+	side_free(&b);
+	side_free(&n);
+}
+
+static void test_checks_and_environment(void)
+{
+	static const char *const names[] = { "chase/4k/256M/r0", "chase/2m/256M/r0" };
+	static const char *const pages[] = { "4k", "2m" };
+	const double scale[] = { 80, 50 };
+	struct side b, n;
+	struct compare_result r;
+
+	side_build(&b, names, pages, scale, 2);
+	side_build(&n, names, pages, scale, 2);
+	/* A self-check that failed in the new run: workload_self_checks goes pass -> fail. */
+	n.r[1].self_checks[0].status = CHECK_FAIL;
+	/* Environment: another kernel, THP always, bare metal, a 10 % faster clock, a 2 MiB pool with pages. */
+	snprintf(n.env.kernel, sizeof(n.env.kernel), "Linux 6.8");
+	snprintf(n.env.thp_enabled, sizeof(n.env.thp_enabled), "always");
+	n.env.hypervisor[0] = '\0';
+	n.clock.core_clock_ghz = 3.3;
+	n.env.pools[0] = (struct env_hugepool){ .page_bytes = 2ull << 20, .nr = 512 };
+	n.env.n_pools = 1;
+	b.env.pools[0] = (struct env_hugepool){ .page_bytes = 2ull << 20, .nr = 0 };
+	b.env.pools[1] = (struct env_hugepool){ .page_bytes = 1ull << 30, .nr = 0 };
+	b.env.n_pools = 2;
+	side_analyse(&b);
+	side_analyse(&n);
+	CHECK(compare_run(&b.cs, &n.cs, 0.05, &r) == 0, "compare_run");
+	const struct compare_check *sc = find_check(&r, "workload_self_checks");
+	CHECK(sc && sc->match == COMPARE_MATCHED && sc->base == CHECK_PASS && sc->new == CHECK_FAIL && sc->worse,
+	      "self-checks pass -> fail is worse");
+	CHECK(r.checks_worse == 1 && r.checks_now_failing == 1 && r.regressions == 0, "worse %zu failing %zu reg %zu",
+	      r.checks_worse, r.checks_now_failing, r.regressions);
+	CHECK(compare_fails(&r, FAIL_ON_WARN) && compare_fails(&r, FAIL_ON_FAIL) && !compare_fails(&r, FAIL_ON_NEVER),
+	      "a check that fails now fails the comparison");
+	const char *want[] = { "kernel", "thp.enabled", "hypervisor", "core_clock_ghz", "hugepages.2M" };
+	CHECK(r.n_env == 5, "5 differences, got %zu", r.n_env);
+	for (size_t i = 0; i < 5 && i < r.n_env; i++)
+		CHECK(strcmp(r.env[i].field, want[i]) == 0, "difference %zu: %s, want %s", i, r.env[i].field, want[i]);
+	CHECK(r.n_env > 2 && strcmp(r.env[2].base, "KVM") == 0 && strcmp(r.env[2].new, "none") == 0, "hypervisor");
+	compare_free(&r);
+
+	/* A clock within 5 % and pools that hold pages on both sides (in different numbers) are the same machine. */
+	struct compare_result r2;
+	memcpy(&n.env, &b.env, sizeof(n.env));
+	n.clock.core_clock_ghz = 3.1;
+	b.env.pools[0].nr = 100;
+	n.env.pools[0].nr = 2000;
+	compare_environments(&b.cs, &n.cs, &r2);
+	CHECK(r2.n_env == 0, "no differences: %zu (%s)", r2.n_env, r2.n_env ? r2.env[0].field : "");
+	/* pass -> warn is worse but fails only at --fail-on warn. */
+	struct compare_result r3 = { .checks_worse = 1 };
+	CHECK(compare_fails(&r3, FAIL_ON_WARN) && !compare_fails(&r3, FAIL_ON_FAIL), "warn vs fail level");
+	side_free(&b);
+	side_free(&n);
+}
+
+int main(void)
+{
+	test_mann_whitney();
+	test_judge();
+	test_samples();
+	test_bootstrap();
+	test_matching();
+	test_checks_and_environment();
+	return check_finish();
+}

@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: MIT */
+/* Chart layout (ticks, scales, chart choice, series, knees, steps, geometry) and the SVG writer. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fixtures.h"
+#include "plot.h"
+#include "report.h"
+
+/* ---- ticks: golden tables ---- */
+
+static void ticks_joined(const struct plot_axis *ax, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < ax->n_ticks; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? "," : "", ax->ticks[i].label);
+}
+
+static void test_linear_ticks(void)
+{
+	/* Worked by hand: top = 1.05 max, raw step = top / target, rounded up to 1, 2 or 5 x 10^k. */
+	static const struct {
+		int line;
+		double max_value;
+		size_t target;
+		double axis_max;
+		const char *labels;
+	} rows[] = {
+		{ __LINE__, 137.01, 7, 150, "0,50,100,150" },
+		{ __LINE__, 100, 7, 120, "0,20,40,60,80,100,120" },
+		{ __LINE__, 6.21, 7, 7, "0,1,2,3,4,5,6,7" },
+		{ __LINE__, 1.0, 7, 1.2, "0.0,0.2,0.4,0.6,0.8,1.0,1.2" },
+		{ __LINE__, 2337.02, 7, 2500, "0,500,1000,1500,2000,2500" },
+		{ __LINE__, 0.042, 5, 0.05, "0.00,0.01,0.02,0.03,0.04,0.05" },
+		{ __LINE__, 0, 7, 1.0, "0.0,0.2,0.4,0.6,0.8,1.0" },
+		{ __LINE__, -3, 7, 1.0, "0.0,0.2,0.4,0.6,0.8,1.0" },
+		{ __LINE__, NAN, 7, 1.0, "0.0,0.2,0.4,0.6,0.8,1.0" },
+		{ __LINE__, 9.5, 1, 10, "0,5,10" },	/* target below 2 is 2 */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct plot_axis ax = { .unit = PLOT_UNIT_NS };
+		char got[400];
+		plot_axis_linear(&ax, rows[i].max_value, rows[i].target);
+		ticks_joined(&ax, got, sizeof(got));
+		CHECK_ROW(rows[i].line, ax.scale == PLOT_SCALE_LINEAR && ax.min == 0, "linear from 0");
+		CHECK_ROW(rows[i].line, fabs(ax.max - rows[i].axis_max) < 1e-9, "max %g, want %g", ax.max, rows[i].axis_max);
+		CHECK_ROW(rows[i].line, strcmp(got, rows[i].labels) == 0, "ticks '%s', want '%s'", got, rows[i].labels);
+		CHECK_ROW(rows[i].line, ax.n_ticks <= (rows[i].target < 2 ? 2 : rows[i].target) + 1, "at most target + 1");
+		if (isfinite(rows[i].max_value) && rows[i].max_value > 0)
+			CHECK_ROW(rows[i].line, ax.max >= 1.05 * rows[i].max_value - 1e-9, "room above the highest value");
+	}
+}
+
+static void test_log2_ticks(void)
+{
+	static const struct {
+		int line;
+		enum plot_unit unit;
+		double lo, hi;
+		size_t max_ticks;
+		const char *labels;
+	} rows[] = {
+		{ __LINE__, PLOT_UNIT_BYTES, 64.0 * (1 << 20), 1024.0 * (1 << 20), 10,
+		  "64 MiB,128 MiB,256 MiB,512 MiB,1 GiB" },
+		{ __LINE__, PLOT_UNIT_BYTES, 8, 8192, 10, "16 B,64 B,256 B,1 KiB,4 KiB" },	/* 11 octaves: every 2nd */
+		{ __LINE__, PLOT_UNIT_BYTES, 4096, 4096, 10, "4 KiB" },			/* one value, half an octave each side */
+		{ __LINE__, PLOT_UNIT_BYTES, 4096, 1ull << 30, 10,
+		  "4 KiB,16 KiB,64 KiB,256 KiB,1 MiB,4 MiB,16 MiB,64 MiB,256 MiB,1 GiB" },	/* 19 octaves: every 2nd */
+		{ __LINE__, PLOT_UNIT_COUNT, 1, 512, 10, "1,2,4,8,16,32,64,128,256,512" },
+		{ __LINE__, PLOT_UNIT_COUNT, 1, 65536, 10, "1,4,16,64,256,1024,4096,16384,65536" },
+		{ __LINE__, PLOT_UNIT_COUNT, 1, 512, 3, "1,16,256" },
+		{ __LINE__, PLOT_UNIT_COUNT, 3, 5, 10, "4" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct plot_axis ax = { .unit = rows[i].unit };
+		char got[400];
+		plot_axis_log2(&ax, rows[i].lo, rows[i].hi, rows[i].max_ticks);
+		ticks_joined(&ax, got, sizeof(got));
+		CHECK_ROW(rows[i].line, ax.scale == PLOT_SCALE_LOG2, "log2");
+		CHECK_ROW(rows[i].line, strcmp(got, rows[i].labels) == 0, "ticks '%s', want '%s'", got, rows[i].labels);
+		CHECK_ROW(rows[i].line, ax.min < rows[i].lo && ax.max > rows[i].hi, "padded: %g..%g around %g..%g", ax.min,
+			  ax.max, rows[i].lo, rows[i].hi);
+		for (size_t k = 0; k < ax.n_ticks; k++)
+			CHECK_ROW(rows[i].line, ax.ticks[k].value >= ax.min && ax.ticks[k].value <= ax.max, "tick in the domain");
+	}
+}
+
+static void test_format_and_quantile(void)
+{
+	static const struct {
+		int line;
+		double bytes;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, 8, "8 B" },		 { __LINE__, 1023, "1023 B" },	     { __LINE__, 1024, "1 KiB" },
+		{ __LINE__, 1536, "1.5 KiB" }, { __LINE__, 256.0 * (1 << 20), "256 MiB" }, { __LINE__, 1ull << 30, "1 GiB" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char buf[32];
+		plot_format_bytes(rows[i].bytes, buf, sizeof(buf));
+		CHECK_ROW(rows[i].line, strcmp(buf, rows[i].want) == 0, "'%s', want '%s'", buf, rows[i].want);
+	}
+	const double four[] = { 4, 1, 3, 2 }, three[] = { 3, 1, 2 }, one[] = { 5 };
+	CHECK_NEAR(plot_quantile(four, 4, 0.25), 1.75, 1e-12);
+	CHECK_NEAR(plot_quantile(four, 4, 0.5), 2.5, 1e-12);
+	CHECK_NEAR(plot_quantile(four, 4, 1.0), 4, 1e-12);
+	CHECK_NEAR(plot_quantile(three, 3, 0.75), 2.5, 1e-12);
+	CHECK_NEAR(plot_quantile(one, 1, 0.25), 5, 1e-12);
+	CHECK(plot_quantile(one, 0, 0.5) == 0, "no samples: 0");
+	CHECK(four[0] == 4 && four[3] == 2, "input untouched");
+}
+
+static void test_map(void)
+{
+	struct plot_axis lin = { .scale = PLOT_SCALE_LINEAR, .min = 0, .max = 150 };
+	struct plot_axis lg = { .scale = PLOT_SCALE_LOG2, .min = 1, .max = 1024 };
+	struct plot_axis flat = { .scale = PLOT_SCALE_LINEAR, .min = 5, .max = 5 };
+
+	CHECK_NEAR(plot_map(&lin, 75, 0, 300), 150, 1e-9);
+	CHECK_NEAR(plot_map(&lin, 0, 400, 100), 400, 1e-9);	/* y axes run upwards: px_lo below px_hi */
+	CHECK_NEAR(plot_map(&lin, 150, 400, 100), 100, 1e-9);
+	CHECK_NEAR(plot_map(&lg, 32, 0, 300), 150, 1e-9);	/* 5 of 10 octaves */
+	CHECK_NEAR(plot_map(&lg, 1024, 0, 300), 300, 1e-9);
+	CHECK_NEAR(plot_map(&flat, 5, 0, 300), 150, 1e-9);	/* an empty domain maps to the middle */
+}
+
+static void test_chart_kinds(void)
+{
+	static const struct {
+		int line;
+		const char *workload;
+		size_t sizes;
+		enum plot_chart_kind want;
+	} rows[] = {
+		{ __LINE__, "chase", 1, PLOT_CHART_PAGE_BARS },	 { __LINE__, "chase", 5, PLOT_CHART_SIZE_SWEEP },
+		{ __LINE__, "chase", 0, PLOT_CHART_PAGE_BARS },	 { __LINE__, "tlbsize", 40, PLOT_CHART_TLBSIZE },
+		{ __LINE__, "stride", 1, PLOT_CHART_STRIDE },	 { __LINE__, "stride", 3, PLOT_CHART_STRIDE },
+		{ __LINE__, "pagefault", 1, PLOT_CHART_FAULT_BARS }, { __LINE__, "newload", 2, PLOT_CHART_SIZE_SWEEP },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		CHECK_ROW(rows[i].line, plot_chart_kind_for(rows[i].workload, rows[i].sizes) == rows[i].want, "%s with %zu: %s",
+			  rows[i].workload, rows[i].sizes,
+			  plot_chart_kind_name(plot_chart_kind_for(rows[i].workload, rows[i].sizes)));
+}
+
+/* ---- charts from phases ---- */
+
+static const struct plot_series *find_series(const struct plot_chart *c, const char *key)
+{
+	for (size_t i = 0; i < c->n_series; i++)
+		if (strcmp(c->series[i].key, key) == 0)
+			return &c->series[i];
+	return NULL;
+}
+
+static bool has_note(const struct plot_chart *c, const char *needle)
+{
+	for (size_t i = 0; i < c->n_notes; i++)
+		if (strstr(c->notes[i], needle))
+			return true;
+	return false;
+}
+
+static bool inside(const struct plot_rect *outer, double x, double y)
+{
+	return x >= outer->x - 1e-9 && x <= outer->x + outer->w + 1e-9 && y >= outer->y - 1e-9 &&
+	       y <= outer->y + outer->h + 1e-9;
+}
+
+/* A chase size sweep: a line per page size, points at the working sets, medians as the analysis has them. */
+static void test_size_sweep(void)
+{
+	static const uint64_t sizes[] = { 64ull << 20, 128ull << 20, 256ull << 20 };
+	struct phase_result r[6];
+	struct analysis a;
+	struct plot p;
+
+	for (size_t i = 0; i < 3; i++) {
+		double b = 40 + 20 * (double)i, s4[3] = { b + 1, b, b + 5 }, s2[3] = { b - 10, b - 9, b - 11 };
+		char name[64];
+		snprintf(name, sizeof(name), "chase/2m/%lluM/r0", (unsigned long long)(sizes[i] >> 20));
+		fixture_phase(&r[2 * i + 1], name, "2m", sizes[i], 1000000, s2, 3, 0, -1);
+		snprintf(name, sizeof(name), "chase/4k/%lluM/r0", (unsigned long long)(sizes[i] >> 20));
+		fixture_phase(&r[2 * i], name, "4k", sizes[i], 1000000, s4, 3, 0, -1);
+	}
+	analysis_run(r, 6, NULL, NULL, &a);
+	struct plot_input in = { .phases = r, .n = 6, .analysis = &a, .source = "sweep.json" };
+	CHECK(plot_build(&in, &p) == 0, "built");
+	CHECK(p.n_charts == 1, "one chart: %zu", p.n_charts);
+	const struct plot_chart *c = &p.charts[0];
+	CHECK(c->kind == PLOT_CHART_SIZE_SWEEP, "size sweep: %s", plot_chart_kind_name(c->kind));
+	CHECK(c->n_series == 2 && strcmp(c->series[0].key, "4k") == 0 && strcmp(c->series[1].key, "2m") == 0,
+	      "a series per page size, in run order");
+	CHECK(strcmp(c->series[0].color, c->series[1].color) != 0, "told apart by colour");
+	CHECK(c->x.scale == PLOT_SCALE_LOG2 && c->x.unit == PLOT_UNIT_BYTES && strstr(c->x.title, "working set"),
+	      "x: working set, log2, bytes: %s", c->x.title);
+	CHECK(c->y.scale == PLOT_SCALE_LINEAR && strcmp(c->y.title, "ns per access") == 0, "y: ns per access");
+	for (size_t s = 0; s < c->n_series; s++) {
+		CHECK(c->series[s].n == 3, "%s: three points", c->series[s].key);
+		for (size_t i = 0; i < c->series[s].n && i < 3; i++) {
+			const struct plot_point *pt = &c->series[s].points[i];
+			CHECK(pt->x == (double)sizes[i], "x is the working set: %g", pt->x);
+			CHECK(pt->y == a.phases[pt->phase].ns.median, "y is the analysis median: %g", pt->y);
+			CHECK(pt->lo <= pt->y && pt->y <= pt->hi && pt->samples == 3, "IQR around the median");
+			CHECK(pt->y <= c->y.max && pt->hi <= c->y.max, "inside the y axis");
+			CHECK(inside(&c->area, plot_x_px(c, pt->x), plot_y_px(c, pt->y)), "drawn inside the area");
+		}
+	}
+	/* 4k at 64M: samples 41, 40, 45 -> quartiles 40.5 and 43. */
+	CHECK_NEAR(c->series[0].points[0].lo, 40.5, 1e-12);
+	CHECK_NEAR(c->series[0].points[0].hi, 43, 1e-12);
+	CHECK(strstr(p.title, "chase") && strstr(p.title, "sweep.json"), "title: %s", p.title);
+	CHECK(inside(&c->frame, c->area.x, c->area.y) && inside(&c->frame, c->area.x + c->area.w, c->area.y + c->area.h),
+	      "the area lies in the frame");
+	CHECK(c->legend_x > c->area.x + c->area.w && c->legend_x < p.width_px, "legend right of the area");
+	CHECK(p.height_px == c->frame.h, "document as high as its chart");
+	plot_free(&p);
+	analysis_free(&a);
+	fixture_free(r, 6);
+}
+
+/* The default chase run: one working set, a bar per page size and one for the packed control. */
+static void test_page_bars(void)
+{
+	struct phase_result r[3];
+	const double sc[] = { 41, 41.5, 40.8 }, s4[] = { 76, 77, 75 }, s2[] = { 55, 54, 56 };
+	struct analysis a;
+	struct plot p;
+
+	fixture_phase(&r[0], "chase/4k:packed/256M/r0", "4k", 4ull << 20, 1000000, sc, 3, 0, -1);
+	r[0].spec.role = PHASE_ROLE_CONTROL;
+	r[0].spec.controls_size_bytes = 256ull << 20;
+	r[0].spec.controls_stride_bytes = 4096;
+	fixture_phase(&r[1], "chase/4k/256M/r0", "4k", 256ull << 20, 1000000, s4, 3, 0, -1);
+	fixture_phase(&r[2], "chase/2m/256M/r0", "2m", 256ull << 20, 1000000, s2, 3, 0, -1);
+	analysis_run(r, 3, NULL, NULL, &a);
+	struct plot_input in = { .phases = r, .n = 3, .analysis = &a };
+	CHECK(plot_build(&in, &p) == 0, "built");
+	const struct plot_chart *c = &p.charts[0];
+	CHECK(c->kind == PLOT_CHART_PAGE_BARS, "bars: %s", plot_chart_kind_name(c->kind));
+	CHECK(c->x.scale == PLOT_SCALE_BAND && c->n_categories == 3 && c->x.n_ticks == 3, "three categories");
+	CHECK(strcmp(c->categories[0], "4k:packed") == 0 && strcmp(c->categories[1], "4k") == 0 &&
+		      strcmp(c->categories[2], "2m") == 0, "in run order");
+	const struct plot_series *ctl = find_series(c, "4k:packed");
+	CHECK(ctl && ctl->control && ctl->n == 1 && ctl->points[0].y == 41, "the control is a bar of its own");
+	CHECK(strstr(c->title, "256 MiB"), "title names the working set: %s", c->title);
+	CHECK(has_note(c, "Packed control"), "a note explains the control");
+	/* Bars: inside the area, in their own band, not overlapping. */
+	double prev_end = c->area.x;
+	for (size_t s = 0; s < c->n_series; s++) {
+		double x, w;
+		plot_bar_px(c, s, (size_t)c->series[s].points[0].x, &x, &w);
+		CHECK(x >= prev_end - 1e-9 && w > 0 && x + w <= c->area.x + c->area.w + 1e-9, "bar %zu at %g+%g", s, x, w);
+		CHECK_NEAR(w, 0.8 * c->area.w / 3, 1e-9);	/* alone in its category: the whole 80 % */
+		prev_end = x + w;
+	}
+	plot_free(&p);
+	analysis_free(&a);
+	fixture_free(r, 3);
+}
+
+/* tlbsize: one point per page count, the analysis's knees, CPUID capacities as references (or a note). */
+static void test_tlbsize(void)
+{
+	static const double grid[] = { 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 56, 60, 64, 68, 72, 80, 96, 128, 181,
+				       256, 362, 512, 724, 1024, 1448, 1800, 2048, 2200, 2600, 2896, 4096, 5793, 8192 };
+	enum { N = sizeof(grid) / sizeof(grid[0]) };
+	struct phase_result r[N];
+	struct environment env = { .tlb = { .l1d_4k_entries = 64, .l2d_4k_entries = 2048 }, .turbo = -1 };
+	struct analysis a;
+	struct plot p;
+
+	/* Run in a shuffled order, as tlbsize does: the chart sorts by pages. */
+	for (size_t k = 0; k < N; k++) {
+		size_t i = (k * 7) % N;
+		double x = grid[i], ns = x <= 64 ? 1.5 : x <= 2048 ? 4.0 : 25.0, s[3] = { ns * 0.99, ns, ns * 1.01 };
+		char name[48];
+		snprintf(name, sizeof(name), "tlbsize/4k/%.0fp/r0", x);
+		fixture_phase(&r[k], name, "4k", (uint64_t)x * 4096, 200000, s, 3, 0, -1);
+		r[k].spec.workload = workload_find("tlbsize");
+		r[k].slots = (uint64_t)x;
+	}
+	analysis_run(r, N, &env, NULL, &a);
+	struct plot_input in = { .phases = r, .n = N, .analysis = &a, .env = &env };
+	CHECK(plot_build(&in, &p) == 0, "built");
+	const struct plot_chart *c = &p.charts[0];
+	CHECK(c->kind == PLOT_CHART_TLBSIZE && c->n_series == 1 && c->series[0].n == N, "one curve, a point per count");
+	for (size_t i = 0; i + 1 < c->series[0].n; i++)
+		CHECK(c->series[0].points[i].x < c->series[0].points[i + 1].x, "sorted by pages");
+	CHECK(c->x.scale == PLOT_SCALE_LOG2 && c->x.unit == PLOT_UNIT_COUNT && strstr(c->x.title, "pages"), "x: pages");
+	/* 1.5 to 25 ns: more than 10x, so the y axis is log2 too (the first knee would lie on the floor). */
+	CHECK(c->y.scale == PLOT_SCALE_LOG2 && strcmp(c->y.title, "ns per access (log scale)") == 0, "y: %s %s",
+	      plot_scale_name(c->y.scale), c->y.title);
+	CHECK(c->y.min < 1.5 * 0.99 && c->y.max > 25 * 1.01, "y covers the spread: %g..%g", c->y.min, c->y.max);
+	size_t knees = 0, refs = 0;
+	for (size_t i = 0; i < c->n_markers; i++) {
+		const struct plot_marker *m = &c->markers[i];
+		if (m->kind == PLOT_MARKER_KNEE) {
+			CHECK(knees < a.n_knees && m->x == a.knees[knees].knee.x_before, "knee at %g", m->x);
+			knees++;
+		} else {
+			CHECK((m->x == 64 && strcmp(m->level, "l1d_4k_entries") == 0) ||
+				      (m->x == 2048 && strcmp(m->level, "l2d_4k_entries") == 0),
+			      "CPUID %s %g", m->level, m->x);
+			refs++;
+		}
+		CHECK(m->x >= c->x.min && m->x <= c->x.max, "marker on the axis");
+		CHECK(m->label_y_px > c->area.y && m->label_y_px < c->area.y + c->area.h, "label inside the area");
+	}
+	CHECK(a.n_knees == 2 && knees == 2 && refs == 2, "both knees (%zu of %zu) and both capacities (%zu)", knees,
+	      a.n_knees, refs);
+	CHECK(!has_note(c, "CPUID reports no"), "no CPUID note when it reports");
+	plot_free(&p);
+	analysis_free(&a);
+
+	/* A KVM guest: no capacities, a note instead; the knees stay. */
+	env.tlb = (struct env_tlb){ 0 };
+	analysis_run(r, N, &env, NULL, &a);
+	CHECK(plot_build(&in, &p) == 0, "built");
+	c = &p.charts[0];
+	refs = 0;
+	for (size_t i = 0; i < c->n_markers; i++)
+		refs += c->markers[i].kind == PLOT_MARKER_CPUID;
+	CHECK(refs == 0 && c->n_markers == a.n_knees, "knees only");
+	CHECK(has_note(c, "CPUID reports no 4 KiB TLB capacities"), "the note says CPUID reports none");
+	plot_free(&p);
+	analysis_free(&a);
+	fixture_free(r, N);
+}
+
+/* stride: a line per page size against the stride, the analysis's step labels on its segments. */
+static void test_stride(void)
+{
+	static const struct {
+		uint64_t stride;
+		double ns;
+	} sweep[] = { { 8, 1 }, { 64, 3 }, { 512, 3.3 }, { 4096, 6.2 }, { 8192, 5 } };
+	struct phase_result r[10];
+	struct analysis a;
+	struct plot p;
+
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < 5; i++) {
+			double ns = sweep[i].ns * (k ? 0.7 : 1), s[3] = { ns, ns * 1.02, ns * 0.98 };
+			char name[64];
+			snprintf(name, sizeof(name), "stride/%s/16M/s%llu/r0", k ? "2m" : "4k",
+				 (unsigned long long)sweep[i].stride);
+			fixture_phase(&r[5 * k + i], name, k ? "2m" : "4k", 16ull << 20, 200000, s, 3, 0, -1);
+			r[5 * k + i].spec.workload = workload_find("stride");
+			r[5 * k + i].spec.stride_bytes = sweep[i].stride;
+		}
+	analysis_run(r, 10, NULL, NULL, &a);
+	struct plot_input in = { .phases = r, .n = 10, .analysis = &a };
+	CHECK(plot_build(&in, &p) == 0, "built");
+	const struct plot_chart *c = &p.charts[0];
+	CHECK(c->kind == PLOT_CHART_STRIDE && c->n_series == 2, "a line per page size");
+	CHECK(c->y.scale == PLOT_SCALE_LINEAR, "0.7 to 6.2 ns: under 10x, linear");
+	CHECK(c->x.unit == PLOT_UNIT_BYTES && strstr(c->x.title, "stride"), "x: stride");
+	CHECK(c->n_steps == a.n_stride_steps && a.n_stride_steps == 8, "every step labelled: %zu of %zu", c->n_steps,
+	      a.n_stride_steps);
+	for (size_t i = 0; i < c->n_steps && i < a.n_stride_steps; i++) {
+		const struct plot_step *st = &c->steps[i];
+		CHECK(strcmp(st->label, a.stride_steps[i].label) == 0, "step %zu: %s", i, st->label);
+		CHECK(st->x_from == (double)r[a.stride_steps[i].from].spec.stride_bytes &&
+			      st->x_to == (double)r[a.stride_steps[i].to].spec.stride_bytes,
+		      "between its strides");
+		CHECK(st->x > st->x_from && st->x < st->x_to, "label between them");
+		/* 4k runs higher than 2m: its labels above, the 2m ones below. */
+		CHECK(st->above == (strcmp(c->series[st->series].key, "4k") == 0), "placement of %zu", i);
+	}
+	CHECK(strcmp(c->steps[2].label, "tlb") == 0, "512 -> 4K on 4k pages is the TLB step");
+	CHECK(has_note(c, "Steps:"), "a note says what the labels mean");
+	plot_free(&p);
+	analysis_free(&a);
+	fixture_free(r, 10);
+}
+
+/* pagefault: bars of ns per page, a group per case, a bar per page size; a failed phase is noted. */
+static void test_fault_bars(void)
+{
+	static const struct {
+		int fault_case;
+		const char *page;
+		double ns_per_page;
+	} rows[] = {
+		{ FAULT_ANON_COLD, "4k", 2000 }, { FAULT_ANON_COLD, "2m", 600 },	{ FAULT_ANON_PREFAULT, "4k", 20 },
+		{ FAULT_ANON_PREFAULT, "2m", 12 }, { FAULT_FILE_WARM, "4k", 26 },
+	};
+	enum { N = sizeof(rows) / sizeof(rows[0]) + 1 };
+	struct phase_result r[N];
+	struct analysis a;
+	struct plot p;
+
+	for (size_t i = 0; i < N - 1; i++) {
+		char name[64];
+		double ns = rows[i].ns_per_page, s[4] = { ns, ns, ns, ns };
+		snprintf(name, sizeof(name), "pagefault/%s/32M/%s/r0", rows[i].page, fault_case_name(rows[i].fault_case));
+		fixture_phase(&r[i], name, rows[i].page, 32ull << 20, 8192, s, 4, 0, -1);
+		r[i].spec.workload = workload_find("pagefault");
+		r[i].spec.fault_case = rows[i].fault_case;
+		r[i].n_fault_samples = 4;
+		r[i].fault_samples = calloc(4, sizeof(*r[i].fault_samples));
+		for (size_t k = 0; k < 4; k++)	/* ns per page: 0.9, 1.0, 1.1, 1.2 x the row's */
+			r[i].fault_samples[k] = (struct fault_sample){ .elapsed_ns = ns * 8192 * (0.9 + 0.1 * (double)k),
+								       .pages = 8192, .minor = 8192, .major = 0 };
+	}
+	const double none[] = { 0 };
+	fixture_phase(&r[N - 1], "pagefault/4k/32M/file_cold/r0", "4k", 32ull << 20, 8192, none, 1, 0, -1);
+	r[N - 1].n_samples = 0;
+	r[N - 1].spec.workload = workload_find("pagefault");
+	r[N - 1].spec.fault_case = FAULT_FILE_COLD;
+	r[N - 1].status = PHASE_SKIPPED;
+	snprintf(r[N - 1].reason, sizeof(r[N - 1].reason), "the file stayed resident");
+	analysis_run(r, N, NULL, NULL, &a);
+	struct plot_input in = { .phases = r, .n = N, .analysis = &a };
+	CHECK(plot_build(&in, &p) == 0, "built");
+	const struct plot_chart *c = &p.charts[0];
+	CHECK(c->kind == PLOT_CHART_FAULT_BARS && strcmp(c->y.title, "ns per page") == 0, "fault bars, ns per page");
+	CHECK(c->n_categories == 3 && strcmp(c->categories[0], "anon_cold") == 0 &&
+		      strcmp(c->categories[1], "anon_prefault") == 0 && strcmp(c->categories[2], "file_warm") == 0,
+	      "a group per case that ran");
+	const struct plot_series *s4 = find_series(c, "4k"), *s2 = find_series(c, "2m");
+	CHECK(s4 && s2 && s4->n == 3 && s2->n == 2, "a bar per page size where it ran");
+	if (s4 && s4->n == 3) {
+		CHECK_NEAR(s4->points[0].y, a.phases[0].faults.ns_per_page.median, 1e-9);
+		CHECK_NEAR(s4->points[0].y, 2000 * 1.05, 1e-9);
+		CHECK_NEAR(s4->points[0].lo, 2000 * 0.975, 1e-9);
+	}
+	double x0, w0, x1, w1, x2, w2;
+	plot_bar_px(c, 0, 0, &x0, &w0);
+	plot_bar_px(c, 1, 0, &x1, &w1);
+	plot_bar_px(c, 0, 2, &x2, &w2);
+	CHECK(w0 == w1 && x1 >= x0 + w0 - 1e-9, "two bars side by side in a shared case");
+	CHECK(w2 > w0, "a case with one bar gives it the whole width");
+	CHECK(has_note(c, "1 phase not drawn") && has_note(c, "file_cold"), "the skipped case is named");
+	plot_free(&p);
+	analysis_free(&a);
+	for (size_t i = 0; i < N; i++)
+		free(r[i].fault_samples);
+	fixture_free(r, N);
+}
+
+/* Several workloads stack; nothing that finished ok gives -ENODATA. */
+static void test_stacking_and_empty(void)
+{
+	struct phase_result r[3];
+	const double s[] = { 10, 11, 12 };
+	struct analysis a;
+	struct plot p;
+
+	fixture_phase(&r[0], "chase/4k/16M/r0", "4k", 16ull << 20, 100000, s, 3, 0, -1);
+	fixture_phase(&r[1], "stride/4k/16M/s64/r0", "4k", 16ull << 20, 100000, s, 3, 0, -1);
+	r[1].spec.workload = workload_find("stride");
+	r[1].spec.stride_bytes = 64;
+	fixture_phase(&r[2], "stride/4k/16M/s4K/r0", "4k", 16ull << 20, 100000, s, 3, 0, -1);
+	r[2].spec.workload = workload_find("stride");
+	analysis_run(r, 3, NULL, NULL, &a);
+	struct plot_input in = { .phases = r, .n = 3, .analysis = &a, .interrupted = true };
+	CHECK(plot_build(&in, &p) == 0 && p.n_charts == 2, "a chart per workload");
+	if (p.n_charts == 2) {
+		CHECK(p.charts[0].kind == PLOT_CHART_PAGE_BARS && p.charts[1].kind == PLOT_CHART_STRIDE, "in run order");
+		CHECK(p.charts[1].frame.y == p.charts[0].frame.y + p.charts[0].frame.h, "stacked");
+		CHECK(p.height_px == p.charts[0].frame.h + p.charts[1].frame.h, "the document holds both");
+		CHECK(has_note(&p.charts[0], "interrupted"), "an interrupted run says so");
+	}
+	plot_free(&p);
+	analysis_free(&a);
+
+	for (size_t i = 0; i < 3; i++) {
+		r[i].status = PHASE_FAILED;
+		snprintf(r[i].reason, sizeof(r[i].reason), "no pool");
+	}
+	analysis_run(r, 3, NULL, NULL, &a);
+	CHECK(plot_build(&in, &p) == -ENODATA && p.n_charts == 0 && !p.charts, "nothing to draw");
+	plot_free(&p);
+	analysis_free(&a);
+	fixture_free(r, 3);
+}
+
+/* ---- the SVG writer ---- */
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 20);
+	size_t n = 0;
+
+	if (f && buf)
+		n = fread(buf, 1, (1 << 20) - 1, f);
+	if (f)
+		fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+static void test_svg_writer(void)
+{
+	struct phase_result r[2];
+	const double s4[] = { 50, 51, 52 }, s2[] = { 34, 35, 36 };
+	struct environment env = { .turbo = -1 };
+	struct analysis a;
+	struct plot p;
+	char dir[] = "/tmp/tlbprof-plot-XXXXXX", path[300], err[300];
+
+	/* Markup and a byte that is not UTF-8 in a model name must not break the document. */
+	snprintf(env.cpu_model_name, sizeof(env.cpu_model_name), "A<B> & \"C\" 'D' \x01 \xff end");
+	fixture_phase(&r[0], "chase/4k/256M/r0", "4k", 256ull << 20, 1000000, s4, 3, 0, -1);
+	fixture_phase(&r[1], "chase/2m/256M/r0", "2m", 256ull << 20, 1000000, s2, 3, 0, -1);
+	analysis_run(r, 2, &env, NULL, &a);
+	struct plot_input in = { .phases = r, .n = 2, .analysis = &a, .env = &env };
+	CHECK(plot_build(&in, &p) == 0, "built");
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/r.svg", dir);
+	CHECK(report_write_svg(&p, path, err, sizeof(err)) == 0, "written: %s", err);
+	CHECK(count_entries(dir) == 1, "no temporary file left: %d", count_entries(dir));
+	char *svg = slurp(path);
+	const char *head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"";
+	CHECK(svg && strncmp(svg, head, strlen(head)) == 0, "an SVG document");
+	if (svg) {
+		CHECK(strstr(svg, "A&lt;B&gt; &amp; &quot;C&quot; &apos;D&apos; ? ? end"), "title escaped");
+		CHECK(!strstr(svg, "A<B>") && !strstr(svg, "\xff") && !strstr(svg, "\x01"), "nothing raw");
+		CHECK(strstr(svg, "viewBox=\"0 0 960 ") && strstr(svg, "<title>"), "viewBox and title");
+		CHECK(strstr(svg, "<g class=\"series\" data-series=\"4k\"") &&
+			      strstr(svg, "<g class=\"series\" data-series=\"2m\""), "a group per series");
+		CHECK(strstr(svg, "data-x=\"4k\" data-y=\"51\""), "the 4k bar carries its median");
+		CHECK(strstr(svg, "ns per access") && strstr(svg, "class=\"legend\""), "axis label and legend");
+		CHECK(!strstr(svg, "<script") && !strstr(svg, "href") && !strstr(svg, "@import"), "nothing external");
+		CHECK(strcmp(svg + strlen(svg) - 7, "</svg>\n") == 0, "complete");
+	}
+	free(svg);
+
+	/* A missing directory: the error names -o, nothing is created. */
+	char bad[320];
+	snprintf(bad, sizeof(bad), "%s/missing/r.svg", dir);
+	CHECK(report_write_svg(&p, bad, err, sizeof(err)) == -ENOENT, "missing directory");
+	CHECK(strstr(err, "-o '") && strstr(err, "missing/r.svg"), "error names -o and the file: %s", err);
+	CHECK(count_entries(dir) == 1, "nothing else created");
+	unlink(path);
+	rmdir(dir);
+	plot_free(&p);
+	analysis_free(&a);
+	fixture_free(r, 2);
+}
+
+int main(void)
+{
+	test_linear_ticks();
+	test_log2_ticks();
+	test_format_and_quantile();
+	test_map();
+	test_chart_kinds();
+	test_size_sweep();
+	test_page_bars();
+	test_tlbsize();
+	test_stride();
+	test_fault_bars();
+	test_stacking_and_empty();
+	test_svg_writer();
+	return check_finish();
+}
