@@ -240,9 +240,12 @@ int sample_open(struct sample_session **out, pid_t pid, const struct sample_opti
 	if (!opts)
 		opts = &defaults;
 	pages = opts->ring_pages ? opts->ring_pages : SAMPLE_DEFAULT_RING_PAGES;
-	if ((pages & (pages - 1)) != 0 || opts->precise_ip > 3) {
+	/* pid -1 would sample every process on the CPUs: not what this is for. */
+	if ((pages & (pages - 1)) != 0 || opts->precise_ip > 3 || pid < 0) {
 		snprintf(reason, reason_size, "sampling: %s",
-			 (pages & (pages - 1)) ? "ring pages must be a power of two" : "precise_ip must be 0..3");
+			 pid < 0			 ? "no process given"
+			 : (pages & (pages - 1)) != 0 ? "ring pages must be a power of two"
+						      : "precise_ip must be 0..3");
 		return -EINVAL;
 	}
 	cpus = calloc(SAMPLE_MAX_CPUS, sizeof(*cpus));
@@ -624,7 +627,7 @@ static bool grow(void **array, size_t *cap, size_t need, size_t elem)
 	size_t n;
 	void *p;
 
-	if (need <= *cap)
+	if (need <= *cap && *array)
 		return true;
 	n = *cap ? *cap : 64;
 	while (n < need)
@@ -708,6 +711,8 @@ static void pending_drop(struct sample_session *s, size_t n)
 {
 	size_t len = 0;
 
+	if (n == 0)
+		return;
 	memmove(s->pend, s->pend + n, (s->n_pend - n) * sizeof(*s->pend));
 	s->n_pend -= n;
 	/* The survivors' bytes are scattered (sorted by time, not by offset): pack them anew. */
@@ -755,7 +760,8 @@ int sample_drain(struct sample_session *s, const struct sample_sink *sink, bool 
 		if (r && !read_ret)
 			read_ret = r;
 	}
-	qsort(s->pend, s->n_pend, sizeof(*s->pend), pending_cmp);
+	if (s->n_pend)
+		qsort(s->pend, s->n_pend, sizeof(*s->pend), pending_cmp);
 	while (done < s->n_pend && s->pend[done].time_ns <= cutoff) {
 		const unsigned char *rec = s->arena + s->pend[done].off;
 		struct perf_event_header hdr;
@@ -914,11 +920,11 @@ void sample_summary_free(struct sample_summary *summary)
 {
 	if (!summary)
 		return;
-	for (size_t i = 0; i < summary->n_functions; i++) {
+	for (size_t i = 0; summary->functions && i < summary->n_functions; i++) {
 		free(summary->functions[i].object);
 		free(summary->functions[i].function);
 	}
-	for (size_t i = 0; i < summary->n_regions; i++)
+	for (size_t i = 0; summary->regions && i < summary->n_regions; i++)
 		free(summary->regions[i].name);
 	free(summary->functions);
 	free(summary->regions);

@@ -117,7 +117,7 @@ struct sample_session;
 
 /*
  * Open sampling on pid (a process, with its threads and the children it
- * creates after the open: inherit). The kernel refuses to mmap an inherited
+ * creates after the open: inherit; 0 is the caller, negative is -EINVAL). The kernel refuses to mmap an inherited
  * event that follows a task across CPUs (cpu -1), so, as perf record does,
  * there is one event per online CPU for that pid, each with its own ring;
  * inherited children write into the ring of the CPU they run on. The event

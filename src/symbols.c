@@ -463,7 +463,7 @@ static bool grow(void **array, size_t *cap, size_t need, size_t elem)
 	size_t n;
 	void *p;
 
-	if (need <= *cap)
+	if (need <= *cap && *array)
 		return true;
 	n = *cap ? *cap : 8;
 	while (n < need)
@@ -484,7 +484,7 @@ static struct name *intern(struct symbols *syms, const char *s, size_t len)
 	for (size_t i = 0; i < syms->n_names; i++)
 		if (strncmp(syms->names[i]->s, s, len) == 0 && syms->names[i]->s[len] == '\0')
 			return syms->names[i];
-	if (!grow((void **)&syms->names, &syms->cap_names, syms->n_names + 1, sizeof(*syms->names)))
+	if (!grow((void **)&syms->names, &syms->cap_names, syms->n_names + 1, sizeof(struct name *)))
 		return NULL;
 	n = calloc(1, sizeof(*n));
 	if (!n)

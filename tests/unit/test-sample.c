@@ -564,6 +564,8 @@ static void test_open_errors(void)
 
 		ret = sample_open(&s, getpid(), &opts, reason, sizeof(reason));
 		CHECK(ret == -EINVAL && s == NULL && strstr(reason, "power of two"), "ring pages 3: %d %s", ret, reason);
+		ret = sample_open(&s, -1, NULL, reason, sizeof(reason));
+		CHECK(ret == -EINVAL && s == NULL && strstr(reason, "no process"), "pid -1: %d %s", ret, reason);
 	}
 	{
 		/* No PMU has this type. */
