@@ -601,8 +601,13 @@ static void test_open_errors(void)
 /* ---- a real child ----------------------------------------------------------- */
 
 #define TOUCHED_PAGES 2048
-#define CHUNK_PAGES 256
-/* 32 KiB per CPU holds about 800 samples: fewer than TOUCHED_PAGES, so the test needs the drains in between. */
+/*
+ * A chunk's 512 samples (40 bytes each) fit one 32 KiB ring even with the
+ * exec's records, and fill at least one CPU's ring past its quarter-full
+ * watermark however they are spread over two CPUs. All 2048 do not fit the
+ * rings of two CPUs: the drains in between are needed.
+ */
+#define CHUNK_PAGES 512
 #define LIVE_RING_PAGES 8
 
 /*
@@ -678,8 +683,12 @@ static bool test_live(void)
 	/* Every line the target prints: the buffer first, then "chunk" each time it waits for a drain. */
 	from_child = fdopen(out[0], "r");
 	while (from_child && fgets(line, sizeof(line), from_child)) {
+		struct pollfd pfd = { .fd = sample_poll_fd(s), .events = POLLIN };
+
 		if (sscanf(line, "buffer %p %zu", &buffer, &buffer_bytes) == 2)
 			continue;
+		/* The watermark's wake-up reaches the epoll set (delivered by irq_work: allow it time). */
+		CHECK(poll(&pfd, 1, 5000) == 1 && (pfd.revents & POLLIN), "poll after a chunk: revents %#x", pfd.revents);
 		ret = sample_drain(s, &sink, false);
 		CHECK(ret == 0, "drain: %d", ret);
 		drains++;
@@ -711,11 +720,34 @@ static bool test_live(void)
 	      info.tasks);
 	CHECK(info.lost == 0 && info.bad_records == 0, "lost %" PRIu64 ", bad %" PRIu64, info.lost, info.bad_records);
 	CHECK(strcmp(info.event, "page-faults") == 0 && info.period == 1, "event %s", info.event);
-	for (size_t i = 1; i < list.count; i++)
-		if (list.items[i].time_ns < list.items[i - 1].time_ns) {
-			CHECK(0, "sample %zu handed over out of time order", i);
+	for (size_t i = 1; i < list.count; i++) {
+		const struct sample_record *p = &list.items[i - 1], *q = &list.items[i];
+
+		if (q->time_ns < p->time_ns || (q->time_ns == p->time_ns && q->tid == p->tid && q->ip == p->ip &&
+						 q->addr == p->addr)) {
+			CHECK(0, "sample %zu handed over out of time order, or twice", i);
 			break;
 		}
+	}
+	/* Every page of the buffer faulted once: each must be among the samples (none lost, none made up). */
+	{
+		const size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
+		unsigned char seen_page[TOUCHED_PAGES] = { 0 };
+		uint64_t buf = (uint64_t)(uintptr_t)buffer;
+		size_t distinct = 0, in_buffer = 0;
+
+		for (size_t i = 0; buffer && i < list.count; i++) {
+			uint64_t a = list.items[i].addr;
+
+			if (a < buf || a - buf >= (uint64_t)TOUCHED_PAGES * page_size)
+				continue;
+			in_buffer++;
+			if (!seen_page[(a - buf) / page_size]++)
+				distinct++;
+		}
+		CHECK(distinct == TOUCHED_PAGES, "%zu of %d pages sampled (%zu samples in the buffer)", distinct,
+		      TOUCHED_PAGES, in_buffer);
+	}
 
 	ret = sample_summarize(list.items, list.count, info.lost, syms, 5, &sum);
 	CHECK(ret == 0 && sum.n_functions > 0 && sum.n_regions > 0, "summarize: %d", ret);
