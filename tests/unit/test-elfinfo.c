@@ -2,6 +2,7 @@
 /* Unit tests for elfinfo: the test binary itself, ELF files written with libelf, and files that are not ELF. */
 #include "check.h"
 #include "elfinfo.h"
+#include "version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -147,6 +148,78 @@ static void test_self(void)
 	CHECK(items_distinct(prov.comment, "; "), "repeated items in \"%s\"", prov.comment);
 	CHECK(strstr(prov.comment, ";;") == NULL && strncmp(prov.comment, "; ", 2) != 0, "empty items in \"%s\"",
 	      prov.comment);
+	/* meson links the tests unstripped, with debug info in the default build type. */
+	CHECK(prov.has_symtab, "own symtab");
+	CHECK(prov.elf_type == ET_DYN || prov.elf_type == ET_EXEC, "own e_type %u", prov.elf_type);
+#ifndef __clang__
+	/* gcc records the switches in the producers: they must say what the build says (version.h). */
+	const char *built = elf_opt_level_parse(TLBPROF_BUILD_FLAGS);
+	printf("self producers = \"%s\"\nself opt_level = \"%s\" (%s), built with \"%s\"\n", prov.producers,
+	       prov.opt_level, elf_opt_source_name(prov.opt_source), TLBPROF_BUILD_FLAGS);
+	if (built && prov.has_debug_info)
+		CHECK(strcmp(prov.opt_level, built) == 0 && prov.opt_source == ELF_OPT_SOURCE_DWARF_PRODUCER,
+		      "self opt_level \"%s\" from %s, built %s", prov.opt_level, elf_opt_source_name(prov.opt_source),
+		      built);
+#endif
+}
+
+static void test_opt_parse(void)
+{
+	static const struct {
+		int line;
+		const char *switches;
+		const char *level;	/* NULL: no -O switch */
+	} rows[] = {
+		{ __LINE__, "-O2", "-O2" },
+		{ __LINE__, "-O", "-O1" },
+		{ __LINE__, "-O0", "-O0" },
+		{ __LINE__, "-O1", "-O1" },
+		{ __LINE__, "-O3", "-O3" },
+		{ __LINE__, "-Os", "-Os" },
+		{ __LINE__, "-Oz", "-Oz" },
+		{ __LINE__, "-Ofast", "-Ofast" },
+		{ __LINE__, "-Og", "-Og" },
+		/* The last one wins, as in the compiler's own option handling. */
+		{ __LINE__, "-O3 -O1", "-O1" },
+		{ __LINE__, "-O0 -g -O2 -Os", "-Os" },
+		{ __LINE__, "-Ofast -O", "-O1" },
+		{ __LINE__, "-O2 -Ofoo", "-O2" },
+		/* Numbers above 3 are -O3; leading zeros are still numbers. */
+		{ __LINE__, "-O4", "-O3" },
+		{ __LINE__, "-O99999999999999999999", "-O3" },
+		{ __LINE__, "-O00", "-O0" },
+		{ __LINE__, "-O03", "-O3" },
+		/* Things that only look like -O. */
+		{ __LINE__, "-Ofoo", NULL },
+		{ __LINE__, "-O-1", NULL },
+		{ __LINE__, "-O2x", NULL },
+		{ __LINE__, "-OS", NULL },
+		{ __LINE__, "-o out -fno-omit-frame-pointer", NULL },
+		{ __LINE__, "--O2", NULL },
+		{ __LINE__, "O2", NULL },
+		{ __LINE__, "-fO2", NULL },
+		{ __LINE__, "", NULL },
+		{ __LINE__, "   ", NULL },
+		/* Real strings: a gcc producer, clang's recorded command line, other white space. */
+		{ __LINE__, "GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -O2 -fasynchronous-unwind-tables", "-O2" },
+		{ __LINE__, "GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -fasynchronous-unwind-tables", NULL },
+		{ __LINE__, "/usr/lib/llvm-14/bin/clang -O2 -g -frecord-command-line a.c -o a", "-O2" },
+		{ __LINE__, "-O1\t-O3\n", "-O3" },
+		{ __LINE__, "-g\v-Og", "-Og" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		const char *got = elf_opt_level_parse(rows[i].switches);
+
+		CHECK_ROW(rows[i].line, (got == NULL) == (rows[i].level == NULL) && (!got || strcmp(got, rows[i].level) == 0),
+			  "\"%s\": got %s, want %s", rows[i].switches, got ? got : "NULL",
+			  rows[i].level ? rows[i].level : "NULL");
+	}
+	CHECK(elf_opt_level_parse(NULL) == NULL, "NULL switches");
+	CHECK(strcmp(elf_opt_source_name(ELF_OPT_SOURCE_NONE), "none") == 0 &&
+	      strcmp(elf_opt_source_name(ELF_OPT_SOURCE_COMMAND_LINE), "gcc-command-line") == 0 &&
+	      strcmp(elf_opt_source_name(ELF_OPT_SOURCE_DWARF_PRODUCER), "dwarf-producer") == 0 &&
+	      elf_opt_source_name((enum elf_opt_source)99) == NULL, "source names");
 }
 
 static void test_written(const char *dir)
@@ -200,6 +273,38 @@ static void test_written(const char *dir)
 		SECTION(".comment.extra", "not provenance\0"),
 		SECTION(".GCC.command.line.old", "-O0\0"),
 	};
+	/* Two objects linked, each with its whole command line (gcc 11 and later). */
+	const struct section mixed[] = {
+		SECTION(".GCC.command.line", "GNU C17 12.2.0 -mtune=generic -g -O2\0GNU C17 12.2.0 -mtune=generic -g -O0\0"
+					     "GNU C17 12.2.0 -mtune=generic -g -O3 -O2\0"),
+	};
+	/* Old gcc: one switch per string; a run is one unit and its last -O wins. */
+	const struct section old_format[] = {
+		SECTION(".GCC.command.line", "-O3\0-g\0-Os\0-march=x86-64\0"),
+	};
+	/* Producers in .debug_str among names; the toolchain's runtime (crtfastmath.o) and assembler units do not count. */
+	const struct section producers[] = {
+		SECTION(".debug_info", "\0\0\0\0"),
+		SECTION(".debug_str", "main\0GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -Ofast\0probe_value\0"
+				      "GNU C17 12.2.0 -mshstk -g -O2 -fbuilding-libgcc -fpic\0GNU AS 2.40\0"
+				      "GNU is not a producer\0"),
+	};
+	/* gcc -gno-record-gcc-switches and clang: producers without switches say nothing about -O. */
+	const struct section bare_producers[] = {
+		SECTION(".debug_str", "GNU C17 12.2.0\0Debian clang version 14.0.6\0x\0"),
+	};
+	/* A recorded command line wins over the producers; a clang producer with its command line. */
+	const struct section both[] = {
+		SECTION(".debug_str", "Debian clang version 14.0.6 /usr/bin/clang -O3 -g -grecord-command-line a.c\0"),
+		SECTION(".GCC.command.line", "/usr/bin/clang -Os -frecord-command-line a.c\0"),
+	};
+	const struct section clang_producer[] = {
+		SECTION(".debug_str", "Debian clang version 14.0.6 /usr/bin/clang -O3 -g -grecord-command-line a.c\0"),
+	};
+	/* gcc -g without -O: switches recorded, no -O, the default -O0. */
+	const struct section defaulted[] = {
+		SECTION(".debug_str", "GNU C17 12.2.0 -mtune=generic -march=x86-64 -g\0"),
+	};
 	const struct {
 		int line;
 		const char *file;
@@ -207,21 +312,54 @@ static void test_written(const char *dir)
 		const struct section *secs;
 		size_t n;
 		const char *comment, *command_line;
+		/* Optimisation level: expected opt_level, opt_levels, source, units, defaulted; producers. */
+		const char *opt_level, *opt_levels;
+		enum elf_opt_source source;
+		unsigned units;
+		bool defaulted;
+		const char *producers;
 	} rows[] = {
 		{ __LINE__, "gcc64.o", ELFCLASS64, gcc_like, ARRAY_SIZE(gcc_like),
-		  "GCC: (Debian 12.2.0-14) 12.2.0; Debian clang version 14.0.6", "-O2 -g -frecord-gcc-switches -march=x86-64" },
+		  "GCC: (Debian 12.2.0-14) 12.2.0; Debian clang version 14.0.6", "-O2 -g -frecord-gcc-switches -march=x86-64",
+		  "-O2", "-O2", ELF_OPT_SOURCE_COMMAND_LINE, 1, false, "" },
 		{ __LINE__, "gcc32.o", ELFCLASS32, gcc_like, ARRAY_SIZE(gcc_like),
-		  "GCC: (Debian 12.2.0-14) 12.2.0; Debian clang version 14.0.6", "-O2 -g -frecord-gcc-switches -march=x86-64" },
-		{ __LINE__, "none.o", ELFCLASS64, no_provenance, ARRAY_SIZE(no_provenance), "", "" },
+		  "GCC: (Debian 12.2.0-14) 12.2.0; Debian clang version 14.0.6", "-O2 -g -frecord-gcc-switches -march=x86-64",
+		  "-O2", "-O2", ELF_OPT_SOURCE_COMMAND_LINE, 1, false, "" },
+		{ __LINE__, "none.o", ELFCLASS64, no_provenance, ARRAY_SIZE(no_provenance), "", "",
+		  "", "", ELF_OPT_SOURCE_NONE, 0, false, "" },
 		{ __LINE__, "unterminated.o", ELFCLASS64, unterminated, ARRAY_SIZE(unterminated),
-		  "GCC: one; tail without NUL", "" },
-		{ __LINE__, "long.o", ELFCLASS64, long_line, ARRAY_SIZE(long_line), "", many_want },
-		{ __LINE__, "lookalike.o", ELFCLASS64, lookalike, ARRAY_SIZE(lookalike), "", "" },
-		{ __LINE__, "empty-between.o", ELFCLASS64, empty_between, ARRAY_SIZE(empty_between), "", "-O2 -g" },
-		{ __LINE__, "comment-fits.o", ELFCLASS64, comment_fits, ARRAY_SIZE(comment_fits), fits, "" },
+		  "GCC: one; tail without NUL", "", "", "", ELF_OPT_SOURCE_NONE, 0, false, "" },
+		{ __LINE__, "long.o", ELFCLASS64, long_line, ARRAY_SIZE(long_line), "", many_want,
+		  "-O0", "-O0", ELF_OPT_SOURCE_COMMAND_LINE, 1, true, "" },
+		{ __LINE__, "lookalike.o", ELFCLASS64, lookalike, ARRAY_SIZE(lookalike), "", "",
+		  "", "", ELF_OPT_SOURCE_NONE, 0, false, "" },
+		{ __LINE__, "empty-between.o", ELFCLASS64, empty_between, ARRAY_SIZE(empty_between), "", "-O2 -g",
+		  "-O2", "-O2", ELF_OPT_SOURCE_COMMAND_LINE, 1, false, "" },
+		{ __LINE__, "comment-fits.o", ELFCLASS64, comment_fits, ARRAY_SIZE(comment_fits), fits, "",
+		  "", "", ELF_OPT_SOURCE_NONE, 0, false, "" },
 		/* Two .comment sections: the second's string cannot follow the first, nothing half of it may. */
 		{ __LINE__, "comment-too-long.o", ELFCLASS64, comment_too_long, ARRAY_SIZE(comment_too_long),
-		  "GCC: short", "" },
+		  "GCC: short", "", "", "", ELF_OPT_SOURCE_NONE, 0, false, "" },
+		{ __LINE__, "mixed.o", ELFCLASS64, mixed, ARRAY_SIZE(mixed), "",
+		  "GNU C17 12.2.0 -mtune=generic -g -O2 GNU C17 12.2.0 -mtune=generic -g -O0 "
+		  "GNU C17 12.2.0 -mtune=generic -g -O3 -O2",
+		  "mixed", "-O2 -O0", ELF_OPT_SOURCE_COMMAND_LINE, 3, false, "" },
+		{ __LINE__, "old-format.o", ELFCLASS64, old_format, ARRAY_SIZE(old_format), "", "-O3 -g -Os -march=x86-64",
+		  "-Os", "-Os", ELF_OPT_SOURCE_COMMAND_LINE, 1, false, "" },
+		{ __LINE__, "producers.o", ELFCLASS64, producers, ARRAY_SIZE(producers), "", "",
+		  "-Ofast", "-Ofast", ELF_OPT_SOURCE_DWARF_PRODUCER, 1, false,
+		  "GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -Ofast; GNU C17 12.2.0 -mshstk -g -O2 -fbuilding-libgcc "
+		  "-fpic; GNU AS 2.40" },
+		{ __LINE__, "bare-producers.o", ELFCLASS64, bare_producers, ARRAY_SIZE(bare_producers), "", "",
+		  "", "", ELF_OPT_SOURCE_NONE, 0, false, "GNU C17 12.2.0; Debian clang version 14.0.6" },
+		{ __LINE__, "both.o", ELFCLASS64, both, ARRAY_SIZE(both), "", "/usr/bin/clang -Os -frecord-command-line a.c",
+		  "-Os", "-Os", ELF_OPT_SOURCE_COMMAND_LINE, 1, false,
+		  "Debian clang version 14.0.6 /usr/bin/clang -O3 -g -grecord-command-line a.c" },
+		{ __LINE__, "clang-producer.o", ELFCLASS64, clang_producer, ARRAY_SIZE(clang_producer), "", "",
+		  "-O3", "-O3", ELF_OPT_SOURCE_DWARF_PRODUCER, 1, false,
+		  "Debian clang version 14.0.6 /usr/bin/clang -O3 -g -grecord-command-line a.c" },
+		{ __LINE__, "defaulted.o", ELFCLASS64, defaulted, ARRAY_SIZE(defaulted), "", "",
+		  "-O0", "-O0", ELF_OPT_SOURCE_DWARF_PRODUCER, 1, true, "GNU C17 12.2.0 -mtune=generic -march=x86-64 -g" },
 	};
 
 	memset(fits, 'f', sizeof(fits) - 1);
@@ -246,6 +384,21 @@ static void test_written(const char *dir)
 			  rows[i].file, prov.comment, rows[i].comment);
 		CHECK_ROW(rows[i].line, strcmp(prov.command_line, rows[i].command_line) == 0,
 			  "%s: command_line \"%s\", want \"%s\"", rows[i].file, prov.command_line, rows[i].command_line);
+		CHECK_ROW(rows[i].line, strcmp(prov.opt_level, rows[i].opt_level) == 0 &&
+			  strcmp(prov.opt_levels, rows[i].opt_levels) == 0 && prov.opt_source == rows[i].source &&
+			  prov.opt_units == rows[i].units && prov.opt_level_defaulted == rows[i].defaulted,
+			  "%s: opt_level \"%s\" levels \"%s\" %s units %u defaulted %d, want \"%s\" \"%s\" %s %u %d",
+			  rows[i].file, prov.opt_level, prov.opt_levels, elf_opt_source_name(prov.opt_source), prov.opt_units,
+			  prov.opt_level_defaulted, rows[i].opt_level, rows[i].opt_levels,
+			  elf_opt_source_name(rows[i].source), rows[i].units, rows[i].defaulted);
+		CHECK_ROW(rows[i].line, strcmp(prov.producers, rows[i].producers) == 0, "%s: producers \"%s\", want \"%s\"",
+			  rows[i].file, prov.producers, rows[i].producers);
+		/* Relocatable objects written here: no program headers, no symbols, no build-id. */
+		CHECK_ROW(rows[i].line, prov.elf_type == ET_REL && !prov.pie && !prov.has_symtab && !prov.build_id[0],
+			  "%s: type %u pie %d symtab %d build_id \"%s\"", rows[i].file, prov.elf_type, prov.pie,
+			  prov.has_symtab, prov.build_id);
+		CHECK_ROW(rows[i].line, prov.has_debug_info == (rows[i].secs == producers), "%s: has_debug_info %d",
+			  rows[i].file, prov.has_debug_info);
 		unlink(path);
 	}
 }
@@ -349,6 +502,113 @@ static void test_compiled(const char *dir)
 	unlink(src);
 }
 
+/* Whether the file's .debug_str is compressed in the given way (so the compressed path really ran). */
+static bool debug_str_compressed(const char *path, bool gnu)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(elf, scn)) != NULL) {
+			GElf_Shdr shdr;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
+				continue;
+			if (gnu ? strcmp(name, ".zdebug_str") == 0
+				: strcmp(name, ".debug_str") == 0 && (shdr.sh_flags & SHF_COMPRESSED))
+				found = true;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/*
+ * Programs built by tests/meson.build with gcc and clang and known flags
+ * (tests/unit/elf-probe.c): what each records, read back. A compiler that is
+ * not installed leaves its variable unset; its probes are skipped, and said so.
+ */
+static void test_probes(void)
+{
+	enum { GCC, CLANG };
+	static const char *const dir_vars[] = { [GCC] = "TLBPROF_TEST_PROBES_GCC", [CLANG] = "TLBPROF_TEST_PROBES_CLANG" };
+	static const struct {
+		int line;
+		int compiler;
+		const char *file;
+		const char *opt_level;
+		enum elf_opt_source source;
+		bool defaulted, pie, symtab, debug, build_id;
+		uint16_t type;
+		const char *producer_has;	/* a substring of producers, NULL: producers "" */
+		int compressed;			/* 0 no check, 1 SHF_COMPRESSED, 2 .zdebug_str */
+	} rows[] = {
+		{ __LINE__, GCC, "probe-gcc-O0", "-O0", ELF_OPT_SOURCE_DWARF_PRODUCER, false, true, true, true, true, ET_DYN,
+		  " -O0", 0 },
+		{ __LINE__, GCC, "probe-gcc-O2-recorded", "-O2", ELF_OPT_SOURCE_COMMAND_LINE, false, true, true, true, true,
+		  ET_DYN, " -O2", 0 },
+		{ __LINE__, GCC, "probe-gcc-default", "-O0", ELF_OPT_SOURCE_DWARF_PRODUCER, true, true, true, true, true,
+		  ET_DYN, "GNU C", 0 },
+		{ __LINE__, GCC, "probe-gcc-last-wins", "-O1", ELF_OPT_SOURCE_DWARF_PRODUCER, false, true, true, true, true,
+		  ET_DYN, "-O3 -O1", 0 },
+		{ __LINE__, GCC, "probe-gcc-last-wins-zlib", "-O1", ELF_OPT_SOURCE_DWARF_PRODUCER, false, true, true, true,
+		  true, ET_DYN, "-O3 -O1", 1 },
+		{ __LINE__, GCC, "probe-gcc-last-wins-zlib-gnu", "-O1", ELF_OPT_SOURCE_DWARF_PRODUCER, false, true, true,
+		  true, true, ET_DYN, "-O3 -O1", 2 },
+		/* Stripped: nothing recorded survives, and the reader says so rather than guessing. */
+		{ __LINE__, GCC, "probe-gcc-stripped", "", ELF_OPT_SOURCE_NONE, false, true, false, false, true, ET_DYN,
+		  NULL, 0 },
+		{ __LINE__, GCC, "probe-gcc-no-pie", "-O2", ELF_OPT_SOURCE_DWARF_PRODUCER, false, false, true, true, false,
+		  ET_EXEC, "-fno-PIE", 0 },
+		/* clang records no switches by default: the producer names clang, the level stays unknown. */
+		{ __LINE__, CLANG, "probe-clang-O2", "", ELF_OPT_SOURCE_NONE, false, true, true, true, true, ET_DYN,
+		  "clang version", 0 },
+	};
+	const char *dirs[] = { [GCC] = getenv(dir_vars[GCC]), [CLANG] = getenv(dir_vars[CLANG]) };
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		const char *dir = dirs[rows[i].compiler];
+		struct elf_provenance prov;
+		char path[1024];
+		int ret;
+
+		if (!dir) {
+			fprintf(stderr, "note: %s unset (compiler not installed): skipped %s\n",
+				dir_vars[rows[i].compiler], rows[i].file);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, rows[i].file);
+		ret = elf_provenance_read(path, &prov);
+		printf("%s: opt_level \"%s\" (%s) producers \"%s\" build_id %s\n", rows[i].file, prov.opt_level,
+		       elf_opt_source_name(prov.opt_source), prov.producers, prov.build_id);
+		CHECK_ROW(rows[i].line, ret == 0, "%s: %d", path, ret);
+		CHECK_ROW(rows[i].line, strcmp(prov.opt_level, rows[i].opt_level) == 0 && prov.opt_source == rows[i].source &&
+			  prov.opt_level_defaulted == rows[i].defaulted,
+			  "%s: opt_level \"%s\" from %s defaulted %d", rows[i].file, prov.opt_level,
+			  elf_opt_source_name(prov.opt_source), prov.opt_level_defaulted);
+		CHECK_ROW(rows[i].line, prov.pie == rows[i].pie && prov.has_symtab == rows[i].symtab &&
+			  prov.has_debug_info == rows[i].debug && prov.elf_type == rows[i].type,
+			  "%s: pie %d symtab %d debug %d type %u", rows[i].file, prov.pie, prov.has_symtab,
+			  prov.has_debug_info, prov.elf_type);
+		/* --build-id's default is a SHA-1: 20 bytes. */
+		CHECK_ROW(rows[i].line, rows[i].build_id ? strlen(prov.build_id) == 40 : prov.build_id[0] == '\0',
+			  "%s: build_id \"%s\"", rows[i].file, prov.build_id);
+		CHECK_ROW(rows[i].line, rows[i].producer_has ? strstr(prov.producers, rows[i].producer_has) != NULL
+							     : prov.producers[0] == '\0',
+			  "%s: producers \"%s\"", rows[i].file, prov.producers);
+		if (rows[i].compressed)
+			CHECK_ROW(rows[i].line, debug_str_compressed(path, rows[i].compressed == 2),
+				  "%s: .debug_str not compressed as expected", rows[i].file);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test-elfinfo-XXXXXX";
@@ -358,7 +618,9 @@ int main(void)
 		return 1;
 	}
 	test_self();
+	test_opt_parse();
 	test_written(dir);
+	test_probes();
 	test_errors(dir);
 	test_compiled(dir);
 	rmdir(dir);

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/* Sampling of a process with perf_event_open: page faults (or a given event) with instruction and data address. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbols;
+
+/* Period of a custom event when the caller gives none: prime, so it does not beat with a loop's trip count. */
+#define SAMPLE_DEFAULT_PERIOD 1009
+/* Data pages of each CPU's ring when the caller gives none: 512 KiB, what perf_event_mlock_kb (516 per CPU) lets
+ * any user lock. */
+#define SAMPLE_DEFAULT_RING_PAGES 128
+/*
+ * A drain hands over only records older than this (unless it is the final
+ * one): a record becomes visible in its CPU's ring within microseconds of its
+ * timestamp, so anything older has arrived in every ring, and records of
+ * different CPUs can be handed over in time order (an exec's COMM before the
+ * new program's mmaps, whichever CPU each was written on).
+ */
+#define SAMPLE_HOLDBACK_NS 10000000ull
+
+/* What to sample. All zero: every software page fault of the target, user and kernel side. */
+struct sample_options {
+	/*
+	 * Another event instead of page faults (a PMU's precise dTLB-miss loads,
+	 * say, where the hardware gives their data addresses): perf_event_attr
+	 * type, config, config1, config2 and precise_ip as given. An event the
+	 * machine lacks fails sample_open() with its errno and the reason.
+	 */
+	bool custom_event;
+	uint32_t type;
+	uint64_t config, config1, config2;
+	unsigned precise_ip;		/* 0..3 */
+	const char *name;		/* the custom event's name for the report (copied); NULL: "TYPE:CONFIG" */
+	uint64_t period;		/* one sample every period events; 0: 1 for page faults (software events
+					 * with period 1 are never throttled), SAMPLE_DEFAULT_PERIOD otherwise */
+	/*
+	 * Start counting at the target's next execve() (it was forked, waits, and
+	 * is opened before it execs): mapping records of the new program then
+	 * arrive from its first mmap on. Otherwise counting starts at open.
+	 */
+	bool enable_on_exec;
+	size_t ring_pages;		/* data pages of each CPU's ring, a power of two; 0: SAMPLE_DEFAULT_RING_PAGES */
+};
+
+/* How a session was opened, and what it has read so far. */
+struct sample_info {
+	char event[64];			/* "page-faults", or the custom event's name */
+	uint32_t type;
+	uint64_t config, period;
+	unsigned precise_ip;
+	bool exclude_kernel, exclude_hv;/* kernel (and hypervisor) side not sampled */
+	char note[192];			/* why they are excluded ("" when nothing is) */
+	size_t rings;			/* one event and ring per online CPU */
+	size_t ring_bytes;		/* data part of each ring as mapped (smaller than asked when the
+					 * locked-memory allowance was short) */
+	uint64_t samples;		/* PERF_RECORD_SAMPLE handed over */
+	uint64_t mmaps, tasks;		/* mapping records; fork, exit and exec records handed over */
+	uint64_t lost;			/* records the kernel dropped because the ring was full (PERF_RECORD_LOST
+					 * and PERF_RECORD_LOST_SAMPLES): drain more often, or a bigger ring */
+	uint64_t throttled;		/* PERF_RECORD_THROTTLE: the kernel stopped sampling for a tick */
+	uint64_t other_records;		/* records of other types, skipped */
+	uint64_t bad_records;		/* records too short for their type, skipped */
+};
+
+/* One sample. */
+struct sample_record {
+	uint32_t pid, tid;		/* process and thread */
+	uint64_t ip;			/* instruction address */
+	uint64_t addr;			/* data address (PERF_SAMPLE_ADDR): the faulting address of a page
+					 * fault; 0 for events that give none */
+	uint64_t time_ns;		/* CLOCK_MONOTONIC (attr.use_clockid), comparable with clock_gettime() */
+};
+
+/* A mapping record (PERF_RECORD_MMAP2, or PERF_RECORD_MMAP from old kernels). */
+struct sample_mmap {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;	/* [start, start + len) maps the file from byte pgoff */
+	uint32_t major, minor;		/* device (0:0 when unknown) */
+	uint64_t inode;
+	uint32_t prot, flags;		/* PROT_* and MAP_* (0 from an old MMAP record) */
+	uint64_t time_ns;		/* CLOCK_MONOTONIC */
+	bool executable;		/* PROT_EXEC (old records: not marked as data) */
+	const char *filename;		/* path, "//anon", "[heap]", ...; valid during the callback only */
+};
+
+enum sample_task_kind {
+	SAMPLE_TASK_FORK,		/* pid/tid created by ppid/ptid (a thread when pid == ppid) */
+	SAMPLE_TASK_EXIT,
+	SAMPLE_TASK_EXEC,		/* pid execs comm: its address space is new */
+};
+
+struct sample_task {
+	enum sample_task_kind kind;
+	uint32_t pid, ppid, tid, ptid;	/* ppid and ptid for FORK and EXIT only */
+	uint64_t time_ns;		/* CLOCK_MONOTONIC */
+	const char *comm;		/* EXEC: the new command name; valid during the callback only */
+};
+
+/*
+ * Where drained records go. Every hook is optional. A hook that returns
+ * non-zero (a -errno) stops the drain, which returns that value; the record
+ * counts as consumed.
+ */
+struct sample_sink {
+	int (*sample)(void *ctx, const struct sample_record *r);
+	int (*mmap)(void *ctx, const struct sample_mmap *m);
+	int (*task)(void *ctx, const struct sample_task *t);
+	void *ctx;
+};
+
+struct sample_session;
+
+/*
+ * Open sampling on pid (a process, with its threads and the children it
+ * creates after the open: inherit; 0 is the caller, negative is -EINVAL). The kernel refuses to mmap an inherited
+ * event that follows a task across CPUs (cpu -1), so, as perf record does,
+ * there is one event per online CPU for that pid, each with its own ring;
+ * inherited children write into the ring of the CPU they run on. The event
+ * records IP, TID, TIME and ADDR; the mapping (MMAP2, data mappings too),
+ * COMM (exec) and FORK/EXIT records a symbolizer needs carry a time too
+ * (sample_id_all), on CLOCK_MONOTONIC. Kernel side is tried first; when
+ * perf_event_paranoid refuses it (EACCES/EPERM) the open is retried
+ * user-side only and info.note says so. Returns 0 and *out, or -errno with
+ * reason (size reason_size) saying why in one line, naming the event and the
+ * errno ("Permission denied (perf_event_paranoid=3...)", "No such file or
+ * directory (the event is not supported here...)"). The caller owns *out:
+ * sample_close() it.
+ */
+int sample_open(struct sample_session **out, pid_t pid, const struct sample_options *opts, char *reason,
+		size_t reason_size);
+
+/* Start or stop sampling (for the target and its inherited children). Returns 0 or -errno. */
+int sample_enable(struct sample_session *s);
+int sample_disable(struct sample_session *s);
+
+/*
+ * A file descriptor to poll() for POLLIN (an epoll set of the rings): ready
+ * when a ring is a quarter full (attr.watermark), so draining then keeps the
+ * rings from overflowing unless the target outruns the reader. -1 for a
+ * session made by sample_session_over_rings().
+ */
+int sample_poll_fd(const struct sample_session *s);
+
+/*
+ * Empty the rings (their space is free again at once) and hand the records
+ * to sink in time order across CPUs. Records younger than SAMPLE_HOLDBACK_NS
+ * are kept for the next drain, because an older one may still be arriving
+ * in another CPU's ring; final hands over everything (the target has exited
+ * or sampling is disabled). Call it repeatedly while the target runs and
+ * once with final after it exited (the rings outlive the target). Records
+ * that wrap around a ring's end are reassembled. Returns 0, a hook's
+ * non-zero value (the records not yet handed over stay for the next drain),
+ * -ENOMEM, or -EIO when a ring holds a record that cannot be walked (the
+ * rest of that ring is dropped and counted in bad_records).
+ */
+int sample_drain(struct sample_session *s, const struct sample_sink *sink, bool final);
+
+/* What the session was opened with and has read (counts so far). */
+void sample_info_get(const struct sample_session *s, struct sample_info *out);
+
+/* Stop sampling, unmap the rings, close the events. NULL is allowed. */
+void sample_close(struct sample_session *s);
+
+/*
+ * A session without events over rings the caller made (tests feed it
+ * records that wrap, or arrive out of order across rings): metas[i] is a
+ * struct perf_event_mmap_page, datas[i] its data area of data_size bytes (a
+ * power of two). Records must carry sample_id_all's {pid, tid, time}
+ * trailer. The rings stay the caller's. NULL when out of memory.
+ */
+struct sample_session *sample_session_over_rings(void *const *metas, unsigned char *const *datas, size_t n,
+						 size_t data_size);
+
+/* A growing array of samples (zero-initialised is empty). */
+struct sample_list {
+	struct sample_record *items;
+	size_t count, capacity;
+};
+
+/* Append r. Returns 0 or -ENOMEM. */
+int sample_list_append(struct sample_list *list, const struct sample_record *r);
+/* Free the items; the list is empty again. */
+void sample_list_free(struct sample_list *list);
+
+/*
+ * A ready sink: samples are appended to list; mapping records are added to
+ * syms and fork/exec records applied to it (syms may be NULL). Both are the
+ * caller's; they must outlive the drains.
+ */
+struct sample_collector {
+	struct sample_list *list;
+	struct symbols *syms;
+};
+
+void sample_collector_sink(struct sample_collector *c, struct sample_sink *sink);
+
+/* A function that samples hit, with its count and share of all samples. */
+struct sample_function_count {
+	char *object;			/* mapping path, "[anon]", "[kernel]" or "[unknown]" */
+	char *function;			/* symbol name or "[unknown]" */
+	uint64_t count;
+	double share;			/* count / samples */
+};
+
+/* A data region samples hit. */
+struct sample_region_count {
+	char *name;			/* "[heap]", "[stack]", "[anon]", a file's path, "[unknown]" */
+	uint64_t start, end;		/* the mapping (0, 0 for "[unknown]") */
+	bool anonymous;
+	uint64_t count;
+	double share;
+};
+
+struct sample_summary {
+	uint64_t samples;		/* samples summarised */
+	uint64_t lost;			/* records lost, as given */
+	uint64_t unresolved_ip;		/* samples whose instruction address has no function */
+	uint64_t unresolved_addr;	/* samples whose data address is 0 or in no known mapping */
+	size_t distinct_functions, distinct_regions;
+	struct sample_function_count *functions;	/* the top n_functions, most samples first */
+	size_t n_functions;
+	struct sample_region_count *regions;		/* the top n_regions, most samples first */
+	size_t n_regions;
+};
+
+/*
+ * Summarise samples: resolve every instruction address and classify every
+ * data address with syms, then the top_n functions (object + function) and
+ * the top_n data regions (mapping name + start) by count, ties by name then
+ * start, with their share of all samples, and the totals. No output; syms
+ * may read ELF files on first use. Returns 0 or -ENOMEM (out is then empty).
+ * Free out with sample_summary_free().
+ */
+int sample_summarize(const struct sample_record *samples, size_t n, uint64_t lost, struct symbols *syms,
+		     size_t top_n, struct sample_summary *out);
+void sample_summary_free(struct sample_summary *summary);

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for symbols: the maps parser (golden table), overlapping mappings, load bias, this process resolved. */
+#include "check.h"
+#include "symbols.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+extern char **environ;
+
+static void test_parse_line(void)
+{
+	static const struct {
+		int line;
+		const char *text;
+		int ret;
+		uint64_t start, end, offset;
+		const char *perms;
+		uint32_t major, minor;
+		uint64_t inode;
+		bool deleted;
+		const char *path;
+	} rows[] = {
+		{ __LINE__, "55d4c9a00000-55d4c9a02000 r--p 00000000 08:01 1234567                    /usr/bin/cat\n", 0,
+		  0x55d4c9a00000, 0x55d4c9a02000, 0, "r--p", 8, 1, 1234567, false, "/usr/bin/cat" },
+		{ __LINE__, "7f9db401d000-7f9db4027000 r-xp 00027000 fe:00 332383 /usr/lib/ld.so", 0,
+		  0x7f9db401d000, 0x7f9db4027000, 0x27000, "r-xp", 0xfe, 0, 332383, false, "/usr/lib/ld.so" },
+		/* Anonymous memory: the kernel ends the line with a space after the inode. */
+		{ __LINE__, "7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n", 0,
+		  0x7f0000000000, 0x7f0000021000, 0, "rw-p", 0, 0, 0, false, "" },
+		{ __LINE__, "7f0000000000-7f0000021000 rw-p 00000000 00:00 0", 0,
+		  0x7f0000000000, 0x7f0000021000, 0, "rw-p", 0, 0, 0, false, "" },
+		{ __LINE__, "55d4cb7e1000-55d4cb802000 rw-p 00000000 00:00 0                          [heap]", 0,
+		  0x55d4cb7e1000, 0x55d4cb802000, 0, "rw-p", 0, 0, 0, false, "[heap]" },
+		{ __LINE__, "7ffce1ea9000-7ffce1eca000 rw-p 00000000 00:00 0                          [stack]", 0,
+		  0x7ffce1ea9000, 0x7ffce1eca000, 0, "rw-p", 0, 0, 0, false, "[stack]" },
+		{ __LINE__, "7ffce1fd4000-7ffce1fd6000 r-xp 00000000 00:00 0                          [vdso]", 0,
+		  0x7ffce1fd4000, 0x7ffce1fd6000, 0, "r-xp", 0, 0, 0, false, "[vdso]" },
+		{ __LINE__, "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]", 0,
+		  0xffffffffff600000, 0xffffffffff601000, 0, "--xp", 0, 0, 0, false, "[vsyscall]" },
+		{ __LINE__, "7f1000000000-7f1000100000 rw-p 00000000 00:00 0    [anon:scudo:primary]", 0,
+		  0x7f1000000000, 0x7f1000100000, 0, "rw-p", 0, 0, 0, false, "[anon:scudo:primary]" },
+		/* Unlinked after mapping, names with spaces, both, shared memory. */
+		{ __LINE__, "7f2000000000-7f2000001000 r-xp 00001000 08:01 42 /tmp/bench (deleted)\n", 0,
+		  0x7f2000000000, 0x7f2000001000, 0x1000, "r-xp", 8, 1, 42, true, "/tmp/bench" },
+		{ __LINE__, "7f2000000000-7f2000001000 r--p 00000000 08:01 43   /home/a user/my lib.so", 0,
+		  0x7f2000000000, 0x7f2000001000, 0, "r--p", 8, 1, 43, false, "/home/a user/my lib.so" },
+		{ __LINE__, "7f2000000000-7f2000001000 r--p 00000000 08:01 44 /tmp/a b (deleted)", 0,
+		  0x7f2000000000, 0x7f2000001000, 0, "r--p", 8, 1, 44, true, "/tmp/a b" },
+		{ __LINE__, "7f3000000000-7f3000004000 rw-s 00000000 00:01 5 /memfd:jit-code (deleted)", 0,
+		  0x7f3000000000, 0x7f3000004000, 0, "rw-s", 0, 1, 5, true, "/memfd:jit-code" },
+		{ __LINE__, "7f3000000000-7f3000004000 rw-s 00000000 00:01 6 /dev/zero (deleted)", 0,
+		  0x7f3000000000, 0x7f3000004000, 0, "rw-s", 0, 1, 6, true, "/dev/zero" },
+		/* Large device numbers, upper-case hex, the largest inode. */
+		{ __LINE__, "1000-2000 r--p 7FFFF000 103:1a 18446744073709551615 /x", 0,
+		  0x1000, 0x2000, 0x7ffff000, "r--p", 0x103, 0x1a, UINT64_MAX, false, "/x" },
+		/* Malformed lines. */
+		{ __LINE__, "", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "garbage", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "1000 2000 r--p 0 08:01 1 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "1000-2000 rwzp 0 08:01 1 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "1000-2000 r--", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "2000-1000 r--p 0 08:01 1 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "2000-2000 r--p 0 08:01 1 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "10000000000000000-20000000000000000 r--p 0 08:01 1 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false,
+		  "" },
+		{ __LINE__, "1000-2000 r--p 0 0801 1 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "1000-2000 r--p 0 08:01 x /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "1000-2000 r--p 0 08:01 18446744073709551616 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "1000-2000 r--p 0 08:01 12/x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "1000-2000 r--p 0 100000000:01 1 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+		{ __LINE__, "-2000 r--p 0 08:01 1 /x", -EINVAL, 0, 0, 0, "", 0, 0, 0, false, "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct symbols_mapping m;
+		char path[256];
+		int ret;
+
+		memset(&m, 0x5a, sizeof(m));
+		ret = symbols_maps_parse_line(rows[i].text, strlen(rows[i].text), &m, path, sizeof(path));
+		CHECK_ROW(rows[i].line, ret == rows[i].ret, "\"%s\": ret %d, want %d", rows[i].text, ret, rows[i].ret);
+		CHECK_ROW(rows[i].line, m.path && strcmp(m.path, rows[i].path) == 0, "path \"%s\", want \"%s\"",
+			  m.path ? m.path : "(null)", rows[i].path);
+		if (ret != 0 || rows[i].ret != 0)
+			continue;
+		CHECK_ROW(rows[i].line, m.start == rows[i].start && m.end == rows[i].end && m.offset == rows[i].offset,
+			  "range %" PRIx64 "-%" PRIx64 " offset %" PRIx64, m.start, m.end, m.offset);
+		CHECK_ROW(rows[i].line, strcmp(m.perms, rows[i].perms) == 0, "perms \"%s\"", m.perms);
+		CHECK_ROW(rows[i].line, m.dev_major == rows[i].major && m.dev_minor == rows[i].minor &&
+			  m.inode == rows[i].inode && m.deleted == rows[i].deleted,
+			  "dev %x:%x inode %" PRIu64 " deleted %d", m.dev_major, m.dev_minor, m.inode, m.deleted);
+	}
+
+	/* A path longer than the buffer, and a NUL inside a line. */
+	{
+		static const char long_line[] = "1000-2000 r--p 0 08:01 1 /a/rather/long/path";
+		static const char with_nul[] = "1000-2000 r--p 0 08:01 1 /a\0b";
+		struct symbols_mapping m;
+		char small[8];
+
+		CHECK(symbols_maps_parse_line(long_line, sizeof(long_line) - 1, &m, small, sizeof(small)) == -ENAMETOOLONG,
+		      "long path");
+		CHECK(strcmp(m.path, "") == 0, "long path leaves \"%s\"", m.path);
+		CHECK(symbols_maps_parse_line(with_nul, sizeof(with_nul) - 1, &m, small, sizeof(small)) == -EINVAL,
+		      "NUL in the path");
+	}
+}
+
+/* Expected mappings of one space after a sequence of adds. */
+struct want_mapping {
+	uint64_t start, end, offset;
+	const char *path;
+};
+
+static void check_space(int line, const struct symbols *syms, pid_t pid, const struct want_mapping *want, size_t n)
+{
+	size_t count = symbols_mapping_count(syms, pid);
+
+	CHECK_ROW(line, count == n, "pid %d: %zu mappings, want %zu", (int)pid, count, n);
+	for (size_t i = 0; i < n && i < count; i++) {
+		const struct symbols_mapping *m = symbols_mapping_get(syms, pid, i);
+
+		CHECK_ROW(line, m && m->start == want[i].start && m->end == want[i].end && m->offset == want[i].offset &&
+			  strcmp(m->path, want[i].path) == 0,
+			  "mapping %zu: %" PRIx64 "-%" PRIx64 " +%" PRIx64 " \"%s\", want %" PRIx64 "-%" PRIx64 " +%" PRIx64
+			  " \"%s\"", i, m ? m->start : 0, m ? m->end : 0, m ? m->offset : 0, m ? m->path : "",
+			  want[i].start, want[i].end, want[i].offset, want[i].path);
+	}
+	CHECK_ROW(line, symbols_mapping_get(syms, pid, count) == NULL, "mapping past the end");
+}
+
+static int add(struct symbols *syms, pid_t pid, uint64_t start, uint64_t end, uint64_t offset, const char *path)
+{
+	struct symbols_mapping m = { .start = start, .end = end, .offset = offset, .path = path, .perms = "r-xp" };
+
+	return symbols_mapping_add(syms, pid, &m);
+}
+
+/* Later mappings replace what they overlap, like mmap(MAP_FIXED); file offsets follow a cut front. */
+static void test_overlaps(void)
+{
+	struct symbols *syms = symbols_new();
+
+	CHECK(syms != NULL, "symbols_new");
+	if (!syms)
+		return;
+	CHECK(add(syms, 1, 0x1000, 0x9000, 0, "/lib/a.so") == 0, "add");
+	/* Strictly inside: split around it. */
+	CHECK(add(syms, 1, 0x3000, 0x4000, 0, "//anon") == 0, "add");
+	{
+		const struct want_mapping want[] = {
+			{ 0x1000, 0x3000, 0, "/lib/a.so" }, { 0x3000, 0x4000, 0, "" }, { 0x4000, 0x9000, 0x3000, "/lib/a.so" },
+		};
+		check_space(__LINE__, syms, 1, want, ARRAY_SIZE(want));
+	}
+	/* Over the end of one and the start of the next. */
+	CHECK(add(syms, 1, 0x2000, 0x5000, 0x10000, "/lib/b.so") == 0, "add");
+	{
+		const struct want_mapping want[] = {
+			{ 0x1000, 0x2000, 0, "/lib/a.so" }, { 0x2000, 0x5000, 0x10000, "/lib/b.so" },
+			{ 0x5000, 0x9000, 0x4000, "/lib/a.so" },
+		};
+		check_space(__LINE__, syms, 1, want, ARRAY_SIZE(want));
+	}
+	/* Disjoint, below and above; then one covering everything in between exactly. */
+	CHECK(add(syms, 1, 0xa000, 0xb000, 0, "[heap]") == 0 && add(syms, 1, 0x0, 0x1000, 0, "/x") == 0, "add");
+	{
+		const struct want_mapping want[] = {
+			{ 0x0, 0x1000, 0, "/x" }, { 0x1000, 0x2000, 0, "/lib/a.so" }, { 0x2000, 0x5000, 0x10000, "/lib/b.so" },
+			{ 0x5000, 0x9000, 0x4000, "/lib/a.so" }, { 0xa000, 0xb000, 0, "[heap]" },
+		};
+		check_space(__LINE__, syms, 1, want, ARRAY_SIZE(want));
+	}
+	/* A grown [heap] (perf reports the whole vma again) replaces the old record. */
+	CHECK(add(syms, 1, 0xa000, 0xc000, 0, "[heap]") == 0, "add");
+	CHECK(add(syms, 1, 0x1000, 0x9000, 0, "/lib/c.so (deleted)") == 0, "add");
+	{
+		const struct want_mapping want[] = {
+			{ 0x0, 0x1000, 0, "/x" }, { 0x1000, 0x9000, 0, "/lib/c.so" }, { 0xa000, 0xc000, 0, "[heap]" },
+		};
+		check_space(__LINE__, syms, 1, want, ARRAY_SIZE(want));
+		CHECK(symbols_mapping_get(syms, 1, 1)->deleted, "deleted suffix");
+	}
+	/* Lookups: inside, at the end (exclusive), in a gap. */
+	CHECK(symbols_mapping_find(syms, 1, 0x8fff) && strcmp(symbols_mapping_find(syms, 1, 0x8fff)->path, "/lib/c.so") == 0,
+	      "find inside");
+	CHECK(symbols_mapping_find(syms, 1, 0x9000) == NULL, "find in the gap");
+	CHECK(symbols_mapping_find(syms, 1, 0xc000) == NULL, "find past the end");
+	CHECK(symbols_mapping_find(syms, 2, 0x1000) == NULL, "unknown pid");
+	CHECK(add(syms, 1, 0x5000, 0x5000, 0, "/y") == -EINVAL && add(syms, 1, 0x6000, 0x5000, 0, "/y") == -EINVAL,
+	      "empty and inverted ranges");
+
+	/* fork copies, exec forgets, the two spaces stay apart. */
+	CHECK(symbols_fork(syms, 1, 7) == 0, "fork");
+	CHECK(symbols_mapping_count(syms, 7) == 3, "child has %zu mappings", symbols_mapping_count(syms, 7));
+	symbols_exec(syms, 7);
+	CHECK(symbols_mapping_count(syms, 7) == 0 && symbols_mapping_count(syms, 1) == 3, "exec");
+	CHECK(symbols_fork(syms, 99, 8) == 0 && symbols_mapping_count(syms, 8) == 0, "fork of an unknown parent");
+
+	/* The text parser counts what it could not read and adds the rest. */
+	{
+		static const char text[] = "1000-2000 r-xp 00000000 08:01 5 /bin/prog\n"
+					   "this is not a maps line\n"
+					   "\n"
+					   "3000-4000 rw-p 00000000 00:00 0 \n"
+					   "5000-6000 r--p 00000000 08:01 5 /bin/prog";
+		size_t bad = 99;
+		int added = symbols_maps_parse(syms, 3, text, sizeof(text) - 1, &bad);
+
+		CHECK(added == 3 && bad == 1, "parsed %d, bad %zu", added, bad);
+		CHECK(symbols_mapping_count(syms, 3) == 3, "pid 3: %zu", symbols_mapping_count(syms, 3));
+	}
+	symbols_delete(syms);
+	symbols_delete(NULL);
+}
+
+/* A function of some length (an address one byte in must still be inside it). */
+static int __attribute__((noinline)) symbols_test_known_function(int n)
+{
+	static volatile int sink;
+
+	for (int i = 0; i < n; i++)
+		sink += i;
+	return sink;
+}
+
+/*
+ * This process's own maps: a function of the test binary (a PIE built by
+ * meson), a libc function, data addresses, and addresses that resolve to
+ * nothing.
+ */
+static void test_self(void)
+{
+	struct symbols *syms = symbols_new();
+	struct symbols_location loc;
+	struct symbols_region region;
+	const size_t map_bytes = 4u << 20;
+	pid_t pid = getpid();
+	char text[512];
+	void *map;
+	int n;
+
+	if (!syms)
+		return;
+	CHECK(symbols_test_known_function(3) >= 3, "called");
+	n = symbols_maps_read(syms, pid);
+	CHECK(n > 5, "symbols_maps_read: %d", n);
+
+	symbols_resolve(syms, pid, (uint64_t)(uintptr_t)&symbols_test_known_function, &loc);
+	symbols_location_format(&loc, text, sizeof(text));
+	printf("own function: %s (elf 0x%" PRIx64 ")\n", text, loc.elf_addr);
+	CHECK(loc.resolved && strcmp(loc.function, "symbols_test_known_function") == 0 && loc.offset == 0,
+	      "own function: %s", text);
+	CHECK(strstr(loc.object, "test-symbols") != NULL, "own object \"%s\"", loc.object);
+	symbols_resolve(syms, pid, (uint64_t)(uintptr_t)&symbols_test_known_function + 1, &loc);
+	CHECK(loc.resolved && strcmp(loc.function, "symbols_test_known_function") == 0 && loc.offset == 1,
+	      "own function + 1: %s+%" PRIu64, loc.function, loc.offset);
+
+	/* glibc exports getpid as a weak alias of __getpid: the public name is the one shown. */
+	symbols_resolve(syms, pid, (uint64_t)(uintptr_t)&getpid, &loc);
+	symbols_location_format(&loc, text, sizeof(text));
+	printf("getpid: %s\n", text);
+	CHECK(loc.resolved && strcmp(loc.function, "getpid") == 0 && loc.offset == 0, "getpid: %s", text);
+	CHECK(strstr(loc.object, "libc") != NULL, "getpid's object \"%s\"", loc.object);
+
+	symbols_resolve(syms, pid, 0, &loc);
+	CHECK(!loc.resolved && strcmp(loc.object, SYMBOLS_UNKNOWN) == 0 && strcmp(loc.function, SYMBOLS_UNKNOWN) == 0,
+	      "address 0: %s:%s", loc.object, loc.function);
+	symbols_location_format(&loc, text, sizeof(text));
+	CHECK(strcmp(text, "[unknown]") == 0, "format of nothing: \"%s\"", text);
+	symbols_resolve(syms, pid, 0xffffffff81000000ull, &loc);
+	CHECK(!loc.resolved && strcmp(loc.object, SYMBOLS_KERNEL) == 0, "kernel address: %s", loc.object);
+
+	/* Anonymous memory: a data region of its own, and no symbols for an instruction address in it. */
+	map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(map != MAP_FAILED, "mmap");
+	if (map != MAP_FAILED) {
+		uint64_t a = (uint64_t)(uintptr_t)map + map_bytes / 2;
+
+		CHECK(symbols_maps_read(syms, pid) > 0, "re-read");
+		symbols_classify(syms, pid, a, &region);
+		CHECK(region.anonymous && region.start <= a && a < region.end && region.end - region.start >= map_bytes / 2,
+		      "anonymous region \"%s\" %" PRIx64 "-%" PRIx64, region.name, region.start, region.end);
+		symbols_resolve(syms, pid, a, &loc);
+		symbols_location_format(&loc, text, sizeof(text));
+		CHECK(!loc.resolved && strcmp(text, "[anon]:[unknown]") == 0, "anonymous code: \"%s\"", text);
+		munmap(map, map_bytes);
+	}
+	/* A file's data: this binary's read-only strings. */
+	{
+		static const char marker[] = "a string in the test binary's read-only data";
+		uint64_t a = (uint64_t)(uintptr_t)marker;
+
+		symbols_classify(syms, pid, a, &region);
+		CHECK(!region.anonymous && strstr(region.name, "test-symbols") && region.start <= a && a < region.end,
+		      "rodata region \"%s\"", region.name);
+	}
+	/* The environment strings lie at the top of the initial stack. */
+	if (environ && environ[0] && !getenv("LD_PRELOAD")) {
+		symbols_classify(syms, pid, (uint64_t)(uintptr_t)environ[0], &region);
+		CHECK(region.anonymous && strcmp(region.name, "[stack]") == 0, "environment in \"%s\"", region.name);
+	}
+	symbols_classify(syms, pid, 8, &region);
+	CHECK(strcmp(region.name, SYMBOLS_UNKNOWN) == 0 && region.start == 0 && region.end == 0, "unmapped data: %s",
+	      region.name);
+	CHECK(symbols_maps_read(syms, 0x7ffffffe) == -ENOENT, "a pid that does not exist");
+	symbols_delete(syms);
+}
+
+/* The ELF virtual address of a function symbol of path, from its .symtab; 0 when absent. */
+static uint64_t symbol_value(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	uint64_t value = 0;
+
+	while (elf && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (gelf_getsym(data, (int)i, &sym) && (s = elf_strptr(elf, shdr.sh_link, sym.st_name)) &&
+			    strcmp(s, name) == 0)
+				value = sym.st_value;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return value;
+}
+
+/*
+ * Map a file's PT_LOAD segments the way the kernel's ELF loader does, at
+ * bias, as mappings of a pretend process: page-aligned start and file
+ * offset per segment.
+ */
+static size_t add_loads(struct symbols *syms, pid_t pid, const char *path, uint64_t bias)
+{
+	const uint64_t page = 4096;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t phnum = 0, added = 0;
+
+	if (elf && elf_getphdrnum(elf, &phnum) != 0)
+		phnum = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		struct symbols_mapping m = { .path = path, .inode = 1 };
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m.start = bias + (ph.p_vaddr & ~(page - 1));
+		m.end = bias + ((ph.p_vaddr + ph.p_filesz + page - 1) & ~(page - 1));
+		m.offset = ph.p_offset & ~(page - 1);
+		snprintf(m.perms, sizeof(m.perms), "%c%c%cp", ph.p_flags & PF_R ? 'r' : '-', ph.p_flags & PF_W ? 'w' : '-',
+			 ph.p_flags & PF_X ? 'x' : '-');
+		if (symbols_mapping_add(syms, pid, &m) == 0)
+			added++;
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return added;
+}
+
+/*
+ * Load bias without a live process: gcc probes built by tests/meson.build
+ * (a PIE, a non-PIE executable, a stripped PIE) mapped at a pretend base.
+ */
+static void test_load_bias(void)
+{
+	static const struct {
+		int line;
+		const char *file;
+		uint64_t bias;		/* where the first segment goes: 0 for ET_EXEC (loaded at its own addresses) */
+		bool symbols;		/* probe_value can be resolved (not stripped) */
+	} rows[] = {
+		{ __LINE__, "probe-gcc-O0", 0x555555554000ull, true },
+		{ __LINE__, "probe-gcc-no-pie", 0, true },
+		{ __LINE__, "probe-gcc-stripped", 0x7f0000000000ull, false },
+	};
+	const char *dir = getenv("TLBPROF_TEST_PROBES_GCC");
+	char path[1024];
+	uint64_t value;
+
+	if (!dir) {
+		fprintf(stderr, "note: TLBPROF_TEST_PROBES_GCC unset (no gcc): load-bias probes skipped\n");
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct symbols *syms = symbols_new();
+		struct symbols_location loc;
+		size_t loads;
+
+		if (!syms)
+			return;
+		snprintf(path, sizeof(path), "%s/%s", dir, rows[i].file);
+		loads = add_loads(syms, 42, path, rows[i].bias);
+		CHECK_ROW(rows[i].line, loads >= 2, "%s: %zu PT_LOAD mappings", rows[i].file, loads);
+		if (rows[i].symbols) {
+			value = symbol_value(path, "probe_value");
+			CHECK_ROW(rows[i].line, value != 0, "%s: no probe_value in .symtab", rows[i].file);
+			symbols_resolve(syms, 42, rows[i].bias + value + 2, &loc);
+			CHECK_ROW(rows[i].line, loc.resolved && strcmp(loc.function, "probe_value") == 0 && loc.offset == 2 &&
+				  loc.elf_addr == value + 2 && strcmp(loc.object, path) == 0,
+				  "%s: %s:%s+%" PRIu64 " elf 0x%" PRIx64 ", want probe_value+2 at 0x%" PRIx64, rows[i].file,
+				  loc.object, loc.function, loc.offset, loc.elf_addr, value + 2);
+			/* main is a separate function right after it in the same file. */
+			value = symbol_value(path, "main");
+			symbols_resolve(syms, 42, rows[i].bias + value, &loc);
+			CHECK_ROW(rows[i].line, loc.resolved && strcmp(loc.function, "main") == 0 && loc.offset == 0,
+				  "%s: main resolved as %s", rows[i].file, loc.function);
+		} else {
+			/* Stripped: the file offset still maps to an ELF address, the name is unknown. */
+			const struct symbols_mapping *text = NULL;
+
+			for (size_t j = 0; j < symbols_mapping_count(syms, 42); j++)
+				if (symbols_mapping_get(syms, 42, j)->perms[2] == 'x')
+					text = symbols_mapping_get(syms, 42, j);
+			CHECK_ROW(rows[i].line, text != NULL, "%s: no executable segment", rows[i].file);
+			if (text) {
+				symbols_resolve(syms, 42, text->start + 16, &loc);
+				CHECK_ROW(rows[i].line, !loc.resolved && strcmp(loc.function, SYMBOLS_UNKNOWN) == 0 &&
+					  strcmp(loc.object, path) == 0 && loc.elf_addr == text->start + 16 - rows[i].bias,
+					  "%s: %s:%s elf 0x%" PRIx64, rows[i].file, loc.object, loc.function, loc.elf_addr);
+			}
+		}
+		symbols_delete(syms);
+	}
+}
+
+/* Files that are no ELF, or no regular files at all, give unknown names and never hang. */
+static void test_odd_objects(void)
+{
+	static const char *const paths[] = {
+		"/dev/zero", "/proc/self/status", "/", "/does/not/exist", "[vdso]", "",
+	};
+	struct symbols *syms = symbols_new();
+
+	if (!syms)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		struct symbols_location loc;
+		pid_t pid = (pid_t)(100 + i);
+
+		CHECK(add(syms, pid, 0x10000, 0x20000, 0, paths[i]) == 0, "add %s", paths[i]);
+		symbols_resolve(syms, pid, 0x10010, &loc);
+		CHECK(!loc.resolved && strcmp(loc.function, SYMBOLS_UNKNOWN) == 0 &&
+		      strcmp(loc.object, paths[i][0] ? paths[i] : SYMBOLS_ANON) == 0,
+		      "\"%s\": %s:%s", paths[i], loc.object, loc.function);
+	}
+	symbols_delete(syms);
+}
+
+int main(void)
+{
+	test_parse_line();
+	test_overlaps();
+	test_self();
+	test_load_bias();
+	test_odd_objects();
+	return check_finish();
+}
