@@ -15,7 +15,7 @@
 
 /* Thresholds, each with the reason it has this value. */
 enum {
-	MAX_CHECKS = 24,
+	MAX_CHECKS = 32,
 	MAX_FINDINGS = 4,
 };
 /* A sample's coefficient of variation above this is noise the size of a small TLB effect. */
@@ -1646,6 +1646,59 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 	append_checks(a, CHECK_WARN, "warning", "warnings", s, cap);
 }
 
+/* The verdict (the worst check) and the plain-language summary, from the checks as they stand. */
+static void finish(const struct phase_result *results, struct analysis *out)
+{
+	out->verdict = VERDICT_OK;
+	for (size_t i = 0; i < out->n_checks; i++) {
+		if (out->checks[i].status == CHECK_FAIL)
+			out->verdict = VERDICT_FAIL;
+		else if (out->checks[i].status == CHECK_WARN && out->verdict == VERDICT_OK)
+			out->verdict = VERDICT_WARN;
+	}
+	summarise(results, out);
+}
+
+int analysis_check_build(struct analysis *a, const struct phase_result *results, size_t n,
+			 const struct analysis_build *build)
+{
+	const char *level = build->opt_level ? build->opt_level : "";
+	const char *levels = build->opt_levels ? build->opt_levels : "";
+	const char *source = build->source ? build->source : "none";
+	struct analysis_check *c;
+
+	/* Where the level was read, in words. */
+	if (strcmp(source, "gcc-command-line") == 0)
+		source = ".GCC.command.line section";
+	else if (strcmp(source, "dwarf-producer") == 0)
+		source = "DWARF producer strings";
+
+	(void)n;
+	if (!a->checks || a->n_checks >= MAX_CHECKS)
+		return -ENOMEM;
+	if (!*level)
+		c = add_check(a, "build_optimised", CHECK_SKIP,
+			      "%s records no optimisation level (clang records none by default: build with "
+			      "-frecord-command-line, or gcc -g / -frecord-gcc-switches)", build->binary);
+	else if (strcmp(level, "-O0") == 0)
+		c = add_check(a, "build_optimised", CHECK_WARN,
+			      "%s was compiled -O0%s (read from its %s): unoptimised code spills and reloads around "
+			      "every access, so the phases time the compiler's bookkeeping as well as the memory "
+			      "system; build the benchmark with -O2", build->binary,
+			      build->defaulted ? " (no -O given: the compiler's default)" : "", source);
+	else if (strcmp(level, "mixed") == 0 && strstr(levels, "-O0"))
+		c = add_check(a, "build_optimised", CHECK_WARN,
+			      "%s mixes optimisation levels (%s, read from its %s): the parts built -O0 spill and "
+			      "reload around every access; check that the timed loop is not among them", build->binary,
+			      levels, source);
+	else
+		c = add_check(a, "build_optimised", CHECK_PASS, "%s was compiled %s (read from its %s)", build->binary,
+			      strcmp(level, "mixed") == 0 ? levels : level, source);
+	evidence(c, "defaulted", build->defaulted);
+	finish(results, a);
+	return 0;
+}
+
 int analysis_run(const struct phase_result *results, size_t n, const struct environment *env,
 		 const struct timing_calibration *clock, struct analysis *out)
 {
@@ -1679,15 +1732,7 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 	check_tlb_geometry(results, n, env, out);
 	check_page_faults(results, n, out);
 	find_shrinking_speedup(results, out);
-
-	out->verdict = VERDICT_OK;
-	for (size_t i = 0; i < out->n_checks; i++) {
-		if (out->checks[i].status == CHECK_FAIL)
-			out->verdict = VERDICT_FAIL;
-		else if (out->checks[i].status == CHECK_WARN && out->verdict == VERDICT_OK)
-			out->verdict = VERDICT_WARN;
-	}
-	summarise(results, out);
+	finish(results, out);
 	return 0;
 oom:
 	analysis_free(out);

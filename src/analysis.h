@@ -159,3 +159,23 @@ bool analysis_fails(enum verdict v, enum fail_on fail_on);
 int analysis_run(const struct phase_result *results, size_t n, const struct environment *env,
 		 const struct timing_calibration *clock, struct analysis *out);
 void analysis_free(struct analysis *a);
+
+/* How someone else's benchmark was built (tlbprof run), as its ELF file records it. */
+struct analysis_build {
+	const char *binary;		/* the executable's path */
+	const char *opt_level;		/* "-O0" ... "-Ofast", "mixed", or "" when nothing is recorded */
+	const char *opt_levels;		/* with "mixed": the distinct levels, space-separated */
+	const char *source;		/* where the level was read: "gcc-command-line", "dwarf-producer", "none" */
+	bool defaulted;			/* switches recorded without any -O: the compiler's default, -O0 */
+};
+
+/*
+ * Add the check "build_optimised" for a benchmark's build to a, then derive
+ * the verdict and the summary again over results[0..n-1]: warn when the
+ * benchmark (or part of it) was compiled -O0, whose loads and stores around
+ * every access measure the compiler rather than the memory system; skip
+ * when no level is recorded. Pure. Returns 0, or -ENOMEM when a has no
+ * room left for a check.
+ */
+int analysis_check_build(struct analysis *a, const struct phase_result *results, size_t n,
+			 const struct analysis_build *build);

@@ -102,6 +102,7 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		.tmpdir = tmpdir,
 	};
 	struct run_context ctx = { .clock = &clock, .counters = counters, .stop = stop };
+	int elf_rc = rc;
 	rc = target_run(&opt, &ctx, &results, &tr);
 	if (rc == -ENOENT) {
 		snprintf(msg, sizeof(msg), "run: cannot execute '%s': %s", cfg->run_argv[0], strerror(tr.exec_errno));
@@ -115,7 +116,16 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		status = EXIT_UNAVAILABLE;
 		goto out;
 	}
-	if (analysis_run(results.phases, results.n, &env, &clock, &analysis) != 0) {
+	bool have_binary = elf_rc == 0 && !*binary_error;
+	struct analysis_build build = {
+		.binary = *path ? path : cfg->run_argv[0],
+		.opt_level = have_binary ? binary.opt_level : "",
+		.opt_levels = have_binary ? binary.opt_levels : "",
+		.source = have_binary ? elf_opt_source_name(binary.opt_source) : "none",
+		.defaulted = have_binary && binary.opt_level_defaulted,
+	};
+	if (analysis_run(results.phases, results.n, &env, &clock, &analysis) != 0 ||
+	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;
 		goto out;
@@ -124,7 +134,7 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		.argv = cfg->run_argv,
 		.path = path,
 		.result = &tr,
-		.binary = rc == 0 && !*binary_error ? &binary : NULL,
+		.binary = have_binary ? &binary : NULL,
 		.binary_error = binary_error,
 	};
 	struct report_input in = {

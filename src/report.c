@@ -603,11 +603,24 @@ static json_t *target_json(const struct report_input *in)
 							    metric_name(ci->metric)));
 	}
 	json_object_set_new(o, "counters", ctrs);
-	if (t->binary)
-		json_object_set_new(o, "binary", json_pack("{s:s, s:s}", "compiler", t->binary->comment,
-							  "recorded_switches", t->binary->command_line));
-	else
+	if (t->binary) {
+		const struct elf_provenance *b = t->binary;
+		json_t *bin = json_object();
+		json_object_set_new(bin, "compiler", json_string(b->comment));
+		json_object_set_new(bin, "recorded_switches", json_string(b->command_line));
+		json_object_set_new(bin, "producers", json_string(b->producers));
+		json_object_set_new(bin, "opt_level", *b->opt_level ? json_string(b->opt_level) : json_null());
+		json_object_set_new(bin, "opt_levels", json_string(b->opt_levels));
+		json_object_set_new(bin, "opt_level_defaulted", json_boolean(b->opt_level_defaulted));
+		json_object_set_new(bin, "opt_source", json_string(elf_opt_source_name(b->opt_source)));
+		json_object_set_new(bin, "pie", json_boolean(b->pie));
+		json_object_set_new(bin, "symbols", json_boolean(b->has_symtab));
+		json_object_set_new(bin, "debug_info", json_boolean(b->has_debug_info));
+		json_object_set_new(bin, "build_id", *b->build_id ? json_string(b->build_id) : json_null());
+		json_object_set_new(o, "binary", bin);
+	} else {
 		json_object_set_new(o, "binary", json_pack("{s:n, s:s}", "compiler", "error", t->binary_error));
+	}
 	return o;
 }
 
@@ -863,8 +876,12 @@ static void print_target(const struct target_report *t, FILE *f)
 		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
 	fputc('\n', f);
 	if (t->binary)
-		fprintf(f, "binary: %s%s%s\n", *t->binary->comment ? t->binary->comment : "compiler not recorded",
-			*t->binary->command_line ? "; switches: " : "", t->binary->command_line);
+		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
+			*t->binary->comment ? t->binary->comment : "compiler not recorded",
+			*t->binary->opt_level ? t->binary->opt_level : "not recorded",
+			strcmp(t->binary->opt_level, "mixed") == 0 ? " " : "", strcmp(t->binary->opt_level, "mixed") == 0
+			? t->binary->opt_levels : "", *t->binary->opt_level ? (t->binary->opt_source == ELF_OPT_SOURCE_COMMAND_LINE
+			? " (.GCC.command.line)" : " (DWARF producer)") : "");
 	else
 		fprintf(f, "binary: not read (%s)\n", t->binary_error);
 }

@@ -112,6 +112,13 @@ struct report_doc {
 	struct run_results results;
 	char pmu_name[64];
 	void *source;			/* the parsed JSON (json_t *), kept so a re-written report keeps every field */
+	/* tlbprof run reports: how the benchmark was built (target.binary), for the build_optimised check. */
+	bool has_build;
+	char build_binary[256];
+	char build_opt_level[8];
+	char build_opt_levels[64];
+	char build_opt_source[32];
+	bool build_defaulted;
 	char **strings;			/* owned storage behind argv and self-check ids */
 	size_t n_strings, cap_strings;
 };

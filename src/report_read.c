@@ -387,6 +387,22 @@ static int read_fault_samples(struct reader *rd, json_t *p, const char *where, s
 
 static const char *const page_kinds[] = { [PAGE_BASE] = "base", [PAGE_THP] = "thp", [PAGE_HUGETLB] = "hugetlb" };
 
+/* tlbprof run: how the benchmark was built (target.binary), when the report says. */
+static void read_build(struct report_doc *doc, json_t *root)
+{
+	json_t *target = json_object_get(root, "target");
+	json_t *bin = json_is_object(target) ? json_object_get(target, "binary") : NULL;
+
+	if (!json_is_object(bin) || !json_is_string(json_object_get(bin, "opt_source")))
+		return;
+	doc->has_build = true;
+	copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
+	copy_str(doc->build_opt_level, sizeof(doc->build_opt_level), bin, "opt_level");
+	copy_str(doc->build_opt_levels, sizeof(doc->build_opt_levels), bin, "opt_levels");
+	copy_str(doc->build_opt_source, sizeof(doc->build_opt_source), bin, "opt_source");
+	doc->build_defaulted = json_is_true(json_object_get(bin, "opt_level_defaulted"));
+}
+
 /* tlbprof run: what a phase declared (the "declared" object), back into r->target and the spec. */
 static int read_declared(struct reader *rd, json_t *d, const char *where, struct phase_result *r)
 {
@@ -662,6 +678,7 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 			goto out;
 	}
 	doc->results.interrupted = json_is_true(json_object_get(root, "interrupted"));
+	read_build(doc, root);
 	doc->cfg.workload = doc->results.n ? doc->results.phases[0].spec.workload : workload_find("chase");
 	doc->cfg.fail_on = FAIL_ON_FAIL;
 	doc->source = json_incref(root);

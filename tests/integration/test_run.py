@@ -24,6 +24,7 @@ TRAPS = {
     "thp_control": ({"control_thp_contamination"}, None),
     "deleted_loop": ({"too_fast"}, None),
     "clock_per_access": ({"timer_resolution"}, None),
+    "correct_O0": (set(), None),
 }
 
 
@@ -79,7 +80,7 @@ for name, (want, self_check) in TRAPS.items():
         bad = [s["id"] for ph in phases.values() for s in ph["self_checks"] if s["status"] == "fail"]
         if bad != [self_check]:
             fail(f"{name}: failed self-checks {bad}, want [{self_check}]")
-    if name == "correct":
+    if name in ("correct", "correct_O0"):
         if set(phases) != {"chase4k", "chase2m"}:
             fail(f"correct: phases {sorted(phases)}")
         elif phases["chase4k"]["page"]["backing"] != "base" or phases["chase2m"]["page"]["backing"] != "thp":
@@ -89,6 +90,13 @@ for name, (want, self_check) in TRAPS.items():
         m = rep["target"]["markers"]
         if not m["phase_markers"] or m["messages"] != 20 or m["refused"] != 0:
             fail(f"correct: 10 begin/end pairs, none refused: {m}")
+    build = {c["id"]: c for c in rep["analysis"]["checks"]}.get("build_optimised")
+    want_build = "warn" if name == "correct_O0" else "pass"
+    if not build or build["status"] != want_build:
+        fail(f"{name}: build_optimised {build and (build['status'], build['message'])}, want {want_build}")
+    level = rep["target"]["binary"].get("opt_level")
+    if level != ("-O0" if name == "correct_O0" else "-O2"):
+        fail(f"{name}: the binary's optimisation level read as {level}")
     if name == "thp_control" and phases["chase4k"]["page"]["backing"] != "thp":
         fail("thp_control: the 4k control must be seen on THP")
 
