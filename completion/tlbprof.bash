@@ -15,7 +15,7 @@ _tlbprof_options_compare='--threshold --fail-on --json --quiet --help'
 _tlbprof_options_plot='--output --help'
 _tlbprof_options_env='--json --events-dir --quiet --help'
 _tlbprof_options_events='--pmu --json --events-dir --quiet --help'
-_tlbprof_options_run='--control --delay --cpu --events-dir --json --format --output --fail-on --quiet --help'
+_tlbprof_options_run='--control --delay --sample --cpu --events-dir --json --format --output --fail-on --quiet --help'
 
 # Values of options that take one of a fixed set (comma lists complete item by item).
 _tlbprof_workloads='chase stride tlbsize pagefault'
@@ -79,7 +79,7 @@ _tlbprof()
 		while ((i < cword)); do
 			case ${words[i]} in
 			--) ((i++)); break ;;
-			--control | --delay | -D | --cpu | --events-dir | --json | --format | --output | --fail-on) ((i += 2)) ;;
+			--control | --delay | -D | --sample | --cpu | --events-dir | --json | --format | --output | --fail-on) ((i += 2)) ;;
 			-*) ((i++)) ;;
 			*) break ;;
 			esac
@@ -108,6 +108,7 @@ _tlbprof()
 	--fail-on) COMPREPLY=($(compgen -W 'fail warn never' -- "$cur")) ;;
 	--iters) COMPREPLY=($(compgen -W 'auto' -- "$cur")) ;;
 	--delay | -D) COMPREPLY=($(compgen -W '-1 0' -- "$cur")) ;;
+	--sample) COMPREPLY=($(compgen -W 'page-faults' -- "$cur")) ;;
 	--pmu) COMPREPLY=($(compgen -W "$_tlbprof_pmus" -- "$cur")) ;;
 	--json) _tlbprof_files '*.json'; [[ -z $cur ]] && COMPREPLY+=(-) ;;
 	--events-dir | --dir)

@@ -48,7 +48,7 @@ enum opt_id {
 	OPT_SEED, OPT_CPU, OPT_LAYOUT, OPT_STRIDES, OPT_MAX_PAGES, OPT_CASES, OPT_PROCESSES, OPT_DIR, OPT_DROP_CACHES,
 	OPT_PRECISION, OPT_TIME_BUDGET, OPT_REALLOC,
 	OPT_EVENTS_DIR, OPT_JSON, OPT_FORMAT, OPT_OUTPUT, OPT_CONTROLS, OPT_FAIL_ON, OPT_INTERNAL_CHILD, OPT_PMU,
-	OPT_CONTROL, OPT_DELAY, OPT_THRESHOLD,
+	OPT_CONTROL, OPT_DELAY, OPT_THRESHOLD, OPT_SAMPLE,
 };
 
 static const struct option long_options[] = {
@@ -245,6 +245,9 @@ static void usage_run(FILE *f)
 		"                       perf stat -D -1; 0: count from exec (default: 0)\n"
 		"  --cpu N              pin CMD (and tlbprof's clock calibration) to CPU N\n"
 		"                       (default: not pinned)\n"
+		"  --sample page-faults record every page fault of CMD with its data address and\n"
+		"                       instruction, and report the functions and memory regions\n"
+		"                       that fault most (default: no sampling)\n"
 		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
 		"  --json FILE|-        write the JSON report to FILE, or stdout with -\n"
 		"                       (default: none)\n"
@@ -974,6 +977,7 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 	static const struct option opts[] = {
 		{ "control", required_argument, NULL, OPT_CONTROL },
 		{ "delay", required_argument, NULL, 'D' },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "events-dir", required_argument, NULL, OPT_EVENTS_DIR },
 		{ "json", required_argument, NULL, OPT_JSON },
@@ -994,6 +998,11 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 		case OPT_CONTROL:
 			if ((r = parse_control(optarg, cfg, msg, len)) != CLI_RUN)
 				return r;
+			break;
+		case OPT_SAMPLE:
+			if (strcmp(optarg, "page-faults") != 0)
+				return usage_error(msg, len, "--sample '%s': the event to sample is page-faults", optarg);
+			cfg->sample_faults = true;
 			break;
 		case 'D':
 			if (strcmp(optarg, "-1") == 0)

@@ -100,6 +100,8 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		.ack_fd = cfg->control_ack_fd,
 		.start_disabled = cfg->start_disabled,
 		.tmpdir = tmpdir,
+		.sample_faults = cfg->sample_faults,
+		.sample_top = 10,
 	};
 	struct run_context ctx = { .clock = &clock, .counters = counters, .stop = stop };
 	int elf_rc = rc;
@@ -148,6 +150,8 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		.target = &target,
 	};
 	status = run_status(&tr, &results, &analysis, cfg->fail_on);
+	if (cfg->sample_faults && !tr.sampled)
+		fprintf(stderr, "tlbprof: warning: --sample page-faults: %s\n", tr.sample_error);
 	if (tr.term_signal)
 		fprintf(stderr, "tlbprof: run: '%s' was killed by signal %d (%s)%s\n", cfg->run_argv[0], tr.term_signal,
 			strsignal(tr.term_signal), tr.core_dumped ? ", core dumped" : "");

@@ -307,6 +307,7 @@ static json_t *declared_json(const struct phase_result *r)
 		json_object_set_new(o, "chain_pages_covered", num(tp->chain_pages_covered));
 	}
 	json_object_set_new(o, "open_at_exit", json_boolean(tp->open_at_exit));
+	json_object_set_new(o, "sampled_faults", tp->sampled_faults >= 0 ? json_integer(tp->sampled_faults) : json_null());
 	for (size_t i = 0; i < tp->n_wall; i++)
 		json_array_append_new(wall, num(tp->wall_ns[i]));
 	json_object_set_new(o, "wall_ns", wall);
@@ -567,6 +568,44 @@ static const char *signal_name(int sig)
 	return buf;
 }
 
+/* tlbprof run --sample: where the command's page faults came from (functions) and went (regions). */
+static json_t *sampling_json(const struct target_result *tr)
+{
+	const struct sample_info *si = &tr->sample_info;
+	const struct sample_summary *sum = &tr->sample_summary;
+	json_t *o = json_object(), *fns = json_array(), *regions = json_array();
+
+	json_object_set_new(o, "event", json_string(tr->sampled ? si->event : "page-faults"));
+	json_object_set_new(o, "error", *tr->sample_error ? json_string(tr->sample_error) : json_null());
+	if (!tr->sampled)
+		return o;
+	json_object_set_new(o, "period", json_integer((json_int_t)si->period));
+	json_object_set_new(o, "exclude_kernel", json_boolean(si->exclude_kernel));
+	json_object_set_new(o, "note", json_string(si->note));
+	json_object_set_new(o, "samples", json_integer((json_int_t)sum->samples));
+	json_object_set_new(o, "lost", json_integer((json_int_t)si->lost));
+	json_object_set_new(o, "throttled", json_integer((json_int_t)si->throttled));
+	json_object_set_new(o, "unresolved_ip", json_integer((json_int_t)sum->unresolved_ip));
+	json_object_set_new(o, "unresolved_addr", json_integer((json_int_t)sum->unresolved_addr));
+	for (size_t i = 0; i < sum->n_functions; i++)
+		json_array_append_new(fns, json_pack("{s:s, s:s, s:I, s:o}", "object", sum->functions[i].object, "function",
+						     sum->functions[i].function, "count",
+						     (json_int_t)sum->functions[i].count, "share", num(sum->functions[i].share)));
+	for (size_t i = 0; i < sum->n_regions; i++) {
+		char start[32], end[32];
+		snprintf(start, sizeof(start), "0x%llx", (unsigned long long)sum->regions[i].start);
+		snprintf(end, sizeof(end), "0x%llx", (unsigned long long)sum->regions[i].end);
+		json_array_append_new(regions, json_pack("{s:s, s:s, s:s, s:b, s:I, s:o}", "name", sum->regions[i].name,
+							 "start", start, "end", end, "anonymous",
+							 sum->regions[i].anonymous, "count",
+							 (json_int_t)sum->regions[i].count, "share",
+							 num(sum->regions[i].share)));
+	}
+	json_object_set_new(o, "top_functions", fns);
+	json_object_set_new(o, "top_regions", regions);
+	return o;
+}
+
 /* tlbprof run: the command, its exit, the marker traffic, its whole-run counters and its provenance. */
 static json_t *target_json(const struct report_input *in)
 {
@@ -603,6 +642,8 @@ static json_t *target_json(const struct report_input *in)
 							    metric_name(ci->metric)));
 	}
 	json_object_set_new(o, "counters", ctrs);
+	if (tr->sampled || *tr->sample_error)
+		json_object_set_new(o, "sampling", sampling_json(tr));
 	if (t->binary) {
 		const struct elf_provenance *b = t->binary;
 		json_t *bin = json_object();
@@ -875,6 +916,21 @@ static void print_target(const struct target_report *t, FILE *f)
 	if (tr->messages)
 		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
 	fputc('\n', f);
+	if (tr->sampled) {
+		const struct sample_summary *sum = &tr->sample_summary;
+		fprintf(f, "page faults sampled: %llu (%llu lost)%s%s\n", (unsigned long long)sum->samples,
+			(unsigned long long)tr->sample_info.lost, *tr->sample_info.note ? "; " : "", tr->sample_info.note);
+		for (size_t i = 0; i < sum->n_functions && i < 5; i++)
+			fprintf(f, "  %5.1f%%  %s in %s\n", 100 * sum->functions[i].share, sum->functions[i].function,
+				sum->functions[i].object);
+		for (size_t i = 0; i < sum->n_regions && i < 5; i++)
+			fprintf(f, "  %5.1f%%  of faults in %s 0x%llx-0x%llx (%.1f MiB)\n", 100 * sum->regions[i].share,
+				sum->regions[i].name, (unsigned long long)sum->regions[i].start,
+				(unsigned long long)sum->regions[i].end,
+				(double)(sum->regions[i].end - sum->regions[i].start) / (1 << 20));
+	} else if (*tr->sample_error) {
+		fprintf(f, "page faults not sampled: %s\n", tr->sample_error);
+	}
 	if (t->binary)
 		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
 			*t->binary->comment ? t->binary->comment : "compiler not recorded",

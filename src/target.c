@@ -25,6 +25,7 @@
 #include "marker.h"
 #include "region.h"
 #include "smaps.h"
+#include "symbols.h"
 #include "timing.h"
 #include "workload.h"
 
@@ -73,6 +74,17 @@ struct target_state {
 	uint64_t pending_accesses;	/* declared at begin */
 	double *handling_us;
 	size_t n_handling, cap_handling;
+	/* --sample: the session, what it collected, and each phase window to attribute samples to. */
+	struct sample_session *sampler;
+	struct sample_list samples;
+	struct symbols *syms;
+	struct sample_sink sink;
+	struct sample_collector collector;
+	struct window {
+		size_t phase;
+		uint64_t begin_ns, end_ns;
+	} *windows;
+	size_t n_windows, cap_windows;
 };
 
 static double ms_of_ticks(uint64_t ticks)
@@ -258,6 +270,7 @@ static struct phase_result *phase_for(struct target_state *st, const struct mark
 	for (size_t i = 0; i < st->n_counters; i++)
 		r->counter_info[i] = *counter_set_info(st->ctx->counters, i);
 	r->status = PHASE_OK;
+	r->target->sampled_faults = -1;
 	r->stop_reason = "samples";
 	r->precision_reached = INFINITY;
 	r->cycles_per_ns = st->ctx->clock ? st->ctx->clock->core_clock_ghz : 0;
@@ -321,6 +334,21 @@ static void end_window(struct target_state *st, uint64_t now_ns, const struct ma
 	r->steal_ticks += environment_steal_ticks() - st->begin_steal;
 	r->steal_ms = ms_of_ticks(r->steal_ticks);
 	double seen_ns = (double)(now_ns - st->begin_ns);
+	if (st->sampler) {
+		if (st->n_windows == st->cap_windows) {
+			size_t cap = st->cap_windows ? 2 * st->cap_windows : 64;
+			struct window *bigger = realloc(st->windows, cap * sizeof(*bigger));
+			if (bigger) {
+				st->windows = bigger;
+				st->cap_windows = cap;
+			}
+		}
+		if (st->n_windows < st->cap_windows)
+			st->windows[st->n_windows++] = (struct window){ (size_t)st->open_phase, st->begin_ns, now_ns };
+		/* The stack and other mappings no mmap record announces, read while the command waits. */
+		if (tp->occurrences == 0)
+			symbols_maps_read(st->syms, st->pid);
+	}
 	double wall = m && m->has_ns ? (double)m->ns : seen_ns;
 	uint64_t accesses = m && m->has_accesses ? m->accesses : st->pending_accesses;
 	tp->tlbprof_ns_total += seen_ns;
@@ -568,6 +596,36 @@ static void stop_child(struct target_state *st, siginfo_t *si)
 		;
 }
 
+/* After the exit: the last records, the summary, and each phase's share of the samples. */
+static void finish_sampling(struct target_state *st)
+{
+	struct target_result *tr = st->tr;
+
+	sample_drain(st->sampler, &st->sink, true);
+	sample_info_get(st->sampler, &tr->sample_info);
+	tr->sampled = true;
+	if (sample_summarize(st->samples.items, st->samples.count, tr->sample_info.lost, st->syms, st->opt->sample_top,
+			     &tr->sample_summary) != 0)
+		snprintf(tr->sample_error, sizeof(tr->sample_error), "out of memory summarising the samples");
+	for (size_t i = 0; i < st->out->n; i++)
+		if (st->out->phases[i].target)
+			st->out->phases[i].target->sampled_faults = 0;
+	/* Windows do not overlap and were closed in time order: one binary search per sample. */
+	for (size_t k = 0; k < st->samples.count; k++) {
+		uint64_t t = st->samples.items[k].time_ns;
+		size_t lo = 0, hi = st->n_windows;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (st->windows[mid].end_ns < t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < st->n_windows && st->windows[lo].begin_ns <= t)
+			st->out->phases[st->windows[lo].phase].target->sampled_faults++;
+	}
+}
+
 static int compare_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -615,6 +673,8 @@ static void finish(struct target_state *st, uint64_t exec_ns, uint64_t exit_ns, 
 		qsort(st->handling_us, st->n_handling, sizeof(double), compare_double);
 		tr->handling_us_median = st->handling_us[st->n_handling / 2];
 	}
+	if (st->sampler)
+		finish_sampling(st);
 }
 
 int target_run(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,
@@ -663,6 +723,16 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	/* Attach before exec: inherit covers every thread and child the command makes from its first instruction. */
 	if (ctx->counters)
 		counter_set_open_task(ctx->counters, st.pid, true, true);
+	if (opt->sample_faults) {
+		struct sample_options so = { .enable_on_exec = true };
+		st.syms = symbols_new();
+		st.collector = (struct sample_collector){ .list = &st.samples, .syms = st.syms };
+		sample_collector_sink(&st.collector, &st.sink);
+		if (!st.syms)
+			snprintf(tr->sample_error, sizeof(tr->sample_error), "out of memory");
+		else if (sample_open(&st.sampler, st.pid, &so, tr->sample_error, sizeof(tr->sample_error)) != 0)
+			st.sampler = NULL;
+	}
 	uint64_t steal0 = environment_steal_ticks();
 	/* The command's wall time starts at the go-ahead: its counters start at the exec that follows. */
 	uint64_t exec_ns = timing_now_ns();
@@ -689,16 +759,20 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 
 	bool exited = false;
 	while (!exited) {
-		struct pollfd p[3] = { { st.pidfd, POLLIN, 0 }, { st.ch[0].ctl, POLLIN, 0 }, { st.ch[1].ctl, POLLIN, 0 } };
+		struct pollfd p[4] = { { st.pidfd, POLLIN, 0 }, { st.ch[0].ctl, POLLIN, 0 }, { st.ch[1].ctl, POLLIN, 0 },
+				       { st.sampler ? sample_poll_fd(st.sampler) : -1, POLLIN, 0 } };
 		if (ctx->stop && *ctx->stop) {
 			stop_child(&st, &si);
 			tr->interrupted = out->interrupted = true;
 			break;
 		}
 		/* A bounded wait: a signal between the stop test and poll is seen within 100 ms. */
-		int ready = poll(p, 3, st.pidfd >= 0 ? 100 : 10);
+		int ready = poll(p, 4, st.pidfd >= 0 ? 100 : 10);
 		if (ready < 0)
 			continue;
+		/* Drain the sample rings whenever they fill, and at least every 100 ms, so none overflows. */
+		if (st.sampler)
+			sample_drain(st.sampler, &st.sink, false);
 		for (int i = 0; i < 2; i++)
 			if (p[1 + i].revents & POLLIN)
 				drain_channel(&st, &st.ch[i]);
@@ -741,11 +815,16 @@ out:
 	free(st.snap_begin);
 	free(st.snap_end);
 	free(st.handling_us);
+	sample_close(st.sampler);
+	sample_list_free(&st.samples);
+	symbols_delete(st.syms);
+	free(st.windows);
 	return rc;
 }
 
 void target_result_free(struct target_result *tr)
 {
+	sample_summary_free(&tr->sample_summary);
 	free(tr->counter_info);
 	free(tr->counters);
 	memset(tr, 0, sizeof(*tr));

@@ -9,6 +9,7 @@
 
 #include "counters.h"
 #include "runner.h"
+#include "sample.h"
 
 struct workload_ops;
 
@@ -25,6 +26,8 @@ struct target_options {
 	int ctl_fd, ack_fd;
 	bool start_disabled;		/* --delay -1: no window until the first "enable" */
 	const char *tmpdir;		/* where the private directory of the marker FIFOs goes */
+	bool sample_faults;		/* --sample page-faults: every page fault with its address and IP */
+	size_t sample_top;		/* functions and regions to keep in the summary */
 };
 
 #define TARGET_PROTOCOL "tlbprof-marker/1"
@@ -47,6 +50,11 @@ struct target_result {
 	bool markers_seen;		/* phase begin/end were used */
 	bool control_seen;		/* enable/disable/ping were used */
 	double handling_us_median;	/* tlbprof's work per message, from the line read to the ack written */
+	/* --sample: page faults sampled with their data address and IP, symbolised after the exit. */
+	bool sampled;			/* sampling ran */
+	char sample_error[256];		/* why it could not ("" when it ran or was not asked for) */
+	struct sample_info sample_info;
+	struct sample_summary sample_summary;	/* owned */
 	/* The whole command's counters (exec .. exit), also when its phases were marked. */
 	size_t n_counters;
 	struct counter_info *counter_info;	/* owned */

@@ -100,6 +100,27 @@ for name, (want, self_check) in TRAPS.items():
     if name == "thp_control" and phases["chase4k"]["page"]["backing"] != "thp":
         fail("thp_control: the 4k control must be seen on THP")
 
+# --sample page-faults: every fault with its address and instruction, symbolised; the chase phases are prefaulted.
+p, rep = run(["--sample", "page-faults", "--", os.path.join(EXAMPLES, "example-correct"), "8"])
+smp = rep and rep["target"].get("sampling")
+if p.returncode != 0 or not smp or smp["error"] is not None:
+    fail(f"--sample: exit {p.returncode}, sampling {smp}: {p.stderr.strip()}")
+else:
+    regions, fns = smp["top_regions"], smp["top_functions"]
+    # The 8 MiB 4k region faults once per 4 KiB page when the benchmark fills it (the 2m one once per 2 MiB).
+    if smp["lost"] != 0 or smp["samples"] < 2048 or smp["period"] != 1:
+        fail(f"--sample: {smp['samples']} samples, {smp['lost']} lost, period {smp['period']}")
+    if not regions or not regions[0]["anonymous"] or regions[0]["count"] < 2048:
+        fail(f"--sample: the top region should be the anonymous 8 MiB buffer: {regions[:2]}")
+    if not fns or sum(f["count"] for f in fns) > smp["samples"]:
+        fail(f"--sample: top functions {fns[:2]}")
+    if not any(f["function"] != "[unknown]" and f["object"].startswith("/") for f in fns):
+        fail(f"--sample: no faulting instruction resolved to a function: {fns}")
+    for ph in rep["phases"]:
+        if ph["declared"]["sampled_faults"] != ph["counters"]["page-faults"]["value"]:
+            fail(f"--sample: {ph['name']} sampled {ph['declared']['sampled_faults']} faults, the counter says "
+                 f"{ph['counters']['page-faults']['value']}")
+
 # An unmarked command is one phase; its faults are its own business.
 p, rep = run(["--", "true"])
 if p.returncode != 0 or [ph["name"] for ph in rep["phases"]] != ["command"] or rep["target"]["exit_code"] != 0:
