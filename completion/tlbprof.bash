@@ -108,7 +108,7 @@ _tlbprof()
 	--fail-on) COMPREPLY=($(compgen -W 'fail warn never' -- "$cur")) ;;
 	--iters) COMPREPLY=($(compgen -W 'auto' -- "$cur")) ;;
 	--delay | -D) COMPREPLY=($(compgen -W '-1 0' -- "$cur")) ;;
-	--sample) COMPREPLY=($(compgen -W 'page-faults' -- "$cur")) ;;
+	--sample) COMPREPLY=($(compgen -W 'page-faults dtlb-misses' -- "$cur")) ;;
 	--pmu) COMPREPLY=($(compgen -W "$_tlbprof_pmus" -- "$cur")) ;;
 	--json) _tlbprof_files '*.json'; [[ -z $cur ]] && COMPREPLY+=(-) ;;
 	--events-dir | --dir)

@@ -245,9 +245,10 @@ static void usage_run(FILE *f)
 		"                       perf stat -D -1; 0: count from exec (default: 0)\n"
 		"  --cpu N              pin CMD (and tlbprof's clock calibration) to CPU N\n"
 		"                       (default: not pinned)\n"
-		"  --sample page-faults record every page fault of CMD with its data address and\n"
-		"                       instruction, and report the functions and memory regions\n"
-		"                       that fault most (default: no sampling)\n"
+		"  --sample EVENT       sample CMD's page-faults (every fault, works without a PMU)\n"
+		"                       or dtlb-misses (precise loads that missed the STLB, where\n"
+		"                       the PMU has them) with data address and instruction, and\n"
+		"                       report the top functions and memory regions (default: none)\n"
 		"  --events-dir DIR     metric-to-event map files (default: %s)\n"
 		"  --json FILE|-        write the JSON report to FILE, or stdout with -\n"
 		"                       (default: none)\n"
@@ -1000,9 +1001,12 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 				return r;
 			break;
 		case OPT_SAMPLE:
-			if (strcmp(optarg, "page-faults") != 0)
-				return usage_error(msg, len, "--sample '%s': the event to sample is page-faults", optarg);
-			cfg->sample_faults = true;
+			if (strcmp(optarg, "page-faults") == 0)
+				cfg->sample = SAMPLE_PAGE_FAULTS;
+			else if (strcmp(optarg, "dtlb-misses") == 0)
+				cfg->sample = SAMPLE_DTLB_MISSES;
+			else
+				return usage_error(msg, len, "--sample '%s': use page-faults or dtlb-misses", optarg);
 			break;
 		case 'D':
 			if (strcmp(optarg, "-1") == 0)

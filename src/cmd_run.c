@@ -100,9 +100,20 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		.ack_fd = cfg->control_ack_fd,
 		.start_disabled = cfg->start_disabled,
 		.tmpdir = tmpdir,
-		.sample_faults = cfg->sample_faults,
+		.sample = cfg->sample != SAMPLE_NONE,
 		.sample_top = 10,
 	};
+	struct counter_sample_event dtlb_event;
+	char sample_why[320] = "";
+	/* dTLB misses need the PMU map's precise event; without one, say why and run unsampled. */
+	if (cfg->sample == SAMPLE_DTLB_MISSES) {
+		if (!counters)
+			snprintf(sample_why, sizeof(sample_why), "no counters: libpfm4 is not available");
+		else if (counter_set_sample_event(counters, &dtlb_event, sample_why, sizeof(sample_why)) == 0)
+			opt.sample_event = &dtlb_event;
+		if (!opt.sample_event)
+			opt.sample = false;
+	}
 	struct run_context ctx = { .clock = &clock, .counters = counters, .stop = stop };
 	int elf_rc = rc;
 	rc = target_run(&opt, &ctx, &results, &tr);
@@ -150,8 +161,13 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		.target = &target,
 	};
 	status = run_status(&tr, &results, &analysis, cfg->fail_on);
-	if (cfg->sample_faults && !tr.sampled)
-		fprintf(stderr, "tlbprof: warning: --sample page-faults: %s\n", tr.sample_error);
+	if (cfg->sample != SAMPLE_NONE)
+		snprintf(tr.sample_requested, sizeof(tr.sample_requested), "%s",
+			 cfg->sample == SAMPLE_DTLB_MISSES ? "dtlb-misses" : "page-faults");
+	if (*sample_why && !*tr.sample_error)
+		snprintf(tr.sample_error, sizeof(tr.sample_error), "%s", sample_why);
+	if (cfg->sample != SAMPLE_NONE && !tr.sampled)
+		fprintf(stderr, "tlbprof: warning: --sample %s: %s\n", tr.sample_requested, tr.sample_error);
 	if (tr.term_signal)
 		fprintf(stderr, "tlbprof: run: '%s' was killed by signal %d (%s)%s\n", cfg->run_argv[0], tr.term_signal,
 			strsignal(tr.term_signal), tr.core_dumped ? ", core dumped" : "");

@@ -157,7 +157,7 @@ struct tlbprof_config {
 	const char *control_ctl_path, *control_ack_path;	/* --control fifo:CTL[,ACK] */
 	int control_ctl_fd, control_ack_fd;			/* --control fd:CTL[,ACK], -1 when not given */
 	bool start_disabled;					/* --delay -1 */
-	bool sample_faults;					/* --sample page-faults */
+	enum sample_what { SAMPLE_NONE, SAMPLE_PAGE_FAULTS, SAMPLE_DTLB_MISSES } sample;	/* --sample */
 	/* The command line as given, for the report (borrowed from main's argv). */
 	int argc;
 	char **argv;

@@ -156,6 +156,10 @@ struct counter_set {
 	pid_t pid;
 	bool inherit;
 	bool enable_on_exec;
+	/* The PMU map's precise dTLB-miss sampling event, encoded (counter_set_sample_event). */
+	struct counter_sample_event sample_dtlb;
+	int sample_dtlb_err;		/* 0, or -errno with sample_dtlb_reason */
+	char sample_dtlb_reason[320];
 };
 
 size_t counter_set_size(const struct counter_set *set)
@@ -186,7 +190,11 @@ struct event_map {
 	char name[32];			/* "skx", "generic" */
 	char event[METRIC_COUNT][EVENT_MAX];	/* "" = not listed */
 	int line[METRIC_COUNT];
+	/* "sample.dtlb_load_misses = EVENT": a precise event whose samples carry the missing load's address. */
+	char sample_dtlb[EVENT_MAX];
 };
+
+#define SAMPLE_DTLB_KEY "sample.dtlb_load_misses"
 
 static char *trim(char *s)
 {
@@ -256,6 +264,16 @@ static int event_map_load(struct event_map *map, const char *dir, const char *na
 		char *key = trim(line);
 		char *event = trim(eq + 1);
 
+		if (strcmp(key, SAMPLE_DTLB_KEY) == 0) {
+			if (*event == '\0' || strcspn(event, " \t") != strlen(event) || strlen(event) >= EVENT_MAX) {
+				snprintf(errmsg, errmsg_len, "%s:%d: '%s' needs one event without whitespace", path, lineno,
+					 key);
+				ret = -EINVAL;
+				break;
+			}
+			snprintf(map->sample_dtlb, sizeof(map->sample_dtlb), "%s", event);
+			continue;
+		}
 		int m = metric_from_name(key);
 		if (m < 0) {
 			snprintf(errmsg, errmsg_len, "%s:%d: unknown metric '%.64s'", path, lineno, key);
@@ -397,6 +415,56 @@ static void encode_event(struct counter_set *set, struct counter_event *ev)
 	info->hardware = ev->attr.type != PERF_TYPE_SOFTWARE;
 }
 
+/*
+ * The PMU map's precise dTLB-miss event for sampling, encoded for user space
+ * (where the benchmark's loads are): a map without one (AMD's equivalent is
+ * IBS, a separate PMU, not offered here), a machine without a PMU, or an
+ * event libpfm4 cannot encode leaves the reason instead.
+ */
+static void encode_sample_dtlb(struct counter_set *set, const struct event_map *model)
+{
+	struct counter_sample_event *se = &set->sample_dtlb;
+	struct perf_event_attr attr;
+
+	if (!model->sample_dtlb[0]) {
+		set->sample_dtlb_err = -ENOENT;
+		snprintf(set->sample_dtlb_reason, sizeof(set->sample_dtlb_reason),
+			 strcmp(set->pmu_name, "none") == 0
+				 ? "no PMU: precise dTLB-miss sampling needs hardware events"
+				 : "no precise dTLB-miss event with data addresses in %s.events",
+			 set->pmu_name);
+		return;
+	}
+	int ret = encode_one(model->sample_dtlb, PFM_PLM3, &attr);
+	if (ret != PFM_SUCCESS) {
+		set->sample_dtlb_err = pfm_to_errno(ret);
+		snprintf(set->sample_dtlb_reason, sizeof(set->sample_dtlb_reason), "%s not encodable for PMU %s: %s",
+			 model->sample_dtlb, set->pmu_name, pfm_strerror(ret));
+		return;
+	}
+	snprintf(se->event, sizeof(se->event), "%s", model->sample_dtlb);
+	snprintf(se->source, sizeof(se->source), "%s", model->name);
+	se->type = attr.type;
+	se->config = attr.config;
+	se->config1 = attr.config1;
+	se->config2 = attr.config2;
+	se->precise_ip = attr.precise_ip;
+	set->sample_dtlb_err = 0;
+}
+
+int counter_set_sample_event(const struct counter_set *set, struct counter_sample_event *out, char *why,
+			     size_t why_len)
+{
+	if (!set)
+		return -EINVAL;
+	if (set->sample_dtlb_err) {
+		snprintf(why, why_len, "%s", set->sample_dtlb_reason);
+		return set->sample_dtlb_err;
+	}
+	*out = set->sample_dtlb;
+	return 0;
+}
+
 int counter_set_new(struct counter_set **out, const char *events_dir, const bool *want,
 		    char *errmsg, size_t errmsg_len)
 {
@@ -444,6 +512,7 @@ int counter_set_new(struct counter_set **out, const char *events_dir, const bool
 		memset(model, 0, sizeof(*model));
 	}
 
+	encode_sample_dtlb(set, model);
 	size_t n = 0;
 	for (int m = 0; m < METRIC_COUNT; m++)
 		n += !want || want[m];

@@ -86,6 +86,24 @@ void counter_reading_add_delta(struct counter_reading *acc, const struct counter
 
 struct counter_set;
 
+/* An event to sample with (not to count): its map entry and its perf_event_attr encoding. */
+struct counter_sample_event {
+	char event[160];	/* the libpfm4 string from the map ("skl::MEM_INST_RETIRED:STLB_MISS_LOADS:precise=2") */
+	char source[32];	/* the map it came from */
+	uint32_t type;
+	uint64_t config, config1, config2;
+	unsigned precise_ip;	/* 0..3: 2 or more makes the hardware record the exact load and its address */
+};
+
+/*
+ * The PMU's precise dTLB-miss load event for sampling ("sample.dtlb_load_misses"
+ * in its map file), encoded. Returns 0, or -ENOENT (the map has none, no
+ * PMU) / -errno with a one-line reason in why. Opening it is the sampler's
+ * business; a machine whose PMU is hidden fails there.
+ */
+int counter_set_sample_event(const struct counter_set *set, struct counter_sample_event *out, char *why,
+			     size_t why_len);
+
 /*
  * Resolve the wanted metrics for this machine (or the PMU forced with
  * LIBPFM_FORCE_PMU) through the map files in events_dir (NULL: the installed

@@ -110,7 +110,7 @@ struct target_phase {
 	double *wall_ns;		/* wall time of each occurrence (owned) */
 	size_t n_wall;
 	double tlbprof_ns_total;	/* the same windows as tlbprof saw them (begin ack .. end line), summed */
-	int64_t sampled_faults;		/* --sample page-faults: samples inside this phase's windows; -1: not sampled */
+	int64_t samples_in_phase;	/* --sample: samples inside this phase's windows; -1: not sampled */
 };
 
 /* Everything a phase produced. Owned by the runner's result list. */

@@ -307,7 +307,7 @@ static json_t *declared_json(const struct phase_result *r)
 		json_object_set_new(o, "chain_pages_covered", num(tp->chain_pages_covered));
 	}
 	json_object_set_new(o, "open_at_exit", json_boolean(tp->open_at_exit));
-	json_object_set_new(o, "sampled_faults", tp->sampled_faults >= 0 ? json_integer(tp->sampled_faults) : json_null());
+	json_object_set_new(o, "samples_in_phase", tp->samples_in_phase >= 0 ? json_integer(tp->samples_in_phase) : json_null());
 	for (size_t i = 0; i < tp->n_wall; i++)
 		json_array_append_new(wall, num(tp->wall_ns[i]));
 	json_object_set_new(o, "wall_ns", wall);
@@ -575,7 +575,7 @@ static json_t *sampling_json(const struct target_result *tr)
 	const struct sample_summary *sum = &tr->sample_summary;
 	json_t *o = json_object(), *fns = json_array(), *regions = json_array();
 
-	json_object_set_new(o, "event", json_string(tr->sampled ? si->event : "page-faults"));
+	json_object_set_new(o, "event", json_string(tr->sampled ? si->event : tr->sample_requested));
 	json_object_set_new(o, "error", *tr->sample_error ? json_string(tr->sample_error) : json_null());
 	if (!tr->sampled)
 		return o;
@@ -918,7 +918,7 @@ static void print_target(const struct target_report *t, FILE *f)
 	fputc('\n', f);
 	if (tr->sampled) {
 		const struct sample_summary *sum = &tr->sample_summary;
-		fprintf(f, "page faults sampled: %llu (%llu lost)%s%s\n", (unsigned long long)sum->samples,
+		fprintf(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
 			(unsigned long long)tr->sample_info.lost, *tr->sample_info.note ? "; " : "", tr->sample_info.note);
 		for (size_t i = 0; i < sum->n_functions && i < 5; i++)
 			fprintf(f, "  %5.1f%%  %s in %s\n", 100 * sum->functions[i].share, sum->functions[i].function,
@@ -929,7 +929,7 @@ static void print_target(const struct target_report *t, FILE *f)
 				(unsigned long long)sum->regions[i].end,
 				(double)(sum->regions[i].end - sum->regions[i].start) / (1 << 20));
 	} else if (*tr->sample_error) {
-		fprintf(f, "page faults not sampled: %s\n", tr->sample_error);
+		fprintf(f, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
 	}
 	if (t->binary)
 		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",

@@ -270,7 +270,7 @@ static struct phase_result *phase_for(struct target_state *st, const struct mark
 	for (size_t i = 0; i < st->n_counters; i++)
 		r->counter_info[i] = *counter_set_info(st->ctx->counters, i);
 	r->status = PHASE_OK;
-	r->target->sampled_faults = -1;
+	r->target->samples_in_phase = -1;
 	r->stop_reason = "samples";
 	r->precision_reached = INFINITY;
 	r->cycles_per_ns = st->ctx->clock ? st->ctx->clock->core_clock_ghz : 0;
@@ -609,7 +609,7 @@ static void finish_sampling(struct target_state *st)
 		snprintf(tr->sample_error, sizeof(tr->sample_error), "out of memory summarising the samples");
 	for (size_t i = 0; i < st->out->n; i++)
 		if (st->out->phases[i].target)
-			st->out->phases[i].target->sampled_faults = 0;
+			st->out->phases[i].target->samples_in_phase = 0;
 	/* Windows do not overlap and were closed in time order: one binary search per sample. */
 	for (size_t k = 0; k < st->samples.count; k++) {
 		uint64_t t = st->samples.items[k].time_ns;
@@ -622,7 +622,7 @@ static void finish_sampling(struct target_state *st)
 				hi = mid;
 		}
 		if (lo < st->n_windows && st->windows[lo].begin_ns <= t)
-			st->out->phases[st->windows[lo].phase].target->sampled_faults++;
+			st->out->phases[st->windows[lo].phase].target->samples_in_phase++;
 	}
 }
 
@@ -723,8 +723,17 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	/* Attach before exec: inherit covers every thread and child the command makes from its first instruction. */
 	if (ctx->counters)
 		counter_set_open_task(ctx->counters, st.pid, true, true);
-	if (opt->sample_faults) {
+	if (opt->sample) {
 		struct sample_options so = { .enable_on_exec = true };
+		if (opt->sample_event) {
+			so.custom_event = true;
+			so.type = opt->sample_event->type;
+			so.config = opt->sample_event->config;
+			so.config1 = opt->sample_event->config1;
+			so.config2 = opt->sample_event->config2;
+			so.precise_ip = opt->sample_event->precise_ip;
+			so.name = opt->sample_event->event;
+		}
 		st.syms = symbols_new();
 		st.collector = (struct sample_collector){ .list = &st.samples, .syms = st.syms };
 		sample_collector_sink(&st.collector, &st.sink);

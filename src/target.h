@@ -26,7 +26,8 @@ struct target_options {
 	int ctl_fd, ack_fd;
 	bool start_disabled;		/* --delay -1: no window until the first "enable" */
 	const char *tmpdir;		/* where the private directory of the marker FIFOs goes */
-	bool sample_faults;		/* --sample page-faults: every page fault with its address and IP */
+	bool sample;			/* --sample: sample the command with its addresses and IPs */
+	const struct counter_sample_event *sample_event;	/* the event; NULL: every page fault */
 	size_t sample_top;		/* functions and regions to keep in the summary */
 };
 
@@ -50,7 +51,8 @@ struct target_result {
 	bool markers_seen;		/* phase begin/end were used */
 	bool control_seen;		/* enable/disable/ping were used */
 	double handling_us_median;	/* tlbprof's work per message, from the line read to the ack written */
-	/* --sample: page faults sampled with their data address and IP, symbolised after the exit. */
+	/* --sample: samples with their data address and IP, symbolised after the exit. */
+	char sample_requested[24];	/* what --sample asked for ("page-faults", "dtlb-misses"); "" without */
 	bool sampled;			/* sampling ran */
 	char sample_error[256];		/* why it could not ("" when it ran or was not asked for) */
 	struct sample_info sample_info;

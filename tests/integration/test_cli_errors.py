@@ -56,6 +56,7 @@ CASES = [
     (["run", "-D", "-1", "--", "true"], "needs --control"),
     (["run", "--size", "1M", "--", "true"], "'--size' applies only to measuring"),
     (["run", "--cpu", "99999", "--", "true"], "--cpu '99999'"),
+    (["run", "--sample", "cycles", "--", "true"], "--sample 'cycles'"),
     (["stray"], "'stray'"),
     (["--format", "nope", "--output", "{d}"], "--format 'nope'"),
     (["--format", "junit,junit", "--output", "{d}"], "--format 'junit,junit'"),

@@ -117,9 +117,20 @@ else:
     if not any(f["function"] != "[unknown]" and f["object"].startswith("/") for f in fns):
         fail(f"--sample: no faulting instruction resolved to a function: {fns}")
     for ph in rep["phases"]:
-        if ph["declared"]["sampled_faults"] != ph["counters"]["page-faults"]["value"]:
-            fail(f"--sample: {ph['name']} sampled {ph['declared']['sampled_faults']} faults, the counter says "
+        if ph["declared"]["samples_in_phase"] != ph["counters"]["page-faults"]["value"]:
+            fail(f"--sample: {ph['name']} sampled {ph['declared']['samples_in_phase']} faults, the counter says "
                  f"{ph['counters']['page-faults']['value']}")
+
+# --sample dtlb-misses: the PMU's precise event where there is one; here (no PMU) the run goes on unsampled and
+# says why, on a machine with a PMU the samples come through the same path.
+p, rep = run(["--sample", "dtlb-misses", "--", "true"])
+smp = rep and rep["target"].get("sampling")
+if p.returncode != 0 or not smp or smp["event"] == "page-faults":
+    fail(f"--sample dtlb-misses: exit {p.returncode}, sampling {smp}")
+elif smp["error"] is not None and ("dtlb-misses" not in p.stderr or smp["event"] != "dtlb-misses"):
+    fail(f"--sample dtlb-misses without a PMU: the warning and the report say why: {p.stderr!r} {smp}")
+elif smp["error"] is None and "STLB" not in smp["event"].upper():
+    fail(f"--sample dtlb-misses with a PMU samples the map's precise event: {smp['event']}")
 
 # An unmarked command is one phase; its faults are its own business.
 p, rep = run(["--", "true"])

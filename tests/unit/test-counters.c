@@ -406,6 +406,22 @@ static void golden_for_pmu(const struct test_ctx *ctx)
 		CHECK(info && strcmp(info->name, display_names[i].display) == 0, "[%s] display name '%s'",
 		      pmu, info ? info->name : "(missing)");
 	}
+	/*
+	 * The precise dTLB-miss sampling event: Intel's MEM_INST_RETIRED.STLB_MISS_LOADS
+	 * (event 0xd0, umask 0x11) as a raw event with precise_ip 2 (PEBS); AMD's
+	 * equivalent is IBS, a PMU of its own, so its maps have none.
+	 */
+	struct counter_sample_event se;
+	char why[320] = "";
+	int src = counter_set_sample_event(set, &se, why, sizeof(why));
+	if (strncmp(pmu, "amd64", 5) == 0 || strcmp(pmu, "perf") == 0) {
+		CHECK(src == -ENOENT && *why, "[%s] no sampling event expected: %d %s", pmu, src, why);
+	} else {
+		CHECK(src == 0, "[%s] sampling event: %d %s", pmu, src, why);
+		CHECK(src != 0 || (se.type == PERF_TYPE_RAW && (se.config & 0xffff) == 0x11d0 && se.precise_ip == 2),
+		      "[%s] sampling event type %u config %#llx precise %u", pmu, se.type, (unsigned long long)se.config,
+		      se.precise_ip);
+	}
 	counter_set_delete(set);
 }
 
