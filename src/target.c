@@ -609,7 +609,8 @@ static void finish_sampling(struct target_state *st)
 		snprintf(tr->sample_error, sizeof(tr->sample_error), "out of memory summarising the samples");
 	for (size_t i = 0; i < st->out->n; i++)
 		if (st->out->phases[i].target)
-			st->out->phases[i].target->samples_in_phase = 0;
+			st->out->phases[i].target->samples_in_phase =
+				st->out->phases[i].spec.workload == &target_command_workload ? (int64_t)st->samples.count : 0;
 	/* Windows do not overlap and were closed in time order: one binary search per sample. */
 	for (size_t k = 0; k < st->samples.count; k++) {
 		uint64_t t = st->samples.items[k].time_ns;
