@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "counters.h"
 #include "parse.h"
+#include "report.h"
 #include "version.h"
 #include "workload.h"
 
@@ -524,24 +525,32 @@ static bool cpu_usable(int cpu)
 	return CPU_ISSET(cpu, &set);
 }
 
-/* Check that FILE can be written: not a directory, and its directory exists and is writable. */
-static bool output_dir_writable(const char *path)
+/*
+ * Check that FILE can be written: not a directory, and its directory exists
+ * and is writable. A symlink is checked where the write lands: the file at
+ * the end of its chain, which need not exist yet (report_link_target()).
+ */
+static bool output_dir_writable(const char *file)
 {
+	char *path = report_link_target(file), dir[4096];
 	struct stat st;
+	bool ok;
 
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+	if (!path)
 		return false;
-	char dir[4096];
 	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		return access(".", W_OK) == 0;
-	if ((size_t)(slash - path) >= sizeof(dir))
-		return false;
-	if (slash == path)
-		return access("/", W_OK) == 0;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	return access(dir, W_OK) == 0;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		ok = false;
+	else if (!slash)
+		ok = access(".", W_OK) == 0;
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		ok = false;
+	else if (slash == path)
+		ok = access("/", W_OK) == 0;
+	else
+		ok = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) > 0 && access(dir, W_OK) == 0;
+	free(path);
+	return ok;
 }
 
 static enum cli_result set_defaults(struct tlbprof_config *cfg, char *msg, size_t len)

@@ -33,7 +33,7 @@ static json_t *num(double v)
 
 static json_t *str_or_null(const char *s)
 {
-	return s && *s ? json_string(s) : json_null();
+	return s && *s ? report_json_text(s) : json_null();
 }
 
 static json_t *stats_json(const struct sample_stats *st, const double *samples, size_t n, double scale)
@@ -102,7 +102,7 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 	json_object_set_new(e, "cpu", cpu);
 	json_object_set_new(e, "tlb", tlb);
 	json_object_set_new(e, "tlb_reach", reach);
-	json_object_set_new(e, "kernel", json_string(env->kernel));
+	json_object_set_new(e, "kernel", report_json_text(env->kernel));
 	json_object_set_new(thp, "enabled", str_or_null(env->thp_enabled));
 	json_object_set_new(thp, "defrag", str_or_null(env->thp_defrag));
 	json_object_set_new(e, "thp", thp);
@@ -126,7 +126,7 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 	json_object_set_new(e, "hypervisor", str_or_null(env->hypervisor));
 	json_object_set_new(e, "core_clock_ghz", clk->core_clock_ghz > 0 ? num(clk->core_clock_ghz) : json_null());
 	json_object_set_new(e, "clock_overhead_ns", num(clk->clock_overhead_ns));
-	json_object_set_new(clock, "method", json_string(clk->core_clock_method));
+	json_object_set_new(clock, "method", report_json_text(clk->core_clock_method));
 	json_object_set_new(clock, "runs", json_integer(clk->core_clock_runs));
 	json_object_set_new(clock, "rel_spread", num(clk->core_clock_spread));
 	json_object_set_new(clock, "clock_resolution_ns", num(clk->clock_resolution_ns));
@@ -144,15 +144,15 @@ json_t *report_counter_info_json(const struct counter_info *ci)
 	char cfg[32];
 
 	snprintf(cfg, sizeof(cfg), "0x%" PRIx64, ci->config);
-	json_object_set_new(o, "name", json_string(ci->name));
+	json_object_set_new(o, "name", report_json_text(ci->name));
 	json_object_set_new(o, "metric", json_string(metric_name(ci->metric)));
-	json_object_set_new(o, "event", json_string(ci->event));
-	json_object_set_new(o, "source", json_string(ci->source));
+	json_object_set_new(o, "event", report_json_text(ci->event));
+	json_object_set_new(o, "source", report_json_text(ci->source));
 	json_object_set_new(o, "hardware", json_boolean(ci->hardware));
 	json_object_set_new(o, "type", json_integer(ci->type));
 	json_object_set_new(o, "config", json_string(cfg));
 	json_object_set_new(o, "status", json_string(counter_status_name(ci->status)));
-	json_object_set_new(o, "reason", json_string(ci->reason));
+	json_object_set_new(o, "reason", report_json_text(ci->reason));
 	return o;
 }
 
@@ -296,7 +296,7 @@ static json_t *declared_json(const struct phase_result *r)
 	json_object_set_new(o, "accesses", tp->has_accesses ? json_integer((json_int_t)r->spec.accesses_total) : json_null());
 	json_object_set_new(o, "region_address", hex_or_null(tp->has_region, tp->region_addr));
 	json_object_set_new(o, "region_bytes", tp->has_region ? json_integer((json_int_t)tp->region_bytes) : json_null());
-	json_object_set_new(o, "page", tp->has_page ? json_string(r->spec.page.label) : json_null());
+	json_object_set_new(o, "page", tp->has_page ? report_json_text(r->spec.page.label) : json_null());
 	json_object_set_new(o, "chain_address", hex_or_null(tp->has_chain, tp->chain_addr));
 	json_object_set_new(o, "slots", tp->slots_declared ? json_integer((json_int_t)tp->slots_declared) : json_null());
 	json_object_set_new(o, "kind", json_string(r->spec.throughput ? "throughput" : "latency"));
@@ -324,14 +324,14 @@ static json_t *phase_json(const struct phase_result *r)
 	double accesses = s->accesses_total ? (double)s->accesses_total : (double)s->iterations * (double)r->n_samples;
 	double cycles;
 
-	json_object_set_new(o, "name", json_string(s->name));
+	json_object_set_new(o, "name", report_json_text(s->name));
 	json_object_set_new(o, "workload", json_string(s->workload->name));
 	json_object_set_new(o, "role", json_string(phase_role_name(s->role)));
 	if (s->role == PHASE_ROLE_CONTROL)
 		json_object_set_new(o, "controls", json_pack("{s:I, s:I}", "size_bytes", (json_int_t)s->controls_size_bytes,
 							     "stride_bytes", (json_int_t)s->controls_stride_bytes));
 	json_object_set_new(o, "status", json_string(phase_status_name(r->status)));
-	json_object_set_new(o, "reason", json_string(r->reason));
+	json_object_set_new(o, "reason", report_json_text(r->reason));
 	json_object_set_new(o, "unavailable", json_boolean(r->unavailable));
 
 	if (r->target && !r->target->has_page) {
@@ -340,7 +340,7 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(page, "requested_bytes", json_null());
 		json_object_set_new(page, "requested_backing", json_null());
 	} else {
-		json_object_set_new(page, "requested", json_string(s->page.label));
+		json_object_set_new(page, "requested", report_json_text(s->page.label));
 		json_object_set_new(page, "requested_bytes", json_integer((json_int_t)s->page.bytes));
 		json_object_set_new(page, "requested_backing", json_string(page_kind_name(s->page.kind)));
 	}
@@ -445,9 +445,9 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(o, "steal_ms", num(r->steal_ms));
 	json_object_set_new(o, "timed_ns", num(r->timed_ns));
 	for (size_t i = 0; i < r->n_self_checks; i++)
-		json_array_append_new(checks, json_pack("{s:s, s:s, s:s}", "id", r->self_checks[i].id, "status",
+		json_array_append_new(checks, json_pack("{s:s, s:s, s:o}", "id", r->self_checks[i].id, "status",
 							check_status_name(r->self_checks[i].status), "message",
-							r->self_checks[i].message));
+							report_json_text(r->self_checks[i].message)));
 	json_object_set_new(o, "self_checks", checks);
 	if (r->target)
 		json_object_set_new(o, "declared", declared_json(r));
@@ -464,8 +464,8 @@ static json_t *analysis_json(const struct report_input *in)
 	for (size_t i = 0; i < a->n_comparisons; i++) {
 		const struct comparison *c = &a->comparisons[i];
 		json_t *j = json_object();
-		json_object_set_new(j, "baseline", json_string(ph[c->baseline].spec.name));
-		json_object_set_new(j, "variant", json_string(ph[c->variant].spec.name));
+		json_object_set_new(j, "baseline", report_json_text(ph[c->baseline].spec.name));
+		json_object_set_new(j, "variant", report_json_text(ph[c->variant].spec.name));
 		json_object_set_new(j, "size_bytes", json_integer((json_int_t)ph[c->variant].spec.size_bytes));
 		json_object_set_new(j, "delta_ns", num(c->delta_ns));
 		json_object_set_new(j, "speedup", num(c->speedup));
@@ -477,11 +477,11 @@ static json_t *analysis_json(const struct report_input *in)
 		json_object_set_new(j, "attribution", json_pack("{s:o, s:o, s:o}", "tlb_ns", num(c->tlb_ns), "cache_ns",
 								num(c->cache_ns), "unexplained_ns",
 								num(c->unexplained_ns)));
-		json_object_set_new(j, "method", json_string(c->method));
+		json_object_set_new(j, "method", report_json_text(c->method));
 		json_object_set_new(j, "walk_cycles", json_boolean(c->have_walk_cycles));
 		json_object_set_new(j, "baseline_translation_ns", c->has_control ? num(c->baseline_translation_ns) : json_null());
 		json_object_set_new(j, "variant_translation_ns", c->has_control ? num(c->variant_translation_ns) : json_null());
-		json_object_set_new(j, "assumption", json_string(c->assumption));
+		json_object_set_new(j, "assumption", report_json_text(c->assumption));
 		json_array_append_new(cmps, j);
 	}
 	for (size_t i = 0; i < a->n_checks; i++) {
@@ -489,15 +489,15 @@ static json_t *analysis_json(const struct report_input *in)
 		json_t *ev = json_object();
 		for (size_t k = 0; k < c->evidence.n; k++)
 			json_object_set_new(ev, c->evidence.items[k].key, num(c->evidence.items[k].value));
-		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:o}", "id", c->id, "status",
-							check_status_name(c->status), "message", c->message,
+		json_array_append_new(checks, json_pack("{s:s, s:s, s:o, s:o}", "id", c->id, "status",
+							check_status_name(c->status), "message", report_json_text(c->message),
 							"evidence", ev));
 	}
 	for (size_t i = 0; i < a->n_phases; i++) {
 		const struct phase_analysis *pa = &a->phases[i];
 		json_t *j = json_object();
-		json_object_set_new(j, "name", json_string(ph[i].spec.name));
-		json_object_set_new(j, "control", pa->has_control ? json_string(ph[pa->control].spec.name) : json_null());
+		json_object_set_new(j, "name", report_json_text(ph[i].spec.name));
+		json_object_set_new(j, "control", pa->has_control ? report_json_text(ph[pa->control].spec.name) : json_null());
 		json_object_set_new(j, "translation_ns", pa->has_control ? num(pa->translation_ns) : json_null());
 		json_object_set_new(j, "allocations", json_integer(pa->allocations));
 		json_object_set_new(j, "between_allocations", num(pa->between_allocations));
@@ -509,18 +509,18 @@ static json_t *analysis_json(const struct report_input *in)
 		json_t *ev = json_object();
 		for (size_t k = 0; k < f->evidence.n; k++)
 			json_object_set_new(ev, f->evidence.items[k].key, num(f->evidence.items[k].value));
-		json_array_append_new(findings, json_pack("{s:s, s:s, s:o}", "id", f->id, "message", f->message,
+		json_array_append_new(findings, json_pack("{s:s, s:o, s:o}", "id", f->id, "message", report_json_text(f->message),
 							  "evidence", ev));
 	}
 	json_t *steps = json_array();
 	for (size_t i = 0; i < a->n_stride_steps; i++) {
 		const struct stride_step *st = &a->stride_steps[i];
 		json_t *j = json_object();
-		json_object_set_new(j, "from", json_string(ph[st->from].spec.name));
-		json_object_set_new(j, "to", json_string(ph[st->to].spec.name));
+		json_object_set_new(j, "from", report_json_text(ph[st->from].spec.name));
+		json_object_set_new(j, "to", report_json_text(ph[st->to].spec.name));
 		json_object_set_new(j, "from_stride_bytes", json_integer((json_int_t)ph[st->from].spec.stride_bytes));
 		json_object_set_new(j, "to_stride_bytes", json_integer((json_int_t)ph[st->to].spec.stride_bytes));
-		json_object_set_new(j, "label", json_string(st->label));
+		json_object_set_new(j, "label", report_json_text(st->label));
 		json_object_set_new(j, "delta_ns", num(st->delta_ns));
 		json_object_set_new(j, "delta_cycles", num(st->delta_cycles));
 		json_object_set_new(j, "dtlb_misses_per_access",
@@ -536,7 +536,7 @@ static json_t *analysis_json(const struct report_input *in)
 		json_t *j = json_object();
 		json_object_set_new(j, "pages", num(tk->knee.x_before));
 		json_object_set_new(j, "pages_after", num(tk->knee.x_after));
-		json_object_set_new(j, "page", json_string(tk->page_label));
+		json_object_set_new(j, "page", report_json_text(tk->page_label));
 		json_object_set_new(j, "before_ns", num(tk->knee.before_ns));
 		json_object_set_new(j, "after_ns", num(tk->knee.after_ns));
 		json_object_set_new(j, "step_ns", num(tk->knee.step_ns));
@@ -549,7 +549,7 @@ static json_t *analysis_json(const struct report_input *in)
 		json_array_append_new(knees, j);
 	}
 	json_object_set_new(o, "knees", knees);
-	json_object_set_new(o, "summary", json_string(a->summary));
+	json_object_set_new(o, "summary", report_json_text(a->summary));
 	json_object_set_new(o, "phases", phases);
 	json_object_set_new(o, "comparisons", cmps);
 	json_object_set_new(o, "findings", findings);
@@ -575,27 +575,28 @@ static json_t *sampling_json(const struct target_result *tr)
 	const struct sample_summary *sum = &tr->sample_summary;
 	json_t *o = json_object(), *fns = json_array(), *regions = json_array();
 
-	json_object_set_new(o, "event", json_string(tr->sampled ? si->event : tr->sample_requested));
-	json_object_set_new(o, "error", *tr->sample_error ? json_string(tr->sample_error) : json_null());
+	json_object_set_new(o, "event", report_json_text(tr->sampled ? si->event : tr->sample_requested));
+	json_object_set_new(o, "error", *tr->sample_error ? report_json_text(tr->sample_error) : json_null());
 	if (!tr->sampled)
 		return o;
 	json_object_set_new(o, "period", json_integer((json_int_t)si->period));
 	json_object_set_new(o, "exclude_kernel", json_boolean(si->exclude_kernel));
-	json_object_set_new(o, "note", json_string(si->note));
+	json_object_set_new(o, "note", report_json_text(si->note));
 	json_object_set_new(o, "samples", json_integer((json_int_t)sum->samples));
 	json_object_set_new(o, "lost", json_integer((json_int_t)si->lost));
 	json_object_set_new(o, "throttled", json_integer((json_int_t)si->throttled));
 	json_object_set_new(o, "unresolved_ip", json_integer((json_int_t)sum->unresolved_ip));
 	json_object_set_new(o, "unresolved_addr", json_integer((json_int_t)sum->unresolved_addr));
 	for (size_t i = 0; i < sum->n_functions; i++)
-		json_array_append_new(fns, json_pack("{s:s, s:s, s:I, s:o}", "object", sum->functions[i].object, "function",
-						     sum->functions[i].function, "count",
+		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o}", "object", report_json_text(sum->functions[i].object),
+						     "function", report_json_text(sum->functions[i].function), "count",
 						     (json_int_t)sum->functions[i].count, "share", num(sum->functions[i].share)));
 	for (size_t i = 0; i < sum->n_regions; i++) {
 		char start[32], end[32];
 		snprintf(start, sizeof(start), "0x%llx", (unsigned long long)sum->regions[i].start);
 		snprintf(end, sizeof(end), "0x%llx", (unsigned long long)sum->regions[i].end);
-		json_array_append_new(regions, json_pack("{s:s, s:s, s:s, s:b, s:I, s:o}", "name", sum->regions[i].name,
+		json_array_append_new(regions, json_pack("{s:o, s:s, s:s, s:b, s:I, s:o}", "name",
+							 report_json_text(sum->regions[i].name),
 							 "start", start, "end", end, "anonymous",
 							 sum->regions[i].anonymous, "count",
 							 (json_int_t)sum->regions[i].count, "share",
@@ -614,9 +615,9 @@ static json_t *target_json(const struct report_input *in)
 	json_t *o = json_object(), *argv = json_array(), *errors = json_array(), *ctrs = json_object();
 
 	for (char **a = t->argv; *a; a++)
-		json_array_append_new(argv, json_string(*a));
+		json_array_append_new(argv, report_json_text(*a));
 	json_object_set_new(o, "argv", argv);
-	json_object_set_new(o, "path", json_string(t->path));
+	json_object_set_new(o, "path", report_json_text(t->path));
 	json_object_set_new(o, "pid", json_integer(tr->pid));
 	json_object_set_new(o, "started", json_boolean(tr->started));
 	json_object_set_new(o, "exit_code", tr->exited ? json_integer(tr->exit_code) : json_null());
@@ -626,7 +627,7 @@ static json_t *target_json(const struct report_input *in)
 	json_object_set_new(o, "interrupted", json_boolean(tr->interrupted));
 	json_object_set_new(o, "protocol", json_string(TARGET_PROTOCOL));
 	for (unsigned i = 0; i < tr->errors && i < TARGET_MAX_ERRORS; i++)
-		json_array_append_new(errors, json_string(tr->error_lines[i]));
+		json_array_append_new(errors, report_json_text(tr->error_lines[i]));
 	json_object_set_new(o, "markers", json_pack("{s:b, s:b, s:i, s:i, s:o, s:o}", "phase_markers", tr->markers_seen,
 						    "perf_control", tr->control_seen, "messages", tr->messages,
 						    "refused", tr->errors, "refusals", errors, "handling_us_median",
@@ -647,17 +648,17 @@ static json_t *target_json(const struct report_input *in)
 	if (t->binary) {
 		const struct elf_provenance *b = t->binary;
 		json_t *bin = json_object();
-		json_object_set_new(bin, "compiler", json_string(b->comment));
-		json_object_set_new(bin, "recorded_switches", json_string(b->command_line));
-		json_object_set_new(bin, "producers", json_string(b->producers));
-		json_object_set_new(bin, "opt_level", *b->opt_level ? json_string(b->opt_level) : json_null());
-		json_object_set_new(bin, "opt_levels", json_string(b->opt_levels));
+		json_object_set_new(bin, "compiler", report_json_text(b->comment));
+		json_object_set_new(bin, "recorded_switches", report_json_text(b->command_line));
+		json_object_set_new(bin, "producers", report_json_text(b->producers));
+		json_object_set_new(bin, "opt_level", *b->opt_level ? report_json_text(b->opt_level) : json_null());
+		json_object_set_new(bin, "opt_levels", report_json_text(b->opt_levels));
 		json_object_set_new(bin, "opt_level_defaulted", json_boolean(b->opt_level_defaulted));
 		json_object_set_new(bin, "opt_source", json_string(elf_opt_source_name(b->opt_source)));
 		json_object_set_new(bin, "pie", json_boolean(b->pie));
 		json_object_set_new(bin, "symbols", json_boolean(b->has_symtab));
 		json_object_set_new(bin, "debug_info", json_boolean(b->has_debug_info));
-		json_object_set_new(bin, "build_id", *b->build_id ? json_string(b->build_id) : json_null());
+		json_object_set_new(bin, "build_id", *b->build_id ? report_json_text(b->build_id) : json_null());
 		json_object_set_new(o, "binary", bin);
 	} else {
 		json_object_set_new(o, "binary", json_pack("{s:n, s:s}", "compiler", "error", t->binary_error));
@@ -675,8 +676,8 @@ static json_t *reanalysis_json(const struct report_input *in)
 	json_object_set_new(root, "analysis", analysis_json(in));
 	json_object_set_new(root, "verdict", json_string(verdict_name(in->analysis->verdict)));
 	for (int i = 0; i < in->analyze_argc; i++)
-		json_array_append_new(acmd, json_string(in->analyze_argv[i]));
-	json_object_set_new(root, "reanalysis", json_pack("{s:s, s:s, s:o}", "source", in->reanalyzed_from,
+		json_array_append_new(acmd, report_json_text(in->analyze_argv[i]));
+	json_object_set_new(root, "reanalysis", json_pack("{s:o, s:s, s:o}", "source", report_json_text(in->reanalyzed_from),
 							  "tool_version", TLBPROF_VERSION, "command", acmd));
 	return root;
 }
@@ -691,7 +692,7 @@ json_t *report_json_build(const struct report_input *in)
 	json_object_set_new(root, "schema", json_string(REPORT_SCHEMA));
 	json_object_set_new(root, "tool", json_pack("{s:s, s:s}", "name", "tlbprof", "version", TLBPROF_VERSION));
 	for (int i = 0; i < in->cfg->argc; i++)
-		json_array_append_new(cmd, json_string(in->cfg->argv[i]));
+		json_array_append_new(cmd, report_json_text(in->cfg->argv[i]));
 	json_object_set_new(root, "command", cmd);
 	json_object_set_new(root, "environment", report_environment_json(in->env, in->clock, in->pmu_name));
 	json_object_set_new(root, "counters", counters_json(in));
@@ -713,6 +714,34 @@ static int finish_stream(FILE *f)
 	if (fflush(f) != 0 || ferror(f))
 		return errno ? -errno : -EIO;
 	return 0;
+}
+
+char *report_link_target(const char *path)
+{
+	char *cur = strdup(path), buf[4096];
+
+	/* As the kernel does: at most 40 links in a chain, then ELOOP. */
+	for (int hops = 0; cur; hops++) {
+		struct stat st;
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			return cur;
+		ssize_t n = hops < 40 ? readlink(cur, buf, sizeof(buf) - 1) : (errno = ELOOP, -1);
+		if (n < 0) {
+			free(cur);
+			return NULL;
+		}
+		buf[n] = '\0';
+		char *next = NULL, *dir = strdup(cur);
+		/* A relative link is relative to the link's own directory. */
+		if (!dir || (buf[0] == '/' ? !(next = strdup(buf)) : asprintf(&next, "%s/%s", dirname(dir), buf) < 0)) {
+			next = NULL;
+			errno = ENOMEM;
+		}
+		free(dir);
+		free(cur);
+		cur = next;
+	}
+	return NULL;
 }
 
 int report_write_file(const char *path, const char *option, const char *what,
@@ -751,13 +780,27 @@ int report_write_file(const char *path, const char *option, const char *what,
 		}
 		return rc;
 	}
-	/* A symlink to a regular file: replace the file it names and keep the link. */
-	char *real = NULL;
-	struct stat lst;
-	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && (real = realpath(path, NULL)))
-		path = real;
+	/*
+	 * A symlink: replace the file it names and keep the link, also when
+	 * that file does not exist yet (as a shell's "> link" creates it).
+	 */
+	char *target = report_link_target(path);
+	if (!target) {
+		rc = -errno;
+		snprintf(err, err_len, "%s '%s': cannot follow the link: %s", option, path, strerror(-rc));
+		goto out;
+	}
+	/* The mode a plain write would leave: the replaced file's, or 0666 less the umask for a new one. */
+	mode_t mode;
+	if (stat(target, &st) == 0) {
+		mode = st.st_mode & 07777;
+	} else {
+		mode = umask(0);	/* the only way to read it; set back at once */
+		umask(mode);
+		mode = 0666 & ~mode;
+	}
 	/* A temporary file next to the target, created exclusively (never through a symlink), then renamed. */
-	dircopy = strdup(path);
+	dircopy = strdup(target);
 	if (!dircopy || asprintf(&tmp, "%s/.tlbprof-%s.XXXXXX", dirname(dircopy), what) < 0) {
 		tmp = NULL;
 		rc = -ENOMEM;
@@ -767,7 +810,8 @@ int report_write_file(const char *path, const char *option, const char *what,
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, err_len, "%s '%s': cannot create a file in its directory: %s", option, path, strerror(-rc));
+		snprintf(err, err_len, "%s '%s': cannot create a file in the directory of %s: %s", option, path, target,
+			 strerror(-rc));
 		free(tmp);
 		tmp = NULL;
 		goto out;
@@ -778,7 +822,7 @@ int report_write_file(const char *path, const char *option, const char *what,
 		close(fd);
 		goto fail;
 	}
-	if (fchmod(fd, 0644) != 0) {
+	if (fchmod(fd, mode) != 0) {
 		rc = -errno;
 		fclose(f);
 		goto fail;
@@ -791,7 +835,7 @@ int report_write_file(const char *path, const char *option, const char *what,
 		rc = -errno;
 		goto fail;
 	}
-	if (rename(tmp, path) != 0) {
+	if (rename(tmp, target) != 0) {
 		rc = -errno;
 		goto fail;
 	}
@@ -802,7 +846,7 @@ fail:
 out:
 	free(tmp);
 	free(dircopy);
-	free(real);
+	free(target);
 	return rc;
 }
 
@@ -811,10 +855,18 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 	return report_write_format(in, OUTPUT_JSON, path, "--json", err, err_len);
 }
 
+int report_json_dumpf(const json_t *root, FILE *f)
+{
+	errno = 0;
+	if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
 /* A JSON document as the stream writer of write_file(). */
 static int json_stream(FILE *f, const void *ctx)
 {
-	return json_dumpf((const json_t *)ctx, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF ? -EIO : 0;
+	return report_json_dumpf((const json_t *)ctx, f);
 }
 
 int report_json_dump(json_t *root, const char *path, char *err, size_t err_len)

@@ -84,13 +84,23 @@ int report_write_format(const struct report_input *in, enum output_format fmt, c
  * or -errno. A regular file is written to a temporary file in the same
  * directory (created exclusively, ".tlbprof-WHAT.XXXXXX") and renamed over
  * path, so a reader never sees half a document and an earlier one survives
- * a failed write; a symlink keeps pointing at the replaced file; a device,
- * FIFO or socket is written in place. option names the option in the error
+ * a failed write; a symlink keeps pointing at the replaced file (a dangling
+ * one gets its file); a device, FIFO or socket is written in place. The file
+ * keeps the mode of the one it replaces, a new one gets 0666 less the umask. option names the option in the error
  * ("--json", "-o"), what names the document ("report", "plot"). Returns 0 or
  * -errno with a one-line reason in err.
  */
 int report_write_file(const char *path, const char *option, const char *what,
 		      int (*emit)(FILE *f, const void *ctx), const void *ctx, char *err, size_t err_len);
+
+/*
+ * The file a write to path changes: path itself, or the end of its chain of
+ * symlinks, also when that file does not exist yet (a dangling link). The
+ * writers above replace that file and keep the links; the cli checks its
+ * directory before any work. Caller frees; NULL with errno (ELOOP, ENOMEM,
+ * a readlink error).
+ */
+char *report_link_target(const char *path);
 
 /*
  * Write the plot as a standalone SVG 1.1 document (no scripts, no external

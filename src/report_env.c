@@ -17,7 +17,7 @@
 
 static json_t *str_or_null(const char *s)
 {
-	return s && *s ? json_string(s) : json_null();
+	return s && *s ? report_json_text(s) : json_null();
 }
 
 static json_t *command_json(int argc, char **argv)
@@ -25,7 +25,7 @@ static json_t *command_json(int argc, char **argv)
 	json_t *cmd = json_array();
 
 	for (int i = 0; i < argc; i++)
-		json_array_append_new(cmd, json_string(argv[i]));
+		json_array_append_new(cmd, report_json_text(argv[i]));
 	return cmd;
 }
 
@@ -259,11 +259,11 @@ static json_t *env_json(const struct report_env_input *in)
 						  "steal_ticks", (json_int_t)in->steal->steal_ticks, "total_ticks",
 						  (json_int_t)in->steal->total_ticks, "fraction", in->steal->fraction)
 				      : json_null());
-	json_object_set_new(root, "events_dir", json_string(in->events_dir));
+	json_object_set_new(root, "events_dir", report_json_text(in->events_dir));
 	json_object_set_new(root, "pmu", json_pack("{s:s, s:o}", "name",
 						   in->counters ? counter_set_pmu_name(in->counters) : "unknown",
 						   "description",
-						   in->counters ? json_string(counter_set_pmu_desc(in->counters))
+						   in->counters ? report_json_text(counter_set_pmu_desc(in->counters))
 								: json_null()));
 	json_object_set_new(root, "counters_error", str_or_null(in->counters_error));
 	for (size_t i = 0; in->counters && i < counter_set_size(in->counters); i++)
@@ -271,8 +271,8 @@ static json_t *env_json(const struct report_env_input *in)
 	json_object_set_new(root, "counters", counters);
 	for (size_t i = 0; i < DIAGNOSE_PAGES; i++)
 		json_object_set_new(pages, d->pages[i].label,
-				    json_pack("{s:b, s:s}", "available", d->pages[i].available, "reason",
-					      d->pages[i].reason));
+				    json_pack("{s:b, s:o}", "available", d->pages[i].available, "reason",
+					      report_json_text(d->pages[i].reason)));
 	json_object_set_new(root, "can_measure",
 			    json_pack("{s:o, s:b, s:b, s:b, s:b, s:s}", "pages", pages, "tlb_misses", d->tlb_misses,
 				      "walk_cycles", d->walk_cycles, "hardware_cycles", d->hardware_cycles,
@@ -280,9 +280,9 @@ static json_t *env_json(const struct report_env_input *in)
 	for (size_t i = 0; i < d->n_problems; i++) {
 		const struct diagnose_problem *p = &d->problems[i];
 		json_array_append_new(problems,
-				      json_pack("{s:s, s:s, s:s, s:o, s:o}", "id", p->id, "severity",
-						diagnose_severity_name(p->severity), "message", p->message, "command",
-						str_or_null(p->command), "advice", str_or_null(p->advice)));
+				      json_pack("{s:s, s:s, s:o, s:o, s:o}", "id", p->id, "severity",
+						diagnose_severity_name(p->severity), "message", report_json_text(p->message),
+						"command", str_or_null(p->command), "advice", str_or_null(p->advice)));
 	}
 	json_object_set_new(root, "problems", problems);
 	return root;
@@ -317,9 +317,9 @@ static json_t *events_json(const struct report_events_input *in)
 	json_object_set_new(root, "schema", json_string(REPORT_EVENTS_SCHEMA));
 	json_object_set_new(root, "tool", json_pack("{s:s, s:s}", "name", "tlbprof", "version", TLBPROF_VERSION));
 	json_object_set_new(root, "command", command_json(in->argc, in->argv));
-	json_object_set_new(root, "pmu", json_pack("{s:s, s:s, s:b}", "name", counter_set_pmu_name(cs), "description",
-						   counter_set_pmu_desc(cs), "forced", in->forced));
-	json_object_set_new(root, "events_dir", json_string(in->events_dir));
+	json_object_set_new(root, "pmu", json_pack("{s:s, s:o, s:b}", "name", counter_set_pmu_name(cs), "description",
+						   report_json_text(counter_set_pmu_desc(cs)), "forced", in->forced));
+	json_object_set_new(root, "events_dir", report_json_text(in->events_dir));
 	json_object_set_new(root, "opened", json_boolean(!in->forced));
 	for (size_t i = 0; i < counter_set_size(cs); i++)
 		json_array_append_new(events, event_json(counter_set_info(cs, i)));

@@ -31,10 +31,39 @@ const char *report_format_file_name(enum output_format fmt)
 
 /* ---- What every format reads off a phase ---- */
 
+/*
+ * The workload the report is about: the phases' own ("run" or "command" for
+ * tlbprof run, whose configuration keeps the measuring default "chase"); a
+ * report without phases names its command.
+ */
+static const char *workload_of(const struct report_input *in)
+{
+	if (in->results->n && in->results->phases[0].spec.workload)
+		return in->results->phases[0].spec.workload->name;
+	if (in->target || (in->source && json_object_get((const json_t *)in->source, "target")))
+		return "run";
+	return in->cfg->workload ? in->cfg->workload->name : "";
+}
+
 /* Whether phase i has timed samples (status ok and something measured). */
 static bool phase_measured(const struct phase_result *r)
 {
 	return r->status == PHASE_OK && r->n_samples > 0;
+}
+
+/* Why a phase has no measurement: its reason, or what its status says. */
+static const char *phase_why(const struct phase_result *r)
+{
+	return *r->reason ? r->reason : r->status == PHASE_OK ? "no samples" : "no reason given";
+}
+
+/* The wall time per occurrence of a phase_wall_only() phase, in ns. */
+static struct sample_stats phase_wall_stats(const struct phase_result *r)
+{
+	struct sample_stats st;
+
+	analysis_stats(r->target->wall_ns, r->target->n_wall, &st);
+	return st;
 }
 
 /* The ns-per-access statistics of phase i: the analysis has them; recomputed if it does not. */
@@ -128,9 +157,9 @@ static json_t *gb_context(const struct report_input *in)
 	/* The host that measured; a re-analysis does not know it (the report does not record it). */
 	if (!in->source && gethostname(host, sizeof(host)) == 0) {
 		host[sizeof(host) - 1] = '\0';
-		json_object_set_new(c, "host_name", json_string(host));
+		json_object_set_new(c, "host_name", report_json_text(host));
 	}
-	json_object_set_new(c, "executable", json_string(in->cfg->argc > 0 ? in->cfg->argv[0] : "tlbprof"));
+	json_object_set_new(c, "executable", report_json_text(in->cfg->argc > 0 ? in->cfg->argv[0] : "tlbprof"));
 	json_object_set_new(c, "num_cpus", json_integer(env->logical_cpus));
 	json_object_set_new(c, "mhz_per_cpu",
 			    json_integer(in->clock->core_clock_ghz > 0 ? llround(in->clock->core_clock_ghz * 1000) : 0));
@@ -147,54 +176,61 @@ static json_t *gb_context(const struct report_input *in)
 				    json_string(strcmp(env->build_type, "debug") == 0 ? "debug" : "release"));
 	/* Extra context, as --benchmark_context=KEY=VALUE adds it: strings. */
 	json_object_set_new(c, "tlbprof_version", json_string(TLBPROF_VERSION));
-	json_object_set_new(c, "workload", json_string(in->cfg->workload ? in->cfg->workload->name : ""));
-	json_object_set_new(c, "cpu_model", json_string(env->cpu_model_name));
-	json_object_set_new(c, "kernel", json_string(env->kernel));
-	json_object_set_new(c, "hypervisor", json_string(env->hypervisor));
-	json_object_set_new(c, "thp_enabled", json_string(env->thp_enabled));
+	json_object_set_new(c, "workload", json_string(workload_of(in)));
+	json_object_set_new(c, "cpu_model", report_json_text(env->cpu_model_name));
+	json_object_set_new(c, "kernel", report_json_text(env->kernel));
+	json_object_set_new(c, "hypervisor", report_json_text(env->hypervisor));
+	json_object_set_new(c, "thp_enabled", report_json_text(env->thp_enabled));
 	json_object_set_new(c, "verdict", json_string(verdict_name(in->analysis->verdict)));
+	/* The phases that were not measured have no benchmark entry (see gb_benchmark()): each is named here. */
+	for (size_t i = 0; i < in->results->n; i++) {
+		const struct phase_result *r = &in->results->phases[i];
+		char *key = NULL, *why = NULL;
+		if (phase_measured(r) || phase_wall_only(r))
+			continue;
+		if (asprintf(&key, "not_measured:%s", r->spec.name) < 0)
+			key = NULL;
+		else if (asprintf(&why, "%s: %s", phase_status_name(r->status), phase_why(r)) < 0)
+			why = NULL;
+		char *clean = key && why ? report_utf8_dup(key) : NULL;
+		if (clean)
+			json_object_set_new(c, clean, report_json_text(why));
+		free(clean);
+		free(key);
+		free(why);
+	}
 	return c;
 }
 
 /*
- * One benchmark per phase, as gbench writes a run: real_time is the median
- * ns per access, iterations the timed accesses. A failed phase is an error
- * run, a skipped one a skipped run, both with zero time as gbench writes them.
+ * One benchmark per measured phase, as gbench writes a run: real_time is the
+ * median ns per access, iterations the timed accesses. A phase that was not
+ * measured (failed, skipped) has no entry: gbench writes such runs with zero
+ * times and error_occurred, which github-action-benchmark and Bencher do not
+ * filter, so a dashboard would record a fake 0 ns. gb_context() names them.
  */
-static json_t *gb_benchmark(const struct report_input *in, size_t i)
+static json_t *gb_benchmark(const struct report_input *in, size_t i, size_t family)
 {
 	const struct phase_result *r = &in->results->phases[i];
 	json_t *o = json_object();
 	double cpu;
 
-	json_object_set_new(o, "name", json_string(r->spec.name));
-	json_object_set_new(o, "family_index", json_integer((json_int_t)i));
+	json_object_set_new(o, "name", report_json_text(r->spec.name));
+	json_object_set_new(o, "family_index", json_integer((json_int_t)family));
 	json_object_set_new(o, "per_family_instance_index", json_integer(0));
-	json_object_set_new(o, "run_name", json_string(r->spec.name));
+	json_object_set_new(o, "run_name", report_json_text(r->spec.name));
 	json_object_set_new(o, "run_type", json_string("iteration"));
 	json_object_set_new(o, "repetitions", json_integer(1));
 	json_object_set_new(o, "repetition_index", json_integer(0));
 	json_object_set_new(o, "threads", json_integer(1));
 	if (phase_wall_only(r)) {
 		/* One gbench iteration per occurrence of the phase: its median wall time. */
-		struct sample_stats w;
-		analysis_stats(r->target->wall_ns, r->target->n_wall, &w);
+		const struct sample_stats w = phase_wall_stats(r);
 		json_object_set_new(o, "iterations", json_integer((json_int_t)r->target->n_wall));
 		json_object_set_new(o, "real_time", json_real(w.median));
 		json_object_set_new(o, "cpu_time", json_real(w.median));
 		json_object_set_new(o, "time_unit", json_string("ns"));
 		gb_counter(o, "samples", (double)r->target->n_wall);
-		return o;
-	}
-	if (!phase_measured(r)) {
-		const char *why = *r->reason ? r->reason : r->status == PHASE_OK ? "no samples" : phase_status_name(r->status);
-		bool skipped = r->status == PHASE_SKIPPED;
-		json_object_set_new(o, skipped ? "skipped" : "error_occurred", json_true());
-		json_object_set_new(o, skipped ? "skip_message" : "error_message", json_string(why));
-		json_object_set_new(o, "iterations", json_integer(0));
-		json_object_set_new(o, "real_time", json_real(0));
-		json_object_set_new(o, "cpu_time", json_real(0));
-		json_object_set_new(o, "time_unit", json_string("ns"));
 		return o;
 	}
 	const struct sample_stats st = phase_stats(in, i);
@@ -232,7 +268,7 @@ static json_t *gb_benchmark(const struct report_input *in, size_t i)
 	}
 	char label[48];
 	report_backing_label(r, label, sizeof(label));
-	json_object_set_new(o, "label", json_string(label));
+	json_object_set_new(o, "label", report_json_text(label));
 	return o;
 }
 
@@ -248,10 +284,10 @@ static int write_gbench(const struct report_input *in, FILE *f)
 	}
 	json_object_set_new(root, "context", gb_context(in));
 	for (size_t i = 0; i < in->results->n; i++)
-		json_array_append_new(list, gb_benchmark(in, i));
+		if (phase_measured(&in->results->phases[i]) || phase_wall_only(&in->results->phases[i]))
+			json_array_append_new(list, gb_benchmark(in, i, json_array_size(list)));
 	json_object_set_new(root, "benchmarks", list);
-	if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
-		rc = errno ? -errno : -EIO;
+	rc = report_json_dumpf(root, f);
 	json_decref(root);
 	return rc;
 }
@@ -284,18 +320,11 @@ static void om_begin(struct om_family *m)
 	m->labelled = false;
 }
 
-/* A label: value escaped as both formats require (backslash, double quote, line feed). */
+/* A label: the value as well-formed UTF-8 with backslash, double quote and line feed escaped (both formats). */
 static void om_label(struct om_family *m, const char *key, const char *value)
 {
 	fprintf(m->f, "%s%s=\"", m->labelled ? "," : "{", key);
-	for (const char *p = value; *p; p++) {
-		if (*p == '\\' || *p == '"')
-			fputc('\\', m->f);
-		if (*p == '\n')
-			fputs("\\n", m->f);
-		else
-			fputc(*p, m->f);
-	}
+	report_put_text(m->f, value, REPORT_TEXT_OPENMETRICS);
 	fputc('"', m->f);
 	m->labelled = true;
 }
@@ -319,6 +348,23 @@ static void om_phase(struct om_family *m, const struct phase_result *r)
 	om_label(m, "size", format_size(r->spec.size_bytes, sz, sizeof(sz)));
 }
 
+/* Median, min and max of statistics in ns, as one sample each in seconds with a "stat" label. */
+static void om_seconds(struct om_family *m, const struct phase_result *r, const struct sample_stats *st)
+{
+	const struct {
+		const char *stat;
+		double ns;
+	} stats[] = { { "median", st->median }, { "min", st->min }, { "max", st->max } };
+
+	for (size_t s = 0; s < sizeof(stats) / sizeof(stats[0]); s++) {
+		if (!isfinite(stats[s].ns))
+			continue;
+		om_phase(m, r);
+		om_label(m, "stat", stats[s].stat);
+		om_end(m, stats[s].ns / 1e9);
+	}
+}
+
 /* One state of a state set, written as a gauge: 1 for the current state, 0 for the others (both formats accept it). */
 static void om_state(struct om_family *m, const char *key, const char *state, const char *current)
 {
@@ -337,13 +383,14 @@ static int write_openmetrics(const struct report_input *in, FILE *f)
 
 	struct om_family info = {
 		.f = f,
-		.name = "tlbprof_run_info",
+		/* Not "_info": OpenMetrics reserves that suffix for its info type, which the textfile collector refuses. */
+		.name = "tlbprof_run",
 		.help = "The run this file reports: tool version, workload and machine (always 1).",
 	};
 	om_begin(&info);
 	om_label(&info, "version", TLBPROF_VERSION);
 	om_label(&info, "schema", REPORT_SCHEMA);
-	om_label(&info, "workload", in->cfg->workload ? in->cfg->workload->name : "");
+	om_label(&info, "workload", workload_of(in));
 	om_label(&info, "cpu", env->cpu_model_name);
 	om_label(&info, "kernel", env->kernel);
 	om_label(&info, "hypervisor", env->hypervisor);
@@ -419,39 +466,47 @@ static int write_openmetrics(const struct report_input *in, FILE *f)
 		.help = "Address translation part of the time per access: the phase minus its packed control.",
 		.unit = "seconds",
 	};
-	struct om_family *per_phase[] = { &lat, &cyc, &spread, &samples, &accesses, &trans };
+	struct om_family wall = {
+		.f = f,
+		.name = "tlbprof_phase_wall_seconds",
+		.help = "Wall time per occurrence of a tlbprof run phase that declared no accesses (median, min, max).",
+		.unit = "seconds",
+	};
+	struct om_family occurrences = {
+		.f = f,
+		.name = "tlbprof_phase_occurrences",
+		.help = "Occurrences of a tlbprof run phase that declared no accesses.",
+	};
+	struct om_family *per_phase[] = { &lat, &cyc, &spread, &samples, &accesses, &trans, &wall, &occurrences };
 	for (size_t k = 0; k < sizeof(per_phase) / sizeof(per_phase[0]); k++) {
 		struct om_family *m = per_phase[k];
 		for (size_t i = 0; i < rr->n; i++) {
 			const struct phase_result *r = &rr->phases[i];
-			if (!phase_measured(r))
-				continue;
-			const struct sample_stats st = phase_stats(in, i);
-			if (m == &lat) {
-				const struct {
-					const char *stat;
-					double ns;
-				} stats[] = { { "median", st.median }, { "min", st.min }, { "max", st.max } };
-				for (size_t s = 0; s < 3; s++) {
-					om_phase(m, r);
-					om_label(m, "stat", stats[s].stat);
-					om_end(m, stats[s].ns / 1e9);
-				}
-			} else if (m == &cyc && r->cycles_per_ns > 0) {
+			double v = NAN;	/* what the family says of this phase; not finite: nothing */
+			if (phase_wall_only(r)) {
+				const struct sample_stats w = phase_wall_stats(r);
+				if (m == &wall)
+					om_seconds(m, r, &w);
+				else if (m == &occurrences)
+					v = (double)r->target->n_wall;
+			} else if (phase_measured(r)) {
+				const struct sample_stats st = phase_stats(in, i);
+				if (m == &lat)
+					om_seconds(m, r, &st);
+				else if (m == &cyc && r->cycles_per_ns > 0)
+					v = st.median * r->cycles_per_ns;
+				else if (m == &spread)
+					v = st.rel_spread;
+				else if (m == &samples)
+					v = (double)r->n_samples;
+				else if (m == &accesses)
+					v = phase_accesses(r);
+				else if (m == &trans && i < a->n_phases && a->phases[i].has_control)
+					v = a->phases[i].translation_ns / 1e9;
+			}
+			if (isfinite(v)) {
 				om_phase(m, r);
-				om_end(m, st.median * r->cycles_per_ns);
-			} else if (m == &spread) {
-				om_phase(m, r);
-				om_end(m, st.rel_spread);
-			} else if (m == &samples) {
-				om_phase(m, r);
-				om_end(m, (double)r->n_samples);
-			} else if (m == &accesses) {
-				om_phase(m, r);
-				om_end(m, phase_accesses(r));
-			} else if (m == &trans && i < a->n_phases && a->phases[i].has_control) {
-				om_phase(m, r);
-				om_end(m, a->phases[i].translation_ns / 1e9);
+				om_end(m, v);
 			}
 		}
 	}
@@ -459,8 +514,8 @@ static int write_openmetrics(const struct report_input *in, FILE *f)
 	struct om_family value = {
 		.f = f,
 		.name = "tlbprof_counter_value",
-		.help = "perf_event counter totals over the timed samples, scaled when multiplexed; a counter "
-			  "that could not count is absent, never 0.",
+		.help = "perf_event counter totals over the timed samples (a run phase: its occurrences), scaled "
+			  "when multiplexed; a counter that could not count is absent, never 0.",
 	};
 	struct om_family rate = {
 		.f = f,
@@ -479,17 +534,19 @@ static int write_openmetrics(const struct report_input *in, FILE *f)
 		struct om_family *m = per_counter[k];
 		for (size_t i = 0; i < rr->n; i++) {
 			const struct phase_result *r = &rr->phases[i];
-			if (!phase_measured(r))
+			/* A phase measured by wall time alone has counter totals, but no rate per access. */
+			if (!phase_measured(r) && !(phase_wall_only(r) && m != &rate))
 				continue;
 			for (size_t j = 0; j < r->n_counters; j++) {
 				const struct counter_info *ci = &r->counter_info[j];
 				const struct counter_reading *cr = &r->counters[j];
-				if (!counter_counted(ci, cr))
+				double v = m == &value ? cr->scaled : m == &rate ? cr->scaled / phase_accesses(r) : counter_running(cr);
+				if (!counter_counted(ci, cr) || !isfinite(v))
 					continue;
 				om_phase(m, r);
 				om_label(m, "counter", ci->name);
 				om_label(m, "metric", metric_name(ci->metric));
-				om_end(m, m == &value ? cr->scaled : m == &rate ? cr->scaled / phase_accesses(r) : counter_running(cr));
+				om_end(m, v);
 			}
 		}
 	}
@@ -519,14 +576,15 @@ static int write_openmetrics(const struct report_input *in, FILE *f)
 		for (size_t i = 0; i < a->n_comparisons; i++) {
 			const struct comparison *c = &a->comparisons[i];
 			char sz[16];
-			if (m == &miss && !(c->ns_per_tlb_miss > 0))
+			double v = m == &speedup ? c->speedup : m == &delta ? c->delta_ns / 1e9 : c->ns_per_tlb_miss / 1e9;
+			if ((m == &miss && !(c->ns_per_tlb_miss > 0)) || !isfinite(v))
 				continue;
 			om_begin(m);
 			om_label(m, "baseline", rr->phases[c->baseline].spec.name);
 			om_label(m, "variant", rr->phases[c->variant].spec.name);
 			om_label(m, "size", format_size(rr->phases[c->variant].spec.size_bytes, sz, sizeof(sz)));
 			om_label(m, "method", c->method ? c->method : "");
-			om_end(m, m == &speedup ? c->speedup : m == &delta ? c->delta_ns / 1e9 : c->ns_per_tlb_miss / 1e9);
+			om_end(m, v);
 		}
 	}
 	fputs("# EOF\n", f);
@@ -535,27 +593,10 @@ static int write_openmetrics(const struct report_input *in, FILE *f)
 
 /* ---- JUnit XML ---- */
 
-/*
- * Text for XML 1.0: the five special characters as entities; in attributes
- * tab, CR and LF as character references (a parser would fold them to spaces);
- * other control characters, which XML 1.0 cannot carry, dropped.
- */
+/* Text for XML 1.0 (report_put_text(): markup escaped, what XML cannot carry and invalid bytes as U+FFFD). */
 static void xml_text(FILE *f, const char *s, bool attr)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs(attr ? "&quot;" : "\"", f); break;
-		case '\n': fputs(attr ? "&#10;" : "\n", f); break;
-		case '\t': fputs(attr ? "&#9;" : "\t", f); break;
-		case '\r': fputs("&#13;", f); break;
-		default:
-			if (*p >= 0x20)
-				fputc(*p, f);
-		}
-	}
+	report_put_text(f, s, attr ? REPORT_TEXT_XML_ATTR : REPORT_TEXT_XML);
 }
 
 static void xml_attr(FILE *f, const char *key, const char *value)
@@ -595,16 +636,27 @@ static void junit_case_open(FILE *f, const char *classname, const char *name, do
 	fprintf(f, " time=\"%.3f\">\n", time_s);
 }
 
-/* What a measured phase found, for its <system-out>. */
+/*
+ * What a measured phase found, for its <system-out>: ns per access, or for a
+ * run phase that declared no accesses its occurrences and their wall time.
+ */
 static void junit_phase_out(const struct report_input *in, size_t i, FILE *f)
 {
 	const struct phase_result *r = &in->results->phases[i];
-	const struct sample_stats st = phase_stats(in, i);
+	bool wall_only = phase_wall_only(r);
+	struct sample_stats st;
 	char buf[64], back[48];
 
+	if (wall_only) {
+		st = phase_wall_stats(r);
+		fprintf(f, "%zu occurrence%s: wall time median %s ns", r->target->n_wall, r->target->n_wall == 1 ? "" : "s",
+			num_text(st.median, buf, sizeof(buf)));
+	} else {
+		st = phase_stats(in, i);
+		fprintf(f, "%s ns per %s: median of %zu samples", num_text(st.median, buf, sizeof(buf)),
+			r->spec.fault_case != FAULT_NONE ? "page" : "access", r->n_samples);
+	}
 	report_backing_label(r, back, sizeof(back));
-	fprintf(f, "%s ns per %s: median of %zu samples", num_text(st.median, buf, sizeof(buf)),
-		r->spec.fault_case != FAULT_NONE ? "page" : "access", r->n_samples);
 	fprintf(f, ", min %s", num_text(st.min, buf, sizeof(buf)));
 	fprintf(f, ", max %s\nbacking: ", num_text(st.max, buf, sizeof(buf)));
 	xml_text(f, back, false);
@@ -622,7 +674,10 @@ static void junit_phase_out(const struct report_input *in, size_t i, FILE *f)
 		if (!counter_counted(&r->counter_info[k], &r->counters[k]))
 			continue;
 		fprintf(f, "%s: %s", r->counter_info[k].name, num_text(r->counters[k].scaled, buf, sizeof(buf)));
-		fprintf(f, " (%s per access)\n", num_text(r->counters[k].scaled / phase_accesses(r), buf, sizeof(buf)));
+		/* A rate only where the accesses are known. */
+		if (!wall_only && phase_accesses(r) > 0)
+			fprintf(f, " (%s per access)", num_text(r->counters[k].scaled / phase_accesses(r), buf, sizeof(buf)));
+		fputc('\n', f);
 	}
 }
 
@@ -646,9 +701,14 @@ static int write_junit(const struct report_input *in, FILE *f)
 		phase_time += rr->phases[i].timed_ns > 0 ? rr->phases[i].timed_ns / 1e9 : 0;
 	}
 
+	/*
+	 * <testsuites> takes name, tests, failures, errors and time only: the
+	 * Jenkins junit-10.xsd (xunit plugin) refuses "skipped" there; the skipped
+	 * counts are on each <testsuite>.
+	 */
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tlbprof\"", f);
-	fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.3f\">\n", a->n_checks + rr->n,
-		check_fail + phase_fail, check_skip + phase_skip, phase_time);
+	fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n", a->n_checks + rr->n,
+		check_fail + phase_fail, phase_time);
 
 	/* The checks: what CI should fail on. */
 	junit_suite_open(f, "tlbprof.checks", a->n_checks, check_fail, check_skip, 0);
@@ -666,7 +726,7 @@ static int write_junit(const struct report_input *in, FILE *f)
 	}
 	xml_property(f, "command", cmd);
 	free(cmd);
-	xml_property(f, "workload", in->cfg->workload ? in->cfg->workload->name : "");
+	xml_property(f, "workload", workload_of(in));
 	xml_property(f, "cpu", in->env->cpu_model_name);
 	xml_property(f, "kernel", in->env->kernel);
 	xml_property(f, "hypervisor", in->env->hypervisor);
@@ -689,8 +749,9 @@ static int write_junit(const struct report_input *in, FILE *f)
 			fputc('>', f);
 			xml_text(f, c->message, false);
 			for (size_t k = 0; k < c->evidence.n; k++)
-				fprintf(f, "\n%s = %s", c->evidence.items[k].key,
-					num_text(c->evidence.items[k].value, buf, sizeof(buf)));
+				if (isfinite(c->evidence.items[k].value))
+					fprintf(f, "\n%s = %s", c->evidence.items[k].key,
+						num_text(c->evidence.items[k].value, buf, sizeof(buf)));
 			fputs("</failure>\n", f);
 		} else {
 			/* A pass, or a warning that does not fail the run: passing, the message kept. */
@@ -734,20 +795,16 @@ static int write_junit(const struct report_input *in, FILE *f)
 
 /* ---- CSV ---- */
 
-/* One field, RFC 4180: quoted (with doubled quotes) when it holds a comma, a quote or a line break. */
+/* One field, RFC 4180: quoted (with doubled quotes) when it holds a comma, a quote or a line break; UTF-8. */
 static void csv_field(FILE *f, const char *s, bool last)
 {
-	if (strpbrk(s, ",\"\r\n")) {
+	bool quote = strpbrk(s, ",\"\r\n") != NULL;
+
+	if (quote)
 		fputc('"', f);
-		for (const char *p = s; *p; p++) {
-			if (*p == '"')
-				fputc('"', f);
-			fputc(*p, f);
-		}
+	report_put_text(f, s, quote ? REPORT_TEXT_CSV_QUOTED : REPORT_TEXT_PLAIN);
+	if (quote)
 		fputc('"', f);
-	} else {
-		fputs(s, f);
-	}
 	fputc(last ? '\n' : ',', f);
 }
 
@@ -763,26 +820,68 @@ static void csv_row(FILE *f, const char *phase, const char *value, const char *u
 	csv_field(f, note, true);
 }
 
+/* A row with a number; one that is not finite (nothing to say) is left out, never written as NaN. */
 static void csv_num(FILE *f, const char *phase, double v, const char *unit, const char *metric, const char *note)
 {
 	char buf[40];
 
+	if (!isfinite(v))
+		return;
 	csv_row(f, phase, num_text(v, buf, sizeof(buf)), unit, metric, "", note);
+}
+
+/*
+ * The counters of a phase as perf stat -x prints them: the count, its unit,
+ * the event, the share of time counted; with per_access, each rate per
+ * access after it.
+ */
+static void csv_counters(FILE *f, const struct phase_result *r, bool per_access)
+{
+	char buf[40], pct[16], key[96];
+
+	for (size_t k = 0; k < r->n_counters; k++) {
+		const struct counter_info *ci = &r->counter_info[k];
+		const struct counter_reading *cr = &r->counters[k];
+		const char *unit = ci->metric == METRIC_TASK_CLOCK ? "ns" : "";
+		if (!counter_counted(ci, cr)) {
+			csv_row(f, r->spec.name, ci->status == COUNTER_UNSUPPORTED ? "<not supported>" : "<not counted>", unit,
+				ci->name, "", ci->reason);
+			continue;
+		}
+		snprintf(pct, sizeof(pct), "%.2f", 100 * counter_running(cr));
+		csv_row(f, r->spec.name, num_text(cr->scaled, buf, sizeof(buf)), unit, ci->name, pct,
+			ci->status == COUNTER_MULTIPLEXED ? "multiplexed, scaled" : "");
+		if (!per_access)
+			continue;
+		snprintf(key, sizeof(key), "%s_per_access", metric_name(ci->metric));
+		csv_row(f, r->spec.name, num_text(cr->scaled / phase_accesses(r), buf, sizeof(buf)), "", key, pct, "");
+	}
 }
 
 static int write_csv(const struct report_input *in, FILE *f)
 {
 	const struct run_results *rr = in->results;
 	const struct analysis *a = in->analysis;
-	char buf[40], pct[16], note[600], key[96];
+	char buf[40], note[600];
 
 	fputs("# phase,value,unit,metric,running_pct,note\n", f);
 	for (size_t i = 0; i < rr->n; i++) {
 		const struct phase_result *r = &rr->phases[i];
 		const char *name = r->spec.name;
+		if (phase_wall_only(r)) {
+			/* A run phase that declared no accesses: its wall time per occurrence and its counter totals. */
+			const struct sample_stats w = phase_wall_stats(r);
+			snprintf(note, sizeof(note), "median of %zu occurrence%s", r->target->n_wall,
+				 r->target->n_wall == 1 ? "" : "s");
+			csv_num(f, name, w.median, "ns", "wall_ns", note);
+			csv_num(f, name, w.min, "ns", "wall_ns_min", "");
+			csv_num(f, name, w.max, "ns", "wall_ns_max", "");
+			csv_num(f, name, (double)r->target->n_wall, "", "occurrences", "");
+			csv_counters(f, r, false);
+			continue;
+		}
 		if (!phase_measured(r)) {
-			snprintf(note, sizeof(note), "%s: %s", phase_status_name(r->status),
-				 *r->reason ? r->reason : r->status == PHASE_OK ? "no samples" : "no reason given");
+			snprintf(note, sizeof(note), "%s: %s", phase_status_name(r->status), phase_why(r));
 			csv_row(f, name, "<not counted>", "ns", "ns_per_access", "", note);
 			continue;
 		}
@@ -802,22 +901,7 @@ static int write_csv(const struct report_input *in, FILE *f)
 			csv_num(f, name, a->phases[i].translation_ns, "ns", "translation_ns", note);
 		}
 		csv_num(f, name, phase_accesses(r), "", "accesses", "timed, over all samples");
-		/* Counters as perf stat -x prints them: the count, its unit, the event, the share of time counted. */
-		for (size_t k = 0; k < r->n_counters; k++) {
-			const struct counter_info *ci = &r->counter_info[k];
-			const struct counter_reading *cr = &r->counters[k];
-			const char *unit = ci->metric == METRIC_TASK_CLOCK ? "ns" : "";
-			if (!counter_counted(ci, cr)) {
-				csv_row(f, name, ci->status == COUNTER_UNSUPPORTED ? "<not supported>" : "<not counted>", unit,
-					ci->name, "", ci->reason);
-				continue;
-			}
-			snprintf(pct, sizeof(pct), "%.2f", 100 * counter_running(cr));
-			csv_row(f, name, num_text(cr->scaled, buf, sizeof(buf)), unit, ci->name, pct,
-				ci->status == COUNTER_MULTIPLEXED ? "multiplexed, scaled" : "");
-			snprintf(key, sizeof(key), "%s_per_access", metric_name(ci->metric));
-			csv_row(f, name, num_text(cr->scaled / phase_accesses(r), buf, sizeof(buf)), "", key, pct, "");
-		}
+		csv_counters(f, r, phase_accesses(r) > 0);
 		const struct comparison *c = comparison_of(a, i);
 		if (c) {
 			snprintf(note, sizeof(note), "vs %s (%s)", rr->phases[c->baseline].spec.name, c->method ? c->method : "");
@@ -835,11 +919,9 @@ int report_format_write(const struct report_input *in, enum output_format fmt, F
 	switch (fmt) {
 	case OUTPUT_JSON: {
 		json_t *root = report_json_build(in);
-		int rc = 0;
 		if (!root)
 			return -ENOMEM;
-		if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
-			rc = errno ? -errno : -EIO;
+		int rc = report_json_dumpf(root, f);
 		json_decref(root);
 		return rc;
 	}

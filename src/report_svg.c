@@ -7,6 +7,7 @@
 
 #include "plot.h"
 #include "report.h"
+#include "report_internal.h"
 #include "version.h"
 
 /* Fonts every browser has one of; no web fonts (a standalone file fetches nothing). */
@@ -17,41 +18,14 @@
 #define CPUID_COLOR "#2ca02c"
 
 /*
- * Text as XML character data or an attribute value: the five markup
- * characters escaped, control characters XML 1.0 forbids and bytes that are
- * not UTF-8 (a file name from argv can be anything) replaced by '?', so the
- * document stays well-formed whatever a report or a path holds.
+ * Text as XML character data or an attribute value: markup escaped, and
+ * bytes that are not UTF-8 (a file name from argv can be anything) and
+ * characters XML 1.0 forbids as U+FFFD, so the document stays well-formed
+ * whatever a report or a path holds (report_put_text(), as every format).
  */
 static void put_text(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		unsigned char c = *p;
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = len > 0 && !(len == 2 && c < 0xc2);
-		for (size_t i = 1; ok && i < len; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		if (!ok) {
-			fputc('?', f);
-			p++;
-			continue;
-		}
-		if (len > 1) {
-			fwrite(p, 1, len, f);
-			p += len;
-			continue;
-		}
-		switch (c) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default: fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, f); break;
-		}
-		p++;
-	}
+	report_put_text(f, s, REPORT_TEXT_XML_ATTR);
 }
 
 /* <text ATTRS>ESCAPED</text> */

@@ -104,6 +104,8 @@ def test_env():
         need(r.returncode == 4 and len(r.stderr.strip().splitlines()) == 1, f"env --json DIR: exit {r.returncode}")
     r = run("env", "--json", "/dev/full", "-q")
     need(r.returncode == 4, f"env --json /dev/full: exit {r.returncode}")
+    # The error of the failed write, not a generic I/O error.
+    need("No space left on device" in r.stderr, f"env --json /dev/full says why: {r.stderr!r}")
     r = subprocess.run(f"'{TLBPROF}' env > /dev/full", shell=True, capture_output=True, text=True, timeout=60)
     need(r.returncode == 4 and "stdout" in r.stderr, f"env > /dev/full: exit {r.returncode} {r.stderr!r}")
 

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """--format/--output: golden files re-rendered from fixed reports, every format validated against its public
-schema or a real parser, a report with failed and skipped phases and hostile strings, and a live run.
+schema or a real parser, a report with failed and skipped phases and hostile strings, a live run and a live
+tlbprof run (a phase measured by wall time alone, a command path that is not UTF-8).
 
 Debian's python3 (not a virtualenv's): the validators are Debian packages (tools/bootstrap installs them):
 python3-jsonschema (gbench JSON), python3-prometheus-client (OpenMetrics and Prometheus text parsers) and
-xmllint from libxml2-utils (JUnit XSD).
+xmllint from libxml2-utils (JUnit against the Jenkins xunit plugin's public junit-10.xsd, vendored unmodified
+under its MIT license in tests/data/schema/).
 
 Regenerate the golden files after an intended change of a format, then review the diff:
     tests/integration/test_formats.py build/tlbprof --regenerate
@@ -64,6 +66,24 @@ def phases_of(rep):
     return {p["name"]: p for p in rep["phases"]}
 
 
+def wall_only(p):
+    """A tlbprof run phase that declared no accesses: measured by its wall time per occurrence alone."""
+    return p["status"] == "ok" and p["ns_per_access"] is None and bool((p.get("declared") or {}).get("wall_ns"))
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def no_nan(text, where):
+    """NaN and infinities mean nothing on a dashboard or in a test report: never written."""
+    m = re.search(r"(?<![A-Za-z])(NaN|[+-]?Inf)(?![A-Za-z])", text)
+    if m:
+        fail(f"{where}: {m.group(0)} written: ...{text[max(0, m.start() - 80):m.end() + 20]!r}")
+
+
 # ---- one validator per format: the public schema or parser, then what the numbers must say ----
 
 def check_native(text, where):
@@ -98,27 +118,36 @@ def check_gbench(text, rep, where):
     if rep is None:
         return doc
     ph = phases_of(rep)
-    if names != [p["name"] for p in rep["phases"]]:
-        fail(f"{where}: one benchmark per phase, in order: {names}")
+    measured = [p["name"] for p in rep["phases"] if p["status"] == "ok" and (p["ns_per_access"] or wall_only(p))]
+    if names != measured:
+        fail(f"{where}: one benchmark per measured phase, in order: {names}, want {measured}")
+    # A phase that was not measured has no entry (dashboards would plot 0 ns), and is named in the context.
+    for p in rep["phases"]:
+        if p["name"] in measured:
+            continue
+        why = doc["context"].get("not_measured:" + p["name"])
+        if not why or not why.startswith(p["status"] + ": ") or (p["reason"] and p["reason"] not in why):
+            fail(f"{where}: phase {p['name']!r} ({p['status']}) must be named in the context with its reason: {why!r}")
     for b in bench:
+        if b["real_time"] <= 0 or b.get("error_occurred") or b.get("skipped"):
+            fail(f"{where}: {b['name']}: a benchmark entry is a measurement: {b}")
         p = ph.get(b["name"])
         if not p:
             continue
-        if p["status"] == "ok":
+        if wall_only(p):
+            wall = p["declared"]["wall_ns"]
+            if not close(b["real_time"], median(wall)) or b["iterations"] != len(wall):
+                fail(f"{where}: {b['name']}: real_time {b['real_time']} is not the median wall time {median(wall)}")
+        else:
             n = len(p["ns_per_access"]["samples"])
             if not close(b["real_time"], p["ns_per_access"]["median"]) or b["time_unit"] != "ns":
                 fail(f"{where}: {b['name']}: real_time {b['real_time']} is not the median {p['ns_per_access']['median']}")
-            if b["iterations"] != p["params"]["iterations"] * n or b.get("error_occurred"):
+            if b["iterations"] != p["params"]["iterations"] * n:
                 fail(f"{where}: {b['name']}: iterations {b['iterations']} != {p['params']['iterations']} x {n}")
             for name, c in p["counters"].items():
                 key = c["metric"] + "_per_access"
                 if c.get("per_access") is not None and not close(b.get(key, -1), c["per_access"]):
                     fail(f"{where}: {b['name']}: counter {key} {b.get(key)} != {c['per_access']}")
-        elif p["status"] == "failed":
-            if b.get("error_occurred") is not True or b.get("error_message") != p["reason"] or b["real_time"] != 0:
-                fail(f"{where}: failed phase {b['name']} must be an error run with its reason: {b}")
-        elif b.get("skipped") is not True or b.get("skip_message") != p["reason"]:
-            fail(f"{where}: skipped phase {b['name']} must be a skipped run with its reason: {b}")
     for c in rep["analysis"]["comparisons"]:
         b = next((x for x in bench if x["name"] == c["variant"]), {})
         if not close(b.get("speedup", -1), c["speedup"]):
@@ -126,11 +155,17 @@ def check_gbench(text, rep, where):
     return doc
 
 
+def report_workload(rep):
+    """What the formats name as the workload: the phases' own ("run" or "command" for tlbprof run)."""
+    return rep["phases"][0]["workload"] if rep["phases"] else "run" if "target" in rep else ""
+
+
 def samples(families):
     return {(s.name, tuple(sorted(s.labels.items()))): s for f in families for s in f.samples}
 
 
 def check_openmetrics(text, rep, where):
+    no_nan(text, where)
     if not text.endswith("\n# EOF\n"):
         fail(f"{where}: OpenMetrics text must end with '# EOF'")
     try:
@@ -146,6 +181,8 @@ def check_openmetrics(text, rep, where):
             fail(f"{where}: {fam.name}: every family is a tlbprof_ gauge (the textfile collector knows no stateset)")
         if fam.unit and not fam.name.endswith("_" + fam.unit):
             fail(f"{where}: {fam.name}: unit {fam.unit} must be the name's suffix")
+        if re.search(r"_(info|total|created|bucket|count|sum|gcount|gsum)$", fam.name):
+            fail(f"{where}: {fam.name}: a suffix OpenMetrics reserves for another type")
         for s in fam.samples:
             if s.timestamp is not None:
                 fail(f"{where}: {s.name}: a timestamp (the textfile collector rejects them)")
@@ -161,6 +198,18 @@ def check_openmetrics(text, rep, where):
             fail(f"{where}: phase_status of {p['name']!r}: {states}")
         med = [x["_value"] for x in byname.get("tlbprof_access_latency_seconds", [])
                if x["phase"] == p["name"] and x["stat"] == "median"]
+        wall = [x["_value"] for x in byname.get("tlbprof_phase_wall_seconds", [])
+                if x["phase"] == p["name"] and x["stat"] == "median"]
+        if wall_only(p):
+            if med or len(wall) != 1 or not close(wall[0], median(p["declared"]["wall_ns"]) / 1e9):
+                fail(f"{where}: a phase measured by wall time: {p['name']!r}: latency {med}, wall {wall}")
+            if not any(x["phase"] == p["name"] for x in byname.get("tlbprof_counter_value", [])) and p["counters"]:
+                fail(f"{where}: {p['name']!r}: its counter totals are missing")
+            if any(x["phase"] == p["name"] for x in byname.get("tlbprof_counter_per_access", [])):
+                fail(f"{where}: {p['name']!r}: no rate per access without accesses")
+            continue
+        if wall:
+            fail(f"{where}: wall time only for a run phase without accesses: {p['name']!r}")
         if p["status"] == "ok" and (len(med) != 1 or not close(med[0], p["ns_per_access"]["median"] / 1e9)):
             fail(f"{where}: latency of {p['name']!r}: {med} s, want {p['ns_per_access']['median']} ns")
         if p["status"] != "ok" and med:
@@ -169,6 +218,9 @@ def check_openmetrics(text, rep, where):
         states = {x["status"]: x["_value"] for x in byname.get("tlbprof_check_status", []) if x["check"] == c["id"]}
         if states != {st: float(st == c["status"]) for st in ("pass", "warn", "fail", "skip")}:
             fail(f"{where}: check_status of {c['id']}: {states}, want {c['status']}")
+    run = byname.get("tlbprof_run", [])
+    if len(run) != 1 or run[0]["workload"] != report_workload(rep):
+        fail(f"{where}: tlbprof_run names the workload {report_workload(rep)!r}: {run}")
     verdict = {x["verdict"]: x["_value"] for x in byname.get("tlbprof_verdict", [])}
     if verdict != {v: float(v == rep["verdict"]) for v in ("ok", "warn", "fail")}:
         fail(f"{where}: verdict {verdict}, want {rep['verdict']}")
@@ -180,18 +232,27 @@ def check_openmetrics(text, rep, where):
 
 
 def check_junit(path, rep, fail_on, where):
-    p = subprocess.run(["xmllint", "--noout", "--schema", os.path.join(SCHEMA, "junit.xsd"), path],
+    p = subprocess.run(["xmllint", "--noout", "--schema", os.path.join(SCHEMA, "junit-10.xsd"), path],
                        capture_output=True, text=True)
     if p.returncode != 0:
-        fail(f"{where}: JUnit XML does not validate: {p.stderr.strip()[-300:]}")
+        fail(f"{where}: JUnit XML does not validate against junit-10.xsd: {p.stderr.strip()[-300:]}")
         return None
+    with open(path, encoding="utf-8") as f:
+        no_nan(f.read(), where)
     root = ET.parse(path).getroot()
     cases = root.findall("testsuite/testcase")
     for node in [root, *root.findall("testsuite")]:
         tc = node.findall(".//testcase")
-        want = {"tests": len(tc), "failures": sum(t.find("failure") is not None for t in tc),
-                "skipped": sum(t.find("skipped") is not None for t in tc), "errors": 0}
-        got = {k: int(node.get(k)) for k in want}
+        want = {"tests": len(tc), "failures": sum(t.find("failure") is not None for t in tc), "errors": 0}
+        if node.tag == "testsuite":
+            want["skipped"] = sum(t.find("skipped") is not None for t in tc)
+        try:
+            got = {k: int(node.get(k)) for k in want}
+            if float(node.get("time")) < 0:
+                raise ValueError
+        except (TypeError, ValueError):
+            fail(f"{where}: <{node.tag}> counts must be whole numbers and its time seconds: {node.attrib}")
+            continue
         if got != want:
             fail(f"{where}: <{node.tag} name={node.get('name')!r}> counts {got}, its test cases say {want}")
     if rep is None:
@@ -199,6 +260,9 @@ def check_junit(path, rep, fail_on, where):
     suites = [s.get("name") for s in root.findall("testsuite")]
     if suites != ["tlbprof.checks", "tlbprof.phases"]:
         fail(f"{where}: test suites {suites}")
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    if props.get("workload") != report_workload(rep):
+        fail(f"{where}: property workload {props.get('workload')!r}, want {report_workload(rep)!r}")
     checks = {t.get("name"): t for t in cases if t.get("classname") == "tlbprof.checks"}
     for c in rep["analysis"]["checks"]:
         t = checks.get(c["id"])
@@ -227,10 +291,14 @@ def check_junit(path, rep, fail_on, where):
             fail(f"{where}: skipped phase {p['name']!r}: <skipped> must carry the reason")
         if p["status"] == "ok" and (f is not None or s is not None):
             fail(f"{where}: phase {p['name']!r} ran: a passing test case")
+        out = t.findtext("system-out") or ""
+        if wall_only(p) and (not re.match(r"^\d+ occurrences?: wall time median ", out) or "per access" in out):
+            fail(f"{where}: phase {p['name']!r} without accesses: occurrences and wall time, no rates: {out[:200]!r}")
     return root
 
 
 def check_csv(text, rep, where):
+    no_nan(text, where)
     lines = text.splitlines(keepends=True)
     if not lines or lines[0] != "# phase,value,unit,metric,running_pct,note\n":
         fail(f"{where}: the first line names the columns: {lines[:1]}")
@@ -258,6 +326,16 @@ def check_csv(text, rep, where):
         fail(f"{where}: rows name the phases {sorted({r[0] for r in rows})}, want {sorted(ph)}")
     for name, p in ph.items():
         med = [r[1] for r in rows if r[0] == name and r[3] == "ns_per_access"]
+        if wall_only(p):
+            wall = [r[1] for r in rows if r[0] == name and r[3] == "wall_ns"]
+            if med or len(wall) != 1 or not close(float(wall[0]), median(p["declared"]["wall_ns"])):
+                fail(f"{where}: {name!r} without accesses: one wall_ns row (the median), no ns_per_access: {wall}")
+            if any(r[0] == name and r[3].endswith("_per_access") for r in rows):
+                fail(f"{where}: {name!r}: no rate per access without accesses")
+            for cname, c in p["counters"].items():
+                if not any(r[0] == name and r[3] == cname and abs(float(r[1]) - c["value"]) <= 0.5 for r in rows):
+                    fail(f"{where}: {name!r}: counter {cname} {c['value']} missing")
+            continue
         if p["status"] == "ok" and (med != [med[0]] or not close(float(med[0]), p["ns_per_access"]["median"])):
             fail(f"{where}: ns_per_access of {name!r}: {med}")
         if p["status"] != "ok" and (med != ["<not counted>"] or not any(
@@ -274,8 +352,12 @@ def check_all(outdir, rep_text=None, fail_on="fail", where=""):
         if not os.path.isfile(path):
             fail(f"{where}: {name} missing")
             return None
-        with open(path, encoding="utf-8") as f:
-            texts[fmt] = f.read()
+        try:
+            with open(path, encoding="utf-8") as f:
+                texts[fmt] = f.read()
+        except UnicodeDecodeError as e:
+            fail(f"{where}: {name} is not UTF-8: {e}")
+            return None
     rep = check_native(rep_text or texts["json"], where + "/" + FILES["json"])
     check_gbench(texts["gbench"], rep, where + "/" + FILES["gbench"])
     check_openmetrics(texts["openmetrics"], rep, where + "/" + FILES["openmetrics"])
@@ -372,7 +454,7 @@ with tempfile.TemporaryDirectory() as tmp:
     if rep:
         with open(os.path.join(out, FILES["openmetrics"])) as f:
             om = check_openmetrics(f.read(), rep, "failed-phases")
-        info = [dict(k[1]) for k in (om or {}) if k[0] == "tlbprof_run_info"]
+        info = [dict(k[1]) for k in (om or {}) if k[0] == "tlbprof_run"]
         if [i.get("cpu") for i in info] != [odd]:
             fail(f"an escaped label value reads back as written: {info}")
         root = ET.parse(os.path.join(out, FILES["junit"])).getroot()
@@ -394,6 +476,42 @@ with tempfile.TemporaryDirectory() as tmp:
             ctx = json.load(f)["context"]
         if not ctx.get("host_name") or ctx.get("num_cpus", 0) < 1:
             fail(f"a measuring run records its host and CPUs: {ctx}")
+
+    # 5. tlbprof run: an unmarked command is one phase measured by wall time alone (no accesses declared), named
+    # by its own workload; a command path with bytes that are not UTF-8 (legal on Linux) keeps every format UTF-8.
+    odd_dir = os.path.join(os.fsencode(tmp), b'we"ird<&>\x01\xff\xfe dir')
+    os.mkdir(odd_dir)
+    odd_cmd = os.path.join(odd_dir, b"tr,ue")
+    shutil.copy("/bin/true", odd_cmd)
+    for name, cmd in (("run-sleep", ["sleep", "0.05"]), ("run-odd-path", [odd_cmd])):
+        out = os.path.join(tmp, name)
+        os.mkdir(out)
+        p = subprocess.run([os.fsencode(TLBPROF), b"run", b"--quiet", b"--format", ALL.encode(), b"--output",
+                            os.fsencode(out) + b"/", b"--", *[os.fsencode(c) for c in cmd]],
+                           capture_output=True, timeout=120)
+        if p.returncode != 0:
+            fail(f"{name}: exit {p.returncode}: {p.stderr.decode(errors='replace')[-300:]}")
+            continue
+        rep = check_all(out, where=name)
+        if not rep:
+            continue
+        if [(x["name"], x["workload"]) for x in rep["phases"]] != [("command", "command")] or \
+                not wall_only(rep["phases"][0]):
+            fail(f"{name}: one phase 'command' measured by wall time: {[x['name'] for x in rep['phases']]}")
+        with open(os.path.join(out, FILES["gbench"])) as f:
+            ctx = json.load(f)["context"]
+        if ctx.get("workload") != "command":
+            fail(f"{name}: gbench context.workload {ctx.get('workload')!r}, want 'command' (not the default 'chase')")
+        if name == "run-odd-path":
+            # Each byte that is not UTF-8 becomes U+FFFD; nothing is dropped or cut short.
+            want = odd_cmd.decode("utf-8", "replace")
+            if rep["command"][-1] != want or rep["target"]["argv"] != [want] or rep["target"]["path"] != want:
+                fail(f"{name}: command {rep['command'][-1:]!r}, target argv {rep['target']['argv']!r}, path "
+                     f"{rep['target'].get('path')!r}, want {want!r}")
+            root = ET.parse(os.path.join(out, FILES["junit"])).getroot()
+            cmd = {x.get("name"): x.get("value") for x in root.iter("property")}.get("command", "")
+            if not cmd.endswith(want.replace("\x01", "\ufffd")):
+                fail(f"{name}: the JUnit command property {cmd[-60:]!r} (XML cannot carry \\x01: U+FFFD)")
 
 if REGENERATE:
     print(f"golden files written to {GOLDEN}; review them with git diff")

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The command line: defaults, good values, and one-line errors that name the option and value. */
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cli.h"
@@ -203,6 +204,19 @@ int main(void)
 	char *fo2[] = { "tlbprof", "--output", "-", NULL };
 	CHECK(cli_parse(3, fo2, &cfg, msg, sizeof(msg)) == CLI_RUN, "--output alone: %s", msg);
 	CHECK(cfg.n_formats == 1 && cfg.formats[0] == OUTPUT_JSON && !cfg.output_dir, "--output alone is json to a file");
+	/* A dangling symlink is checked where the write lands: the directory of the file it names. */
+	char link_dir[] = "/tmp/tlbprof-cli-XXXXXX", link[64], lost[64];
+	CHECK(mkdtemp(link_dir) != NULL, "mkdtemp");
+	snprintf(link, sizeof(link), "%s/r.json", link_dir);
+	snprintf(lost, sizeof(lost), "%s/r.prom", link_dir);
+	CHECK(symlink("missing/r.json", link) == 0 && symlink("r.prom.new", lost) == 0, "symlinks");
+	char *dl[] = { "tlbprof", "--json", link, NULL };
+	CHECK(cli_parse(3, dl, &cfg, msg, sizeof(msg)) == CLI_NO_OUTPUT, "a link into a missing directory: %s", msg);
+	char *dl2[] = { "tlbprof", "--output", lost, "--format", "openmetrics", NULL };
+	CHECK(cli_parse(5, dl2, &cfg, msg, sizeof(msg)) == CLI_RUN, "a dangling link whose file can be made: %s", msg);
+	unlink(link);
+	unlink(lost);
+	rmdir(link_dir);
 	char *fo3[] = { "tlbprof", "--format", "json", "--json", "r.json", NULL };
 	CHECK(cli_parse(5, fo3, &cfg, msg, sizeof(msg)) == CLI_RUN, "--format json --json: %s", msg);
 	CHECK(cfg.n_formats == 0 && strcmp(cfg.json_path, "r.json") == 0, "--format json --json FILE is --json FILE");

@@ -535,7 +535,8 @@ static void test_svg_writer(void)
 	const char *head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"";
 	CHECK(svg && strncmp(svg, head, strlen(head)) == 0, "an SVG document");
 	if (svg) {
-		CHECK(strstr(svg, "A&lt;B&gt; &amp; &quot;C&quot; &apos;D&apos; ? ? end"), "title escaped");
+		/* The control character XML cannot carry and the invalid byte become U+FFFD, as in every format. */
+		CHECK(strstr(svg, "A&lt;B&gt; &amp; &quot;C&quot; 'D' \xef\xbf\xbd \xef\xbf\xbd end"), "title escaped");
 		CHECK(!strstr(svg, "A<B>") && !strstr(svg, "\xff") && !strstr(svg, "\x01"), "nothing raw");
 		CHECK(strstr(svg, "viewBox=\"0 0 960 ") && strstr(svg, "<title>"), "viewBox and title");
 		CHECK(strstr(svg, "<g class=\"series\" data-series=\"4k\"") &&
