@@ -44,6 +44,44 @@ _tlbprof_files()
 	fi
 }
 
+# The value of --output: a file, a directory, -, or FORMAT=FILE pairs ("junit=ci.xml,gbench=b.json").
+_tlbprof_output()
+{
+	local f
+	if [[ $cur == *=* ]]; then
+		# bash-completion kept "junit=c" as one word: complete what follows the last '=' (readline replaces only
+		# that part when '=' breaks words, as it does by default).
+		local head=${cur%=*}=
+		cur=${cur##*=}
+		_tlbprof_pair_value
+		if [[ $COMP_WORDBREAKS != *=* ]]; then
+			for f in "${!COMPREPLY[@]}"; do
+				COMPREPLY[f]=$head${COMPREPLY[f]}
+			done
+		fi
+		return
+	fi
+	_tlbprof_files
+	[[ -z $cur ]] && COMPREPLY+=(-)
+	for f in $_tlbprof_formats; do
+		[[ $f= == "$cur"* ]] && COMPREPLY+=("$f=")
+	done
+	[[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
+}
+
+# After "FORMAT=" in --output: a file or -, or after a comma the next "FORMAT=".
+_tlbprof_pair_value()
+{
+	local f
+	_tlbprof_files
+	[[ -z $cur ]] && COMPREPLY+=(-)
+	if [[ $cur == *,* ]]; then
+		for f in $_tlbprof_formats; do
+			[[ $f= == "${cur##*,}"* ]] && COMPREPLY+=("${cur%,*},$f=")
+		done
+	fi
+}
+
 _tlbprof()
 {
 	local cur prev words cword
@@ -80,6 +118,7 @@ _tlbprof()
 			case ${words[i]} in
 			--) ((i++)); break ;;
 			--control | --delay | -D | --sample | --cpu | --events-dir | --json | --format | --output | --fail-on) ((i += 2)) ;;
+			=) ((i += 2)) ;;	# "--output junit = FILE" as COMP_WORDS splits it
 			-*) ((i++)) ;;
 			*) break ;;
 			esac
@@ -98,6 +137,11 @@ _tlbprof()
 	fi
 
 	COMPREPLY=()
+	# --output FORMAT=FILE split at '=' (no bash-completion): "junit" "=" "ci", or "a.xml,gbench" "=" "b".
+	if [[ ($prev == = || $colon_word == =) && " $_tlbprof_formats " == *" ${opt##*,} "* ]]; then
+		_tlbprof_pair_value
+		return
+	fi
 	case $opt in
 	--workload) COMPREPLY=($(compgen -W "$_tlbprof_workloads" -- "$cur")) ;;
 	--pages) _tlbprof_list "$_tlbprof_pages" ;;
@@ -114,7 +158,8 @@ _tlbprof()
 	--events-dir | --dir)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -d -- "$cur")) ;;
-	--output | -o) _tlbprof_files; [[ -z $cur ]] && COMPREPLY+=(-) ;;
+	--output) _tlbprof_output ;;
+	-o) _tlbprof_files; [[ -z $cur ]] && COMPREPLY+=(-) ;;
 	--size | --stride | --strides | --max-pages | --processes | --precision | --time-budget | --realloc | \
 		--warmup-frac | --repeat | --seed | --cpu | --threshold | --internal-child | --control)
 		;;	# a number: nothing to offer

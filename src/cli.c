@@ -162,7 +162,9 @@ int cli_command_usage(const char *name, FILE *f)
 	"                       (default: json)\n"                                              \
 	"  --output PATH|DIR/|- where --format goes: a file (one format), stdout with -, or\n"  \
 	"                       an existing directory: tlbprof.json, tlbprof.gbench.json,\n"   \
-	"                       tlbprof.prom, tlbprof.junit.xml, tlbprof.csv (default: none)\n"
+	"                       tlbprof.prom, tlbprof.junit.xml, tlbprof.csv; or each\n"       \
+	"                       format to its own file: FORMAT=FILE[,FORMAT=FILE...], e.g.\n"  \
+	"                       junit=ci.xml,gbench=bench.json (default: none)\n"
 
 /* The options of measuring (no subcommand). */
 static void usage_measure(FILE *f)
@@ -635,6 +637,52 @@ static enum cli_result parse_formats(const char *arg, struct tlbprof_config *cfg
 	return CLI_RUN;
 }
 
+/* The format whose "NAME=" starts s, or -1: how --output FORMAT=PATH is told from a plain path. */
+static int output_map_prefix(const char *s)
+{
+	for (int f = 0; f < OUTPUT_FORMATS; f++) {
+		const char *name = output_format_name((enum output_format)f);
+		size_t n = strlen(name);
+		if (strncmp(s, name, n) == 0 && s[n] == '=')
+			return f;
+	}
+	return -1;
+}
+
+/*
+ * Parse --output FORMAT=PATH[,FORMAT=PATH...]. A comma ends a path only where
+ * the next FORMAT= follows, so "junit=a,b.xml" is one file; a path holding
+ * ",gbench=" goes in its own --output. The paths are copied into the config.
+ */
+static enum cli_result parse_output_map(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	if (cfg->output_path)
+		return usage_error(msg, len, "--output '%s': FORMAT=PATH cannot be combined with --output '%s'", arg,
+				   cfg->output_path);
+	for (const char *p = arg; *p;) {
+		int f = output_map_prefix(p);
+		const char *name = output_format_name((enum output_format)f), *path = p + strlen(name) + 1, *end = path;
+		while (*end && !(*end == ',' && output_map_prefix(end + 1) >= 0))
+			end++;
+		size_t n = (size_t)(end - path);
+		if (!n)
+			return usage_error(msg, len, "--output '%s': no path for %s (give %s=FILE or %s=-)", arg, name, name,
+					   name);
+		if (cfg->format_paths[f])
+			return usage_error(msg, len, "--output '%s': %s given twice", arg, name);
+		if (n + 1 > sizeof(cfg->output_map_buf) - cfg->output_map_used)
+			return usage_error(msg, len, "--output '%s': paths too long", arg);
+		char *copy = cfg->output_map_buf + cfg->output_map_used;
+		memcpy(copy, path, n);
+		copy[n] = '\0';
+		cfg->output_map_used += n + 1;
+		cfg->format_paths[f] = copy;
+		cfg->output_map[cfg->n_output_map++] = (enum output_format)f;
+		p = *end ? end + 1 : end;
+	}
+	return CLI_RUN;
+}
+
 /*
  * The options every command takes: --json, --format, --output, --fail-on,
  * --quiet, --help, --version, --events-dir. Returns true when c is one of
@@ -660,8 +708,13 @@ static bool parse_shared(int c, const char *arg, void (*usage)(FILE *f), struct 
 		return true;
 	case OPT_OUTPUT:
 		if (!*arg)
-			*r = usage_error(msg, len, "--output '': give a file, a directory or - for stdout");
-		cfg->output_path = arg;
+			*r = usage_error(msg, len, "--output '': give a file, a directory, - for stdout or FORMAT=FILE");
+		else if (output_map_prefix(arg) >= 0)
+			*r = parse_output_map(arg, cfg, msg, len);
+		else if (cfg->n_output_map)
+			*r = usage_error(msg, len, "--output '%s': cannot be combined with --output FORMAT=PATH", arg);
+		else
+			cfg->output_path = arg;
 		return true;
 	case OPT_FAIL_ON:
 		if (strcmp(arg, "fail") == 0)
@@ -700,17 +753,82 @@ static enum cli_result check_output_target(const char *option, const char *path,
 	return CLI_RUN;
 }
 
+/* Whether two output paths name the same file: the same text, or the same existing inode. */
+static bool same_output(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return strcmp(a, "-") != 0 && strcmp(b, "-") != 0 && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode);
+}
+
+/*
+ * --output FORMAT=PATH,...: the formats are those named (with --format, the
+ * same set); each path is a file or -, no two the same, none the --json file,
+ * one stdout at most. Then each must be creatable (CLI_NO_OUTPUT, exit 4).
+ */
+static enum cli_result check_output_map(struct tlbprof_config *cfg, char *msg, size_t len)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < cfg->n_formats; i++)
+		if (!cfg->format_paths[cfg->formats[i]])
+			return usage_error(msg, len, "--format '%s': %s has no --output %s=PATH (name a path for each format)",
+					   cfg->formats_arg, output_format_name(cfg->formats[i]),
+					   output_format_name(cfg->formats[i]));
+	for (size_t i = 0; i < cfg->n_output_map && cfg->n_formats; i++) {
+		bool listed = false;
+		for (size_t j = 0; j < cfg->n_formats; j++)
+			listed |= cfg->formats[j] == cfg->output_map[i];
+		if (!listed)
+			return usage_error(msg, len, "--output '%s=%s': --format '%s' does not name %s",
+					   output_format_name(cfg->output_map[i]), cfg->format_paths[cfg->output_map[i]],
+					   cfg->formats_arg, output_format_name(cfg->output_map[i]));
+	}
+	cfg->n_formats = cfg->n_output_map;
+	memcpy(cfg->formats, cfg->output_map, sizeof(cfg->formats));
+	for (size_t i = 0; i < cfg->n_output_map; i++) {
+		const char *name = output_format_name(cfg->output_map[i]), *path = cfg->format_paths[cfg->output_map[i]];
+		if (path[strlen(path) - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+			return usage_error(msg, len, "--output '%s=%s': a directory (give a file, or --output DIR/ for every "
+					   "format)", name, path);
+		if (cfg->json_path && same_output(path, cfg->json_path))
+			return usage_error(msg, len, "--output '%s=%s': the same %s as --json", name, path,
+					   strcmp(path, "-") == 0 ? "stdout" : "file");
+		for (size_t j = 0; j < i; j++)
+			if (same_output(path, cfg->format_paths[cfg->output_map[j]]))
+				return usage_error(msg, len, "--output '%s=%s': the same %s as %s", name, path,
+						   strcmp(path, "-") == 0 ? "stdout" : "file", output_format_name(cfg->output_map[j]));
+	}
+	if (check_output_target("--json", cfg->json_path, msg, len) != CLI_RUN)
+		return CLI_NO_OUTPUT;
+	for (size_t i = 0; i < cfg->n_output_map; i++) {
+		const char *path = cfg->format_paths[cfg->output_map[i]];
+		if (strcmp(path, "-") != 0 && !output_dir_writable(path)) {
+			usage_error(msg, len, "--output '%s=%s': its directory does not exist or is not writable",
+				    output_format_name(cfg->output_map[i]), path);
+			return CLI_NO_OUTPUT;
+		}
+	}
+	return CLI_RUN;
+}
+
 /*
  * The output options together: --format needs --output (except --format json
  * with --json, which is --json alone); --output alone means json; several
- * formats need a directory; one stream cannot take two documents. Then checks
- * that every target can be created (CLI_NO_OUTPUT, exit 4, when not), so a
- * run never ends with nowhere to put its report.
+ * formats need a directory or FORMAT=PATH each; one stream cannot take two
+ * documents. Then checks that every target can be created (CLI_NO_OUTPUT,
+ * exit 4, when not), so a run never ends with nowhere to put its report.
  */
 static enum cli_result check_outputs(struct tlbprof_config *cfg, char *msg, size_t len)
 {
 	const char *out = cfg->output_path;
 	struct stat st;
+
+	if (cfg->n_output_map)
+		return check_output_map(cfg, msg, len);
 
 	if (cfg->n_formats && !out) {
 		if (cfg->n_formats > 1 || cfg->formats[0] != OUTPUT_JSON || !cfg->json_path)
@@ -730,7 +848,7 @@ static enum cli_result check_outputs(struct tlbprof_config *cfg, char *msg, size
 		if (!is_dir && cfg->n_formats > 1)
 			return usage_error(msg, len,
 					   "--output '%s': not a directory, and --format '%s' names %zu formats (give a "
-					   "directory for several)",
+					   "directory for several, or FORMAT=FILE for each)",
 					   out, cfg->formats_arg, cfg->n_formats);
 		if (!is_dir && strcmp(out, "-") == 0 && cfg->json_path && strcmp(cfg->json_path, "-") == 0)
 			return usage_error(msg, len, "--output '-': --json already writes to stdout");

@@ -9,6 +9,8 @@
 #define CONFIG_MAX_PAGES 8
 #define CONFIG_MAX_SIZES 32
 #define CONFIG_MAX_STRIDES 32
+/* Room for the paths of --output FORMAT=PATH,... (all of them, with their terminators). */
+#define CONFIG_OUTPUT_MAP_BYTES 8192
 
 /* How a page size is obtained. */
 enum page_kind {
@@ -151,6 +153,12 @@ struct tlbprof_config {
 	const char *formats_arg;	/* --format as given, for messages */
 	const char *output_path;	/* --output: a file, "-" (stdout) or a directory; plot: -o FILE; NULL: none */
 	bool output_dir;		/* output_path is a directory: each format in its own file there */
+	/* --output FORMAT=PATH[,FORMAT=PATH...] (repeatable): each format to its own file instead. */
+	const char *format_paths[OUTPUT_FORMATS];	/* by format; "-": stdout; NULL: not named */
+	enum output_format output_map[OUTPUT_FORMATS];	/* the formats named that way, in order */
+	size_t n_output_map;
+	char output_map_buf[CONFIG_OUTPUT_MAP_BYTES];	/* storage behind format_paths */
+	size_t output_map_used;
 	bool quiet;
 	/* run: the command (NULL-terminated, borrowed from main's argv) and perf stat --control compatibility. */
 	char **run_argv;

@@ -1165,9 +1165,14 @@ void report_print_text(const struct report_input *in, FILE *f)
 
 int report_emit(const struct report_input *in, const struct tlbprof_config *cfg)
 {
-	bool to_stdout = (cfg->json_path && strcmp(cfg->json_path, "-") == 0) ||
-			 (cfg->n_formats && !cfg->output_dir && strcmp(cfg->output_path, "-") == 0);
+	bool to_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
 	char msg[512];
+
+	for (size_t i = 0; i < cfg->n_formats; i++) {
+		const char *p = cfg->format_paths[cfg->formats[i]] ? cfg->format_paths[cfg->formats[i]]
+			      : cfg->output_dir ? NULL : cfg->output_path;
+		to_stdout |= p && strcmp(p, "-") == 0;
+	}
 
 	if (!cfg->quiet) {
 		FILE *f = to_stdout ? stderr : stdout;
@@ -1187,7 +1192,9 @@ int report_emit(const struct report_input *in, const struct tlbprof_config *cfg)
 	}
 	for (size_t i = 0; i < cfg->n_formats; i++) {
 		char *path = NULL;
-		if (cfg->output_dir) {
+		const char *target = cfg->format_paths[cfg->formats[i]] ? cfg->format_paths[cfg->formats[i]]
+									: cfg->output_path;
+		if (!cfg->format_paths[cfg->formats[i]] && cfg->output_dir) {
 			size_t n = strlen(cfg->output_path);
 			const char *sep = n && cfg->output_path[n - 1] == '/' ? "" : "/";
 			if (asprintf(&path, "%s%s%s", cfg->output_path, sep, report_format_file_name(cfg->formats[i])) < 0) {
@@ -1195,8 +1202,7 @@ int report_emit(const struct report_input *in, const struct tlbprof_config *cfg)
 				return -1;
 			}
 		}
-		if (report_write_format(in, cfg->formats[i], path ? path : cfg->output_path, "--output", msg,
-					sizeof(msg)) != 0) {
+		if (report_write_format(in, cfg->formats[i], path ? path : target, "--output", msg, sizeof(msg)) != 0) {
 			report_error(msg);
 			rc = -1;
 		}

@@ -65,12 +65,19 @@ CASES = [
     (["--format", "json,csv", "--output", "{d}/r.csv"], "--output '{d}/r.csv'"),
     (["--format", "gbench", "--output", "-", "--json", "-"], "--output '-'"),
     (["analyze", "/dev/null", "--format", "openmetrics,bogus", "--output", "{d}"], "--format 'openmetrics,bogus'"),
+    (["--output", "junit={d}/a.xml,csv={d}/a.xml"], "--output 'csv={d}/a.xml': the same file as junit"),
+    (["--output", "junit={d}/r.json"], "--output 'junit={d}/r.json': the same file as --json"),
+    (["--output", "junit={d}/"], "--output 'junit={d}/': a directory"),
+    (["--output", "junit={d}/a.xml", "--format", "junit,csv"], "csv has no --output csv=PATH"),
+    (["--output", "gbench="], "--output 'gbench=': no path for gbench"),
+    (["--output", "junit={d}/a.xml", "--output", "{d}"], "cannot be combined"),
 ]
 
 # (arguments, text of the one-line error): exit 4, and nothing measured or written.
 UNWRITABLE = [
     (["--json", "/no/such/dir/r.json"], "--json '/no/such/dir/r.json'"),
     (["--format", "openmetrics", "--output", "/no/such/dir/node.prom"], "--output '/no/such/dir/node.prom'"),
+    (["--output", "gbench=/no/such/dir/g.json"], "--output 'gbench=/no/such/dir/g.json'"),
 ]
 
 with tempfile.TemporaryDirectory() as d:

@@ -134,6 +134,21 @@ with tempfile.TemporaryDirectory() as d:
         need(sorted(got) == ["-", "a.json", "b.txt", "sub"], f"plot -o files: {got}")
     got = complete("tlbprof env --events-dir ", cwd=d)
     need(got == ["sub"], f"--events-dir: {got}")
+    # --output: files, -, and the FORMAT=FILE pairs; after "FORMAT=" a file again.
+    if "--output" in long_options(main_help):
+        got = complete("tlbprof --output ", cwd=d)
+        need(sorted(got) == sorted(["-", "a.json", "b.txt", "sub", "csv=", "gbench=", "json=", "junit=",
+                                    "openmetrics="]), f"--output: {got}")
+        need(complete("tlbprof analyze a.json --output jun", cwd=d) == ["junit="], "--output jun")
+        got = complete("tlbprof --output junit=", cwd=d)
+        need(sorted(got) == ["-", "a.json", "b.txt", "sub"], f"--output junit=: {got}")
+        got = complete("tlbprof --output junit=a", cwd=d)
+        need(got == ["a.json"], f"--output junit=a: {got}")
+        got = complete("tlbprof --output junit=ci.xml,gb", cwd=d)
+        need(got == ["ci.xml,gbench="], f"--output junit=ci.xml,gb: {got}")
+        if "run" in commands:
+            got = complete("tlbprof run --output junit=ci.xml l", cwd=d)
+            need("ls" in got, f"run --output junit=FILE CMD: {got[:8]}")
 
 # 4. With bash-completion's helpers, words are rejoined across ':' and the reply is what follows it.
 if os.path.exists(BASH_COMPLETION):
@@ -141,6 +156,10 @@ if os.path.exists(BASH_COMPLETION):
          f"'--pages 4k,2m:h' with bash-completion: {complete('tlbprof --pages 4k,2m:h', helpers=True)}")
     need(sorted(complete("tlbprof env --", helpers=True)) == sorted(long_options(help_text("env"))),
          "env options with bash-completion")
+    with tempfile.TemporaryDirectory() as d:
+        open(os.path.join(d, "a.json"), "w").close()
+        got = complete("tlbprof --output junit=a", helpers=True, cwd=d)
+        need(got == ["a.json"], f"'--output junit=a' with bash-completion: {got}")
 else:
     print(f"{BASH_COMPLETION} not installed: the ':' case is not checked")
 

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """--format/--output: golden files re-rendered from fixed reports, every format validated against its public
-schema or a real parser, a report with failed and skipped phases and hostile strings, a live run and a live
-tlbprof run (a phase measured by wall time alone, a command path that is not UTF-8).
+schema or a real parser, a report with failed and skipped phases and hostile strings, a live run, a live
+tlbprof run (a phase measured by wall time alone, a command path that is not UTF-8) and --output FORMAT=FILE.
 
 Debian's python3 (not a virtualenv's): the validators are Debian packages (tools/bootstrap installs them):
 python3-jsonschema (gbench JSON), python3-prometheus-client (OpenMetrics and Prometheus text parsers) and
@@ -512,6 +512,21 @@ with tempfile.TemporaryDirectory() as tmp:
             cmd = {x.get("name"): x.get("value") for x in root.iter("property")}.get("command", "")
             if not cmd.endswith(want.replace("\x01", "\ufffd")):
                 fail(f"{name}: the JUnit command property {cmd[-60:]!r} (XML cannot carry \\x01: U+FFFD)")
+
+    # 6. --output FORMAT=FILE: each format to a path of its own, one of them stdout; commas inside a path.
+    per = os.path.join(tmp, "per-format")
+    os.mkdir(per)
+    junit_path, gbench_path = os.path.join(per, "ci.xml"), os.path.join(per, "bench,1.json")
+    p = run(["analyze", sweep, "--output", f"junit={junit_path},gbench={gbench_path}", "--output", "csv=-"])
+    if sorted(os.listdir(per)) != ["bench,1.json", "ci.xml"]:
+        fail(f"--output junit=FILE,gbench=FILE: {sorted(os.listdir(per))}")
+    rep = json.loads(run(["analyze", sweep, "--json", "-", "--quiet"]).stdout)
+    check_junit(junit_path, rep, "fail", "per-format junit")
+    with open(gbench_path) as f:
+        check_gbench(f.read(), rep, "per-format gbench")
+    check_csv(p.stdout, rep, "per-format csv on stdout")
+    if "verdict:" not in p.stderr:
+        fail(f"with csv=- the table goes to stderr: {p.stderr[-200:]!r}")
 
 if REGENERATE:
     print(f"golden files written to {GOLDEN}; review them with git diff")

@@ -140,6 +140,29 @@ static const struct {
 	{ __LINE__, { "--output", "" }, CLI_USAGE, "--output ''" },
 	{ __LINE__, { "--output", "/nonexistent/dir/r.prom" }, CLI_NO_OUTPUT, "--output '/nonexistent/dir/r.prom'" },
 	{ __LINE__, { "analyze", "/dev/null", "--format", "gbench" }, CLI_USAGE, "--format 'gbench'" },
+	/* --output FORMAT=PATH: each format to its own file. */
+	{ __LINE__, { "--output", "junit=/tmp/j.xml,gbench=/tmp/g,1.json" }, CLI_RUN, NULL },
+	{ __LINE__, { "--output", "junit=/tmp/j.xml", "--output", "csv=-" }, CLI_RUN, NULL },
+	{ __LINE__, { "--format", "junit", "--output", "junit=/tmp/j.xml" }, CLI_RUN, NULL },
+	{ __LINE__, { "--format", "csv", "--output", "./junit=x.csv" }, CLI_RUN, NULL },
+	{ __LINE__, { "analyze", "/dev/null", "--output", "openmetrics=/tmp/n.prom" }, CLI_RUN, NULL },
+	{ __LINE__, { "--format", "junit,csv", "--output", "junit=/tmp/j.xml" }, CLI_USAGE, "csv has no --output csv=PATH" },
+	{ __LINE__, { "--format", "csv", "--output", "junit=/tmp/j.xml,csv=/tmp/c" }, CLI_USAGE,
+	  "--output 'junit=/tmp/j.xml': --format 'csv' does not name junit" },
+	{ __LINE__, { "--output", "junit=/tmp/j.xml,csv=/tmp/j.xml" }, CLI_USAGE,
+	  "--output 'csv=/tmp/j.xml': the same file as junit" },
+	{ __LINE__, { "--output", "junit=-,csv=-" }, CLI_USAGE, "--output 'csv=-': the same stdout as junit" },
+	{ __LINE__, { "--output", "junit=-", "--json", "-" }, CLI_USAGE, "--output 'junit=-': the same stdout as --json" },
+	{ __LINE__, { "--output", "json=/tmp/r.json", "--json", "/tmp/r.json" }, CLI_USAGE, "the same file as --json" },
+	{ __LINE__, { "--output", "junit=/tmp" }, CLI_USAGE, "--output 'junit=/tmp': a directory" },
+	{ __LINE__, { "--output", "junit=/nonexistent/" }, CLI_USAGE, "--output 'junit=/nonexistent/': a directory" },
+	{ __LINE__, { "--output", "junit=" }, CLI_USAGE, "--output 'junit=': no path for junit" },
+	{ __LINE__, { "--output", "junit=/tmp/a,csv=" }, CLI_USAGE, "no path for csv" },
+	{ __LINE__, { "--output", "junit=/tmp/a", "--output", "junit=/tmp/b" }, CLI_USAGE, "junit given twice" },
+	{ __LINE__, { "--output", "/tmp", "--output", "junit=/tmp/b" }, CLI_USAGE, "cannot be combined with --output '/tmp'" },
+	{ __LINE__, { "--output", "junit=/tmp/b", "--output", "/tmp" }, CLI_USAGE, "--output '/tmp': cannot be combined" },
+	{ __LINE__, { "--output", "junit=/nonexistent/dir/j.xml" }, CLI_NO_OUTPUT,
+	  "--output 'junit=/nonexistent/dir/j.xml'" },
 	{ __LINE__, { "--bogus" }, CLI_USAGE, "'--bogus'" },
 	{ __LINE__, { "-x" }, CLI_USAGE, "'-x'" },
 	{ __LINE__, { "--size" }, CLI_USAGE, "'--size' needs a value" },
@@ -204,6 +227,16 @@ int main(void)
 	char *fo2[] = { "tlbprof", "--output", "-", NULL };
 	CHECK(cli_parse(3, fo2, &cfg, msg, sizeof(msg)) == CLI_RUN, "--output alone: %s", msg);
 	CHECK(cfg.n_formats == 1 && cfg.formats[0] == OUTPUT_JSON && !cfg.output_dir, "--output alone is json to a file");
+	/* --output FORMAT=PATH: the formats in the order named; a comma ends a path only before the next FORMAT=. */
+	char *fm[] = { "tlbprof", "--output", "junit=/tmp/j.xml,gbench=/tmp/g,1.json", "--output", "csv=-", NULL };
+	CHECK(cli_parse(5, fm, &cfg, msg, sizeof(msg)) == CLI_RUN, "FORMAT=PATH parses: %s", msg);
+	CHECK(cfg.n_formats == 3 && cfg.formats[0] == OUTPUT_JUNIT && cfg.formats[1] == OUTPUT_GBENCH &&
+		      cfg.formats[2] == OUTPUT_CSV && !cfg.output_dir && !cfg.output_path,
+	      "three formats, each to its own file");
+	CHECK(strcmp(cfg.format_paths[OUTPUT_JUNIT], "/tmp/j.xml") == 0 &&
+		      strcmp(cfg.format_paths[OUTPUT_GBENCH], "/tmp/g,1.json") == 0 &&
+		      strcmp(cfg.format_paths[OUTPUT_CSV], "-") == 0 && !cfg.format_paths[OUTPUT_JSON],
+	      "paths: %s %s", cfg.format_paths[OUTPUT_JUNIT], cfg.format_paths[OUTPUT_GBENCH]);
 	/* A dangling symlink is checked where the write lands: the directory of the file it names. */
 	char link_dir[] = "/tmp/tlbprof-cli-XXXXXX", link[64], lost[64];
 	CHECK(mkdtemp(link_dir) != NULL, "mkdtemp");
