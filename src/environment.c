@@ -850,6 +850,43 @@ static int pool_cmp(const void *pa, const void *pb)
 	return a->page_bytes < b->page_bytes ? -1 : a->page_bytes > b->page_bytes;
 }
 
+/* The four counts of the pool in directory dpath. */
+static void read_pool(const char *dpath, struct env_hugepool *p)
+{
+	p->nr = read_pool_count(dpath, "nr_hugepages");
+	p->free = read_pool_count(dpath, "free_hugepages");
+	p->resv = read_pool_count(dpath, "resv_hugepages");
+	p->surplus = read_pool_count(dpath, "surplus_hugepages");
+}
+
+int environment_pool_read(uint64_t page_bytes, struct env_hugepool *out)
+{
+	char dpath[96];
+
+	memset(out, 0, sizeof(*out));
+	out->page_bytes = page_bytes;
+	snprintf(dpath, sizeof(dpath), "/sys/kernel/mm/hugepages/hugepages-%llukB",
+		 (unsigned long long)(page_bytes >> 10));
+	read_pool(dpath, out);
+	return out->free < 0 ? -ENOENT : 0;
+}
+
+uint64_t environment_pool_unreserved(const struct env_hugepool *pool)
+{
+	if (!pool || pool->free <= 0)
+		return 0;
+	/* resv_hugepages counts pages promised to mappings that have not touched them yet: they are in free too. */
+	uint64_t resv = pool->resv > 0 ? (uint64_t)pool->resv : 0;
+	return (uint64_t)pool->free > resv ? (uint64_t)pool->free - resv : 0;
+}
+
+uint64_t environment_pool_target(const struct env_hugepool *pool, uint64_t need)
+{
+	uint64_t nr = pool && pool->nr > 0 ? (uint64_t)pool->nr : 0, have = environment_pool_unreserved(pool);
+
+	return have >= need ? nr : nr + (need - have);
+}
+
 static void collect_pools(struct environment *env)
 {
 	static const char base[] = "/sys/kernel/mm/hugepages";
@@ -868,10 +905,7 @@ static void collect_pools(struct environment *env)
 			continue;
 		if (snprintf(dpath, sizeof(dpath), "%s/%s", base, de->d_name) >= (int)sizeof(dpath))
 			continue;
-		p->nr = read_pool_count(dpath, "nr_hugepages");
-		p->free = read_pool_count(dpath, "free_hugepages");
-		p->resv = read_pool_count(dpath, "resv_hugepages");
-		p->surplus = read_pool_count(dpath, "surplus_hugepages");
+		read_pool(dpath, p);
 		n++;
 	}
 	closedir(dir);

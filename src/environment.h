@@ -98,6 +98,27 @@ void environment_collect(struct environment *env);
 /* The pool for page_bytes, or NULL when the kernel has no such pool. */
 const struct env_hugepool *environment_pool(const struct environment *env, uint64_t page_bytes);
 
+/*
+ * Read the pool of page_bytes pages from /sys/kernel/mm/hugepages now (the
+ * runner checks it just before mapping). Returns 0, or -ENOENT when the
+ * kernel has no such pool (*out then has free -1).
+ */
+int environment_pool_read(uint64_t page_bytes, struct env_hugepool *out);
+
+/*
+ * Pure: the pages of a pool a new MAP_HUGETLB mapping can get: free minus
+ * reserved (resv_hugepages are free pages promised to mappings that have not
+ * touched them yet). 0 for a NULL pool or unreadable counts. The one
+ * definition the runner's pool check and tlbprof env share.
+ */
+uint64_t environment_pool_unreserved(const struct env_hugepool *pool);
+
+/*
+ * Pure: the nr_hugepages that leaves need unreserved free pages in pool
+ * (its total grown by what is missing; the total itself when nothing is).
+ */
+uint64_t environment_pool_target(const struct env_hugepool *pool, uint64_t need);
+
 /* The cache of the given level that holds data ("Data" or "Unified"), or NULL. */
 const struct env_cache *environment_data_cache(const struct environment *env, unsigned level);
 
