@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -969,8 +970,31 @@ static void collect_kernel(struct environment *env)
 	collect_cpufreq(env);
 	/* How many bytes a file read fault maps around the faulting page (debugfs: root, when mounted). */
 	env->fault_around_bytes = -1;
-	if (read_text("/sys/kernel/debug/fault_around_bytes", text, sizeof(text)) == 0 && env_parse_long(text, &v) == 0)
+	env->fault_around_why[0] = '\0';
+	int rc = read_text("/sys/kernel/debug/fault_around_bytes", text, sizeof(text));
+	if (rc == 0 && env_parse_long(text, &v) == 0) {
 		env->fault_around_bytes = v;
+	} else {
+		/* Which of the reasons it is: the fix differs (mount it, or be root). */
+		struct statfs sfs;
+		bool mounted = statfs("/sys/kernel/debug", &sfs) == 0 && (uint64_t)sfs.f_type == ENV_DEBUGFS_MAGIC;
+		snprintf(env->fault_around_why, sizeof(env->fault_around_why), "%s",
+			 env_fault_around_why(rc ? -rc : EINVAL, mounted, env->euid));
+	}
+}
+
+const char *env_fault_around_why(int err, bool debugfs_mounted, unsigned euid)
+{
+	if (!debugfs_mounted)
+		return euid == 0 ? "debugfs is not mounted (mount -t debugfs none /sys/kernel/debug)"
+				 : "debugfs is not mounted (sudo mount -t debugfs none /sys/kernel/debug)";
+	if ((err == EACCES || err == EPERM) && euid != 0)
+		return "debugfs is readable by root only";
+	if (err == EACCES || err == EPERM)
+		return "debugfs denies it even to root (kernel lockdown?)";
+	if (err == ENOENT)
+		return "this kernel's debugfs has no fault_around_bytes";
+	return "fault_around_bytes in debugfs is unreadable";
 }
 
 static void collect_build(struct environment *env)
