@@ -543,6 +543,12 @@ static int build_knees(const struct phase_result *res, size_t n, const struct en
 
 /* ---- checks ---- */
 
+/* "phase" or "phases" for a count of n: messages say "1 phase", never "1 phases". */
+static const char *phases_word(size_t n)
+{
+	return n == 1 ? "phase" : "phases";
+}
+
 __attribute__((format(printf, 4, 5)))
 static struct analysis_check *add_check(struct analysis *a, const char *id, enum check_status st, const char *fmt,
 					 ...)
@@ -584,8 +590,10 @@ static void check_phases(const struct phase_result *res, size_t n, struct analys
 	}
 	struct analysis_check *c;
 	if (failed)
-		c = add_check(a, "phases_completed", CHECK_FAIL, "%zu of %zu phases failed (see their reasons)",
-			      failed, n);
+		c = add_check(a, "phases_completed", CHECK_FAIL, "%zu of %zu %s failed (see %s)", failed, n,
+			      phases_word(n), failed == 1 ? "its reason" : "their reasons");
+	else if (n == 1)
+		c = add_check(a, "phases_completed", CHECK_PASS, "the 1 phase completed");
 	else
 		c = add_check(a, "phases_completed", CHECK_PASS, "all %zu phases completed", n);
 	evidence(c, "phases", (double)n);
@@ -665,7 +673,8 @@ static void check_backing(const struct phase_result *res, size_t n, struct analy
 			      base_bad, base, 100 * worst_base);
 	else
 		c = add_check(a, "control_thp_contamination", CHECK_PASS,
-			      "every 4k phase was verified on 4 KiB pages with no AnonHugePages (%zu phases)", base);
+			      "every 4k phase was verified on 4 KiB pages with no AnonHugePages (%zu %s)", base,
+			      phases_word(base));
 	evidence(c, "phases", (double)base);
 	evidence(c, "contaminated", (double)base_bad);
 	if (base_bad)
@@ -679,7 +688,8 @@ static void check_backing(const struct phase_result *res, size_t n, struct analy
 			      "huge); each phase's reason has the fix", huge_bad, huge, 100 * worst_huge);
 	else
 		c = add_check(a, "huge_pages_granted", CHECK_PASS,
-			      "every huge-page phase was verified fully on the requested page size (%zu phases)", huge);
+			      "every huge-page phase was verified fully on the requested page size (%zu %s)", huge,
+			      phases_word(huge));
 	evidence(c, "phases", (double)huge);
 	evidence(c, "not_granted", (double)huge_bad);
 }
@@ -770,8 +780,8 @@ static void check_set_aliasing(const struct phase_result *res, size_t n, const s
 		evidence(c, "line_footprint_bytes", (double)worst->slots * 64);
 	} else if (aligned) {
 		c = add_check(a, "cache_set_aliasing", CHECK_PASS,
-			      "aligned layout in %zu phases, but their touched lines fit the aliased sets or exceed "
-			      "the caches anyway", aligned);
+			      "aligned layout in %zu %s, but the touched lines fit the aliased sets or exceed "
+			      "the caches anyway", aligned, phases_word(aligned));
 		evidence(c, "aligned_phases", (double)aligned);
 	} else if (!known) {
 		add_check(a, "cache_set_aliasing", CHECK_SKIP, "no phase with a known slot layout (declare chain= to have "
@@ -1401,7 +1411,8 @@ static void check_page_faults(const struct phase_result *res, size_t n, struct a
 			      "faults (another thread, or counting limited to user space)", rusage_bad, rusage_n);
 	else
 		c = add_check(a, "fault_counts_agree", CHECK_PASS,
-			      "perf software counters and getrusage count the same faults (%zu phases)", rusage_n);
+			      "perf software counters and getrusage count the same faults (%zu %s)", rusage_n,
+			      phases_word(rusage_n));
 	evidence(c, "disagree", (double)rusage_bad);
 
 	if (!spread_n)

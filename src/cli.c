@@ -1025,7 +1025,13 @@ static enum cli_result parse_events(int argc, char **argv, struct tlbprof_config
 		char known[1024];
 		if (!dir)
 			dir = counters_default_events_dir();
-		if (!pmu_map_exists(dir, cfg->pmu, known, sizeof(known)))
+		bool found = pmu_map_exists(dir, cfg->pmu, known, sizeof(known));
+		/* generic.events is there, but it is what any PMU without a map falls back to: there is no PMU to force. */
+		if (strcmp(cfg->pmu, "generic") == 0)
+			return usage_error(msg, len, "--pmu 'generic': generic is the fallback map, not a PMU "
+					   "(a PMU without a map of its own uses it); known PMUs: %s",
+					   known[0] ? known : "none");
+		if (!found)
 			return usage_error(msg, len, "--pmu '%s': no map %s/%s.events (known: %s)", cfg->pmu, dir,
 					   cfg->pmu, known[0] ? known : "none");
 	}

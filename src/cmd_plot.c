@@ -37,8 +37,8 @@ int cmd_plot(const struct tlbprof_config *cfg)
 	rc = plot_build(&in, &plot);
 	if (rc == -ENODATA) {
 		/* An empty chart would pass for a result in a pipeline: refuse it like any unusable input. */
-		snprintf(msg, sizeof(msg), "plot: '%s': no phase finished ok (%zu phases), nothing to draw; nothing written",
-			 cfg->input_path, doc.results.n);
+		snprintf(msg, sizeof(msg), "plot: '%s': no phase finished ok (%zu %s), nothing to draw; nothing written",
+			 cfg->input_path, doc.results.n, doc.results.n == 1 ? "phase" : "phases");
 		report_error(msg);
 		status = EXIT_USAGE;
 		goto out;

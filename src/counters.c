@@ -621,9 +621,10 @@ static void classify_open_error(const struct counter_set *set, struct counter_ev
 	case EPERM:
 		read_paranoid(paranoid, sizeof(paranoid));
 		info->status = COUNTER_DENIED;
+		/* The same command tlbprof env's Problems section gives: sudo unless root. */
 		snprintf(info->reason, sizeof(info->reason),
-			 "%s (perf_event_paranoid=%s; allow with 'sysctl kernel.perf_event_paranoid=1'"
-			 " or CAP_PERFMON)", strerror(err), paranoid);
+			 "%s (perf_event_paranoid=%s; allow with '%ssysctl kernel.perf_event_paranoid=1'"
+			 " or CAP_PERFMON)", strerror(err), paranoid, geteuid() == 0 ? "" : "sudo ");
 		return;
 	case ENOENT:
 	case EOPNOTSUPP:

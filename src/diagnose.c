@@ -233,17 +233,25 @@ static void diagnose_pool(const struct diagnose_input *in, struct diagnosis *d, 
 			    page->label);
 		return;
 	}
-	if (pool->free >= 0 && (uint64_t)pool->free >= need) {
+	/* The runner's definition (region.c): what a new mapping can get, reserved pages left out. */
+	uint64_t have = environment_pool_unreserved(pool);
+	long resv = pool->resv > 0 ? pool->resv : 0;
+	char have_words[48];
+	if (resv)
+		snprintf(have_words, sizeof(have_words), "%llu unreserved of %ld free", (unsigned long long)have,
+			 pool->free);
+	else
+		snprintf(have_words, sizeof(have_words), "%llu free", (unsigned long long)have);
+	if (have >= need) {
 		page->available = true;
-		snprintf(page->reason, sizeof(page->reason), "pool: %ld free", pool->free);
+		snprintf(page->reason, sizeof(page->reason), "pool: %s", have_words);
 		return;
 	}
 	page->available = false;
-	snprintf(page->reason, sizeof(page->reason), "pool: %ld free, %llu needed for --size %s", pool->free < 0 ? 0 : pool->free,
+	snprintf(page->reason, sizeof(page->reason), "pool: %s, %llu needed for --size %s", have_words,
 		 (unsigned long long)need, ws);
-	/* Grow the pool by what is missing: nr_hugepages is the pool's total, free pages are part of it. */
-	uint64_t have_free = pool->free > 0 ? (uint64_t)pool->free : 0;
-	uint64_t total = (pool->nr > 0 ? (uint64_t)pool->nr : 0) + need - have_free;
+	/* Grow the pool by what is missing: nr_hugepages is the pool's total, the unreserved free pages are part of it. */
+	uint64_t total = environment_pool_target(pool, need);
 	char value[24], path[96], cmd[256], advice[256];
 	snprintf(value, sizeof(value), "%llu", (unsigned long long)total);
 	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
@@ -257,9 +265,13 @@ static void diagnose_pool(const struct diagnose_input *in, struct diagnosis *d, 
 		snprintf(advice, sizeof(advice),
 			 "the pool lasts until reboot (vm.nr_hugepages in /etc/sysctl.d/ keeps the default size's); "
 			 "check nr_hugepages afterwards: fragmented memory may give fewer");
+	char reserved[64] = "";
+	if (resv)
+		snprintf(reserved, sizeof(reserved), " (%ld of them reserved by other mappings)", resv);
 	add(d, id, DIAGNOSE_INFO, cmd, advice,
-	    "the %siB hugetlb pool has %ld free of %ld pages: --pages %s at --size %s needs %llu", psz,
-	    pool->free, pool->nr, page->label, ws, (unsigned long long)need);
+	    "the %siB hugetlb pool has %ld free of %ld pages%s: --pages %s at --size %s needs %llu%s", psz,
+	    pool->free < 0 ? 0 : pool->free, pool->nr < 0 ? 0 : pool->nr, reserved, page->label, ws,
+	    (unsigned long long)need, resv ? " unreserved" : "");
 }
 
 static void diagnose_virtualisation(const struct diagnose_input *in, struct diagnosis *d)

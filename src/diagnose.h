@@ -40,7 +40,7 @@ struct diagnose_problem {
 struct diagnose_page {
 	const char *label;		/* --pages spelling: "4k", "2m", "2m:hugetlb", "1g" */
 	bool available;
-	char reason[96];		/* why not, or how ("THP madvise", "pool: 3 free") */
+	char reason[128];		/* why not, or how ("THP madvise", "pool: 3 free") */
 };
 
 #define DIAGNOSE_MAX_PROBLEMS 24

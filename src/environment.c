@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -850,6 +851,43 @@ static int pool_cmp(const void *pa, const void *pb)
 	return a->page_bytes < b->page_bytes ? -1 : a->page_bytes > b->page_bytes;
 }
 
+/* The four counts of the pool in directory dpath. */
+static void read_pool(const char *dpath, struct env_hugepool *p)
+{
+	p->nr = read_pool_count(dpath, "nr_hugepages");
+	p->free = read_pool_count(dpath, "free_hugepages");
+	p->resv = read_pool_count(dpath, "resv_hugepages");
+	p->surplus = read_pool_count(dpath, "surplus_hugepages");
+}
+
+int environment_pool_read(uint64_t page_bytes, struct env_hugepool *out)
+{
+	char dpath[96];
+
+	memset(out, 0, sizeof(*out));
+	out->page_bytes = page_bytes;
+	snprintf(dpath, sizeof(dpath), "/sys/kernel/mm/hugepages/hugepages-%llukB",
+		 (unsigned long long)(page_bytes >> 10));
+	read_pool(dpath, out);
+	return out->free < 0 ? -ENOENT : 0;
+}
+
+uint64_t environment_pool_unreserved(const struct env_hugepool *pool)
+{
+	if (!pool || pool->free <= 0)
+		return 0;
+	/* resv_hugepages counts pages promised to mappings that have not touched them yet: they are in free too. */
+	uint64_t resv = pool->resv > 0 ? (uint64_t)pool->resv : 0;
+	return (uint64_t)pool->free > resv ? (uint64_t)pool->free - resv : 0;
+}
+
+uint64_t environment_pool_target(const struct env_hugepool *pool, uint64_t need)
+{
+	uint64_t nr = pool && pool->nr > 0 ? (uint64_t)pool->nr : 0, have = environment_pool_unreserved(pool);
+
+	return have >= need ? nr : nr + (need - have);
+}
+
 static void collect_pools(struct environment *env)
 {
 	static const char base[] = "/sys/kernel/mm/hugepages";
@@ -868,10 +906,7 @@ static void collect_pools(struct environment *env)
 			continue;
 		if (snprintf(dpath, sizeof(dpath), "%s/%s", base, de->d_name) >= (int)sizeof(dpath))
 			continue;
-		p->nr = read_pool_count(dpath, "nr_hugepages");
-		p->free = read_pool_count(dpath, "free_hugepages");
-		p->resv = read_pool_count(dpath, "resv_hugepages");
-		p->surplus = read_pool_count(dpath, "surplus_hugepages");
+		read_pool(dpath, p);
 		n++;
 	}
 	closedir(dir);
@@ -935,8 +970,31 @@ static void collect_kernel(struct environment *env)
 	collect_cpufreq(env);
 	/* How many bytes a file read fault maps around the faulting page (debugfs: root, when mounted). */
 	env->fault_around_bytes = -1;
-	if (read_text("/sys/kernel/debug/fault_around_bytes", text, sizeof(text)) == 0 && env_parse_long(text, &v) == 0)
+	env->fault_around_why[0] = '\0';
+	int rc = read_text("/sys/kernel/debug/fault_around_bytes", text, sizeof(text));
+	if (rc == 0 && env_parse_long(text, &v) == 0) {
 		env->fault_around_bytes = v;
+	} else {
+		/* Which of the reasons it is: the fix differs (mount it, or be root). */
+		struct statfs sfs;
+		bool mounted = statfs("/sys/kernel/debug", &sfs) == 0 && (uint64_t)sfs.f_type == ENV_DEBUGFS_MAGIC;
+		snprintf(env->fault_around_why, sizeof(env->fault_around_why), "%s",
+			 env_fault_around_why(rc ? -rc : EINVAL, mounted, env->euid));
+	}
+}
+
+const char *env_fault_around_why(int err, bool debugfs_mounted, unsigned euid)
+{
+	if (!debugfs_mounted)
+		return euid == 0 ? "debugfs is not mounted (mount -t debugfs none /sys/kernel/debug)"
+				 : "debugfs is not mounted (sudo mount -t debugfs none /sys/kernel/debug)";
+	if ((err == EACCES || err == EPERM) && euid != 0)
+		return "debugfs is readable by root only";
+	if (err == EACCES || err == EPERM)
+		return "debugfs denies it even to root (kernel lockdown?)";
+	if (err == ENOENT)
+		return "this kernel's debugfs has no fault_around_bytes";
+	return "fault_around_bytes in debugfs is unreadable";
 }
 
 static void collect_build(struct environment *env)

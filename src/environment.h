@@ -79,6 +79,7 @@ struct environment {
 	char cpufreq_governor[32];	/* cpu0 scaling_governor, "" when unreadable */
 	int turbo;			/* 1 turbo/boost on, 0 off, -1 unknown */
 	long fault_around_bytes;	/* debugfs fault_around_bytes (root), -1 when unreadable */
+	char fault_around_why[96];	/* why it is unreadable (env_fault_around_why), "" otherwise; not in reports */
 	/* Build provenance of tlbprof itself */
 	char compiler[160];		/* from the ELF .comment of /proc/self/exe (libelf) */
 	char build_flags[256];		/* recorded at build time (TLBPROF_BUILD_FLAGS) */
@@ -97,6 +98,27 @@ void environment_collect(struct environment *env);
 
 /* The pool for page_bytes, or NULL when the kernel has no such pool. */
 const struct env_hugepool *environment_pool(const struct environment *env, uint64_t page_bytes);
+
+/*
+ * Read the pool of page_bytes pages from /sys/kernel/mm/hugepages now (the
+ * runner checks it just before mapping). Returns 0, or -ENOENT when the
+ * kernel has no such pool (*out then has free -1).
+ */
+int environment_pool_read(uint64_t page_bytes, struct env_hugepool *out);
+
+/*
+ * Pure: the pages of a pool a new MAP_HUGETLB mapping can get: free minus
+ * reserved (resv_hugepages are free pages promised to mappings that have not
+ * touched them yet). 0 for a NULL pool or unreadable counts. The one
+ * definition the runner's pool check and tlbprof env share.
+ */
+uint64_t environment_pool_unreserved(const struct env_hugepool *pool);
+
+/*
+ * Pure: the nr_hugepages that leaves need unreserved free pages in pool
+ * (its total grown by what is missing; the total itself when nothing is).
+ */
+uint64_t environment_pool_target(const struct env_hugepool *pool, uint64_t need);
 
 /* The cache of the given level that holds data ("Data" or "Unified"), or NULL. */
 const struct env_cache *environment_data_cache(const struct environment *env, unsigned level);
@@ -160,6 +182,16 @@ int env_parse_proc_stat_cpu(const char *text, uint64_t *total_ticks, uint64_t *s
 
 /* The CapEff mask of /proc/self/status text ("CapEff:\t000001ffffffffff"); -ENOENT without that line. */
 int env_parse_cap_eff(const char *text, uint64_t *cap_effective);
+
+/* statfs() f_type of debugfs (linux/magic.h DEBUGFS_MAGIC). */
+#define ENV_DEBUGFS_MAGIC 0x64626720u
+
+/*
+ * Why debugfs's fault_around_bytes could not be read, as a phrase: err is
+ * the positive errno of the open/read (EINVAL: the text did not parse),
+ * debugfs_mounted whether /sys/kernel/debug is a debugfs. A static string.
+ */
+const char *env_fault_around_why(int err, bool debugfs_mounted, unsigned euid);
 
 /* Page size of a hugetlb pool directory name: "hugepages-2048kB" -> 2097152. */
 int env_parse_hugepages_dirname(const char *name, uint64_t *page_bytes);

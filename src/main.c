@@ -198,6 +198,7 @@ int main(int argc, char **argv)
 		.counters = counters,
 		.stop = &stop_flag,
 		.progress = show_progress ? report_progress_phase : NULL,
+		.progress_tick = show_progress ? report_progress_tick : NULL,
 		.progress_arg = &progress,
 		.argc = cfg.argc,
 		.argv = cfg.argv,

@@ -19,6 +19,8 @@
  */
 static const double MARGIN_LEFT = 84, MARGIN_RIGHT = 236, TITLE_H = 50, AREA_H = 300, AXIS_H = 54, NOTE_H = 15,
 		    BOTTOM_PAD = 16;
+/* The width of one character of 11 px text, estimated (the SVG writer's label backings use the same). */
+static const double CHAR_W = 6.3;
 /* Wrap notes at this many characters: about 900 px of 11 px text. */
 enum { NOTE_WRAP = 140, MAX_SERIES = 32, LOG_MAX_TICKS = 10, LINEAR_TARGET_TICKS = 7 };
 /* The spread every point shows, and the legend says: robust to the one slow sample a noisy VM produces. */
@@ -40,13 +42,18 @@ const char *plot_chart_kind_name(enum plot_chart_kind k)
 	static const char *const names[] = {
 		[PLOT_CHART_SIZE_SWEEP] = "size-sweep", [PLOT_CHART_PAGE_BARS] = "page-bars",
 		[PLOT_CHART_TLBSIZE] = "tlbsize",	[PLOT_CHART_STRIDE] = "stride",
-		[PLOT_CHART_FAULT_BARS] = "pagefault",
+		[PLOT_CHART_FAULT_BARS] = "pagefault",	[PLOT_CHART_RUN_BARS] = "run-phases",
+		[PLOT_CHART_WALL_BARS] = "wall-time",
 	};
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
-enum plot_chart_kind plot_chart_kind_for(const char *workload, size_t n_sizes)
+enum plot_chart_kind plot_chart_kind_for(const char *workload, size_t n_sizes, bool wall_time)
 {
+	if (wall_time)
+		return PLOT_CHART_WALL_BARS;
+	if (strcmp(workload, "run") == 0)
+		return PLOT_CHART_RUN_BARS;
 	if (strcmp(workload, "pagefault") == 0)
 		return PLOT_CHART_FAULT_BARS;
 	if (strcmp(workload, "tlbsize") == 0)
@@ -54,6 +61,41 @@ enum plot_chart_kind plot_chart_kind_for(const char *workload, size_t n_sizes)
 	if (strcmp(workload, "stride") == 0)
 		return PLOT_CHART_STRIDE;
 	return n_sizes > 1 ? PLOT_CHART_SIZE_SWEEP : PLOT_CHART_PAGE_BARS;
+}
+
+/* Values from here on (and below the lower bound) are labelled in engineering notation. */
+static const double PLAIN_MAX = 1e6, PLAIN_MIN = 1e-3;
+
+/* The engineering exponent of v != 0: a multiple of 3 with 1 <= |v| / 10^e < 1000. */
+static int eng_exponent(double v)
+{
+	int e = (int)floor(log10(fabs(v)) / 3) * 3;
+
+	/* log10 of 1e-300 or 999.9999 may round across a boundary. */
+	if (fabs(v) / pow(10, e) >= 1000 - 1e-9)
+		e += 3;
+	else if (fabs(v) / pow(10, e) < 1)
+		e -= 3;
+	return e;
+}
+
+char *plot_format_number(double v, char *buf, size_t len)
+{
+	if (v == 0 || !isfinite(v) || (fabs(v) >= PLAIN_MIN && fabs(v) < PLAIN_MAX)) {
+		snprintf(buf, len, "%g", v);
+		return buf;
+	}
+	int e = eng_exponent(v);
+	double m = v / pow(10, e);
+	char digits[16];
+	/* 999.9 rounds to 1000 in three digits: then it is 1 of the next unit. */
+	snprintf(digits, sizeof(digits), "%.3g", m);
+	if (fabs(strtod(digits, NULL)) >= 1000) {
+		e += 3;
+		m /= 1000;
+	}
+	snprintf(buf, len, "%.3ge%d", m, e);
+	return buf;
 }
 
 char *plot_format_bytes(double bytes, char *buf, size_t len)
@@ -105,6 +147,9 @@ void plot_axis_linear(struct plot_axis *ax, double max_value, size_t target)
 {
 	static const double nice[] = { 1, 2, 5, 10 };
 	double top = isfinite(max_value) && max_value > 0 ? max_value * 1.05 : 1.0;
+
+	if (!isfinite(top))
+		top = max_value;	/* within 5 % of DBL_MAX */
 	double raw, mag, step = 0;
 	size_t n;
 
@@ -122,12 +167,25 @@ void plot_axis_linear(struct plot_axis *ax, double max_value, size_t target)
 	ax->scale = PLOT_SCALE_LINEAR;
 	ax->min = 0;
 	ax->max = (double)n * step;
-	int decimals = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+	/*
+	 * Plain labels with the decimals the step needs, unless they would be
+	 * long ("0.0000...", "10000000000000"): then one engineering exponent for
+	 * the whole axis, the top's, and the decimals the step needs in its unit.
+	 */
+	bool plain = step >= 1e-4 && ax->max < PLAIN_MAX;
+	int e = plain ? 0 : eng_exponent(ax->max);
+	double unit = pow(10, e), scaled = step / unit;
+	int decimals = scaled >= 1 ? 0 : (int)ceil(-log10(scaled) - 1e-9);
 	ax->n_ticks = 0;
 	for (size_t i = 0; i <= n && ax->n_ticks < PLOT_MAX_TICKS; i++) {
 		struct plot_tick *t = &ax->ticks[ax->n_ticks++];
 		t->value = (double)i * step;	/* a multiple, not a running sum: no accumulated rounding */
-		snprintf(t->label, sizeof(t->label), "%.*f", decimals, t->value);
+		if (plain)
+			snprintf(t->label, sizeof(t->label), "%.*f", decimals, t->value);
+		else if (i == 0)
+			snprintf(t->label, sizeof(t->label), "0");
+		else
+			snprintf(t->label, sizeof(t->label), "%.*fe%d", decimals, (double)i * scaled, e);
 	}
 }
 
@@ -157,7 +215,7 @@ void plot_axis_log2(struct plot_axis *ax, double lo, double hi, size_t max_ticks
 		if (ax->unit == PLOT_UNIT_BYTES)
 			plot_format_bytes(t->value, t->label, sizeof(t->label));
 		else
-			snprintf(t->label, sizeof(t->label), "%g", t->value);
+			plot_format_number(t->value, t->label, sizeof(t->label));
 	}
 }
 
@@ -264,16 +322,44 @@ static const char *page_color(const struct page_request *pr, bool control)
 static const char *const palette[] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 				       "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f" };
 
-static bool phase_drawable(const struct phase_result *r)
+/*
+ * A tlbprof run phase that declared no accesses: there is no ns per access,
+ * only the wall time of each occurrence (the unmarked command is one).
+ */
+static bool phase_wall_time(const struct phase_result *r)
 {
-	return r->status == PHASE_OK && (r->n_samples || r->n_fault_samples);
+	return r->target && !r->target->has_accesses;
 }
 
-/* The values a phase contributes to its point: ns per page per touch (pagefault), else ns per access. */
+static bool phase_drawable(const struct phase_result *r)
+{
+	if (r->status != PHASE_OK)
+		return false;
+	return phase_wall_time(r) ? r->target->n_wall > 0 : r->n_samples || r->n_fault_samples;
+}
+
+/* How many values phase_values() gives at most. */
+static size_t phase_value_count(const struct phase_result *r)
+{
+	if (phase_wall_time(r))
+		return r->target->n_wall;
+	return r->n_fault_samples ? r->n_fault_samples : r->n_samples;
+}
+
+/*
+ * The values a phase contributes to its point: ms per occurrence (run
+ * phases without accesses), ns per page per touch (pagefault), else ns per
+ * access.
+ */
 static size_t phase_values(const struct phase_result *r, double *out)
 {
 	size_t n = 0;
 
+	if (phase_wall_time(r)) {
+		for (size_t i = 0; i < r->target->n_wall; i++)
+			out[n++] = r->target->wall_ns[i] / 1e6;
+		return n;
+	}
 	if (r->n_fault_samples) {
 		for (size_t i = 0; i < r->n_fault_samples; i++)
 			if (r->fault_samples[i].pages)
@@ -282,6 +368,12 @@ static size_t phase_values(const struct phase_result *r, double *out)
 	}
 	memcpy(out, r->samples_ns, r->n_samples * sizeof(*out));
 	return r->n_samples;
+}
+
+static bool kind_is_bars(enum plot_chart_kind k)
+{
+	return k == PLOT_CHART_PAGE_BARS || k == PLOT_CHART_FAULT_BARS || k == PLOT_CHART_RUN_BARS ||
+	       k == PLOT_CHART_WALL_BARS;
 }
 
 /* One phase placed on a chart: its series and x, before points are pooled. */
@@ -305,9 +397,16 @@ static int cmp_entry(const void *pa, const void *pb)
 struct chart_ctx {
 	const struct plot_input *in;
 	struct plot_chart *c;
+	bool wall_time;		/* the chart of run phases without accesses (phase_wall_time) */
 	bool multi_size;	/* stride: several working sets, a series each */
 	size_t dropped;		/* phases beyond the series or category limits */
 };
+
+/* Whether phase r belongs on the chart of cx: its workload, and wall time or not. */
+static bool on_chart(const struct chart_ctx *cx, const struct phase_result *r)
+{
+	return strcmp(r->spec.workload->name, cx->c->workload) == 0 && phase_wall_time(r) == cx->wall_time;
+}
 
 /* The series key and legend label of phase r on this chart. */
 static void series_name(const struct chart_ctx *cx, const struct phase_result *r, char *key, size_t klen, char *label,
@@ -317,6 +416,16 @@ static void series_name(const struct chart_ctx *cx, const struct phase_result *r
 	char words[64], sz[16];
 	bool control = s->role == PHASE_ROLE_CONTROL;
 
+	if (cx->c->kind == PLOT_CHART_WALL_BARS) {
+		snprintf(key, klen, "wall");
+		snprintf(label, llen, "wall time per occurrence");
+		return;
+	}
+	if (cx->c->kind == PLOT_CHART_RUN_BARS && !(r->target && r->target->has_page)) {
+		snprintf(key, klen, "page-not-declared");
+		snprintf(label, llen, "page size not declared");
+		return;
+	}
 	page_words(&s->page, words, sizeof(words));
 	if (cx->multi_size) {
 		char b[24];
@@ -353,9 +462,11 @@ static size_t series_index(struct chart_ctx *cx, const struct phase_result *r)
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	snprintf(s->label, sizeof(s->label), "%s", label);
 	s->control = r->spec.role == PHASE_ROLE_CONTROL;
-	snprintf(s->color, sizeof(s->color), "%s",
-		 cx->multi_size ? palette[c->n_series % (sizeof(palette) / sizeof(palette[0]))]
-				: page_color(&r->spec.page, s->control));
+	const char *color = cx->multi_size ? palette[c->n_series % (sizeof(palette) / sizeof(palette[0]))]
+					   : page_color(&r->spec.page, s->control);
+	if (strcmp(key, "page-not-declared") == 0)
+		color = "#8c564b";
+	snprintf(s->color, sizeof(s->color), "%s", color);
 	return c->n_series++;
 }
 
@@ -398,6 +509,12 @@ static bool phase_x(struct chart_ctx *cx, const struct phase_result *r, size_t s
 		cat = category_index(cx->c, fault_case_name(s->fault_case) ? fault_case_name(s->fault_case) : "?");
 		*x = (double)cat;
 		return cat != SIZE_MAX;
+	case PLOT_CHART_RUN_BARS:
+	case PLOT_CHART_WALL_BARS:
+		/* A bar per marked phase name: the names are the benchmark's own words. */
+		cat = category_index(cx->c, s->name);
+		*x = (double)cat;
+		return cat != SIZE_MAX;
 	}
 	return *x > 0;
 }
@@ -412,7 +529,7 @@ static int add_point(struct chart_ctx *cx, const struct entry *e, size_t a, size
 	struct sample_stats st;
 
 	for (size_t i = a; i < b; i++)
-		total += ph[e[i].phase].n_fault_samples ? ph[e[i].phase].n_fault_samples : ph[e[i].phase].n_samples;
+		total += phase_value_count(&ph[e[i].phase]);
 	v = malloc((total ? total : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -447,7 +564,7 @@ static int fill_series(struct chart_ctx *cx)
 	}
 	for (size_t i = 0; i < in->n; i++) {
 		const struct phase_result *r = &in->phases[i];
-		if (!phase_drawable(r) || strcmp(r->spec.workload->name, c->workload) != 0)
+		if (!phase_drawable(r) || !on_chart(cx, r))
 			continue;
 		size_t s = series_index(cx, r);
 		double x;
@@ -575,21 +692,45 @@ static void add_tlbsize_markers(struct chart_ctx *cx)
 			    "that persists (candidate capacities, as the report's analysis.knees).");
 }
 
+/*
+ * label cut to at most max_chars characters by taking out its middle
+ * ("chase...r0"), never inside a UTF-8 character; whole when it fits.
+ */
+static void fit_label(char *out, size_t out_len, const char *label, size_t max_chars)
+{
+	size_t len = strlen(label);
+
+	if (len <= max_chars || max_chars < 5) {
+		snprintf(out, out_len, "%s", label);
+		return;
+	}
+	size_t keep = max_chars - 2, head = keep / 2, tail = len - (keep - head);
+	while (head > 0 && ((unsigned char)label[head] & 0xc0) == 0x80)
+		head--;
+	while (tail < len && ((unsigned char)label[tail] & 0xc0) == 0x80)
+		tail++;
+	snprintf(out, out_len, "%.*s..%s", (int)head, label, label + tail);
+}
+
 /* The x axis of a chart: log2 over its points (and CPUID capacities), or one band per category. */
 static void layout_x_axis(struct plot_chart *c)
 {
 	struct plot_axis *ax = &c->x;
 	double lo = INFINITY, hi = -INFINITY;
 
-	if (c->kind == PLOT_CHART_PAGE_BARS || c->kind == PLOT_CHART_FAULT_BARS) {
+	if (kind_is_bars(c->kind)) {
 		ax->scale = PLOT_SCALE_BAND;
 		ax->unit = PLOT_UNIT_CATEGORY;
 		ax->min = 0;
 		ax->max = (double)(c->n_categories ? c->n_categories : 1);
 		ax->n_ticks = 0;
+		/* A label wider than its band would run into the next one (the full name stays in data-x). */
+		double band_px = (PLOT_WIDTH_PX - MARGIN_LEFT - MARGIN_RIGHT) / ax->max;
+		size_t fits = (size_t)((band_px - 4) / CHAR_W);
 		for (size_t i = 0; i < c->n_categories && i < PLOT_MAX_TICKS; i++) {
 			ax->ticks[ax->n_ticks] = (struct plot_tick){ .value = (double)i + 0.5 };
-			snprintf(ax->ticks[ax->n_ticks++].label, sizeof(ax->ticks[0].label), "%s", c->categories[i]);
+			fit_label(ax->ticks[ax->n_ticks++].label, sizeof(ax->ticks[0].label), c->categories[i],
+				  fits < sizeof(ax->ticks[0].label) - 1 ? fits : sizeof(ax->ticks[0].label) - 1);
 		}
 		return;
 	}
@@ -641,7 +782,7 @@ static void layout_y_axis(struct plot_chart *c)
 				worst = fmax(worst, hi);
 			}
 		}
-	c->y.unit = PLOT_UNIT_NS;
+	c->y.unit = c->kind == PLOT_CHART_WALL_BARS ? PLOT_UNIT_MS : PLOT_UNIT_NS;
 	if (c->x.scale != PLOT_SCALE_BAND && low_median > 0 && isfinite(low_median) && top_median > LOG_Y_RATIO * low_median) {
 		plot_axis_log2(&c->y, low, top, LOG_MAX_TICKS);
 		snprintf(c->y.title + strlen(c->y.title), sizeof(c->y.title) - strlen(c->y.title), " (log scale)");
@@ -649,8 +790,9 @@ static void layout_y_axis(struct plot_chart *c)
 		plot_axis_linear(&c->y, top, LINEAR_TARGET_TICKS);
 	}
 	if (cut)
-		add_note(c, "The spread of %zu point%s reaches past the top of the chart (up to %.4g ns) and is cut off there; "
-			    "the SVG's data-hi attributes keep the values.", cut, cut == 1 ? "" : "s", worst);
+		add_note(c, "The spread of %zu point%s reaches past the top of the chart (up to %.4g %s) and is cut off there; "
+			    "the SVG's data-hi attributes keep the values.", cut, cut == 1 ? "" : "s", worst,
+			 c->y.unit == PLOT_UNIT_MS ? "ms" : "ns");
 }
 
 /*
@@ -677,10 +819,74 @@ static void place_steps(struct plot_chart *c)
 	free(mean);
 }
 
-/* One chart for the phases of one workload; top is its upper edge in px. */
-static int build_chart(const struct plot_input *in, const char *workload, double top, struct plot_chart *c)
+/* Rows of marker labels from the top of the area, px. */
+enum { LABEL_ROWS = 4 };
+static const double LABEL_ROW_H = 13, LABEL_GAP = 4;
+
+/*
+ * Marker labels: right of their line when the label ends before the next
+ * line to the right (so it crosses none), else left of it when it fits
+ * before the previous line, else on whichever side stays inside the area
+ * (never under the legend); then the first of four rows where it overlaps
+ * no label placed before it.
+ */
+static void place_marker_labels(struct plot_chart *c)
 {
-	struct chart_ctx cx = { .in = in, .c = c };
+	double left = c->area.x + 2, right = c->area.x + c->area.w - 2;
+	double row_end[LABEL_ROWS][PLOT_MAX_MARKERS][2];
+	size_t row_n[LABEL_ROWS] = { 0 };
+	size_t order[PLOT_MAX_MARKERS];
+
+	for (size_t i = 0; i < c->n_markers; i++)
+		order[i] = i;
+	/* Left to right (insertion sort: a few markers). */
+	for (size_t i = 1; i < c->n_markers; i++)
+		for (size_t k = i; k > 0 && c->markers[order[k]].x < c->markers[order[k - 1]].x; k--) {
+			size_t t = order[k];
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
+	for (size_t oi = 0; oi < c->n_markers; oi++) {
+		struct plot_marker *m = &c->markers[order[oi]];
+		double x = plot_x_px(c, m->x), w = CHAR_W * (double)strlen(m->label) + 4;
+		double next = right, prev = left;
+		for (size_t k = 0; k < c->n_markers; k++) {
+			double xk = plot_x_px(c, c->markers[k].x);
+			if (xk > x + 0.5)
+				next = fmin(next, xk);
+			else if (xk < x - 0.5)
+				prev = fmax(prev, xk);
+		}
+		if (x + LABEL_GAP + w <= next)
+			m->label_end = false;
+		else if (x - LABEL_GAP - w >= prev)
+			m->label_end = true;
+		else
+			m->label_end = x + LABEL_GAP + w > right;
+		m->label_x_px = m->label_end ? x - LABEL_GAP : x + LABEL_GAP;
+		double lo = m->label_end ? m->label_x_px - w : m->label_x_px, hi = lo + w;
+		size_t row = oi % LABEL_ROWS;
+		for (size_t r = 0; r < LABEL_ROWS; r++) {
+			bool clear = true;
+			for (size_t k = 0; k < row_n[r] && clear; k++)
+				clear = hi <= row_end[r][k][0] || lo >= row_end[r][k][1];
+			if (clear) {
+				row = r;
+				break;
+			}
+		}
+		row_end[row][row_n[row]][0] = lo;
+		row_end[row][row_n[row]][1] = hi;
+		row_n[row]++;
+		m->label_y_px = c->area.y + 12 + LABEL_ROW_H * (double)row;
+	}
+}
+
+/* One chart for the phases of one workload; top is its upper edge in px. */
+static int build_chart(const struct plot_input *in, const char *workload, bool wall_time, double top,
+		       struct plot_chart *c)
+{
+	struct chart_ctx cx = { .in = in, .c = c, .wall_time = wall_time };
 	uint64_t sizes[CONFIG_MAX_SIZES];
 	size_t n_sizes = 0, not_drawn = 0, single = 0, points = 0;
 	char sz[24], first_failed[200] = "";
@@ -691,7 +897,7 @@ static int build_chart(const struct plot_input *in, const char *workload, double
 	/* Distinct measured working sets decide between a sweep and bars (and split stride series). */
 	for (size_t i = 0; i < in->n; i++) {
 		const struct phase_result *r = &in->phases[i];
-		if (strcmp(r->spec.workload->name, workload) != 0)
+		if (!on_chart(&cx, r))
 			continue;
 		if (!phase_drawable(r)) {
 			if (!not_drawn++)
@@ -707,7 +913,7 @@ static int build_chart(const struct plot_input *in, const char *workload, double
 		if (k == n_sizes && n_sizes < CONFIG_MAX_SIZES)
 			sizes[n_sizes++] = r->spec.size_bytes;
 	}
-	c->kind = plot_chart_kind_for(workload, n_sizes);
+	c->kind = plot_chart_kind_for(workload, n_sizes, wall_time);
 	cx.multi_size = c->kind == PLOT_CHART_STRIDE && n_sizes > 1;
 	if ((rc = fill_series(&cx)))
 		return rc;
@@ -746,10 +952,31 @@ static int build_chart(const struct plot_input *in, const char *workload, double
 			 workload, sz);
 		snprintf(c->x.title, sizeof(c->x.title), "page-fault case");
 		break;
+	case PLOT_CHART_RUN_BARS:
+		snprintf(c->title, sizeof(c->title), "%s: ns per access per phase (as the benchmark declared them)",
+			 workload);
+		snprintf(c->x.title, sizeof(c->x.title), "phase");
+		break;
+	case PLOT_CHART_WALL_BARS:
+		snprintf(c->title, sizeof(c->title), "%s: wall time per occurrence, per phase", workload);
+		snprintf(c->x.title, sizeof(c->x.title), "phase");
+		if (strcmp(workload, "command") == 0)
+			add_note(c, "The command marked no phases: the bar is the wall time of the whole command "
+				    "(declared.wall_ns). Phase markers with accesses=N give ns per access.");
+		else
+			add_note(c, "These phases declared no accesses, so there is no ns per access: a bar is the median "
+				    "wall time of one occurrence (declared.wall_ns; accesses=N on the begin marker gives ns "
+				    "per access).");
+		break;
 	}
 	snprintf(c->y.title, sizeof(c->y.title), "%s",
-		 c->kind == PLOT_CHART_FAULT_BARS ? "ns per page" : "ns per access");
-	c->spread_label = "IQR of samples (25-75 %)";
+		 c->kind == PLOT_CHART_FAULT_BARS  ? "ns per page"
+		 : c->kind == PLOT_CHART_WALL_BARS ? "ms per occurrence (wall time)"
+						   : "ns per access");
+	/* A run phase's samples are its occurrences, one value each. */
+	c->spread_label = c->kind == PLOT_CHART_RUN_BARS || c->kind == PLOT_CHART_WALL_BARS
+				  ? "IQR of occurrences (25-75 %)"
+				  : "IQR of samples (25-75 %)";
 
 	bool controls = false;
 	for (size_t s = 0; s < c->n_series; s++)
@@ -763,13 +990,15 @@ static int build_chart(const struct plot_input *in, const char *workload, double
 			single += c->series[s].points[i].samples == 1;
 		}
 	if (points && single == points)
-		add_note(c, "One sample per point: there is no spread to show.");
+		add_note(c, "One %s per %s: there is no spread to show.",
+			 cx.wall_time || c->kind == PLOT_CHART_RUN_BARS ? "occurrence" : "sample",
+			 kind_is_bars(c->kind) ? "bar" : "point");
 	if (not_drawn)
 		add_note(c, "%zu phase%s not drawn (failed or skipped), e.g. %s.", not_drawn, not_drawn == 1 ? "" : "s",
 			 first_failed);
 	if (cx.dropped)
-		add_note(c, "%zu phases not drawn: more than %d series or %d categories.", cx.dropped, MAX_SERIES,
-			 PLOT_MAX_CATEGORIES);
+		add_note(c, "%zu phase%s not drawn: more than %d series or %d categories.", cx.dropped,
+			 cx.dropped == 1 ? "" : "s", MAX_SERIES, PLOT_MAX_CATEGORIES);
 	if (in->interrupted)
 		add_note(c, "The run was interrupted: only the phases that finished are drawn.");
 
@@ -783,40 +1012,50 @@ static int build_chart(const struct plot_input *in, const char *workload, double
 	c->legend_y = c->area.y + 6;
 	c->notes_y_px = c->area.y + c->area.h + AXIS_H + 4;
 	c->note_h_px = NOTE_H;
-	/* Stagger marker labels over four rows so knees a few grid steps apart stay readable. */
-	for (size_t i = 0; i < c->n_markers; i++)
-		c->markers[i].label_y_px = c->area.y + 12 + 13 * (double)(i % 4);
+	/* The y title left of the longest tick label (they end 8 px left of the area), not through it. */
+	size_t longest = 0;
+	for (size_t i = 0; i < c->y.n_ticks; i++)
+		longest = strlen(c->y.ticks[i].label) > longest ? strlen(c->y.ticks[i].label) : longest;
+	c->y_title_x_px = fmax(14, fmin(c->area.x - 58, c->area.x - 8 - CHAR_W * (double)longest - 12));
+	place_marker_labels(c);
 	return 0;
 }
 
 int plot_build(const struct plot_input *in, struct plot *out)
 {
-	const char *workloads[16];
-	size_t n_workloads = 0;
+	/* A chart per workload, and one more for a workload's run phases without accesses. */
+	struct {
+		const char *workload;
+		bool wall_time;
+	} charts[16];
+	size_t n_charts = 0;
 	char names[96] = "";
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < in->n; i++) {
 		const char *w = in->phases[i].spec.workload->name;
+		bool wall = phase_wall_time(&in->phases[i]), named = false;
 		size_t k;
 		if (!phase_drawable(&in->phases[i]))
 			continue;
-		for (k = 0; k < n_workloads && strcmp(workloads[k], w) != 0; k++)
-			;
-		if (k == n_workloads && n_workloads < sizeof(workloads) / sizeof(workloads[0])) {
-			workloads[n_workloads++] = w;
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", k ? ", " : "", w);
+		for (k = 0; k < n_charts && (strcmp(charts[k].workload, w) != 0 || charts[k].wall_time != wall); k++)
+			named |= strcmp(charts[k].workload, w) == 0;
+		if (k == n_charts && n_charts < sizeof(charts) / sizeof(charts[0])) {
+			charts[n_charts].workload = w;
+			charts[n_charts++].wall_time = wall;
+			if (!named)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", k ? ", " : "", w);
 		}
 	}
-	if (!n_workloads)
+	if (!n_charts)
 		return -ENODATA;
-	out->charts = calloc(n_workloads, sizeof(*out->charts));
+	out->charts = calloc(n_charts, sizeof(*out->charts));
 	if (!out->charts)
 		return -ENOMEM;
 	out->width_px = PLOT_WIDTH_PX;
-	for (size_t k = 0; k < n_workloads && !rc; k++) {
-		rc = build_chart(in, workloads[k], out->height_px, &out->charts[k]);
+	for (size_t k = 0; k < n_charts && !rc; k++) {
+		rc = build_chart(in, charts[k].workload, charts[k].wall_time, out->height_px, &out->charts[k]);
 		out->n_charts = k + 1;
 		out->height_px += out->charts[k].frame.h;
 	}

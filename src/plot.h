@@ -31,6 +31,7 @@ enum plot_unit {
 	PLOT_UNIT_BYTES,	/* binary units: "4 KiB", "1 GiB" */
 	PLOT_UNIT_COUNT,	/* plain integers: pages */
 	PLOT_UNIT_NS,		/* nanoseconds, decimals as the tick step needs */
+	PLOT_UNIT_MS,		/* milliseconds (wall time of a run phase's occurrences) */
 	PLOT_UNIT_CATEGORY,	/* band axis: the labels are the categories */
 };
 
@@ -78,7 +79,9 @@ struct plot_marker {
 	double x_after;			/* knee: the first point on the higher level */
 	const char *level;		/* CPUID: "l1d_4k_entries", "l2d_4k_entries" (static) */
 	char label[64];
-	double label_y_px;		/* where its label sits (staggered so neighbours do not overlap) */
+	double label_x_px;		/* where its label is anchored: its left end, or its right end with label_end */
+	bool label_end;			/* the label sits left of its line (no room on the right) */
+	double label_y_px;		/* its baseline (rows, so neighbouring labels do not overlap) */
 };
 
 /* A stride step's label between two points of a series. */
@@ -96,8 +99,10 @@ enum plot_chart_kind {
 	PLOT_CHART_TLBSIZE,		/* ns/access vs pages touched, knees and CPUID capacities */
 	PLOT_CHART_STRIDE,		/* ns/access vs stride, step labels */
 	PLOT_CHART_FAULT_BARS,		/* ns/page per page-fault case and page size */
+	PLOT_CHART_RUN_BARS,		/* tlbprof run: ns/access per marked phase name, coloured by declared page */
+	PLOT_CHART_WALL_BARS,		/* tlbprof run phases that declared no accesses: ms per occurrence */
 };
-/* "size-sweep", "page-bars", "tlbsize", "stride", "pagefault". */
+/* "size-sweep", "page-bars", "tlbsize", "stride", "pagefault", "run-phases", "wall-time". */
 const char *plot_chart_kind_name(enum plot_chart_kind k);
 
 /* A rectangle in px, origin top left. */
@@ -110,6 +115,7 @@ struct plot_chart {
 	const char *workload;		/* the workload drawn (static, from the registry) */
 	char title[160];
 	struct plot_axis x, y;
+	double y_title_x_px;		/* the rotated y axis title's centre, clear of the longest tick label */
 	char categories[PLOT_MAX_CATEGORIES][48];	/* band axis labels (also its ticks) */
 	size_t n_categories;
 	struct plot_series *series;	/* owned */
@@ -147,27 +153,32 @@ struct plot_input {
 /*
  * Choose the charts for a report and lay them out: one chart per workload
  * present among the phases that finished ok (in order of first appearance),
- * its kind from plot_chart_kind_for(). Failed or skipped phases are not
- * drawn; a note on the chart names how many. Returns 0, -ENODATA when no
- * phase finished ok (nothing to draw; *out is empty), or -ENOMEM.
- * Free with plot_free().
+ * its kind from plot_chart_kind_for(); tlbprof run phases that declared no
+ * accesses get a chart of their own (wall time per occurrence). Failed or
+ * skipped phases are not drawn; a note on the chart names how many.
+ * Returns 0, -ENODATA when no phase finished ok (nothing to draw; *out is
+ * empty), or -ENOMEM. Free with plot_free().
  */
 int plot_build(const struct plot_input *in, struct plot *out);
 void plot_free(struct plot *p);
 
 /*
- * The chart a workload's phases get: pagefault -> fault bars, tlbsize ->
- * tlbsize curve, stride -> stride steps; any other workload (chase) -> a
+ * The chart a workload's phases get: wall_time (tlbprof run phases that
+ * declared no accesses) -> wall-time bars per phase name; pagefault -> fault
+ * bars, tlbsize -> tlbsize curve, stride -> stride steps, run (marked phases
+ * of tlbprof run) -> bars per phase name; any other workload (chase) -> a
  * size sweep with several measured working-set sizes, bars per page size
  * with one.
  */
-enum plot_chart_kind plot_chart_kind_for(const char *workload, size_t n_sizes);
+enum plot_chart_kind plot_chart_kind_for(const char *workload, size_t n_sizes, bool wall_time);
 
 /*
  * A linear axis from 0 up to a "nice" maximum at or above 1.05 * max_value
  * (room over the highest point), ticks every 1, 2 or 5 x 10^k so that there
  * are at most target + 1 of them (target >= 2), labelled with the decimals
- * the step needs. max_value <= 0 or not finite gives 0 .. 1.
+ * the step needs; beyond 10^-4 .. 10^6 in engineering notation with one
+ * exponent for the axis ("2e12", "0.2e-300"), so a label stays short. max_value
+ * <= 0 or not finite gives 0 .. 1.
  */
 void plot_axis_linear(struct plot_axis *ax, double max_value, size_t target);
 
@@ -176,7 +187,8 @@ void plot_axis_linear(struct plot_axis *ax, double max_value, size_t target);
  * octave on each side (half an octave for a single value) so no point sits
  * on the frame, with ticks at powers of two every k octaves (k the smallest
  * that keeps at most max_ticks, and tick exponents multiples of k), labelled
- * in the axis unit ("4 KiB" for bytes, "512" for counts).
+ * in the axis unit ("4 KiB" for bytes, "512" for counts; outside 10^-3 ..
+ * 10^6 three significant digits in engineering notation, "17.6e12").
  */
 void plot_axis_log2(struct plot_axis *ax, double lo, double hi, size_t max_ticks);
 
@@ -189,6 +201,14 @@ double plot_y_px(const struct plot_chart *c, double y);
 
 /* A bar of series s in category cat of a bar chart: left edge and width in px. */
 void plot_bar_px(const struct plot_chart *c, size_t s, size_t cat, double *x_px, double *w_px);
+
+/*
+ * A number for a label: plain ("%g") from 10^-3 up to 10^6 ("0.125",
+ * "65536"), else engineering notation, three significant digits and an
+ * exponent that is a multiple of 3 ("8.8e12", "17.6e12", "200e-303"); 0 is
+ * "0". Returns buf.
+ */
+char *plot_format_number(double v, char *buf, size_t len);
 
 /* Format bytes in binary units for a tick label: "8 B", "4 KiB", "1.5 MiB", "1 GiB". Returns buf. */
 char *plot_format_bytes(double bytes, char *buf, size_t len);

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "environment.h"
 #include "parse.h"
 #include "smaps.h"
 
@@ -38,15 +39,6 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
 	return (ssize_t)n;
 }
 
-static long read_long(const char *path)
-{
-	char buf[64];
-
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
 uint64_t region_mem_available(void)
 {
 	char buf[4096];
@@ -64,36 +56,30 @@ static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_l
 {
 	char path[128], sz[16];
 	uint64_t kb = r->page.bytes / 1024, need = align_up(bytes, r->page.bytes) / r->page.bytes;
-	long nr, free_pages;
+	struct env_hugepool pool;
 	int shift = __builtin_ctzll(r->page.bytes);
 	void *p;
 
 	format_size(r->page.bytes, sz, sizeof(sz));
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/free_hugepages",
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
 		 (unsigned long long)kb);
-	free_pages = read_long(path);
-	if (free_pages < 0) {
+	if (environment_pool_read(r->page.bytes, &pool) != 0) {
 		snprintf(why, why_len,
-			 "this kernel has no hugetlb pool for %siB pages (%s missing)%s", sz, path,
+			 "this kernel has no hugetlb pool for %siB pages (/sys/kernel/mm/hugepages/hugepages-%llukB "
+			 "missing)%s", sz, (unsigned long long)kb,
 			 r->page.bytes == (1ull << 30) ? "; 1 GiB pages need CPU flag pdpe1gb and "
 			 "boot parameters hugepagesz=1G hugepages=N" : "");
 		return -EOPNOTSUPP;
 	}
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/resv_hugepages",
-		 (unsigned long long)kb);
-	long resv = read_long(path);
-	/* Reserved pages are free but promised to other mappings. */
-	if (resv > 0)
-		free_pages = free_pages > resv ? free_pages - resv : 0;
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
-		 (unsigned long long)kb);
-	nr = read_long(path);
-	if ((uint64_t)free_pages < need) {
+	/* The same count tlbprof env reports: reserved pages are free but promised to other mappings. */
+	uint64_t free_pages = environment_pool_unreserved(&pool);
+	long nr = pool.nr < 0 ? 0 : pool.nr;
+	if (free_pages < need) {
 		snprintf(why, why_len,
-			 "hugetlb pool for %siB pages has %ld unreserved free of %ld, %llu needed; reserve them as root: "
+			 "hugetlb pool for %siB pages has %llu unreserved free of %ld, %llu needed; reserve them as root: "
 			 "echo %llu > %s",
-			 sz, free_pages, nr < 0 ? 0 : nr, (unsigned long long)need,
-			 (unsigned long long)(need - (uint64_t)free_pages + (uint64_t)(nr < 0 ? 0 : nr)), path);
+			 sz, (unsigned long long)free_pages, nr, (unsigned long long)need,
+			 (unsigned long long)environment_pool_target(&pool, need), path);
 		return -ENOMEM;
 	}
 	/*
@@ -108,7 +94,7 @@ static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_l
 		snprintf(why, why_len, "mmap(MAP_HUGETLB, %siB pages) of %llu pages failed: %s; "
 			 "reserve more as root: echo %llu > %s",
 			 sz, (unsigned long long)need, strerror(err),
-			 (unsigned long long)(need + (uint64_t)(nr < 0 ? 0 : nr)), path);
+			 (unsigned long long)(need + (uint64_t)nr), path);
 		return -err;
 	}
 	r->map_base = r->base = p;

@@ -191,15 +191,20 @@ int report_events_emit(const struct report_events_input *in, const struct tlbpro
 /*
  * The progress line of a measurement (src/report_progress.c): one line on a
  * terminal, "tlbprof: phase 3/7 chase/2m/256M/r0, 4.1 s elapsed, about 6 s
- * left", redrawn in place ("\r" + clear to end of line) at each phase once
- * the run has lasted more than a second, and cleared when it ends. The caller
- * decides whether to show one at all (a terminal, not --quiet).
+ * left", redrawn in place ("\r" + clear to end of line) at each phase start
+ * and, at most four times a second, at the runner's safe points inside a
+ * phase, once the run has lasted more than a second; cleared when it ends.
+ * The caller decides whether to show one at all (a terminal, not --quiet).
  */
 struct report_progress {
 	FILE *f;
 	uint64_t start_ns;	/* when the run started */
 	size_t width;		/* terminal columns: the line is cut to fit */
 	bool shown;		/* a line is on the terminal */
+	size_t index, n;	/* the phase running (from 0) of n */
+	char name[160];		/* its name; "" before the first phase */
+	uint64_t phase_start_ns;	/* when it started */
+	uint64_t last_draw_ns;	/* when the line was last drawn (0: never) */
 };
 
 /* Start the clock of a run whose progress goes to f (a terminal). */
@@ -212,11 +217,23 @@ void report_progress_start(struct report_progress *p, FILE *f);
 void report_progress_phase(void *arg, size_t index, size_t n, const char *name);
 
 /*
- * Pure: the text of the line for phase index (from 0) of n after elapsed_s
- * seconds, the time left extrapolated from the phases done (none before the
- * first ends), cut to len - 1 characters. Returns the length written.
+ * The runner's tick hook (arg is the struct report_progress), called between
+ * timed samples: redraws the line with the time now when the last drawing is
+ * 250 ms old or more, else returns after one clock read.
  */
-size_t report_progress_format(char *buf, size_t len, size_t index, size_t n, const char *name, double elapsed_s);
+void report_progress_tick(void *arg);
+
+/*
+ * Pure: the text of the line for phase index (from 0) of n, elapsed_s into
+ * the run and phase_s into the phase; the time left is extrapolated from the
+ * pace of the phases done (none before the first ends; the current phase's
+ * time so far counts against it). Cut to len - 1 characters: the phase name
+ * is shortened first (its middle taken out), then dropped, then "tlbprof: ",
+ * so "i/N", the elapsed time and the time left stay whole as long as they
+ * fit. Returns the length written.
+ */
+size_t report_progress_format(char *buf, size_t len, size_t index, size_t n, const char *name, double elapsed_s,
+			      double phase_s);
 
 /* Print a one-line error "tlbprof: MSG" to stderr. */
 void report_error(const char *msg);

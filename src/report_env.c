@@ -181,7 +181,8 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 		fprintf(f, "  %-20s %siB\n", "fault_around_bytes",
 			format_size((uint64_t)env->fault_around_bytes, b, sizeof(b)));
 	else
-		fprintf(f, "  %-20s unknown (debugfs, root only)\n", "fault_around_bytes");
+		fprintf(f, "  %-20s unknown: %s\n", "fault_around_bytes",
+			env->fault_around_why[0] ? env->fault_around_why : "debugfs is unreadable");
 
 	fprintf(f, "\nFrequency and noise\n");
 	if (env->cpufreq_driver[0] || env->cpufreq_governor[0])

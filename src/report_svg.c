@@ -37,10 +37,19 @@ static void text_el(FILE *f, const char *cls, double x, double y, const char *an
 	fputs("</text>\n", f);
 }
 
-/* A value for a label on a bar: three significant figures without exponents. */
+/* A value for a label on a bar: three significant figures, engineering notation outside 10^-3 .. 10^6. */
 static void value_label(double v, char *buf, size_t len)
 {
-	snprintf(buf, len, fabs(v) >= 100 ? "%.0f" : fabs(v) >= 10 ? "%.1f" : "%.2f", v);
+	if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-3))
+		plot_format_number(v, buf, len);
+	else
+		snprintf(buf, len, fabs(v) >= 100 ? "%.0f" : fabs(v) >= 10 ? "%.1f" : "%.2f", v);
+}
+
+/* The unit of the chart's y values, for tooltips. */
+static const char *y_unit(const struct plot_chart *c)
+{
+	return c->y.unit == PLOT_UNIT_MS ? "ms" : "ns";
 }
 
 static void draw_axes(FILE *f, const struct plot_chart *c)
@@ -62,7 +71,7 @@ static void draw_axes(FILE *f, const struct plot_chart *c)
 		fputs("</g>\n", f);
 	}
 	char rot[64];
-	double yx = a->x - 58, yy = a->y + a->h / 2;
+	double yx = c->y_title_x_px, yy = a->y + a->h / 2;
 	snprintf(rot, sizeof(rot), "transform=\"rotate(-90 %.2f %.2f)\" font-size=\"12\"", yx, yy);
 	text_el(f, "axis-label", yx, yy, "middle", rot, c->y.title);
 	fputs("</g>\n", f);
@@ -95,7 +104,7 @@ static void draw_axes(FILE *f, const struct plot_chart *c)
 static void label_backing(FILE *f, double x, double baseline, const char *anchor, const char *s)
 {
 	double w = 6.3 * (double)strlen(s) + 4;
-	double left = strcmp(anchor, "middle") == 0 ? x - w / 2 : x - 2;
+	double left = strcmp(anchor, "middle") == 0 ? x - w / 2 : strcmp(anchor, "end") == 0 ? x - w + 2 : x - 2;
 
 	fprintf(f, "<rect class=\"label-backing\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"14\" fill=\"#ffffff\" "
 		   "fill-opacity=\"0.8\"/>", left, baseline - 11, w);
@@ -117,8 +126,9 @@ static void draw_markers(FILE *f, const struct plot_chart *c)
 			a->y, x, a->y + a->h, knee ? KNEE_COLOR : CPUID_COLOR, knee ? "" : " stroke-dasharray=\"6 4\"");
 		char fill[32];
 		snprintf(fill, sizeof(fill), "fill=\"%s\" font-size=\"11\"", knee ? KNEE_COLOR : CPUID_COLOR);
-		label_backing(f, x + 4, m->label_y_px, "start", m->label);
-		text_el(f, knee ? "knee-label" : "cpuid-label", x + 4, m->label_y_px, "start", fill, m->label);
+		const char *anchor = m->label_end ? "end" : "start";
+		label_backing(f, m->label_x_px, m->label_y_px, anchor, m->label);
+		text_el(f, knee ? "knee-label" : "cpuid-label", m->label_x_px, m->label_y_px, anchor, fill, m->label);
 		fputs("</g>\n", f);
 	}
 }
@@ -164,8 +174,8 @@ static void draw_line_series(FILE *f, const struct plot_chart *c, const struct p
 			   "data-samples=\"%zu\">",
 			x, plot_y_px(c, p->y), s->control ? "#ffffff" : s->color, s->color, p->x, p->y, p->lo, p->hi,
 			p->samples);
-		snprintf(tip, sizeof(tip), "%s at %s: %s ns (IQR %.4g-%.4g, %zu sample%s)", s->label, xs, ys, p->lo, p->hi,
-			 p->samples, p->samples == 1 ? "" : "s");
+		snprintf(tip, sizeof(tip), "%s at %s: %s %s (IQR %.4g-%.4g, %zu sample%s)", s->label, xs, ys, y_unit(c),
+			 p->lo, p->hi, p->samples, p->samples == 1 ? "" : "s");
 		fputs("<title>", f);
 		put_text(f, tip);
 		fputs("</title></circle>\n", f);
@@ -190,8 +200,10 @@ static void draw_bar_series(FILE *f, const struct plot_chart *c, size_t si, size
 		fprintf(f, "\" data-y=\"%.12g\" data-lo=\"%.12g\" data-hi=\"%.12g\" data-samples=\"%zu\">", p->y, p->lo,
 			p->hi, p->samples);
 		value_label(p->y, v, sizeof(v));
-		snprintf(tip, sizeof(tip), "%s, %s: %s ns (IQR %.4g-%.4g, %zu sample%s)", s->label, c->categories[cat], v,
-			 p->lo, p->hi, p->samples, p->samples == 1 ? "" : "s");
+		snprintf(tip, sizeof(tip), "%s, %s: %s %s (IQR %.4g-%.4g, %zu %s%s)", s->label, c->categories[cat], v,
+			 y_unit(c), p->lo, p->hi, p->samples,
+			 c->kind == PLOT_CHART_RUN_BARS || c->kind == PLOT_CHART_WALL_BARS ? "occurrence" : "sample",
+			 p->samples == 1 ? "" : "s");
 		fputs("<title>", f);
 		put_text(f, tip);
 		fputs("</title></rect>\n", f);

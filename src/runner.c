@@ -37,6 +37,18 @@ static bool stop_requested(const struct run_context *ctx)
 	return ctx->stop && *ctx->stop;
 }
 
+/*
+ * A safe point for the progress line: between timed samples and around the
+ * untimed steps of a phase, never inside a timed sample. The hook costs a
+ * clock read when it does not draw; drawing (a few hundred bytes to a
+ * terminal, at most four times a second) happens while no sample runs.
+ */
+static void progress_tick(const struct run_context *ctx)
+{
+	if (ctx->progress_tick)
+		ctx->progress_tick(ctx->progress_arg);
+}
+
 static int pin_cpu(int cpu)
 {
 	cpu_set_t set;
@@ -197,6 +209,7 @@ static void fresh_samples(const struct phase_spec *ph, void *state, struct count
 			phase_fail(res, true, "%s", why);
 			break;
 		}
+		progress_tick(ctx);
 	}
 	if (cs)
 		for (size_t i = 0; i < res->n_counters; i++)
@@ -411,8 +424,10 @@ static void run_fresh_phase(const struct phase_spec *ph, const struct run_contex
 			counter_set_close(cs);
 		for (size_t i = 0; i < res->n_counters; i++)
 			res->counters[i] = (struct counter_reading){ 0 };
-		for (unsigned p = 0; p < ph->processes && res->status == PHASE_OK && !stop_requested(ctx); p++)
+		for (unsigned p = 0; p < ph->processes && res->status == PHASE_OK && !stop_requested(ctx); p++) {
 			spawn_child(ph, ctx, w->data_file ? w->data_file(state) : NULL, res, p, cap);
+			progress_tick(ctx);
+		}
 	} else if (res->status == PHASE_OK) {
 		fresh_samples(ph, state, cs, ctx, res, 0, cap);
 		res->processes_run = 1;
@@ -512,6 +527,7 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 		prefault(&region, cs, res);
 	else
 		region_prefault(&region);
+	progress_tick(ctx);
 
 	/* A fresh chain: another seed per allocation, the same for the same --seed. */
 	spec.seed = ph->seed + a * 0x9e3779b97f4a7c15ull;
@@ -549,6 +565,8 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 		goto out;
 	}
 
+	/* Before the warm-up, not after: whatever drawing the line touches is warmed over again. */
+	progress_tick(ctx);
 	/* Warm-up on the very same code path: caches, TLBs, branch predictors, core clock. */
 	uint64_t warm = ph->warmup_iterations;
 	if (ph->iterations_auto) {
@@ -584,6 +602,7 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 			}
 		}
 		add_sample(res, timed_run(w, state, batch, cs), batch, a);
+		progress_tick(ctx);
 	}
 	if (res->n_samples >= cap && ph->iterations_auto && !res->stop_reason)
 		res->stop_reason = "max_samples";

@@ -17,6 +17,13 @@ struct run_context {
 	volatile sig_atomic_t *stop;		/* set asynchronously to stop at the next safe point */
 	/* Told before each phase (index from 0 of n) and once with name NULL when the run ends; NULL: none. */
 	void (*progress)(void *arg, size_t index, size_t n, const char *name);
+	/*
+	 * Called with progress_arg at safe points inside a phase (between timed
+	 * samples and allocations, never inside a timed sample), so a long phase
+	 * can show its time; it must return at once when it has nothing to do.
+	 * NULL: none.
+	 */
+	void (*progress_tick)(void *arg);
 	void *progress_arg;
 	/* To re-execute tlbprof for phases that run in several processes (pagefault --processes). */
 	int argc;

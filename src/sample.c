@@ -129,7 +129,10 @@ static void describe_open_error(char *reason, size_t size, const struct sample_i
 
 		if (level != INT32_MIN)
 			snprintf(paranoid, sizeof(paranoid), "perf_event_paranoid=%d; ", level);
-		why = "not allowed: allow with 'sysctl kernel.perf_event_paranoid=2' (user-side sampling) or CAP_PERFMON";
+		why = geteuid() == 0 ? "not allowed: allow with 'sysctl kernel.perf_event_paranoid=2' (user-side sampling)"
+				       " or CAP_PERFMON"
+				     : "not allowed: allow with 'sudo sysctl kernel.perf_event_paranoid=2' (user-side "
+				       "sampling) or CAP_PERFMON";
 		break;
 	}
 	case ENOENT:

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """The CI examples (examples/ci/*.yml) parse as YAML and hang together: the measurement writes the files the
 publishing steps read (--format/--output names), results are published even when the measurement fails, the
-baseline comes from the same artifact the job keeps, and compare fails the job on a regression."""
+baseline comes from the same artifact the job keeps, the benchmark history needs no gh-pages branch, and the
+compare step fails the job on exit 1 (a regression) only: any other status is reported as "could not compare"
+and the job goes on (the compare script of each file is run with a stand-in tlbprof for every status)."""
 import os
 import re
 import shlex
@@ -33,14 +35,22 @@ def load(name):
         return yaml.safe_load(f)
 
 
+SHELL_OPERATORS = {"||", "&&", "|", ";", ">", ">>", "<", "2>", "2>&1", "&"}
+
+
 def invocations(script):
-    """Each tlbprof command line in a shell script: its argument list after the binary."""
+    """Each tlbprof command line in a shell script: its argument list after the binary, up to a shell operator."""
     out = []
     for line in script.replace("\\\n", " ").splitlines():
         line = line.strip()
         m = re.search(r"(?:^|[;&|]\s*|\bthen\s+)(?:\S*/)?build/tlbprof\b(.*)$", line)
         if m:
-            out.append(shlex.split(m.group(1).split("#", 1)[0]))
+            args = []
+            for tok in shlex.split(m.group(1).split("#", 1)[0]):
+                if tok in SHELL_OPERATORS:
+                    break
+                args.append(tok)
+            out.append(args)
     return out
 
 
@@ -123,6 +133,59 @@ def check_invocations(calls, where):
     return files, fmt, outdir
 
 
+FAKE_TLBPROF = """#!/bin/sh
+# A stand-in for tlbprof compare: the exit status the test asks for, and a line that says so.
+echo "stand-in tlbprof $*: exit $FAKE_STATUS" >&2
+exit "$FAKE_STATUS"
+"""
+# A stand-in for curl: the baseline download succeeds (copying FAKE_BASE to --output) unless FAKE_BASE is empty.
+FAKE_CURL = """#!/bin/sh
+out=
+while [ $# -gt 0 ]; do
+  if [ "$1" = --output ]; then out=$2; shift; fi
+  shift
+done
+[ -n "$FAKE_BASE" ] || exit 22
+cp "$FAKE_BASE" "$out"
+"""
+
+
+def run_compare_script(script, where, layout, env_extra=None, no_baseline=False):
+    """Run a CI compare script in a scratch directory with a stand-in tlbprof for each exit status of compare:
+    0 passes, 1 fails the job, 2, 3 and 4 (reports that could not be compared, whatever the reason) pass with a
+    "could not compare" line."""
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "build"))
+        os.makedirs(os.path.join(d, "bin"))
+        for name, text in (("build/tlbprof", FAKE_TLBPROF), ("bin/curl", FAKE_CURL)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(d, name), 0o755)
+        for path in layout:
+            os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+            with open(os.path.join(d, path), "w") as f:
+                f.write("{}")
+        base_env = dict(os.environ, PATH=os.path.join(d, "bin") + os.pathsep + os.environ.get("PATH", ""),
+                        FAKE_BASE=os.path.join(d, "report.json"), **(env_extra or {}))
+        for status, want in ((0, 0), (1, 1), (2, 0), (3, 0), (4, 0)):
+            p = subprocess.run(["bash", "-e", "-c", script], cwd=d, env=dict(base_env, FAKE_STATUS=str(status)),
+                               capture_output=True, text=True, timeout=60)
+            need(f"stand-in tlbprof compare" in p.stderr, f"{where}: compare was not run: {p.stdout} {p.stderr}")
+            need(p.returncode == want, f"{where}: compare exit {status} makes the job exit {p.returncode}, want {want}: "
+                                       f"{p.stdout.strip()} {p.stderr.strip()}")
+            if status > 1:
+                need("could not compare" in p.stdout and f"exit {status}" in p.stdout,
+                     f"{where}: compare exit {status} is not reported as 'could not compare': {p.stdout!r}")
+            if status == 1:
+                need("regression" in p.stdout, f"{where}: a regression is not named: {p.stdout!r}")
+        if no_baseline:
+            # No report on the default branch yet: said, and the job passes without running compare.
+            p = subprocess.run(["bash", "-e", "-c", script], cwd=d, env=dict(base_env, FAKE_BASE="", FAKE_STATUS="1"),
+                               capture_output=True, text=True, timeout=60)
+            need(p.returncode == 0 and "nothing to compare with" in p.stdout and "stand-in" not in p.stderr,
+                 f"{where}: without a baseline the job passes and says so: {p.returncode} {p.stdout!r}")
+
+
 def check_github():
     doc = load("github-actions.yml")
     on = doc.get("on", doc.get(True))  # YAML 1.1 reads the key 'on' as true
@@ -153,6 +216,31 @@ def check_github():
         need(w.get("tool") == "googlecpp", f"github: benchmark tool {w.get('tool')}")
         need(w.get("output-file-path") in files and "gbench" in fmt,
              f"github: benchmark reads {w.get('output-file-path')}, the job writes {sorted(files)}")
+        # It runs also after a failed check, but not without its input (the measurement could not run at all).
+        cond = str(bench[0].get("if", ""))
+        need("always()" in cond and f"hashFiles('{w.get('output-file-path')}')" in cond,
+             f"github: the benchmark step should run always() when its file exists: if: {cond}")
+        # Out of the box: the history in the Actions cache (no gh-pages branch to create), or the documented
+        # one-time gh-pages setup.
+        ext = w.get("external-data-json-path")
+        with open(os.path.join(CI, "github-actions.yml")) as f:
+            text = f.read()
+        if ext:
+            need(str(w.get("auto-push", "false")).lower() == "false",
+                 "github: auto-push must be false with external-data-json-path (the action refuses both)")
+            cache = [(i, s) for i, s in enumerate(steps) if s.get("uses", "").split("@")[0] == "actions/cache"]
+            at = steps.index(bench[0])
+            need(cache and cache[0][0] < at and os.path.dirname(ext) == str(cache[0][1]["with"]["path"]).rstrip("/"),
+                 f"github: {ext} should live in an actions/cache path restored before the benchmark step")
+            if cache:
+                cw = cache[0][1]["with"]
+                need("github.run_id" in str(cw.get("key")) and cw.get("restore-keys"),
+                     "github: a cache entry cannot be updated: save one per run, restore the newest")
+        need("git switch --orphan gh-pages" in text or "git checkout --orphan gh-pages" in text,
+             "github: the comments should say how to create the gh-pages branch once")
+    compare_steps = [s for s in steps if "compare" in s.get("run", "")]
+    if need(len(compare_steps) == 1, "github: one compare step"):
+        run_compare_script(compare_steps[0]["run"], "github compare", ["base/report.json", "report.json"])
     up = step("actions/upload-artifact")
     down = step("dawidd6/action-download-artifact")
     if need(up and down, "github: the report is kept as an artifact and the baseline downloaded"):
@@ -183,6 +271,21 @@ def check_gitlab():
     need("report.json" in arts.get("paths", []), "gitlab: report.json is not kept")
     need("job=$CI_JOB_NAME" in script and "/raw/report.json" in script and "$CI_DEFAULT_BRANCH" in script,
          "gitlab: the baseline must be this job's report.json on the default branch")
+    # artifacts:reports:metrics is Premium/Ultimate: the file is kept as a plain artifact, the widget optional.
+    with open(os.path.join(CI, "gitlab-ci.yml")) as f:
+        text = f.read()
+    if "openmetrics" in fmt:
+        need(any(p.rstrip("/") == os.path.dirname(FORMAT_FILES["openmetrics"]) or
+                 FORMAT_FILES["openmetrics"].startswith(p) or p == "out/" for p in arts.get("paths", [])),
+             "gitlab: the OpenMetrics file is not kept as an artifact")
+        need("Premium" in text, "gitlab: say that the metrics report (artifacts:reports:metrics) is Premium/Ultimate")
+    need("metrics" not in reports, "gitlab: artifacts:reports:metrics needs Premium: keep it out of the example")
+    blocks = [b for b in job.get("script", []) if "compare" in b]
+    if need(len(blocks) == 1, "gitlab: one compare block"):
+        env = {"CI_MERGE_REQUEST_IID": "7", "CI_COMMIT_BRANCH": "feature", "CI_DEFAULT_BRANCH": "main",
+               "CI_JOB_TOKEN": "x", "CI_API_V4_URL": "http://gitlab.invalid/api/v4", "CI_PROJECT_ID": "1",
+               "CI_JOB_NAME": name}
+        run_compare_script(blocks[0], "gitlab compare", ["report.json"], env, no_baseline=True)
 
 
 check_github()

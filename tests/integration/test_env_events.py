@@ -145,6 +145,10 @@ def test_env_unprivileged():
         if need(pr, f"unprivileged env at paranoid {paranoid}: no perf_event_paranoid problem: {list(ids)}"):
             need(pr["command"] == "sudo sysctl kernel.perf_event_paranoid=1", f"command {pr['command']!r}")
             need("context-switches" in pr["message"], f"message {pr['message']!r}")
+        # A denied counter's own reason gives the same command as the Problems section (with sudo).
+        denied = [c for c in doc["counters"] if c["status"] == "denied"]
+        need(denied and all("'sudo sysctl kernel.perf_event_paranoid=1'" in c["reason"] for c in denied),
+             f"unprivileged env: denied counters' reasons {[c['reason'] for c in denied]}")
 
 
 # Golden encodings of tests/unit/test-counters.c (vendor documents): metric -> (map, type, config).
@@ -200,6 +204,11 @@ def test_events():
          f"events --pmu zen9: exit {r.returncode} {r.stderr!r}")
     if need(maps, f"no maps in {EVENTS_DIR}"):
         need(", ".join(maps) in r.stderr, f"events --pmu zen9: known list {r.stderr!r}, want {maps}")
+    # generic.events exists, but it is the fallback map, not a PMU: say so rather than "no map".
+    r = run("events", "--pmu", "generic")
+    need(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "no map" not in r.stderr
+         and "generic is the fallback map, not a PMU" in r.stderr and ", ".join(maps) in r.stderr,
+         f"events --pmu generic: exit {r.returncode} {r.stderr!r}")
 
     # --events-dir after --pmu is honoured; a map whose name libpfm4 does not know is a usage error.
     with tempfile.TemporaryDirectory() as d:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""tlbprof plot: SVGs of a fixture size sweep, a real tlbsize, stride and pagefault run, parsed and checked against
-their reports; bad inputs exit 2 or 4 with one line and write nothing."""
+"""tlbprof plot: SVGs of a fixture size sweep, a real tlbsize, stride and pagefault run and real tlbprof run reports,
+parsed and checked against their reports; bad inputs exit 2 or 4 with one line and write nothing."""
 import json
 import math
 import os
@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_check import Failures  # noqa: E402
 
 TLBPROF = sys.argv[1]
+BENCHMARKS = sys.argv[2] if len(sys.argv) > 2 else None
 DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(os.path.dirname(__file__), "..", "data"))
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "reports")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -80,14 +81,14 @@ def check_document(root, what):
             fail(f"{what}: external or scripted content: {e.tag} {e.attrib}")
 
 
-def check_chart(chart, what, x_label, y_label="ns per access"):
+def check_chart(chart, what, x_label, y_label="ns per access", x_ticks=2):
     """Axis labels with units, tick labels on both axes, a legend entry per series and one for the spread."""
     labels = [text_of(e) for e in find(chart, "axis-label")]
     if not any(x_label in t for t in labels) or not any(y_label in t for t in labels):
         fail(f"{what}: axis labels {labels}, want '{x_label}' and '{y_label}'")
     for axis in ("x-axis", "y-axis"):
         ax = find(chart, axis)
-        if len(ax) != 1 or len(find(ax[0], "tick-label")) < 2:
+        if len(ax) != 1 or len(find(ax[0], "tick-label")) < (x_ticks if axis == "x-axis" else 2):
             fail(f"{what}: {axis} without tick labels")
     legend = find(chart, "legend")
     keys = {e.get("data-series") for e in find(chart, "series")}
@@ -237,7 +238,125 @@ if rep:
             fail(f"pagefault: bars {bars}, want {want}")
 
 
-# 6. Bad inputs: one line on stderr, the exit status, nothing written.
+# 6. tlbprof run reports: marked phases with declared accesses are bars of ns per access per phase name; phases
+# that declared none (and an unmarked command) are bars of wall time per occurrence in ms, with the IQR.
+def run_report(args, name):
+    path = os.path.join(tmp, name)
+    p = subprocess.run([TLBPROF, "run", "--quiet", "--json", path, "--", *args], capture_output=True, text=True,
+                       timeout=300)
+    if p.returncode not in (0, 1):
+        fail(f"run {args}: exit {p.returncode}: {p.stderr}")
+        return None, None
+    with open(path) as f:
+        return path, json.load(f)
+
+
+def median(v):
+    v = sorted(v)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+
+
+def quantile(v, q):
+    v = sorted(v)
+    h = q * (len(v) - 1)
+    i = int(h)
+    return v[i] + (h - i) * (v[i + 1] - v[i]) if i + 1 < len(v) else v[-1]
+
+
+def bars_of(chart):
+    return {b.get("data-x"): b for b in find(chart, "bar", "rect")}
+
+
+def check_wall_chart(c, rep, names, what):
+    """A wall-time chart: a bar per phase name at the median ms per occurrence, the IQR over occurrences."""
+    check_chart(c, what, "phase", "ms per occurrence", x_ticks=len(names))
+    bars = bars_of(c)
+    if set(bars) != set(names):
+        fail(f"{what}: bars {set(bars)}, want {set(names)}")
+    for p in rep["phases"]:
+        if p["name"] not in names or p["name"] not in bars:
+            continue
+        ms = [w / 1e6 for w in p["declared"]["wall_ns"]]
+        b = bars[p["name"]]
+        if not close(b.get("data-y"), median(ms)) or not close(b.get("data-lo"), quantile(ms, 0.25)) or \
+                not close(b.get("data-hi"), quantile(ms, 0.75)) or int(b.get("data-samples")) != len(ms):
+            fail(f"{what}: {p['name']}: bar {b.attrib}, want median {median(ms)} of {len(ms)} occurrences")
+        tip = text_of(b)
+        if " ms (IQR " not in tip or "occurrence" not in tip:
+            fail(f"{what}: {p['name']}: tooltip {tip!r} should give ms over occurrences")
+
+
+if BENCHMARKS:
+    # The example benchmark: two marked phases with accesses, a bar of ns per access each, coloured by page.
+    path, rep = run_report([os.path.join(BENCHMARKS, "example-correct"), "8"], "run-correct.json")
+    root = plot(path, os.path.join(tmp, "run-correct.svg")) if rep else None
+    if root is not None:
+        check_document(root, "run")
+        ch = charts(root)
+        if [c.get("data-chart") for c in ch] != ["run-phases"]:
+            fail(f"run: one run-phases chart, got {[c.get('data-chart') for c in ch]}")
+        else:
+            check_chart(ch[0], "run", "phase")
+            bars = bars_of(ch[0])
+            want = {p["name"]: p for p in rep["phases"] if p["status"] == "ok"}
+            if set(bars) != set(want) or len(want) < 2:
+                fail(f"run: bars {set(bars)}, want a bar per phase name {set(want)}")
+            for name, p in want.items():
+                if name in bars and not close(bars[name].get("data-y"), p["ns_per_access"]["median"]):
+                    fail(f"run: {name}: {bars[name].get('data-y')}, want {p['ns_per_access']['median']}")
+            series = {s.get("data-series") for s in find(ch[0], "series", "g")}
+            pages = {p["declared"]["page"] for p in want.values()}
+            if series != pages:
+                fail(f"run: series {series}, want one per declared page {pages}")
+
+    # An unmarked command: its one phase declared nothing; drawn as its wall time, not refused.
+    path, rep = run_report(["sleep", "0.1"], "run-sleep.json")
+    root = plot(path, os.path.join(tmp, "run-sleep.svg")) if rep else None
+    if root is not None:
+        ch = charts(root)
+        if [c.get("data-chart") for c in ch] != ["wall-time"]:
+            fail(f"run sleep: one wall-time chart, got {[c.get('data-chart') for c in ch]}")
+        else:
+            check_wall_chart(ch[0], rep, {"command"}, "run sleep")
+            b = bars_of(ch[0]).get("command")
+            if b is not None and not 100 <= float(b.get("data-y")) < 10000:
+                fail(f"run sleep: sleep 0.1 drawn as {b.get('data-y')} ms")
+
+    # A benchmark (the marker protocol spoken by a script) with phases of several names: two without accesses,
+    # repeated, and one with accesses: a run-phases chart and a wall-time chart.
+    bench = os.path.join(tmp, "bench.py")
+    with open(bench, "w") as f:
+        f.write("""import os, sys, time
+ctl = open(os.environ["TLBPROF_MARKER_CTL"], "w", buffering=1)
+ack = open(os.environ["TLBPROF_MARKER_ACK"], "r")
+def say(line):
+    ctl.write(line + "\\n")
+    if not ack.readline().startswith("ack"):
+        sys.exit(3)
+for i in range(4):
+    say("phase begin load"); time.sleep(0.004 + 0.002 * i); say("phase end")
+    say("phase begin scan"); time.sleep(0.002); say("phase end")
+say("phase begin walk accesses=1000000"); sum(range(200000)); say("phase end")
+""")
+    path, rep = run_report([sys.executable, bench], "run-names.json")
+    root = plot(path, os.path.join(tmp, "run-names.svg")) if rep else None
+    if root is not None:
+        ch = {c.get("data-chart"): c for c in charts(root)}
+        if set(ch) != {"run-phases", "wall-time"}:
+            fail(f"run names: charts {set(ch)}, want run-phases and wall-time")
+        else:
+            check_wall_chart(ch["wall-time"], rep, {"load", "scan"}, "run names")
+            walk = [p for p in rep["phases"] if p["name"] == "walk"]
+            bars = bars_of(ch["run-phases"])
+            if set(bars) != {"walk"} or not walk or \
+                    not close(bars["walk"].get("data-y"), walk[0]["ns_per_access"]["median"]):
+                fail(f"run names: run-phases bars {set(bars)}, want walk at its ns per access")
+            notes = " ".join(text_of(n) for n in find(ch["wall-time"], "note"))
+            if "declared no accesses" not in notes:
+                fail(f"run names: the wall-time chart does not say why: {notes!r}")
+
+
+# 7. Bad inputs: one line on stderr, the exit status, nothing written.
 def bad(args, status, out, needle):
     p = subprocess.run([TLBPROF, "plot", *args], capture_output=True, text=True, timeout=60)
     lines = p.stderr.splitlines()
@@ -276,6 +395,10 @@ none_ok = os.path.join(tmp, "none-ok.json")
 with open(none_ok, "w") as g:
     json.dump(rep, g)
 bad([none_ok, "-o", out], 2, out, "no phase finished ok")
+rep["phases"] = rep["phases"][:1]
+with open(none_ok, "w") as g:
+    json.dump(rep, g)
+bad([none_ok, "-o", out], 2, out, "no phase finished ok (1 phase)")
 bad([sweep, "-o", os.path.join(tmp, "no-such-dir", "x.svg")], 4, None, "does not exist")
 bad([sweep, "-o", tmp], 4, None, "a directory")
 bad([sweep, "-o", "/dev/full"], 4, None, "/dev/full")
@@ -296,7 +419,7 @@ with open(keep) as f:
     if f.read() != "<svg/>":
         fail("an earlier SVG was replaced although nothing was drawn")
 
-# 7. Help: the command's own and the main list.
+# 8. Help: the command's own and the main list.
 p = subprocess.run([TLBPROF, "plot", "--help"], capture_output=True, text=True, timeout=30)
 if p.returncode != 0 or "Usage: tlbprof plot REPORT.json -o FILE.svg" not in p.stdout:
     fail(f"plot --help: {p.returncode} {p.stdout[:100]!r}")

@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: MIT
 """The progress line: on a terminal (a pseudo-terminal here) one line redrawn in place and cleared at the end;
 nothing when stderr is a pipe or a file, or with --quiet."""
+import fcntl
 import os
 import pty
 import re
 import select
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 TLBPROF = sys.argv[1]
@@ -25,9 +28,11 @@ def need(cond, what):
     return cond
 
 
-def run_on_pty(args):
+def run_on_pty(args, columns=None):
     """Run with stderr on a pseudo-terminal and stdout on a pipe: (exit status, stderr bytes, stdout, seconds)."""
     master, slave = pty.openpty()
+    if columns:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     t0 = time.monotonic()
     p = subprocess.Popen([TLBPROF, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
     os.close(slave)
@@ -69,6 +74,40 @@ def test_terminal():
          f"phase numbers {seen[:10]}")
 
 
+# One phase that samples for its whole --time-budget: the line must not wait for a phase start that never comes.
+LONG = ["--workload", "chase", "--size", "64M", "--pages", "4k", "--controls", "none", "--realloc", "1",
+        "--time-budget", "3", "--precision", "0.000001"]
+
+
+def test_one_long_phase():
+    rc, err, out, seconds = run_on_pty(LONG)
+    need(rc in (0, 1), f"long phase: exit {rc}: {err[-300:]!r}")
+    print(f"long phase: {seconds:.1f} s")
+    lines = re.findall(rb"\r\x1b\[Ktlbprof: phase 1/1 chase/4k/64M/r0, (\d+\.\d) s elapsed", err)
+    elapsed = [float(x) for x in lines]
+    # Sampling alone lasts 3 s, so the line is up for 2 s at least: redrawn while the phase runs.
+    need(len(elapsed) >= 3, f"one long phase: the line was drawn {len(elapsed)} times: {err[:400]!r}")
+    need(all(b > a for a, b in zip(elapsed, elapsed[1:])),
+         f"one long phase: the elapsed time should grow with each drawing: {elapsed}")
+    # At most four drawings a second: consecutive times are 0.25 s apart or more (0.2 after rounding).
+    need(all(b - a >= 0.2 - 1e-9 for a, b in zip(elapsed, elapsed[1:])),
+         f"one long phase: drawn more often than 4 times a second: {elapsed}")
+    need(err.endswith(CLEAR), f"long phase: the line is not cleared at the end: {err[-120:]!r}")
+
+
+def test_narrow_terminal():
+    """On 44 columns the phase name gives way; i/N, the elapsed time and the time left stay whole."""
+    rc, err, _, _ = run_on_pty(RUN, columns=44)
+    need(rc in (0, 1), f"narrow pty: exit {rc}")
+    lines = [ln for ln in err.split(CLEAR) if ln.startswith(b"tlbprof: ") or ln.startswith(b"phase ")]
+    need(lines, f"narrow pty: no progress line: {err[:300]!r}")
+    for ln in lines:
+        need(len(ln) <= 43, f"narrow pty: {len(ln)} characters on 44 columns: {ln!r}")
+        need(re.search(rb"phase \d/6( [^,]+)?, \d+\.\d s elapsed(, about \d+ s left)?$", ln),
+             f"narrow pty: i/N, elapsed or time left cut: {ln!r}")
+    need(any(ln.endswith(b" s left") for ln in lines), f"narrow pty: no line with the time left: {lines}")
+
+
 def test_quiet_on_terminal():
     rc, err, out, _ = run_on_pty(RUN + ["--quiet"])
     need(rc in (0, 1), f"--quiet on a pty: exit {rc}")
@@ -83,6 +122,8 @@ def test_pipe():
 
 
 test_terminal()
+test_one_long_phase()
+test_narrow_terminal()
 test_quiet_on_terminal()
 test_pipe()
 for f in failures:

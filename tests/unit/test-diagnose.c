@@ -155,6 +155,30 @@ static void setup_pool_short(struct machine *m)
 	m->env.pools[0].free = 4;
 }
 
+/*
+ * 128 pages free but 100 of them reserved by another mapping (a database that
+ * mapped its hugetlb region and has not touched it yet): 28 are left for a
+ * new mapping, as the runner counts them, so the pool must grow by 100.
+ */
+static void setup_pool_reserved(struct machine *m)
+{
+	m->env.pools[0] = (struct env_hugepool){ 2ull << 20, 128, 128, 100, 0 };
+}
+
+/* 300 free, 100 reserved: 200 unreserved are enough for 128. */
+static void setup_pool_reserved_enough(struct machine *m)
+{
+	m->env.pools[0] = (struct env_hugepool){ 2ull << 20, 300, 300, 100, 0 };
+}
+
+/* The 1 GiB page is free but reserved: --pages 1g cannot map it, as an unprivileged user. */
+static void setup_pool_1g_reserved_user(struct machine *m)
+{
+	m->env.pools[1] = (struct env_hugepool){ 1ull << 30, 1, 1, 1, 0 };
+	m->env.euid = 1000;
+	m->env.cap_effective = UINT64_C(1) << ENV_CAP_PERFMON;
+}
+
 /* No 1 GiB pool directory at all (a CPU without pdpe1gb), in a VM. */
 static void setup_no_1g_vm(struct machine *m)
 {
@@ -236,6 +260,11 @@ static const struct diagnose_row rows[] = {
 	{ __LINE__, setup_no_thp, "thp_unavailable", "thp_unavailable", "", "2m:hugetlb" },
 	{ __LINE__, setup_pool_short, "hugetlb_pool_2m", "hugetlb_pool_2m",
 	  "echo 134 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", NULL },
+	{ __LINE__, setup_pool_reserved, "hugetlb_pool_2m", "hugetlb_pool_2m",
+	  "echo 228 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", NULL },
+	{ __LINE__, setup_pool_reserved_enough, "", NULL, NULL, NULL },
+	{ __LINE__, setup_pool_1g_reserved_user, "hugetlb_pool_1g", "hugetlb_pool_1g",
+	  "echo 2 | sudo tee /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "hugepages=2" },
 	{ __LINE__, setup_no_1g_vm, "hugetlb_pool_1g,nested_paging", "hugetlb_pool_1g", "", "-cpu host" },
 	{ __LINE__, setup_big_working_set, "hugetlb_pool_2m", "hugetlb_pool_2m",
 	  "echo 512 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", NULL },
@@ -324,6 +353,24 @@ static void test_can_measure(void)
 	CHECK(strstr(d.pages[1].reason, "never") != NULL, "2m reason '%s'", d.pages[1].reason);
 	CHECK(strstr(d.pages[2].reason, "4 free, 128 needed") != NULL, "2m:hugetlb reason '%s'", d.pages[2].reason);
 
+	/* Reserved pages are not free for a new mapping: env agrees with the runner (region.c). */
+	machine_baseline(&m);
+	setup_pool_reserved(&m);
+	diagnose_machine(&m, &d);
+	CHECK(!d.pages[2].available && d.pages[3].available, "reserved 2m pool: 2m:hugetlb %d 1g %d",
+	      d.pages[2].available, d.pages[3].available);
+	CHECK(strcmp(d.pages[2].reason, "pool: 28 unreserved of 128 free, 128 needed for --size 256M") == 0,
+	      "reserved pool reason '%s'", d.pages[2].reason);
+	const struct diagnose_problem *pool = diagnosis_find(&d, "hugetlb_pool_2m");
+	CHECK(pool && strstr(pool->message, "128 free of 128 pages (100 of them reserved by other mappings)") &&
+		      strstr(pool->message, "needs 128 unreserved"),
+	      "reserved pool message '%s'", pool ? pool->message : "(none)");
+	machine_baseline(&m);
+	setup_pool_reserved_enough(&m);
+	diagnose_machine(&m, &d);
+	CHECK(d.pages[2].available && strcmp(d.pages[2].reason, "pool: 200 unreserved of 300 free") == 0,
+	      "enough unreserved: %d '%s'", d.pages[2].available, d.pages[2].reason);
+
 	/* A multiplexed event still counts (scaled). */
 	machine_baseline(&m);
 	m.counters[METRIC_DTLB_LOAD_MISSES].status = COUNTER_MULTIPLEXED;
@@ -354,8 +401,37 @@ static void test_names(void)
 	CHECK(diagnosis_find(&d, "no_such_problem") == NULL, "find of an unknown id");
 }
 
+/* The one definition of a pool's usable pages (shared with the runner's check in region.c). */
+static void test_pool_unreserved(void)
+{
+	static const struct {
+		int line;
+		struct env_hugepool pool;
+		uint64_t need, unreserved, target;
+	} pool_rows[] = {
+		{ __LINE__, { 2ull << 20, 10, 4, 0, 0 }, 128, 4, 134 },
+		{ __LINE__, { 2ull << 20, 128, 128, 100, 0 }, 128, 28, 228 },
+		{ __LINE__, { 2ull << 20, 300, 300, 100, 0 }, 128, 200, 300 },
+		/* More reserved than free cannot happen, but a racy read must not wrap around. */
+		{ __LINE__, { 2ull << 20, 8, 2, 5, 0 }, 4, 0, 12 },
+		/* Unreadable counts (-1): nothing usable, the target from zero. */
+		{ __LINE__, { 2ull << 20, -1, -1, -1, -1 }, 3, 0, 3 },
+		{ __LINE__, { 1ull << 30, 1, 1, 1, 0 }, 1, 0, 2 },
+	};
+
+	for (size_t i = 0; i < sizeof(pool_rows) / sizeof(pool_rows[0]); i++) {
+		uint64_t u = environment_pool_unreserved(&pool_rows[i].pool), t = environment_pool_target(&pool_rows[i].pool, pool_rows[i].need);
+		CHECK_ROW(pool_rows[i].line, u == pool_rows[i].unreserved, "unreserved %llu, expected %llu", (unsigned long long)u,
+			  (unsigned long long)pool_rows[i].unreserved);
+		CHECK_ROW(pool_rows[i].line, t == pool_rows[i].target, "target %llu, expected %llu", (unsigned long long)t,
+			  (unsigned long long)pool_rows[i].target);
+	}
+	CHECK(environment_pool_unreserved(NULL) == 0 && environment_pool_target(NULL, 5) == 5, "NULL pool");
+}
+
 int main(void)
 {
+	test_pool_unreserved();
 	test_rows();
 	test_can_measure();
 	test_names();

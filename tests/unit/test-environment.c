@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -741,6 +742,31 @@ static bool test_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs
 }
 #endif
 
+/* Why fault_around_bytes is unknown: the reason decides the fix (mount debugfs, or be root). */
+static void test_fault_around_why(void)
+{
+	static const struct {
+		int line;
+		int err;
+		bool mounted;
+		unsigned euid;
+		const char *want;
+	} rows[] = {
+		/* Root on a machine without debugfs mounted: not "root only". */
+		{ __LINE__, ENOENT, false, 0, "debugfs is not mounted (mount -t debugfs none /sys/kernel/debug)" },
+		{ __LINE__, EACCES, false, 1000, "debugfs is not mounted (sudo mount -t debugfs none /sys/kernel/debug)" },
+		{ __LINE__, EACCES, true, 1000, "debugfs is readable by root only" },
+		{ __LINE__, EPERM, true, 0, "debugfs denies it even to root (kernel lockdown?)" },
+		{ __LINE__, ENOENT, true, 0, "this kernel's debugfs has no fault_around_bytes" },
+		{ __LINE__, EINVAL, true, 0, "fault_around_bytes in debugfs is unreadable" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *got = env_fault_around_why(rows[i].err, rows[i].mounted, rows[i].euid);
+		CHECK_ROW(rows[i].line, strcmp(got, rows[i].want) == 0, "'%s', expected '%s'", got, rows[i].want);
+	}
+}
+
 static void test_collect_live(void)
 {
 	struct environment env;
@@ -756,6 +782,15 @@ static void test_collect_live(void)
 	      env.logical_cpus);
 	CHECK(memchr(env.cpu_vendor, '\0', sizeof(env.cpu_vendor)) != NULL, "vendor not terminated");
 	CHECK(env.tlb.source[0] != '\0', "tlb.source empty");
+	/* fault_around_bytes: a value, or a reason that names debugfs's state as statfs sees it. */
+	struct statfs sfs;
+	bool debugfs = statfs("/sys/kernel/debug", &sfs) == 0 && (uint64_t)sfs.f_type == ENV_DEBUGFS_MAGIC;
+	if (env.fault_around_bytes >= 0)
+		CHECK(env.fault_around_why[0] == '\0', "fault_around_bytes %ld with a reason '%s'", env.fault_around_bytes,
+		      env.fault_around_why);
+	else
+		CHECK((strstr(env.fault_around_why, "not mounted") != NULL) == !debugfs,
+		      "fault_around_bytes unknown: '%s' (debugfs mounted: %d)", env.fault_around_why, debugfs);
 
 #if defined(__x86_64__) || defined(__i386__)
 	{
@@ -916,6 +951,7 @@ int main(void)
 	test_decode_tlb();
 	test_decode_tlb_bad_args();
 	test_lookups();
+	test_fault_around_why();
 	test_collect_live();
 	return check_finish();
 }

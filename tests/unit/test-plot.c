@@ -10,6 +10,7 @@
 #include "fixtures.h"
 #include "plot.h"
 #include "report.h"
+#include "target.h"
 
 /* ---- ticks: golden tables ---- */
 
@@ -40,6 +41,12 @@ static void test_linear_ticks(void)
 		{ __LINE__, -3, 7, 1.0, "0.0,0.2,0.4,0.6,0.8,1.0" },
 		{ __LINE__, NAN, 7, 1.0, "0.0,0.2,0.4,0.6,0.8,1.0" },
 		{ __LINE__, 9.5, 1, 10, "0,5,10" },	/* target below 2 is 2 */
+		/* Beyond 10^-4 .. 10^6: one engineering exponent for the axis, never a long string of digits. */
+		{ __LINE__, 1e-300, 7, 1.2e-300, "0,0.2e-300,0.4e-300,0.6e-300,0.8e-300,1.0e-300,1.2e-300" },
+		{ __LINE__, 1e13, 7, 1.2e13, "0,2e12,4e12,6e12,8e12,10e12,12e12" },
+		{ __LINE__, 2.5e6, 5, 3e6, "0,1e6,2e6,3e6" },
+		{ __LINE__, 950000, 5, 1e6, "0,0.2e6,0.4e6,0.6e6,0.8e6,1.0e6" },
+		{ __LINE__, 4.2e-5, 5, 5e-5, "0,10e-6,20e-6,30e-6,40e-6,50e-6" },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct plot_axis ax = { .unit = PLOT_UNIT_NS };
@@ -50,6 +57,8 @@ static void test_linear_ticks(void)
 		CHECK_ROW(rows[i].line, fabs(ax.max - rows[i].axis_max) < 1e-9, "max %g, want %g", ax.max, rows[i].axis_max);
 		CHECK_ROW(rows[i].line, strcmp(got, rows[i].labels) == 0, "ticks '%s', want '%s'", got, rows[i].labels);
 		CHECK_ROW(rows[i].line, ax.n_ticks <= (rows[i].target < 2 ? 2 : rows[i].target) + 1, "at most target + 1");
+		for (size_t k = 0; k < ax.n_ticks; k++)
+			CHECK_ROW(rows[i].line, strlen(ax.ticks[k].label) <= 9, "label '%s' too long", ax.ticks[k].label);
 		if (isfinite(rows[i].max_value) && rows[i].max_value > 0)
 			CHECK_ROW(rows[i].line, ax.max >= 1.05 * rows[i].max_value - 1e-9, "room above the highest value");
 	}
@@ -74,6 +83,9 @@ static void test_log2_ticks(void)
 		{ __LINE__, PLOT_UNIT_COUNT, 1, 65536, 10, "1,4,16,64,256,1024,4096,16384,65536" },
 		{ __LINE__, PLOT_UNIT_COUNT, 1, 512, 3, "1,16,256" },
 		{ __LINE__, PLOT_UNIT_COUNT, 3, 5, 10, "4" },
+		/* ns far beyond 10^6: three significant digits in engineering notation. */
+		{ __LINE__, PLOT_UNIT_NS, 1e13, 1.2e14, 10, "17.6e12,35.2e12,70.4e12" },
+		{ __LINE__, PLOT_UNIT_NS, 1e-300, 1e-299, 10, "1.49e-300,2.99e-300,5.97e-300" },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct plot_axis ax = { .unit = rows[i].unit };
@@ -103,6 +115,22 @@ static void test_format_and_quantile(void)
 		char buf[32];
 		plot_format_bytes(rows[i].bytes, buf, sizeof(buf));
 		CHECK_ROW(rows[i].line, strcmp(buf, rows[i].want) == 0, "'%s', want '%s'", buf, rows[i].want);
+	}
+	static const struct {
+		int line;
+		double v;
+		const char *want;
+	} numbers[] = {
+		{ __LINE__, 0, "0" },	      { __LINE__, 0.125, "0.125" },	  { __LINE__, 65536, "65536" },
+		{ __LINE__, 999999, "999999" }, { __LINE__, 1e6, "1e6" },	  { __LINE__, 8.796093022208e12, "8.8e12" },
+		{ __LINE__, 1.4e14, "140e12" }, { __LINE__, 999.9e12, "1e15" }, { __LINE__, 2e-301, "200e-303" },
+		{ __LINE__, 5e-4, "500e-6" },	{ __LINE__, -3e9, "-3e9" },	  { __LINE__, 1e-300, "1e-300" },
+	};
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		char buf[32];
+		plot_format_number(numbers[i].v, buf, sizeof(buf));
+		CHECK_ROW(numbers[i].line, strcmp(buf, numbers[i].want) == 0, "%g: '%s', want '%s'", numbers[i].v, buf,
+			  numbers[i].want);
 	}
 	const double four[] = { 4, 1, 3, 2 }, three[] = { 3, 1, 2 }, one[] = { 5 };
 	CHECK_NEAR(plot_quantile(four, 4, 0.25), 1.75, 1e-12);
@@ -134,17 +162,30 @@ static void test_chart_kinds(void)
 		int line;
 		const char *workload;
 		size_t sizes;
+		bool wall_time;
 		enum plot_chart_kind want;
 	} rows[] = {
-		{ __LINE__, "chase", 1, PLOT_CHART_PAGE_BARS },	 { __LINE__, "chase", 5, PLOT_CHART_SIZE_SWEEP },
-		{ __LINE__, "chase", 0, PLOT_CHART_PAGE_BARS },	 { __LINE__, "tlbsize", 40, PLOT_CHART_TLBSIZE },
-		{ __LINE__, "stride", 1, PLOT_CHART_STRIDE },	 { __LINE__, "stride", 3, PLOT_CHART_STRIDE },
-		{ __LINE__, "pagefault", 1, PLOT_CHART_FAULT_BARS }, { __LINE__, "newload", 2, PLOT_CHART_SIZE_SWEEP },
+		{ __LINE__, "chase", 1, false, PLOT_CHART_PAGE_BARS },
+		{ __LINE__, "chase", 5, false, PLOT_CHART_SIZE_SWEEP },
+		{ __LINE__, "chase", 0, false, PLOT_CHART_PAGE_BARS },
+		{ __LINE__, "tlbsize", 40, false, PLOT_CHART_TLBSIZE },
+		{ __LINE__, "stride", 1, false, PLOT_CHART_STRIDE },
+		{ __LINE__, "stride", 3, false, PLOT_CHART_STRIDE },
+		{ __LINE__, "pagefault", 1, false, PLOT_CHART_FAULT_BARS },
+		{ __LINE__, "newload", 2, false, PLOT_CHART_SIZE_SWEEP },
+		/* tlbprof run: marked phases with accesses by name; without accesses (or unmarked) by wall time. */
+		{ __LINE__, "run", 2, false, PLOT_CHART_RUN_BARS },
+		{ __LINE__, "run", 0, true, PLOT_CHART_WALL_BARS },
+		{ __LINE__, "command", 0, true, PLOT_CHART_WALL_BARS },
 	};
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		CHECK_ROW(rows[i].line, plot_chart_kind_for(rows[i].workload, rows[i].sizes) == rows[i].want, "%s with %zu: %s",
-			  rows[i].workload, rows[i].sizes,
-			  plot_chart_kind_name(plot_chart_kind_for(rows[i].workload, rows[i].sizes)));
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		enum plot_chart_kind k = plot_chart_kind_for(rows[i].workload, rows[i].sizes, rows[i].wall_time);
+		CHECK_ROW(rows[i].line, k == rows[i].want, "%s with %zu: %s", rows[i].workload, rows[i].sizes,
+			  plot_chart_kind_name(k));
+	}
+	CHECK(strcmp(plot_chart_kind_name(PLOT_CHART_RUN_BARS), "run-phases") == 0 &&
+		      strcmp(plot_chart_kind_name(PLOT_CHART_WALL_BARS), "wall-time") == 0,
+	      "kind names");
 }
 
 /* ---- charts from phases ---- */
@@ -263,6 +304,43 @@ static void test_page_bars(void)
 	fixture_free(r, 3);
 }
 
+/*
+ * Marker labels stay inside the area (never under the legend), do not overlap
+ * each other in a row, and cross another marker's line only when neither
+ * side of their own line had room for them.
+ */
+static void check_marker_labels(const struct plot_chart *c, int line)
+{
+	double left = c->area.x, right = c->area.x + c->area.w;
+
+	for (size_t i = 0; i < c->n_markers; i++) {
+		const struct plot_marker *m = &c->markers[i];
+		double x = plot_x_px(c, m->x), w = 6.3 * (double)strlen(m->label) + 4;
+		double lo = m->label_end ? m->label_x_px - w : m->label_x_px, hi = lo + w;
+		CHECK_ROW(line, lo >= left && hi <= right, "'%s' at %.0f..%.0f outside the area %.0f..%.0f", m->label, lo, hi,
+			  left, right);
+		CHECK_ROW(line, m->label_end ? hi <= x : lo >= x, "'%s' not beside its line", m->label);
+		double next = right, prev = left;
+		bool crosses = false;
+		for (size_t k = 0; k < c->n_markers; k++) {
+			double xk = plot_x_px(c, c->markers[k].x);
+			crosses |= xk > lo && xk < hi && fabs(xk - x) > 0.5;
+			if (xk > x + 0.5)
+				next = fmin(next, xk);
+			else if (xk < x - 0.5)
+				prev = fmax(prev, xk);
+			if (k == i || c->markers[k].label_y_px != m->label_y_px)
+				continue;
+			const struct plot_marker *o = &c->markers[k];
+			double ow = 6.3 * (double)strlen(o->label) + 4, olo = o->label_end ? o->label_x_px - ow : o->label_x_px;
+			CHECK_ROW(line, hi <= olo || lo >= olo + ow, "'%s' and '%s' overlap in a row", m->label, o->label);
+		}
+		if (crosses)
+			CHECK_ROW(line, x + 4 + w > next && x - 4 - w < prev, "'%s' crosses a line although one side had room",
+				  m->label);
+	}
+}
+
 /* tlbsize: one point per page count, the analysis's knees, CPUID capacities as references (or a note). */
 static void test_tlbsize(void)
 {
@@ -313,6 +391,7 @@ static void test_tlbsize(void)
 	}
 	CHECK(a.n_knees == 2 && knees == 2 && refs == 2, "both knees (%zu of %zu) and both capacities (%zu)", knees,
 	      a.n_knees, refs);
+	check_marker_labels(c, __LINE__);
 	CHECK(!has_note(c, "CPUID reports no"), "no CPUID note when it reports");
 	plot_free(&p);
 	analysis_free(&a);
@@ -327,6 +406,22 @@ static void test_tlbsize(void)
 		refs += c->markers[i].kind == PLOT_MARKER_CPUID;
 	CHECK(refs == 0 && c->n_markers == a.n_knees, "knees only");
 	CHECK(has_note(c, "CPUID reports no 4 KiB TLB capacities"), "the note says CPUID reports none");
+	check_marker_labels(c, __LINE__);
+	plot_free(&p);
+	analysis_free(&a);
+
+	/*
+	 * An L2 TLB of 1536 entries next to the knee at 2048: no room right of
+	 * its line, so its label goes left of it, inside the area.
+	 */
+	env.tlb = (struct env_tlb){ .l1d_4k_entries = 64, .l2d_4k_entries = 1536 };
+	analysis_run(r, N, &env, NULL, &a);
+	CHECK(plot_build(&in, &p) == 0, "built");
+	c = &p.charts[0];
+	check_marker_labels(c, __LINE__);
+	for (size_t i = 0; i < c->n_markers; i++)
+		if (c->markers[i].kind == PLOT_MARKER_CPUID && c->markers[i].x == 1536)
+			CHECK(c->markers[i].label_end, "'%s' left of its line", c->markers[i].label);
 	plot_free(&p);
 	analysis_free(&a);
 	fixture_free(r, N);
@@ -442,6 +537,196 @@ static void test_fault_bars(void)
 	for (size_t i = 0; i < N; i++)
 		free(r[i].fault_samples);
 	fixture_free(r, N);
+}
+
+/*
+ * A tlbprof run phase as report_read() gives it: workload run (marked) or
+ * command (unmarked), the wall time of each occurrence, and ns per access
+ * per occurrence when accesses were declared (then page may be declared too).
+ */
+static void run_phase(struct phase_result *r, const char *name, const char *page, const double *wall_ns, size_t n,
+		      uint64_t accesses_per_occurrence, bool command)
+{
+	double ns[16];
+
+	for (size_t i = 0; i < n && i < 16; i++)
+		ns[i] = accesses_per_occurrence ? wall_ns[i] / (double)accesses_per_occurrence : 0;
+	fixture_phase(r, name, page ? page : "4k", 8ull << 20, accesses_per_occurrence, ns, n, 0, -1);
+	r->spec.workload = command ? &target_command_workload : &target_phase_workload;
+	r->n_self_checks = 0;
+	r->target = calloc(1, sizeof(*r->target));
+	r->target->occurrences = (unsigned)n;
+	r->target->has_accesses = accesses_per_occurrence > 0;
+	r->target->has_page = page != NULL;
+	r->target->wall_ns = calloc(n, sizeof(double));
+	memcpy(r->target->wall_ns, wall_ns, n * sizeof(double));
+	r->target->n_wall = n;
+	if (!accesses_per_occurrence)
+		r->n_samples = 0;	/* nothing per access: the reader keeps no samples */
+	r->spec.accesses_total = accesses_per_occurrence * n;
+}
+
+static void run_phases_free(struct phase_result *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].target)
+			free(r[i].target->wall_ns);
+		free(r[i].target);
+	}
+	fixture_free(r, n);
+}
+
+/*
+ * tlbprof run: marked phases with declared accesses are bars of ns per
+ * access per phase name (coloured by the declared page); phases without are
+ * bars of ms per occurrence on a chart of their own; an unmarked command is
+ * one such bar, not refused as "nothing finished".
+ */
+static void test_run_charts(void)
+{
+	const double chase4k[] = { 20.8e6, 20.4e6, 20.1e6, 20.3e6, 20.2e6 }, chase2m[] = { 15.5e6, 15.1e6, 15.3e6 };
+	const double load[] = { 4e6, 6e6, 8e6, 10e6 }, scan[] = { 2e6, 2.2e6 };
+	struct phase_result r[5];
+	struct analysis a;
+	struct plot p;
+
+	run_phase(&r[0], "load", NULL, load, 4, 0, false);
+	run_phase(&r[1], "chase4k", "4k", chase4k, 5, 1000000, false);
+	run_phase(&r[2], "chase2m", "2m", chase2m, 3, 1000000, false);
+	run_phase(&r[3], "scan", NULL, scan, 2, 0, false);
+	run_phase(&r[4], "walk", NULL, chase2m, 3, 1000000, false);
+	analysis_run(r, 5, NULL, NULL, &a);
+	struct plot_input in = { .phases = r, .n = 5, .analysis = &a };
+	CHECK(plot_build(&in, &p) == 0 && p.n_charts == 2, "two charts: %zu", p.n_charts);
+	if (p.n_charts == 2) {
+		/* In order of first appearance: load (wall time) ran first. */
+		const struct plot_chart *w = &p.charts[0], *c = &p.charts[1];
+		CHECK(w->kind == PLOT_CHART_WALL_BARS && c->kind == PLOT_CHART_RUN_BARS, "kinds %s, %s",
+		      plot_chart_kind_name(w->kind), plot_chart_kind_name(c->kind));
+		CHECK(strstr(p.title, "tlbprof: run on") != NULL, "the workload named once: %s", p.title);
+
+		CHECK(w->n_categories == 2 && strcmp(w->categories[0], "load") == 0 && strcmp(w->categories[1], "scan") == 0,
+		      "a bar per phase name without accesses");
+		CHECK(w->y.unit == PLOT_UNIT_MS && strcmp(w->y.title, "ms per occurrence (wall time)") == 0, "y: %s",
+		      w->y.title);
+		CHECK(w->x.scale == PLOT_SCALE_BAND && w->y.scale == PLOT_SCALE_LINEAR, "bars, linear");
+		const struct plot_series *ws = find_series(w, "wall");
+		CHECK(ws && ws->n == 2, "one series of wall times");
+		if (ws && ws->n == 2) {
+			/* load: 4, 6, 8, 10 ms -> median 7, quartiles 5.5 and 8.5. */
+			CHECK_NEAR(ws->points[0].y, 7, 1e-12);
+			CHECK_NEAR(ws->points[0].lo, 5.5, 1e-12);
+			CHECK_NEAR(ws->points[0].hi, 8.5, 1e-12);
+			CHECK(ws->points[0].samples == 4 && ws->points[1].samples == 2, "a value per occurrence");
+			CHECK_NEAR(ws->points[1].y, 2.1, 1e-12);
+		}
+		CHECK(has_note(w, "declared no accesses"), "the wall chart says why");
+		CHECK(strstr(w->spread_label, "occurrences") != NULL, "spread over occurrences: %s", w->spread_label);
+
+		CHECK(c->n_categories == 3 && strcmp(c->categories[0], "chase4k") == 0 &&
+			      strcmp(c->categories[1], "chase2m") == 0 && strcmp(c->categories[2], "walk") == 0,
+		      "a bar per phase name with accesses");
+		CHECK(strcmp(c->y.title, "ns per access") == 0 && c->y.unit == PLOT_UNIT_NS, "y: %s", c->y.title);
+		const struct plot_series *s4 = find_series(c, "4k"), *s2 = find_series(c, "2m"),
+					 *nd = find_series(c, "page-not-declared");
+		CHECK(s4 && s2 && nd && c->n_series == 3, "a series per declared page, one for none");
+		if (s4 && s4->n == 1)
+			CHECK(s4->points[0].y == a.phases[1].ns.median && fabs(s4->points[0].y - 20.3) < 1e-9,
+			      "chase4k at the analysis median: %g", s4->points[0].y);
+		if (s4 && s2)
+			CHECK(strcmp(s4->color, s2->color) != 0, "pages told apart");
+		double x, width;
+		plot_bar_px(c, 0, 0, &x, &width);
+		CHECK_NEAR(width, 0.8 * c->area.w / 3, 1e-9);	/* one bar per category, the whole 80 % */
+	}
+	plot_free(&p);
+	analysis_free(&a);
+	run_phases_free(r, 5);
+
+	/* The unmarked command (tlbprof run -- sleep 0.1): one occurrence, drawn, not -ENODATA. */
+	const double one[] = { 101.4e6 };
+	run_phase(&r[0], "command", NULL, one, 1, 0, true);
+	analysis_run(r, 1, NULL, NULL, &a);
+	in = (struct plot_input){ .phases = r, .n = 1, .analysis = &a };
+	CHECK(plot_build(&in, &p) == 0 && p.n_charts == 1, "the command is drawn");
+	if (p.n_charts == 1) {
+		const struct plot_chart *c = &p.charts[0];
+		CHECK(c->kind == PLOT_CHART_WALL_BARS && c->n_series == 1 && c->series[0].n == 1, "one wall-time bar");
+		CHECK(c->series[0].n == 1 && fabs(c->series[0].points[0].y - 101.4) < 1e-9, "101.4 ms");
+		CHECK(has_note(c, "marked no phases") && has_note(c, "One occurrence per bar"), "notes");
+	}
+	plot_free(&p);
+	analysis_free(&a);
+	run_phases_free(r, 1);
+}
+
+/* Long phase names on many bars are shortened in the middle to their band; the category keeps the name. */
+static void test_band_labels(void)
+{
+	enum { N = 8 };
+	struct phase_result r[N];
+	const double wall[] = { 1e6, 2e6 };
+	struct analysis a;
+	struct plot p;
+
+	for (size_t i = 0; i < N; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "initialise_the_table_number_%02zu", i);
+		run_phase(&r[i], name, NULL, wall, 2, 0, false);
+	}
+	analysis_run(r, N, NULL, NULL, &a);
+	struct plot_input in = { .phases = r, .n = N, .analysis = &a };
+	CHECK(plot_build(&in, &p) == 0 && p.n_charts == 1, "built");
+	if (p.n_charts == 1) {
+		const struct plot_chart *c = &p.charts[0];
+		double band = c->area.w / (double)c->n_categories;
+		CHECK(c->n_categories == N && c->x.n_ticks == N, "a tick per bar");
+		for (size_t i = 0; i < c->x.n_ticks; i++) {
+			const char *l = c->x.ticks[i].label;
+			CHECK(6.3 * (double)strlen(l) <= band, "label '%s' (%zu chars) wider than its %.0f px band", l,
+			      strlen(l), band);
+			size_t cl = strlen(c->categories[i]);
+			CHECK(strstr(l, "..") && strncmp(l, c->categories[i], 4) == 0 &&
+				      strcmp(l + strlen(l) - 3, c->categories[i] + cl - 3) == 0,
+			      "'%s': head, '..', tail of '%s'", l, c->categories[i]);
+		}
+		CHECK(strcmp(c->categories[3], "initialise_the_table_number_03") == 0, "the category keeps the name");
+	}
+	plot_free(&p);
+	analysis_free(&a);
+	run_phases_free(r, N);
+}
+
+/* Extreme medians (a broken clock): short tick labels, and the y title clear of them. */
+static void test_extreme_values(void)
+{
+	static const double values[] = { 1e13, 1e-300, 123.4 };
+	for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+		struct phase_result r[2];
+		const double s4[] = { values[v], values[v] * 1.1, values[v] * 0.9 }, s2[] = { values[v] / 2, values[v] / 2 };
+		struct analysis a;
+		struct plot p;
+
+		fixture_phase(&r[0], "chase/4k/256M/r0", "4k", 256ull << 20, 1000000, s4, 3, 0, -1);
+		fixture_phase(&r[1], "chase/2m/256M/r0", "2m", 256ull << 20, 1000000, s2, 2, 0, -1);
+		analysis_run(r, 2, NULL, NULL, &a);
+		struct plot_input in = { .phases = r, .n = 2, .analysis = &a };
+		CHECK(plot_build(&in, &p) == 0, "built");
+		const struct plot_chart *c = &p.charts[0];
+		size_t longest = 0;
+		for (size_t i = 0; i < c->y.n_ticks; i++) {
+			longest = strlen(c->y.ticks[i].label) > longest ? strlen(c->y.ticks[i].label) : longest;
+			CHECK(strlen(c->y.ticks[i].label) <= 9, "%g: tick '%s'", values[v], c->y.ticks[i].label);
+		}
+		/* The rotated title is about 12 px thick around its x; the labels end 8 px left of the area. */
+		CHECK(c->y_title_x_px + 6 <= c->area.x - 8 - 6.3 * (double)longest && c->y_title_x_px >= 6,
+		      "%g: y title at %.0f px, labels from %.0f px", values[v], c->y_title_x_px,
+		      c->area.x - 8 - 6.3 * (double)longest);
+		CHECK(values[v] != 123.4 || c->y_title_x_px == c->area.x - 58, "ordinary labels keep the usual place");
+		plot_free(&p);
+		analysis_free(&a);
+		fixture_free(r, 2);
+	}
 }
 
 /* Several workloads stack; nothing that finished ok gives -ENODATA. */
@@ -573,6 +858,9 @@ int main(void)
 	test_tlbsize();
 	test_stride();
 	test_fault_bars();
+	test_run_charts();
+	test_band_labels();
+	test_extreme_values();
 	test_stacking_and_empty();
 	test_svg_writer();
 	return check_finish();
