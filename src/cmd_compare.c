@@ -1,9 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /* tlbprof compare: compare two saved reports phase by phase, judged from their samples. */
+#include <errno.h>
+
 #include "analysis.h"
 #include "commands.h"
 #include "compare.h"
 #include "report.h"
+
+/*
+ * The analysis of one report as tlbprof analyze makes it: analysis_run(),
+ * then the build check of a tlbprof run report (its benchmark's recorded
+ * optimisation level), so that check is compared like every other.
+ */
+static int analyse(const struct report_doc *doc, struct analysis *a)
+{
+	struct analysis_build build = {
+		.binary = doc->build_binary,
+		.opt_level = doc->build_opt_level,
+		.opt_levels = doc->build_opt_levels,
+		.source = doc->build_opt_source,
+		.defaulted = doc->build_defaulted,
+	};
+
+	if (analysis_run(doc->results.phases, doc->results.n, &doc->env, &doc->clock, a) != 0)
+		return -ENOMEM;
+	if (doc->has_build && analysis_check_build(a, doc->results.phases, doc->results.n, &build) != 0)
+		return -ENOMEM;
+	return 0;
+}
 
 /*
  * Both reports are re-analysed with this tlbprof rather than trusting the
@@ -33,8 +57,7 @@ int cmd_compare(const struct tlbprof_config *cfg)
 				   .pmu_name = *base.pmu_name ? base.pmu_name : "none" };
 	struct compare_side sn = { .results = &new.results, .analysis = &an, .env = &new.env, .clock = &new.clock,
 				   .pmu_name = *new.pmu_name ? new.pmu_name : "none" };
-	if (analysis_run(base.results.phases, base.results.n, &base.env, &base.clock, &ab) != 0 ||
-	    analysis_run(new.results.phases, new.results.n, &new.env, &new.clock, &an) != 0 ||
+	if (analyse(&base, &ab) != 0 || analyse(&new, &an) != 0 ||
 	    compare_run(&sb, &sn, cfg->threshold_pct / 100, &cmp) != 0) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;
@@ -53,7 +76,9 @@ int cmd_compare(const struct tlbprof_config *cfg)
 		.argc = cfg->argc,
 		.argv = cfg->argv,
 	};
-	status = in.fails ? EXIT_CHECK_FAILED : EXIT_OK;
+	/* Nothing judged is not "no regression": the question asked could not be answered (exit 3). */
+	status = !compare_judged_any(&cmp) ? EXIT_UNAVAILABLE : in.fails ? EXIT_CHECK_FAILED : EXIT_OK;
+	in.status = status;
 	if (report_compare_emit(&in, cfg) != 0)
 		status = EXIT_OUTPUT;
 out:

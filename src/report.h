@@ -245,7 +245,8 @@ struct report_compare_input {
 	const struct report_doc *base, *new;		/* the two reports as read */
 	const struct analysis *base_analysis, *new_analysis;	/* recomputed from them */
 	enum fail_on fail_on;
-	bool fails;				/* compare_fails(): the exit status is 1 */
+	bool fails;				/* compare_fails(): a regression or a check at the --fail-on level */
+	int status;				/* the exit status: 0, 1 (fails), 3 (nothing judged) */
 	int argc;				/* the compare command as typed */
 	char **argv;
 };

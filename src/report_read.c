@@ -536,6 +536,10 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	r->spec.cpu = json_is_integer(v) ? (int)json_integer_value(v) : -1;
 	get_str(rd, params, "layout", where, true, &str);
 	r->spec.layout = strcmp(str, "aligned") == 0 ? LAYOUT_ALIGNED : LAYOUT_COLORED;
+	/* How the samples were taken (compare warns when they differ); optional, older reports lack them. */
+	get_str(rd, params, "iterations_mode", where, true, &str);
+	r->spec.iterations_auto = strcmp(str, "auto") == 0;
+	r->spec.allocations = opt_uint(params, "allocations");
 
 	if ((rc = read_samples(rd, p, where, r)) || (rc = read_fault_samples(rd, p, where, r)))
 		return rc;

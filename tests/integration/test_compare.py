@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""tlbprof compare: a report against itself, modified copies (slower, a failed check, another kernel), page-fault
-reports, tlbprof run reports, bad inputs, and the tlbprof.compare/1 JSON."""
+"""tlbprof compare: a report against itself, modified copies (slower, a failed check, another kernel, the machine
+slower as a whole, other parameters, an interrupted run), page-fault reports, tlbprof run reports, real back-to-back
+runs of this VM (tests/data/vm-*: the noise between runs), nothing to judge, bad inputs, and the tlbprof.compare/1
+JSON."""
 import copy
 import json
 import math
@@ -20,7 +22,8 @@ DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(SRC, "tests", "data"
 EXAMPLE = os.path.join(SRC, "examples", "reports", "kvm-intel-no-pmu.json")
 PAGEFAULT = os.path.join(SRC, "tests", "fuzz", "corpus", "report", "pagefault.json")
 VERDICTS = {"insufficient_samples", "no_change", "noise", "better_within_threshold", "worse_within_threshold",
-            "better", "regression", "not_comparable"}
+            "better", "regression", "not_comparable", "machine_slower", "machine_faster", "smaller_no_phase_slower"}
+JUDGED = VERDICTS - {"insufficient_samples", "not_comparable"}
 fail = Failures()
 
 
@@ -37,18 +40,28 @@ def validate_compare(doc):
     for p in doc["phases"]:
         assert p["match"] in ("matched", "removed", "added") and \
             p["metric"] in ("ns_per_access", "ns_per_page", "wall_ns_per_occurrence"), p
-        for key in ("ns",) + (("ns_per_fault",) if p["ns_per_fault"] is not None else ()):
+        keys = ("ns",) + (("ns_per_fault",) if p["ns_per_fault"] is not None else ()) + \
+            (("against_control",) if p["against_control"] is not None else ())
+        for key in keys:
             s = p[key]
             assert s["verdict"] in VERDICTS, s
-            for k in ("base", "new", "change_pct", "p_value"):
+            for k in ("base", "new", "change_pct", "p_value", "noise_floor_pct"):
                 assert s[k] is None or isinstance(s[k], (int, float)), (k, s)
             assert s["interval_pct"] is None or (len(s["interval_pct"]) == 2 and
                                                  s["interval_pct"][0] <= s["interval_pct"][1]), s
             if s["p_value"] is not None:
                 assert 0 <= s["p_value"] <= 1, s
-        assert isinstance(p["regression"], bool) and p["regression"] == (p["ns"]["verdict"] == "regression")
+            assert isinstance(s["clusters"]["base"], int) and isinstance(s["clusters"]["new"], int), s
+        if p["against_control"] is not None:
+            assert isinstance(p["against_control"]["control"], str) and not p["control"], p
+        assert p["verdict"] in VERDICTS and isinstance(p["control"], bool), p
+        assert isinstance(p["regression"], bool) and p["regression"] == (p["verdict"] == "regression")
+        assert not p["control"] or p["verdict"] not in ("regression", "better"), p
+        assert isinstance(p["checked_against_control"], bool) and isinstance(p["control_inconclusive"], bool), p
         for c in p["counters_per_access"]:
             assert isinstance(c["metric"], str), c
+        for c in p["parameters_differ"]:
+            assert set(c) == {"param", "base", "new"} and c["base"] != c["new"], c
     for c in doc["comparisons"]:
         assert c["speedup"]["verdict"] in VERDICTS and isinstance(c["regression"], bool), c
     for c in doc["checks"]:
@@ -56,7 +69,19 @@ def validate_compare(doc):
     regressions = sum(p["regression"] for p in doc["phases"]) + sum(c["regression"] for c in doc["comparisons"])
     assert doc["regressions"] == regressions, (doc["regressions"], regressions)
     assert doc["checks_worse"] == sum(c["worse"] for c in doc["checks"])
-    assert doc["verdict"] in ("ok", "regression", "checks_worse")
+    j = doc["judged"]
+    assert j["phases"] == sum(p["match"] == "matched" and p["verdict"] in JUDGED for p in doc["phases"]), j
+    assert j["phases_total"] == len(doc["phases"]) and j["comparisons_total"] == len(doc["comparisons"]), j
+    assert j["comparisons"] == sum(c["match"] == "matched" and c["speedup"]["verdict"] in JUDGED
+                                   for c in doc["comparisons"]), j
+    assert doc["machine_shifts"] == sum(p["verdict"] in ("machine_slower", "machine_faster") for p in doc["phases"])
+    assert set(doc["interrupted"]) == {"base", "new"} and doc["base"]["interrupted"] == doc["interrupted"]["base"]
+    assert doc["phases_parameters_differ"] == sum(bool(p["parameters_differ"]) for p in doc["phases"])
+    assert doc["verdict"] in ("ok", "regression", "checks_worse", "nothing_judged")
+    assert (doc["verdict"] == "nothing_judged") == (j["phases"] + j["comparisons"] == 0)
+    assert doc["exit_status"] == (3 if doc["verdict"] == "nothing_judged" else
+                                  1 if doc["verdict"] in ("regression", "checks_worse") and doc["fail_on"] != "never"
+                                  else 0), doc["exit_status"]
 
 
 def compare(base, new, *extra, expect=(0,), what=""):
@@ -130,9 +155,16 @@ with tempfile.TemporaryDirectory() as d:
     with open(fixture) as f:
         fx = json.load(f)
     fx["phases"][1]["ns_per_access"]["samples"] = [v * 1.2 for v in fx["phases"][1]["ns_per_access"]["samples"]]
-    doc, _ = compare(fixture, write(d, "fx-slow", fx), what="one-sample fixture")
+    # Nothing judged is not "no regression": exit 3, and the result line says how many phases were judged.
+    doc, p = compare(fixture, write(d, "fx-slow", fx), expect=(3,), what="one-sample fixture")
     if doc and [p["ns"]["verdict"] for p in doc["phases"]] != ["insufficient_samples"] * 2:
         fail(f"one sample a phase: {[p['ns']['verdict'] for p in doc['phases']]}")
+    if doc and (doc["verdict"] != "nothing_judged" or doc["judged"]["phases"] != 0 or
+                doc["judged"]["phases_insufficient"] != 2):
+        fail(f"one sample a phase: verdict {doc['verdict']}, judged {doc['judged']}")
+    if "0 of 2 phases and 0 of 1 page-size comparison judged" not in p.stderr or "no regression" in p.stderr or \
+            "exit 3" not in p.stderr:
+        fail(f"one sample a phase: the result line says nothing was judged: {p.stderr[-400:]!r}")
     if doc and doc["comparisons"][0]["ns_per_tlb_miss"]["base"] is None:
         fail(f"the fixture's comparison has ns per dTLB miss: {doc['comparisons'][0]}")
 
@@ -188,21 +220,27 @@ with tempfile.TemporaryDirectory() as d:
     compare(EXAMPLE, broken, "--fail-on", "never", expect=(0,), what="fail-on never")
     compare(broken, EXAMPLE, expect=(0,), what="a check that got better")
 
-    # A check that went from pass to warn: fails at --fail-on warn (the default), not at --fail-on fail.
+    # A check that went from pass to warn: flagged (listed, JSON), but by default (--fail-on fail) only a check that
+    # now fails makes the exit status 1; --fail-on warn opts in.
     def migrated(doc):
         doc["phases"][1]["counters"]["cpu-migrations"]["value"] = 5
         doc["phases"][1]["counters"]["cpu-migrations"]["raw"] = 5
     moved = write(d, "migrated", migrated)
-    doc, _ = compare(EXAMPLE, moved, expect=(1,), what="pass -> warn")
+    doc, p = compare(EXAMPLE, moved, expect=(0,), what="pass -> warn")
     if doc:
         c = check(doc, "cpu_migrations")
         if not c or c["base"] != "pass" or c["new"] != "warn" or not c["worse"]:
             fail(f"cpu_migrations pass -> warn: {c}")
+        if doc["checks_worse"] != 1 or doc["checks_now_failing"] != 0 or doc["fail_on"] != "fail":
+            fail(f"pass -> warn: flagged but not failing: {doc['checks_worse']} {doc['checks_now_failing']}")
+        if "1 check worse: cpu_migrations" not in p.stderr or "passes, exit 0" not in p.stderr:
+            fail(f"pass -> warn: the result line lists the check: {p.stderr[-400:]!r}")
+    compare(EXAMPLE, moved, "--fail-on", "warn", expect=(1,), what="pass -> warn at --fail-on warn")
+    if doc:
         rate = next((r for r in phase(doc, "chase/4k/256M/r0")["counters_per_access"]
                      if r["metric"] == "cpu_migrations"), None)
         if not rate or rate["base"] != 0 or not rate["new"] > 0 or rate["change_pct"] is not None:
             fail(f"cpu migrations per access 0 -> more: {rate}")
-    compare(EXAMPLE, moved, "--fail-on", "fail", expect=(0,), what="pass -> warn at --fail-on fail")
 
     # 5. Another environment: warnings, never a failure by themselves.
     def other_machine(doc):
@@ -254,6 +292,65 @@ with tempfile.TemporaryDirectory() as d:
         if not check(doc, "phases_completed")["worse"]:
             fail("phases_completed got worse")
 
+    # 6b. The machine slower as a whole (every phase and the packed control 25 % slower): the phases moved with their
+    # control, which ran next to them, so it is the machine, not translation: flagged, exit 0.
+    def machine_slower(doc):
+        for ph in doc["phases"]:
+            ph["ns_per_access"]["samples"] = [v * 1.25 for v in ph["ns_per_access"]["samples"]]
+    doc, p = compare(EXAMPLE, write(d, "machine-slower", machine_slower), expect=(0,), what="machine slower")
+    if doc:
+        got = [(p["name"], p["ns"]["verdict"], p["verdict"]) for p in doc["phases"]]
+        if got != [(n, "regression", "machine_slower") for n in ("chase/4k:packed/256M/r0", "chase/4k/256M/r0",
+                                                                  TWO_M)]:
+            fail(f"machine slower: {got}")
+        ctl = phase(doc, TWO_M)["against_control"]
+        if not ctl or ctl["control"] != "chase/4k:packed/256M/r0" or abs(ctl["change_pct"]) > 1e-6:
+            fail(f"machine slower: 2m against its control unchanged: {ctl}")
+        if doc["regressions"] or doc["machine_shifts"] != 3 or "moved with their packed controls" not in p.stderr:
+            fail(f"machine slower: {doc['regressions']} regressions, {doc['machine_shifts']} shifts, "
+                 f"{p.stderr[-300:]!r}")
+
+    # A smaller huge-page speedup with every phase as fast or faster (4k 20 % faster): reported, not a regression.
+    doc, p = compare(EXAMPLE, write(d, "fast4k", scale("chase/4k/256M/r0", 0.8)), expect=(0,), what="4k faster")
+    if doc:
+        sp = doc["comparisons"][0]["speedup"]
+        if sp["verdict"] != "smaller_no_phase_slower" or sp["change_pct"] > -15 or doc["regressions"] or \
+                doc["speedups_uncounted"] != 1 or doc["improvements"] < 1:
+            fail(f"4k faster: the speedup {sp['verdict']} {sp['change_pct']}, {doc['regressions']} regressions")
+        if "smaller speedup with no phase slower" not in p.stderr:
+            fail(f"4k faster: the result line mentions the speedup: {p.stderr[-300:]!r}")
+
+    # An exact +10 % at --threshold 10 is not beyond it (a floating-point tolerance); +10.5 % is.
+    doc, _ = compare(EXAMPLE, write(d, "ten", scale(TWO_M, 1.1)), "--threshold", "10", expect=(0,), what="+10 %")
+    if doc and phase(doc, TWO_M)["verdict"] != "worse_within_threshold":
+        fail(f"+10 % at a 10 % threshold: {phase(doc, TWO_M)['verdict']} {phase(doc, TWO_M)['ns']['change_pct']}")
+    compare(EXAMPLE, write(d, "ten5", scale(TWO_M, 1.105)), "--threshold", "10", expect=(1,), what="+10.5 %")
+    # --threshold given twice: the last one counts (tlbprof-compare(1)).
+    compare(EXAMPLE, slow, "--threshold", "50", "--threshold", "5", expect=(1,), what="--threshold twice")
+
+    # Phases measured with other parameters, and an interrupted run: warnings, in the JSON too.
+    def reparametrised(doc):
+        params = doc["phases"][1]["params"]
+        params.update(layout="aligned", stride_bytes=64, cpu=2, iterations_mode="fixed")
+        doc["interrupted"] = True
+    doc, p = compare(EXAMPLE, write(d, "params", reparametrised), expect=(0, 1), what="other parameters")
+    if doc:
+        got = [(c["param"], c["base"], c["new"]) for c in phase(doc, "chase/4k/256M/r0")["parameters_differ"]]
+        want = [("layout", "colored", "aligned"), ("stride_bytes", "4096", "64"), ("iterations_mode", "auto", "fixed"),
+                ("cpu", "not pinned", "2")]
+        if got != want or doc["phases_parameters_differ"] != 1 or phase(doc, TWO_M)["parameters_differ"]:
+            fail(f"parameters differ: {got}")
+        if "measured with other parameters" not in p.stderr or "chase/4k/256M/r0: layout" not in p.stderr:
+            fail(f"the table warns about parameters: {p.stderr[:900]!r}")
+        if doc["interrupted"] != {"base": False, "new": True} or "the new run was interrupted" not in p.stderr:
+            fail(f"interrupted: {doc['interrupted']} {p.stderr[:900]!r}")
+
+    # No phase in common: nothing judged, exit 3.
+    doc, p = compare(EXAMPLE, PAGEFAULT, expect=(3,), what="no phase in common")
+    if doc and (doc["judged"]["phases"] or doc["verdict"] != "nothing_judged" or
+                any(p["match"] == "matched" for p in doc["phases"])):
+        fail(f"no phase in common: {doc['judged']} {doc['verdict']}")
+
     # 7. Page faults: ns per page from the samples, ns per fault next to it.
     with open(PAGEFAULT) as f:
         pf = json.load(f)
@@ -279,7 +376,7 @@ with tempfile.TemporaryDirectory() as d:
         warm = phase(doc, "pagefault/4k/1M/file_warm/r0")
         if warm["ns"]["verdict"] != "no_change" or warm["ns_per_fault"]["verdict"] != "no_change":
             fail(f"file_warm unchanged: {warm['ns']['verdict']} {warm['ns_per_fault']['verdict']}")
-    doc, _ = compare(PAGEFAULT, PAGEFAULT, what="page faults, one sample")
+    doc, _ = compare(PAGEFAULT, PAGEFAULT, expect=(3,), what="page faults, one sample")
     if doc and {p["ns"]["verdict"] for p in doc["phases"]} != {"insufficient_samples"}:
         fail(f"one fault sample a phase: {[p['ns']['verdict'] for p in doc['phases']]}")
 
@@ -309,15 +406,26 @@ with tempfile.TemporaryDirectory() as d:
             if wp["metric"] != "wall_ns_per_occurrence" or wp["ns"]["verdict"] != "regression" or \
                     wp["ns"]["n_base"] != len(walls):
                 fail(f"run: wall time per occurrence: {wp['metric']} {wp['ns']}")
-        doc, _ = compare(run_base, wall_base, expect=(0, 1), what="run: per access against wall time")
+        doc, _ = compare(run_base, wall_base, expect=(0, 1, 3), what="run: per access against wall time")
         if doc:
             wp = phase(doc, name)
             if wp["metric"] != "ns_per_access" or wp["ns"]["verdict"] != "not_comparable" or \
                     wp["ns"]["new"] is not None:
                 fail(f"run: a phase measured differently is not comparable: {wp['metric']} {wp['ns']}")
-        doc, _ = compare(run_base, run_base, what="run: itself")
+        doc, _ = compare(run_base, run_base, expect=(0, 3), what="run: itself")
         if doc and any(p["ns"]["verdict"] not in ("no_change", "insufficient_samples") for p in doc["phases"]):
             fail(f"run: itself: {[(p['name'], p['ns']['verdict']) for p in doc['phases']]}")
+        # The benchmark rebuilt -O0: build_optimised (applied to both sides, as analyze does) goes pass -> warn.
+        with open(run_base) as f:
+            run = json.load(f)
+        run["target"]["binary"].update(opt_level="-O0", opt_levels="-O0")
+        doc, p = compare(run_base, write(d, "run-O0", run), expect=(0, 3), what="run: built -O0")
+        if doc:
+            c = check(doc, "build_optimised")
+            if not c or c["base"] != "pass" or c["new"] != "warn" or not c["worse"]:
+                fail(f"run: build_optimised pass -> warn: {c}")
+            elif "build_optimised" not in p.stderr:
+                fail(f"run: the table lists build_optimised: {p.stderr[-500:]!r}")
 
     # 9. --json FILE: written whole, parses; the table on stdout.
     out = os.path.join(d, "diff.json")
@@ -404,5 +512,68 @@ with tempfile.TemporaryDirectory() as d:
         doc, _ = compare(runs[0], runs[1], expect=(0, 1), what="two real runs")
         if doc and [p["ns"]["n_base"] for p in doc["phases"]] != [5] * len(doc["phases"]):
             fail(f"two real runs: five samples a phase: {[p['ns']['n_base'] for p in doc['phases']]}")
+
+# 12. Real back-to-back runs of identical code on this VM (tests/data/vm-*, taken one after the other with
+# `tlbprof --size 16M` and `tlbprof --workload pagefault --size 32M --processes 2`). They differ by more than their
+# own samples spread: the verdicts must not call that a regression, and a real +20 % must still be caught.
+def scaled_copy(path, name, factor, controls=False):
+    with open(path) as f:
+        doc = json.load(f)
+    for ph in doc["phases"]:
+        if ph.get("role") == "control" and not controls:
+            continue
+        ph["ns_per_access"]["samples"] = [v * factor for v in ph["ns_per_access"]["samples"]]
+        for s in ph.get("fault_samples") or []:
+            s["elapsed_ns"] *= factor
+    return write(d, name, doc)
+
+
+with tempfile.TemporaryDirectory() as d:
+    c1, c2 = (os.path.join(DATA, f"vm-chase-16m-run{i}.json") for i in (1, 2))
+    # The second run found the machine 18 % slower: its packed control too, so every phase moved with it.
+    doc, p = compare(c1, c2, expect=(0,), what="real chase runs")
+    if doc:
+        got = {p["name"]: (p["ns"]["verdict"], p["verdict"]) for p in doc["phases"]}
+        if got != {"chase/4k:packed/16M/r0": ("regression", "machine_slower"),
+                   "chase/4k/16M/r0": ("regression", "machine_slower"),
+                   "chase/2m/16M/r0": ("regression", "machine_slower")}:
+            fail(f"real chase runs: {got}")
+        if any(p["ns"]["clusters"] != {"base": 3, "new": 3} for p in doc["phases"]):
+            fail(f"real chase runs: three allocations a side: {[p['ns']['clusters'] for p in doc['phases']]}")
+    # Translation 20 % slower in a copy of the second run (the control as measured): caught.
+    doc, _ = compare(c1, scaled_copy(c2, "c2-slow", 1.2), expect=(1,), what="real chase runs, +20 %")
+    if doc and sorted(p["name"] for p in doc["phases"] if p["regression"]) != ["chase/2m/16M/r0", "chase/4k/16M/r0"]:
+        fail(f"real chase runs +20 %: {[(p['name'], p['verdict']) for p in doc['phases']]}")
+    # Everything 20 % slower, the control included, is what the machine did between the two runs: not counted.
+    doc, _ = compare(c1, scaled_copy(c2, "c2-all", 1.2, controls=True), expect=(0,), what="real chase runs, all")
+    if doc and doc["machine_shifts"] != 3:
+        fail(f"real chase runs, all +20 %: {[(p['name'], p['verdict']) for p in doc['phases']]}")
+
+    p1, p2 = (os.path.join(DATA, f"vm-pagefault-32m-run{i}.json") for i in (1, 2))
+    cold = "pagefault/4k/32M/anon_cold/r0"
+    # 4 KiB cold faults +12.6 %, p < 0.001, but the two processes of the base run were 14.6 % apart: within noise.
+    doc, _ = compare(p1, p2, expect=(0,), what="real page-fault runs")
+    if doc:
+        ns = phase(doc, cold)["ns"]
+        if ns["verdict"] != "noise" or ns["clusters"] != {"base": 2, "new": 2} or not \
+                ns["noise_floor_pct"] > ns["change_pct"] > 10 or ns["p_value"] >= 0.01:
+            fail(f"real page-fault runs: {cold}: {ns}")
+    # The same samples without their processes (as if independent): a regression, exit 1.
+    with open(p2) as f:
+        flat = json.load(f)
+    with open(p1) as f:
+        flat_base = json.load(f)
+    for doc_ in (flat, flat_base):
+        for ph in doc_["phases"]:
+            ph["processes"] = 1
+            for s in ph["fault_samples"]:
+                s["process"] = 0
+    doc, _ = compare(write(d, "p1-flat", flat_base), write(d, "p2-flat", flat), expect=(1,),
+                     what="real page-fault runs, processes ignored")
+    if doc and phase(doc, cold)["verdict"] != "regression":
+        fail(f"processes ignored: {cold} {phase(doc, cold)['verdict']}")
+    doc, _ = compare(p1, scaled_copy(p2, "p2-slow", 1.2), expect=(1,), what="real page-fault runs, +20 %")
+    if doc and phase(doc, cold)["verdict"] != "regression":
+        fail(f"real page-fault runs +20 %: {cold} {phase(doc, cold)['ns']}")
 
 fail.finish("all compare checks passed")

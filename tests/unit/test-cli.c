@@ -206,15 +206,19 @@ int main(void)
 	CHECK(cfg.command == COMMAND_PLOT && strcmp(cfg.input_path, "/dev/null") == 0 && strcmp(cfg.output_path, "-") == 0,
 	      "plot config");
 
-	/* compare takes two reports; a check that got worse fails it by default (--fail-on warn). */
+	/* compare takes two reports; by default only a check that now fails fails it (--fail-on fail). */
 	char *cm[] = { "tlbprof", "compare", "/dev/null", "/dev/zero", NULL };
 	CHECK(cli_parse(4, cm, &cfg, msg, sizeof(msg)) == CLI_RUN, "compare parses: %s", msg);
 	CHECK(cfg.command == COMMAND_COMPARE && strcmp(cfg.input_path, "/dev/null") == 0 &&
-		      strcmp(cfg.compare_path, "/dev/zero") == 0 && cfg.fail_on == FAIL_ON_WARN && cfg.threshold_pct == 5,
+		      strcmp(cfg.compare_path, "/dev/zero") == 0 && cfg.fail_on == FAIL_ON_FAIL && cfg.threshold_pct == 5,
 	      "compare config");
-	char *cm2[] = { "tlbprof", "compare", "--threshold", "2", "--fail-on", "fail", "/dev/null", "/dev/zero", NULL };
-	CHECK(cli_parse(8, cm2, &cfg, msg, sizeof(msg)) == CLI_RUN && cfg.threshold_pct == 2 && cfg.fail_on == FAIL_ON_FAIL,
+	char *cm2[] = { "tlbprof", "compare", "--threshold", "2", "--fail-on", "warn", "/dev/null", "/dev/zero", NULL };
+	CHECK(cli_parse(8, cm2, &cfg, msg, sizeof(msg)) == CLI_RUN && cfg.threshold_pct == 2 && cfg.fail_on == FAIL_ON_WARN,
 	      "compare options: %s", msg);
+	/* --threshold twice: the last one counts (tlbprof-compare(1) says so). */
+	char *cm3[] = { "tlbprof", "compare", "--threshold", "50", "--threshold", "7", "/dev/null", "/dev/zero", NULL };
+	CHECK(cli_parse(8, cm3, &cfg, msg, sizeof(msg)) == CLI_RUN && cfg.threshold_pct == 7, "--threshold twice: %g",
+	      cfg.threshold_pct);
 	/* run: CMD's own options stay CMD's; run_argv points into the caller's argv and ends in NULL. */
 	char *rn[] = { "tlbprof", "run", "--cpu", "0", "true", "--json", "x", NULL };
 	CHECK(cli_parse(7, rn, &cfg, msg, sizeof(msg)) == CLI_RUN, "run parses: %s", msg);
