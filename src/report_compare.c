@@ -76,7 +76,7 @@ static json_t *phases_json(const struct report_compare_input *in)
 	for (size_t i = 0; i < c->n_phases; i++) {
 		const struct compare_phase *cp = &c->phases[i];
 		json_t *o = json_object(), *rates = json_array();
-		json_object_set_new(o, "name", json_string(cp->name));
+		json_object_set_new(o, "name", report_json_text(cp->name));
 		json_object_set_new(o, "match", json_string(compare_match_name(cp->match)));
 		json_object_set_new(o, "status", json_pack("{s:o, s:o}", "base", phase_status_json(side_phase(in->base, cp->base)),
 							   "new", phase_status_json(side_phase(in->new, cp->new))));
@@ -88,15 +88,16 @@ static json_t *phases_json(const struct report_compare_input *in)
 		json_object_set_new(o, "control", json_boolean(cp->control));
 		if (cp->control_name) {
 			json_t *vc = samples_json(&cp->vs_control, false);
-			json_object_set_new(vc, "control", json_string(cp->control_name));
+			json_object_set_new(vc, "control", report_json_text(cp->control_name));
 			json_object_set_new(o, "against_control", vc);
 		} else {
 			json_object_set_new(o, "against_control", json_null());
 		}
 		json_t *params = json_array();
 		for (size_t k = 0; k < cp->n_params; k++)
-			json_array_append_new(params, json_pack("{s:s, s:s, s:s}", "param", cp->params[k].param, "base",
-								cp->params[k].base, "new", cp->params[k].new));
+			json_array_append_new(params, json_pack("{s:s, s:o, s:o}", "param", cp->params[k].param, "base",
+								report_json_text(cp->params[k].base), "new",
+								report_json_text(cp->params[k].new)));
 		json_object_set_new(o, "parameters_differ", params);
 		for (size_t k = 0; k < cp->n_rates; k++) {
 			const struct compare_rate *r = &cp->rates[k];
@@ -123,8 +124,8 @@ static json_t *pairs_json(const struct compare_result *c)
 		const struct compare_pair *cp = &c->pairs[i];
 		double tlb_change = cp->base_ns_per_tlb_miss > 0 ? cp->new_ns_per_tlb_miss / cp->base_ns_per_tlb_miss - 1 : NAN;
 		json_t *o = json_object();
-		json_object_set_new(o, "baseline", json_string(cp->baseline));
-		json_object_set_new(o, "variant", json_string(cp->variant));
+		json_object_set_new(o, "baseline", report_json_text(cp->baseline));
+		json_object_set_new(o, "variant", report_json_text(cp->variant));
 		json_object_set_new(o, "match", json_string(compare_match_name(cp->match)));
 		json_object_set_new(o, "speedup", samples_json(&cp->speedup, true));
 		json_object_set_new(o, "delta_ns", json_pack("{s:o, s:o}", "base", num(cp->base_delta_ns), "new",
@@ -133,8 +134,8 @@ static json_t *pairs_json(const struct compare_result *c)
 								    "new", num(cp->new_ns_per_tlb_miss), "change_pct",
 								    num(pct(tlb_change))));
 		json_object_set_new(o, "method", json_pack("{s:o, s:o}", "base",
-							   cp->base_method ? json_string(cp->base_method) : json_null(),
-							   "new", cp->new_method ? json_string(cp->new_method) : json_null()));
+							   cp->base_method ? report_json_text(cp->base_method) : json_null(),
+							   "new", cp->new_method ? report_json_text(cp->new_method) : json_null()));
 		json_object_set_new(o, "regression", json_boolean(cp->speedup.verdict == COMPARE_REGRESSION));
 		json_array_append_new(arr, o);
 	}
@@ -154,7 +155,7 @@ static json_t *checks_json(const struct compare_result *c)
 				       hb ? json_string(check_status_name(cc->base)) : json_null(), "new",
 				       hn ? json_string(check_status_name(cc->new)) : json_null(), "changed",
 				       hb && hn && cc->base != cc->new, "worse", cc->worse, "message",
-				       hn && cc->new_message ? json_string(cc->new_message) : json_null()));
+				       hn && cc->new_message ? report_json_text(cc->new_message) : json_null()));
 	}
 	return arr;
 }
@@ -163,7 +164,8 @@ static json_t *side_json(const char *path, const struct report_doc *doc, const s
 {
 	const char *v = tool_version(doc);
 
-	return json_pack("{s:s, s:o, s:s, s:I, s:b}", "path", path, "tool_version", v ? json_string(v) : json_null(),
+	return json_pack("{s:o, s:o, s:s, s:I, s:b}", "path", report_json_text(path), "tool_version",
+			 v ? report_json_text(v) : json_null(),
 			 "verdict", verdict_name(a->verdict), "phases", (json_int_t)doc->results.n, "interrupted",
 			 doc->results.interrupted);
 }
@@ -186,7 +188,7 @@ static json_t *compare_json(const struct report_compare_input *in)
 	json_object_set_new(root, "schema", json_string(REPORT_COMPARE_SCHEMA));
 	json_object_set_new(root, "tool", json_pack("{s:s, s:s}", "name", "tlbprof", "version", TLBPROF_VERSION));
 	for (int i = 0; i < in->argc; i++)
-		json_array_append_new(cmd, json_string(in->argv[i]));
+		json_array_append_new(cmd, report_json_text(in->argv[i]));
 	json_object_set_new(root, "command", cmd);
 	json_object_set_new(root, "base", side_json(in->base_path, in->base, in->base_analysis));
 	json_object_set_new(root, "new", side_json(in->new_path, in->new, in->new_analysis));
@@ -200,8 +202,8 @@ static json_t *compare_json(const struct report_compare_input *in)
 	json_object_set_new(method, "speedup_counts", json_string("only_with_a_slower_phase"));
 	json_object_set_new(root, "method", method);
 	for (size_t i = 0; i < c->n_env; i++)
-		json_array_append_new(env, json_pack("{s:s, s:s, s:s}", "field", c->env[i].field, "base", c->env[i].base,
-						     "new", c->env[i].new));
+		json_array_append_new(env, json_pack("{s:s, s:o, s:o}", "field", c->env[i].field, "base",
+						     report_json_text(c->env[i].base), "new", report_json_text(c->env[i].new)));
 	json_object_set_new(root, "environment_differences", env);
 	json_object_set_new(root, "phases", phases_json(in));
 	json_object_set_new(root, "comparisons", pairs_json(c));
