@@ -1687,7 +1687,10 @@ int analysis_check_build(struct analysis *a, const struct phase_result *results,
 	(void)n;
 	if (!a->checks || a->n_checks >= MAX_CHECKS)
 		return -ENOMEM;
-	if (!*level)
+	if (build->unreadable && *build->unreadable)
+		c = add_check(a, "build_optimised", CHECK_SKIP, "the executable was not read as ELF (%s): no recorded build "
+			      "to judge", build->unreadable);
+	else if (!*level)
 		c = add_check(a, "build_optimised", CHECK_SKIP,
 			      "%s records no optimisation level (clang records none by default: build with "
 			      "-frecord-command-line, or gcc -g / -frecord-gcc-switches)", build->binary);
@@ -1706,6 +1709,28 @@ int analysis_check_build(struct analysis *a, const struct phase_result *results,
 		c = add_check(a, "build_optimised", CHECK_PASS, "%s was compiled %s (read from its %s)", build->binary,
 			      strcmp(level, "mixed") == 0 ? levels : level, source);
 	evidence(c, "defaulted", build->defaulted);
+	finish(results, a);
+	return 0;
+}
+
+int analysis_check_markers(struct analysis *a, const struct phase_result *results, size_t n, unsigned messages,
+			   unsigned refused, const char *first)
+{
+	struct analysis_check *c;
+
+	(void)n;
+	if (!a->checks || a->n_checks >= MAX_CHECKS)
+		return -ENOMEM;
+	if (!messages)
+		c = add_check(a, "marker_protocol", CHECK_SKIP, "the command sent no marker or control line");
+	else if (refused)
+		c = add_check(a, "marker_protocol", CHECK_WARN,
+			      "tlbprof refused %u of the command's %u marker or control lines (first: %s): the phases "
+			      "they marked are missing or incomplete", refused, messages, first && *first ? first : "?");
+	else
+		c = add_check(a, "marker_protocol", CHECK_PASS, "all %u marker or control lines were accepted", messages);
+	evidence(c, "messages", messages);
+	evidence(c, "refused", refused);
 	finish(results, a);
 	return 0;
 }

@@ -167,6 +167,7 @@ struct analysis_build {
 	const char *opt_levels;		/* with "mixed": the distinct levels, space-separated */
 	const char *source;		/* where the level was read: "gcc-command-line", "dwarf-producer", "none" */
 	bool defaulted;			/* switches recorded without any -O: the compiler's default, -O0 */
+	const char *unreadable;		/* why the executable could not be read as ELF (a script), or NULL */
 };
 
 /*
@@ -179,3 +180,13 @@ struct analysis_build {
  */
 int analysis_check_build(struct analysis *a, const struct phase_result *results, size_t n,
 			 const struct analysis_build *build);
+
+/*
+ * Add the check "marker_protocol" for a tlbprof run: warn when the command
+ * sent lines tlbprof refused (bad syntax, nested or unknown phases, more
+ * than 256 phase names): its report then lacks what those lines marked.
+ * first is the first refusal ("LINE: reason"). Derives the verdict and the
+ * summary again. Pure. Returns 0, or -ENOMEM when a has no room left.
+ */
+int analysis_check_markers(struct analysis *a, const struct phase_result *results, size_t n, unsigned messages,
+			   unsigned refused, const char *first);

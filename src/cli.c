@@ -1167,8 +1167,6 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 	}
 	if (optind >= argc)
 		return usage_error(msg, len, "run: give the command to run (tlbprof run [OPTIONS] -- CMD [ARGS...])");
-	if (cfg->start_disabled && !cfg->control_ctl_path && cfg->control_ctl_fd < 0)
-		return usage_error(msg, len, "--delay '-1': needs --control (nothing could enable the counters)");
 	if (!command_found(argv[optind]))
 		return usage_error(msg, len, "run: '%s': command not found or not executable", argv[optind]);
 	/* Into the caller's argv (ours is a copy that cli_parse frees), which ends in NULL. */

@@ -16,15 +16,7 @@ int cmd_analyze(const struct tlbprof_config *cfg)
 		report_error(msg);
 		return EXIT_USAGE;
 	}
-	struct analysis_build build = {
-		.binary = doc.build_binary,
-		.opt_level = doc.build_opt_level,
-		.opt_levels = doc.build_opt_levels,
-		.source = doc.build_opt_source,
-		.defaulted = doc.build_defaulted,
-	};
-	if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &analysis) != 0 ||
-	    (doc.has_build && analysis_check_build(&analysis, doc.results.phases, doc.results.n, &build) != 0)) {
+	if (tlbprof_analyse_doc(&doc, &analysis) != 0) {
 		report_error("out of memory");
 		analysis_free(&analysis);
 		report_doc_free(&doc);

@@ -8,28 +8,6 @@
 #include "report.h"
 
 /*
- * The analysis of one report as tlbprof analyze makes it: analysis_run(),
- * then the build check of a tlbprof run report (its benchmark's recorded
- * optimisation level), so that check is compared like every other.
- */
-static int analyse(const struct report_doc *doc, struct analysis *a)
-{
-	struct analysis_build build = {
-		.binary = doc->build_binary,
-		.opt_level = doc->build_opt_level,
-		.opt_levels = doc->build_opt_levels,
-		.source = doc->build_opt_source,
-		.defaulted = doc->build_defaulted,
-	};
-
-	if (analysis_run(doc->results.phases, doc->results.n, &doc->env, &doc->clock, a) != 0)
-		return -ENOMEM;
-	if (doc->has_build && analysis_check_build(a, doc->results.phases, doc->results.n, &build) != 0)
-		return -ENOMEM;
-	return 0;
-}
-
-/*
  * Both reports are re-analysed with this tlbprof rather than trusting the
  * analyses stored in them: the two sides are then judged by the same rules
  * (a report from an older version may have other checks or thresholds), so
@@ -57,7 +35,7 @@ int cmd_compare(const struct tlbprof_config *cfg)
 				   .pmu_name = *base.pmu_name ? base.pmu_name : "none" };
 	struct compare_side sn = { .results = &new.results, .analysis = &an, .env = &new.env, .clock = &new.clock,
 				   .pmu_name = *new.pmu_name ? new.pmu_name : "none" };
-	if (analyse(&base, &ab) != 0 || analyse(&new, &an) != 0 ||
+	if (tlbprof_analyse_doc(&base, &ab) != 0 || tlbprof_analyse_doc(&new, &an) != 0 ||
 	    compare_run(&sb, &sn, cfg->threshold_pct / 100, &cmp) != 0) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;

@@ -136,9 +136,11 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		.opt_levels = have_binary ? binary.opt_levels : "",
 		.source = have_binary ? elf_opt_source_name(binary.opt_source) : "none",
 		.defaulted = have_binary && binary.opt_level_defaulted,
+		.unreadable = have_binary ? NULL : binary_error,
 	};
 	if (analysis_run(results.phases, results.n, &env, &clock, &analysis) != 0 ||
-	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0) {
+	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0 ||
+	    analysis_check_markers(&analysis, results.phases, results.n, tr.messages, tr.errors, tr.error_lines[0]) != 0) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;
 		goto out;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* What the commands share: where the metric-to-event map files are found. */
+#include <errno.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "commands.h"
 #include "counters.h"
+#include "report.h"
 #include "version.h"
 
 const char *tlbprof_events_dir(const struct tlbprof_config *cfg)
@@ -13,4 +16,26 @@ const char *tlbprof_events_dir(const struct tlbprof_config *cfg)
 	if (access(counters_default_events_dir(), R_OK | X_OK) != 0)
 		return TLBPROF_SOURCE_EVENTS_DIR;
 	return NULL;
+}
+
+int tlbprof_analyse_doc(const struct report_doc *doc, struct analysis *a)
+{
+	struct analysis_build build = {
+		.binary = doc->build_binary,
+		.opt_level = doc->build_opt_level,
+		.opt_levels = doc->build_opt_levels,
+		.source = doc->build_opt_source,
+		.defaulted = doc->build_defaulted,
+		.unreadable = doc->build_unreadable,
+	};
+
+	if (analysis_run(doc->results.phases, doc->results.n, &doc->env, &doc->clock, a) != 0)
+		return -ENOMEM;
+	if ((doc->has_build && analysis_check_build(a, doc->results.phases, doc->results.n, &build) != 0) ||
+	    (doc->has_markers && analysis_check_markers(a, doc->results.phases, doc->results.n, doc->marker_messages,
+							doc->marker_refused, doc->marker_first_refusal) != 0)) {
+		analysis_free(a);
+		return -ENOMEM;
+	}
+	return 0;
 }

@@ -23,6 +23,17 @@ enum {
  */
 const char *tlbprof_events_dir(const struct tlbprof_config *cfg);
 
+struct analysis;
+struct report_doc;
+
+/*
+ * The analysis of a saved report as every command makes it: analysis_run(),
+ * then, for a tlbprof run report, the checks of its benchmark's build and
+ * of its marker traffic, so analyze, compare and plot judge it the same.
+ * Returns 0 or -ENOMEM (a is then freed).
+ */
+int tlbprof_analyse_doc(const struct report_doc *doc, struct analysis *a);
+
 /* Each subcommand takes the parsed config and returns the exit status. */
 
 /* tlbprof analyze REPORT.json: read a saved report, recompute its analysis, report again. */

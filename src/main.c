@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,26 +22,36 @@
 #include "timing.h"
 #include "version.h"
 
-/* A signal handler can only reach file scope; this flag is all it touches. */
+/* A signal handler can only reach file scope; this counter is all it touches. */
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop_flag = 1;
+	if (stop_flag < 2)
+		stop_flag = stop_flag + 1;
 }
 
-static void install_signals(void)
+/*
+ * SIGINT and SIGTERM set stop_flag, checked at the next safe point. Measuring
+ * (reset_hand): a second signal acts as if none were caught and ends tlbprof.
+ * tlbprof run: tlbprof must outlive its command to reap it and write the
+ * report, so a second signal only raises stop_flag to 2 (the command is then
+ * killed at once). SIGPIPE is ignored there: a benchmark that stops reading
+ * its acks must not kill tlbprof (the command gets the default back at exec).
+ */
+static void install_signals(bool reset_hand)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	/* The first signal stops at the next safe point; a second one acts as if none were caught. */
-	sa.sa_flags = SA_RESETHAND;
+	sa.sa_flags = reset_hand ? SA_RESETHAND : 0;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (!reset_hand)
+		signal(SIGPIPE, SIG_IGN);
 }
 
 static int exit_status(const struct run_results *rr, const struct analysis *a, enum fail_on fail_on)
@@ -132,12 +143,12 @@ int main(int argc, char **argv)
 	case COMMAND_EVENTS:
 		return cmd_events(&cfg);
 	case COMMAND_RUN:
-		install_signals();
+		install_signals(false);
 		return cmd_run(&cfg, &stop_flag);
 	case COMMAND_PLOT:
 		return cmd_plot(&cfg);
 	}
-	install_signals();
+	install_signals(true);
 	if (cfg.child_phase >= 0)
 		return run_child(&cfg);
 

@@ -33,7 +33,11 @@ bool marker_name_valid(const char *name)
 	return true;
 }
 
-/* A whole decimal number (or hexadecimal with 0x when hex_ok) of at most 64 bits. */
+/*
+ * A whole decimal number (or hexadecimal with 0x when hex_ok) of at most 64
+ * bits. Counts and lengths (not hex_ok) stay within INT64_MAX: reports and
+ * their readers keep them as signed 64-bit integers.
+ */
 static bool parse_u64(const char *s, bool hex_ok, uint64_t *out)
 {
 	unsigned base = 10;
@@ -59,6 +63,8 @@ static bool parse_u64(const char *s, bool hex_ok, uint64_t *out)
 			return false;
 		v = v * base + d;
 	}
+	if (base == 10 && v > (uint64_t)INT64_MAX)
+		return false;
 	*out = v;
 	return true;
 }
@@ -218,6 +224,9 @@ int marker_parse(const char *line, size_t len, struct marker_msg *out, char *err
 		if (rc)
 			return rc;
 	}
+	if (out->has_chain && out->has_region && out->region_bytes < 16)
+		return fail(err, err_len, "chain needs a region of at least 16 bytes (two slots), not %llu",
+			    (unsigned long long)out->region_bytes);
 	if (out->has_chain && out->has_region &&
 	    (out->chain_addr < out->region_addr || out->chain_addr - out->region_addr > out->region_bytes - 8))
 		return fail(err, err_len, "chain 0x%llx lies outside region 0x%llx,%llu", (unsigned long long)out->chain_addr,

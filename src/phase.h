@@ -99,7 +99,8 @@ struct target_phase {
 	bool open_at_exit;		/* the command exited (or was stopped) inside this phase */
 	bool has_accesses;
 	bool has_region;
-	uint64_t region_addr, region_bytes;
+	uint64_t region_addr, region_bytes;	/* the last region declared */
+	bool region_changed;		/* an occurrence declared another region: verify it at its end */
 	bool has_page;			/* spec.page is the declared page size */
 	bool has_chain;
 	uint64_t chain_addr;

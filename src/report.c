@@ -573,7 +573,7 @@ static json_t *sampling_json(const struct target_result *tr)
 {
 	const struct sample_info *si = &tr->sample_info;
 	const struct sample_summary *sum = &tr->sample_summary;
-	json_t *o = json_object(), *fns = json_array(), *regions = json_array();
+	json_t *o = json_object(), *fns, *regions;
 
 	json_object_set_new(o, "event", report_json_text(tr->sampled ? si->event : tr->sample_requested));
 	json_object_set_new(o, "error", *tr->sample_error ? report_json_text(tr->sample_error) : json_null());
@@ -587,6 +587,8 @@ static json_t *sampling_json(const struct target_result *tr)
 	json_object_set_new(o, "throttled", json_integer((json_int_t)si->throttled));
 	json_object_set_new(o, "unresolved_ip", json_integer((json_int_t)sum->unresolved_ip));
 	json_object_set_new(o, "unresolved_addr", json_integer((json_int_t)sum->unresolved_addr));
+	fns = json_array();
+	regions = json_array();
 	for (size_t i = 0; i < sum->n_functions; i++)
 		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o}", "object", report_json_text(sum->functions[i].object),
 						     "function", report_json_text(sum->functions[i].function), "count",

@@ -129,6 +129,11 @@ struct report_doc {
 	char build_opt_levels[64];
 	char build_opt_source[32];
 	bool build_defaulted;
+	char build_unreadable[128];	/* why the executable was not read as ELF ("" when it was) */
+	/* ... and its marker traffic (target.markers), for the marker_protocol check. */
+	bool has_markers;
+	unsigned marker_messages, marker_refused;
+	char marker_first_refusal[200];
 	char **strings;			/* owned storage behind argv and self-check ids */
 	size_t n_strings, cap_strings;
 };

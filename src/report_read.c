@@ -387,13 +387,31 @@ static int read_fault_samples(struct reader *rd, json_t *p, const char *where, s
 
 static const char *const page_kinds[] = { [PAGE_BASE] = "base", [PAGE_THP] = "thp", [PAGE_HUGETLB] = "hugetlb" };
 
-/* tlbprof run: how the benchmark was built (target.binary), when the report says. */
-static void read_build(struct report_doc *doc, json_t *root)
+/* tlbprof run: how the benchmark was built (target.binary) and its marker traffic, when the report says. */
+static void read_target(struct report_doc *doc, json_t *root)
 {
 	json_t *target = json_object_get(root, "target");
 	json_t *bin = json_is_object(target) ? json_object_get(target, "binary") : NULL;
+	json_t *markers = json_is_object(target) ? json_object_get(target, "markers") : NULL;
 
-	if (!json_is_object(bin) || !json_is_string(json_object_get(bin, "opt_source")))
+	if (json_is_object(markers) && json_is_integer(json_object_get(markers, "messages"))) {
+		json_t *refusals = json_object_get(markers, "refusals");
+		doc->has_markers = true;
+		doc->marker_messages = opt_uint(markers, "messages");
+		doc->marker_refused = opt_uint(markers, "refused");
+		if (json_is_array(refusals) && json_is_string(json_array_get(refusals, 0)))
+			snprintf(doc->marker_first_refusal, sizeof(doc->marker_first_refusal), "%s",
+				 json_string_value(json_array_get(refusals, 0)));
+	}
+	if (!json_is_object(bin))
+		return;
+	if (json_is_string(json_object_get(bin, "error"))) {
+		doc->has_build = true;
+		copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
+		copy_str(doc->build_unreadable, sizeof(doc->build_unreadable), bin, "error");
+		return;
+	}
+	if (!json_is_string(json_object_get(bin, "opt_source")))
 		return;
 	doc->has_build = true;
 	copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
@@ -682,7 +700,7 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 			goto out;
 	}
 	doc->results.interrupted = json_is_true(json_object_get(root, "interrupted"));
-	read_build(doc, root);
+	read_target(doc, root);
 	doc->cfg.workload = doc->results.n ? doc->results.phases[0].spec.workload : workload_find("chase");
 	doc->cfg.fail_on = FAIL_ON_FAIL;
 	doc->source = json_incref(root);

@@ -53,7 +53,6 @@ CASES = [
     (["run", "--control", "socket:1", "--", "true"], "--control 'socket:1'"),
     (["run", "--control", "fd:987", "--", "true"], "--control 'fd:987'"),
     (["run", "--delay", "500", "--", "true"], "--delay '500'"),
-    (["run", "-D", "-1", "--", "true"], "needs --control"),
     (["run", "--size", "1M", "--", "true"], "'--size' applies only to measuring"),
     (["run", "--cpu", "99999", "--", "true"], "--cpu '99999'"),
     (["run", "--sample", "cycles", "--", "true"], "--sample 'cycles'"),

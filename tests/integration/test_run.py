@@ -14,6 +14,7 @@ from report_check import Failures, ReportError, validate
 
 TLBPROF = sys.argv[1]
 EXAMPLES = sys.argv[2]
+PROBE = sys.argv[3]
 fail = Failures()
 
 # Each trap and the one check (and self-check) that must fail for it; the correct benchmark fails none.
@@ -57,6 +58,17 @@ def run(args, timeout=180, **kw):
     return p, rep
 
 
+# THP decides what the 2m phases get: with THP "never" they stay on 4 KiB pages (huge_pages_granted fails, and
+# the THP-promoted control cannot be shown).
+THP_PATH = "/sys/kernel/mm/transparent_hugepage/enabled"
+THP = "[never]" not in (open(THP_PATH).read() if os.path.exists(THP_PATH) else "[never]")
+if not THP:
+    print("THP is 'never' here: thp_control is skipped and the 2m phases are expected on 4 KiB pages")
+    del TRAPS["thp_control"]
+    TRAPS["correct"] = ({"huge_pages_granted"}, None)
+    TRAPS["correct_O0"] = ({"huge_pages_granted"}, None)
+
+
 def failing(rep):
     return {c["id"] for c in rep["analysis"]["checks"] if c["status"] == "fail"}
 
@@ -83,7 +95,8 @@ for name, (want, self_check) in TRAPS.items():
     if name in ("correct", "correct_O0"):
         if set(phases) != {"chase4k", "chase2m"}:
             fail(f"correct: phases {sorted(phases)}")
-        elif phases["chase4k"]["page"]["backing"] != "base" or phases["chase2m"]["page"]["backing"] != "thp":
+        elif phases["chase4k"]["page"]["backing"] != "base" or phases["chase2m"]["page"]["backing"] != (
+                "thp" if THP else "base"):
             fail("correct: 4k on base pages and 2m on THP, verified")
         if not rep["analysis"]["comparisons"]:
             fail("correct: the 4k and 2m phases of one size must be compared")
@@ -171,11 +184,13 @@ elif [ph["name"] for ph in rep["phases"]] != ["ok"] or rep["phases"][0]["ns_per_
     fail(f"protocol: phase ok with 1000 ns / 10 accesses: {rep['phases']}")
 
 # perf stat --control compatibility: fifo and fd forms, -D -1, acks.
-PERF = ("import sys; c = open(sys.argv[1], 'w'); a = open(sys.argv[2]) if len(sys.argv) > 2 else None\n"
-        "for cmd in ['enable', 'disable', 'ping', 'enable', 'disable']:\n"
-        "  c.write(cmd + '\\n'); c.flush()\n"
-        "  r = a.readline().strip() if a else 'ack'\n"
-        "  assert r == 'ack', r\n")
+# As perf stat's protocol has it: commands end with '\n' (or '\0'), the ack is sizeof("ack\n") = "ack\n\0".
+PERF = ("import os, sys; c = os.open(sys.argv[1], os.O_WRONLY); a = os.open(sys.argv[2], os.O_RDONLY)\n"
+        "for cmd in [b'enable\\n', b'disable\\0', b'ping\\n', b'enable\\0', b'disable\\n']:\n"
+        "  os.write(c, cmd)\n"
+        "  r = b''\n"
+        "  while len(r) < 5: r += os.read(a, 5 - len(r))\n"
+        "  assert r == b'ack\\n\\0', r\n")
 with tempfile.TemporaryDirectory() as d:
     ctl, ack = os.path.join(d, "ctl"), os.path.join(d, "ack")
     os.mkfifo(ctl)
@@ -196,6 +211,106 @@ with tempfile.TemporaryDirectory() as d:
     os.close(afd)
     if p.returncode != 0 or rep["phases"][0]["declared"]["occurrences"] != 2:
         fail(f"--control fd: exit {p.returncode} {p.stderr.strip()}")
+
+def checks_of(rep):
+    return {c["id"]: c["status"] for c in rep["analysis"]["checks"]}
+
+
+# The header notices a program that closed its descriptors and reused them: no marker line lands in its file.
+p, rep = run(["--", PROBE, "closefds"])
+if p.returncode != 0 or [ph["name"] for ph in rep["phases"]] != ["after_close"]:
+    fail(f"closed fds: exit {p.returncode} {p.stdout!r}, phases {rep and [ph['name'] for ph in rep['phases']]}")
+
+# A phase begun in one translation unit and ended in another: tlbprof's own window times it, never a stale clock.
+p, rep = run(["--", PROBE, "two_units"])
+ph = rep and rep["phases"][0]
+if p.returncode != 0 or not ph or ph["declared"]["wall_ns"][0] > ph["declared"]["tlbprof_window_ns"] or \
+        ph["declared"]["wall_ns"][0] < 5e6:
+    fail(f"two units: exit {p.returncode}, {ph and ph['declared']}")
+
+# A chain in a region too small for two slots is refused, never read; the refusal is a warning.
+p, rep = run(["--", PROBE, "tiny"])
+if p.returncode != 0 or rep["target"]["markers"]["refused"] != 1 or checks_of(rep).get("marker_protocol") != "warn":
+    fail(f"tiny region: exit {p.returncode}, markers {rep and rep['target']['markers']}")
+
+# Every occurrence's own region is verified: THP on the 2nd..4th occurrence of a "4k" phase contaminates it.
+if THP:
+    p, rep = run(["--", PROBE, "regchg"])
+    if checks_of(rep).get("control_thp_contamination") != "fail" or rep["phases"][0]["page"]["backing"] != "thp":
+        fail(f"region change: {checks_of(rep).get('control_thp_contamination')}, backing "
+             f"{rep['phases'][0]['page']['backing']}")
+
+# Raw protocol edge cases: one refusal per overlong line, ns beyond tlbprof's window ignored, counts within
+# a signed 64-bit integer, tlbprof's own names reserved, and 300 names against the 256-name limit.
+EDGES = ("import os; c = open(os.environ['TLBPROF_MARKER_CTL'], 'w'); a = open(os.environ['TLBPROF_MARKER_ACK'])\n"
+         "def send(l):\n c.write(l + '\\n'); c.flush(); return a.readline().strip().split()[0]\n"
+         "r = [send('x' * 3000), send('phase begin a'), send('phase end ns=99999999999999999'),\n"
+         "     send('phase begin b accesses=9223372036854775808'), send('phase begin enabled'),\n"
+         "     send('phase begin c accesses=10'), send('phase end')]\n"
+         "for i in range(300):\n r.append(send('phase begin n%d' % i)); r.append(send('phase end'))\n"
+         "print(' '.join(r[:7]), r[7:].count('err'))\n")
+p, rep = run(["--", sys.executable, "-c", EDGES])
+out = p.stdout.split()
+if out[:7] != ["err", "ack", "ack", "err", "err", "ack", "ack"] or out[7:] != ["92"]:
+    fail(f"protocol edges: replies {p.stdout!r}")
+else:
+    a = {ph["name"]: ph for ph in rep["phases"]}["a"]
+    if a["declared"]["wall_ns"][0] > a["declared"]["tlbprof_window_ns"]:
+        fail(f"protocol edges: an ns beyond tlbprof's window must be ignored: {a['declared']}")
+    if len(rep["phases"]) != 256 or checks_of(rep).get("marker_protocol") != "warn" or \
+            rep["target"]["markers"]["refused"] != 4 + 46 * 2:
+        fail(f"protocol edges: {len(rep['phases'])} phases, {rep['target']['markers']['refused']} refused, "
+             f"marker_protocol {checks_of(rep).get('marker_protocol')}")
+
+# Markers inside a perf-style window: both are measured, neither closes the other.
+with tempfile.TemporaryDirectory() as d:
+    ctl = os.path.join(d, "ctl")
+    os.mkfifo(ctl)
+    p, rep = run(["--control", f"fifo:{ctl}", "--", os.path.join(EXAMPLES, "example-correct"), "8"])
+    occ = {ph["name"]: ph["declared"]["occurrences"] for ph in rep["phases"]} if rep else {}
+    if occ != {"enabled": 1, "chase4k": 5, "chase2m": 5} or rep["target"]["markers"]["refused"]:
+        fail(f"markers in a perf window: {occ}, {rep and rep['target']['markers']}")
+    # -D -1 and nothing ever enables: no phase is invented.
+    p, rep = run(["--control", f"fifo:{ctl}", "-D", "-1", "--", "true"])
+    if p.returncode != 0 or rep["phases"]:
+        fail(f"-D -1 without enable: phases {rep and [ph['name'] for ph in rep['phases']]}")
+
+# A second signal while the command ignores SIGINT: tlbprof kills it at once and still writes the report.
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "r.json")
+    stubborn = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
+    proc = subprocess.Popen([TLBPROF, "run", "--json", out, "--quiet", "--", sys.executable, "-c", stubborn],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    took = time.monotonic() - t0
+    rep = json.load(open(out)) if os.path.exists(out) else None
+    if proc.returncode != 130 or not rep or rep["target"]["signal"] != "SIGKILL" or took > 1.8:
+        fail(f"second SIGINT: exit {proc.returncode} after {took:.1f} s, report {rep and rep['target']['signal']}")
+
+# Ctrl-C at a terminal signals the whole process group, the command included: still an interruption.
+for attempt in range(3):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        proc = subprocess.Popen([TLBPROF, "run", "--json", out, "--quiet", "--", "sleep", "30"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        time.sleep(0.6)
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        rep = json.load(open(out)) if os.path.exists(out) else None
+        if proc.returncode != 130 or not rep or not rep["interrupted"]:
+            fail(f"group SIGTERM (try {attempt}): exit {proc.returncode}, interrupted {rep and rep['interrupted']}")
+            break
 
 # Ctrl-C: the command is stopped, the partial report is written, exit 130, no FIFO directory left behind.
 with tempfile.TemporaryDirectory() as d:
