@@ -56,6 +56,7 @@ struct channel {
 	char buf[2 * MARKER_LINE_MAX];
 	size_t len;
 	bool discarding;		/* inside an overlong line, until its newline */
+	bool nonblocking;		/* our own open (O_NONBLOCK): read until empty; a caller's fd: once per poll */
 };
 
 enum { SLOT_MARKER, SLOT_WINDOW };
@@ -642,7 +643,18 @@ static char *line_end(char *buf, size_t len)
  * line longer than the protocol allows is refused once and skipped to its
  * end. End of file (an fd: channel whose writers closed) closes the channel.
  */
+static ssize_t drain_once(struct target_state *st, struct channel *c);
+
 static void drain_channel(struct target_state *st, struct channel *c)
+{
+	for (;;) {
+		if (drain_once(st, c) <= 0 || !c->nonblocking || c->ctl < 0)
+			return;
+	}
+}
+
+/* One read from c and the lines it completes. Returns the bytes read (0: end of file or nothing, < 0: error). */
+static ssize_t drain_once(struct target_state *st, struct channel *c)
 {
 	ssize_t n;
 
@@ -652,10 +664,10 @@ static void drain_channel(struct target_state *st, struct channel *c)
 	if (n == 0 && c != &st->ch[0]) {
 		close(c->ctl);
 		c->ctl = -1;
-		return;
+		return 0;
 	}
 	if (n <= 0)
-		return;
+		return n;
 	c->len += (size_t)n;
 	char *start = c->buf, *end;
 	while ((end = line_end(start, c->len - (size_t)(start - c->buf))) != NULL) {
@@ -682,6 +694,7 @@ static void drain_channel(struct target_state *st, struct channel *c)
 		}
 		c->len = 0;
 	}
+	return n;
 }
 
 static int make_fifos(struct target_state *st)
@@ -705,6 +718,7 @@ static int make_fifos(struct target_state *st)
 	 * tlbprof never sees end-of-file when the command closes its end.
 	 */
 	st->ch[0].ctl = open(st->ctl_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	st->ch[0].nonblocking = true;
 	st->ch[0].ack = open(st->ack_path, O_RDWR | O_CLOEXEC);
 	if (st->ch[0].ctl < 0 || st->ch[0].ack < 0)
 		return -errno;
@@ -720,6 +734,7 @@ static int open_control(struct target_state *st)
 		c->ctl = open(o->ctl_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 		if (c->ctl < 0)
 			return -errno;
+		c->nonblocking = true;
 		if (o->ack_path && (c->ack = open(o->ack_path, O_RDWR | O_CLOEXEC)) < 0)
 			return -errno;
 	} else if (o->ctl_fd >= 0) {
