@@ -1042,28 +1042,6 @@ static enum cli_result parse_events(int argc, char **argv, struct tlbprof_config
 	return check_outputs(cfg, msg, len);
 }
 
-/* Whether cmd names an executable file: a path, or a name found in $PATH (as execvp would search it). */
-static bool command_found(const char *cmd)
-{
-	struct stat st;
-
-	if (strchr(cmd, '/'))
-		return stat(cmd, &st) == 0 && S_ISREG(st.st_mode) && access(cmd, X_OK) == 0;
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-		char full[4096];
-		if (snprintf(full, sizeof(full), "%.*s/%s", (int)(n ? n : 1), n ? path : ".", cmd) < (int)sizeof(full) &&
-		    stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
-			return true;
-		path += n + (colon != NULL);
-	}
-	return false;
-}
-
 /* --control fifo:CTL[,ACK] or fd:CTL[,ACK], as perf stat spells it. */
 static enum cli_result parse_control(const char *arg, struct tlbprof_config *cfg, char *msg, size_t len)
 {
@@ -1167,7 +1145,8 @@ static enum cli_result parse_run(int argc, char **argv, struct tlbprof_config *c
 	}
 	if (optind >= argc)
 		return usage_error(msg, len, "run: give the command to run (tlbprof run [OPTIONS] -- CMD [ARGS...])");
-	if (!command_found(argv[optind]))
+	char found[4096];
+	if (!tlbprof_find_command(argv[optind], found, sizeof(found)))
 		return usage_error(msg, len, "run: '%s': command not found or not executable", argv[optind]);
 	/* Into the caller's argv (ours is a copy that cli_parse frees), which ends in NULL. */
 	cfg->run_argv = cfg->argv + 1 + optind;

@@ -18,29 +18,6 @@
 #include "target.h"
 #include "timing.h"
 
-/* The file execvp would run for name: a path as given, else the first executable match in $PATH. */
-static void resolve_command(const char *name, char *out, size_t len)
-{
-	struct stat st;
-
-	if (strchr(name, '/')) {
-		snprintf(out, len, "%s", name);
-		return;
-	}
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-		if ((size_t)snprintf(out, len, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", name) < len &&
-		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-			return;
-		path += n + (colon != NULL);
-	}
-	out[0] = '\0';
-}
-
 /* The exit status: the command's own when it failed, else tlbprof's. */
 static int run_status(const struct target_result *tr, const struct run_results *rr, const struct analysis *a,
 		      enum fail_on fail_on)
@@ -84,10 +61,10 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		sched_setaffinity(0, sizeof(set), &set);
 	}
 	timing_calibrate(&clock);
-	resolve_command(cfg->run_argv[0], path, sizeof(path));
+	(void)tlbprof_find_command(cfg->run_argv[0], path, sizeof(path));	/* cli checked it; "" if gone since */
 	rc = elf_provenance_read(path, &binary);
 	if (rc != 0)
-		snprintf(binary_error, sizeof(binary_error), "%s: %s", *path ? path : cfg->run_argv[0],
+		snprintf(binary_error, sizeof(binary_error), "%.80s: %s", *path ? path : cfg->run_argv[0],
 			 rc == -EINVAL ? "not an ELF file (a script?)" : strerror(-rc));
 
 	const char *tmpdir = getenv("TMPDIR");

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* What the commands share: where the metric-to-event map files are found. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis.h"
@@ -38,4 +42,29 @@ int tlbprof_analyse_doc(const struct report_doc *doc, struct analysis *a)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+bool tlbprof_find_command(const char *name, char *out, size_t len)
+{
+	struct stat st;
+
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return stat(name, &st) == 0 && S_ISREG(st.st_mode) && access(name, X_OK) == 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		/* An empty PATH entry is the current directory, as execvp reads it. */
+		if ((size_t)snprintf(out, len, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", name) < len &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return true;
+		path += n + (colon != NULL);
+	}
+	if (len)
+		out[0] = '\0';
+	return false;
 }

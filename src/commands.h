@@ -3,6 +3,8 @@
 #pragma once
 
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "config.h"
 
@@ -33,6 +35,13 @@ struct report_doc;
  * Returns 0 or -ENOMEM (a is then freed).
  */
 int tlbprof_analyse_doc(const struct report_doc *doc, struct analysis *a);
+
+/*
+ * The file execvp would run for name: name itself when it holds a '/', else
+ * the first executable regular file of that name in $PATH. Writes the path
+ * into out (len bytes; "" when none) and returns whether it is executable.
+ */
+bool tlbprof_find_command(const char *name, char *out, size_t len);
 
 /* Each subcommand takes the parsed config and returns the exit status. */
 
