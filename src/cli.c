@@ -545,12 +545,11 @@ static bool output_dir_writable(const char *file)
 	if (!path)
 		return false;
 	const char *slash = strrchr(path, '/');
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+	/* A directory is no file, and a directory name longer than dir holds cannot be checked: both fail. */
+	if ((stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || (slash && (size_t)(slash - path) >= sizeof(dir)))
 		ok = false;
 	else if (!slash)
 		ok = access(".", W_OK) == 0;
-	else if ((size_t)(slash - path) >= sizeof(dir))
-		ok = false;
 	else if (slash == path)
 		ok = access("/", W_OK) == 0;
 	else

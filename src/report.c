@@ -753,6 +753,10 @@ int report_write_file(const char *path, const char *option, const char *what,
 	int rc = 0, fd = -1;
 	FILE *f = NULL;
 
+	if (!path) {
+		snprintf(err, err_len, "%s: no file to write the %s to", option, what);
+		return -EINVAL;
+	}
 	if (strcmp(path, "-") == 0) {
 		if ((rc = emit(stdout, ctx)) == 0)
 			rc = finish_stream(stdout);
