@@ -49,7 +49,12 @@ bool tlbprof_find_command(const char *name, char *out, size_t len)
 	struct stat st;
 
 	if (strchr(name, '/')) {
-		snprintf(out, len, "%s", name);
+		size_t n = strlen(name);
+		if (len) {
+			n = n < len ? n : len - 1;
+			memcpy(out, name, n);
+			out[n] = '\0';
+		}
 		return stat(name, &st) == 0 && S_ISREG(st.st_mode) && access(name, X_OK) == 0;
 	}
 	const char *path = getenv("PATH");
