@@ -1064,6 +1064,11 @@ static void check_migrations(const struct phase_result *res, size_t n, struct an
 	struct analysis_check *c;
 	if (!counted)
 		c = add_check(a, "cpu_migrations", CHECK_SKIP, "the cpu-migrations counter is not available");
+	else if (total > 0 && where->target)
+		c = add_check(a, "cpu_migrations", CHECK_WARN,
+			      "the command's threads moved between CPUs %.0f times inside its phases (first in %s): "
+			      "caches and TLBs went cold mid-phase; pin it with tlbprof run --cpu (or taskset for "
+			      "several threads)", total, where->spec.name);
 	else if (total > 0)
 		c = add_check(a, "cpu_migrations", CHECK_WARN,
 			      "the measuring thread moved between CPUs %.0f times during timed samples (first in %s): "
