@@ -104,17 +104,81 @@ double analysis_median_ci(const double *v, size_t n)
 	return m > 0 ? half / m : INFINITY;
 }
 
+double analysis_t975(unsigned df)
+{
+	static const double t[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+				    2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+				    2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
+
+	if (df == 0)
+		return INFINITY;
+	if (df <= sizeof(t) / sizeof(t[0]))
+		return t[df - 1];
+	return 1.96 + 2.5 / (double)df;	/* within 0.002 of the quantile from 30 on */
+}
+
+/*
+ * The median of each allocation's samples into med (at most max_k, in order
+ * of first appearance). Returns how many, or 0 without memory.
+ */
+static size_t allocation_medians(const double *v, const unsigned *alloc, size_t n, double *med, size_t max_k)
+{
+	double *w = malloc((n ? n : 1) * sizeof(*w));
+	unsigned *seen = malloc((max_k ? max_k : 1) * sizeof(*seen));
+	size_t k = 0;
+
+	if (!w || !seen) {
+		free(w);
+		free(seen);
+		return 0;
+	}
+	for (size_t i = 0; i < n && k < max_k; i++) {
+		bool known = false;
+		for (size_t j = 0; j < k && !known; j++)
+			known = seen[j] == alloc[i];
+		if (known)
+			continue;
+		size_t m = 0;
+		for (size_t j = i; j < n; j++)
+			if (alloc[j] == alloc[i])
+				w[m++] = v[j];
+		struct sample_stats st;
+		analysis_stats(w, m, &st);
+		seen[k] = alloc[i];
+		med[k++] = st.median;
+	}
+	free(w);
+	free(seen);
+	return k;
+}
+
+double analysis_precision(const double *v, const unsigned *alloc, size_t n)
+{
+	double iid = analysis_median_ci(v, n), med[ANALYSIS_MAX_ALLOCATIONS];
+	size_t k;
+
+	if (!alloc || n == 0 || (k = allocation_medians(v, alloc, n, med, ANALYSIS_MAX_ALLOCATIONS)) < 2)
+		return iid;
+	struct sample_stats all, am;
+	analysis_stats(v, n, &all);
+	analysis_stats(med, k, &am);
+	if (!(all.median > 0))
+		return INFINITY;
+	double clustered = analysis_t975((unsigned)k - 1) * am.stddev / sqrt((double)k) / all.median;
+	return clustered > iid ? clustered : iid;
+}
+
 /* Spread between allocations (their medians) and within them (stddev / mean), from the sample tags. */
 static void allocation_spread(const struct phase_result *r, struct phase_analysis *pa)
 {
-	double med[256], cv[256], *v = malloc((r->n_samples ? r->n_samples : 1) * sizeof(double));
+	double med[ANALYSIS_MAX_ALLOCATIONS], cv[ANALYSIS_MAX_ALLOCATIONS], *v = malloc((r->n_samples ? r->n_samples : 1) * sizeof(double));
 	unsigned na = 0;
 
 	if (!v || !r->sample_alloc) {
 		free(v);
 		return;
 	}
-	for (unsigned a = 0; a < 256; a++) {
+	for (unsigned a = 0; a < ANALYSIS_MAX_ALLOCATIONS; a++) {
 		size_t k = 0;
 		for (size_t i = 0; i < r->n_samples; i++)
 			if (r->sample_alloc[i] == a)

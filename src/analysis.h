@@ -12,6 +12,8 @@
 #include "timing.h"
 
 #define ANALYSIS_MAX_EVIDENCE 8
+/* Allocations per phase that the precision and the spreads look at (the runner draws at most 100). */
+#define ANALYSIS_MAX_ALLOCATIONS 256
 
 /* The measured values a check or finding rests on, by name. */
 struct analysis_evidence {
@@ -38,6 +40,21 @@ void analysis_stats(const double *v, size_t n, struct sample_stats *out);
  * divided by the median. INFINITY when n < 6 (too few for an interval).
  */
 double analysis_median_ci(const double *v, size_t n);
+
+/*
+ * The precision of a phase whose samples come from several allocations
+ * (alloc[i] tags v[i]; NULL means one): samples of one allocation share its
+ * physical placement, so they are not independent and an interval over all
+ * of them would claim a precision that a rerun does not repeat. With k >= 2
+ * allocations: the 95 % Student t half-width over the k allocation medians,
+ * t(k-1) * s / sqrt(k), divided by the median of all samples, and never
+ * below analysis_median_ci() of all samples. With one allocation: that
+ * interval alone. INFINITY when there are too few samples.
+ */
+double analysis_precision(const double *v, const unsigned *alloc, size_t n);
+
+/* The two-sided 95 % quantile of Student's t with df degrees of freedom (df >= 1). */
+double analysis_t975(unsigned df);
 
 /*
  * The value of metric m in a phase result, scaled, and whether it counted

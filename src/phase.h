@@ -35,12 +35,13 @@ struct phase_spec {
 	enum phase_role role;
 	uint64_t controls_size_bytes;	/* control: the measured working-set size it stands for; else 0 */
 	uint64_t controls_stride_bytes;	/* control: the measured stride it stands for; else 0 */
-	/* Adaptive measurement (iterations_auto): batch so a sample lasts >= SAMPLE_MIN, then samples until
-	 * the median's 95 % confidence interval is within precision or time_budget_s is spent. */
+	/* Adaptive measurement (iterations_auto): batch so a sample lasts >= SAMPLE_MIN, then repeat samples
+	 * on each of at least `allocations` fresh allocations, and more allocations (one: more samples) until
+	 * analysis_precision() is within precision or the next one would pass time_budget_s. */
 	bool iterations_auto;
-	double precision;		/* relative half-width of the median's 95 % CI to stop at */
-	double time_budget_s;		/* wall time for the samples of one phase */
-	unsigned allocations;		/* fresh region and chain per allocation (--realloc) */
+	double precision;		/* relative half-width of the 95 % CI (analysis_precision) to stop at */
+	double time_budget_s;		/* wall time of one phase, its allocations included */
+	unsigned allocations;		/* fresh region and chain per allocation (--realloc); auto: the least */
 	/* pagefault */
 	int fault_case;			/* enum fault_case, FAULT_NONE for other workloads */
 	unsigned processes;		/* separate processes to run the samples in (1: this one) */
@@ -131,7 +132,14 @@ struct phase_result {
 	unsigned *sample_alloc;		/* the allocation each sample was taken on (owned) */
 	size_t n_samples;
 	unsigned allocations_run;
-	double precision_reached;	/* relative half-width of the median's 95 % CI over all samples */
+	/* Warm-up over the allocations: auto warms in passes until steady (warmup_steady), fixed by --warmup-frac. */
+	bool warmup_steady;		/* auto: warm-up stopped when a pass no longer got faster */
+	uint64_t warmup_accesses;	/* all allocations together */
+	unsigned warmup_passes;		/* auto: passes around the structure, all allocations together */
+	unsigned warmup_max_passes;	/* auto: the most passes one allocation took */
+	unsigned warmup_unsettled;	/* auto: allocations whose warm-up hit its cap still getting faster */
+	double warmup_ms;		/* all allocations together */
+	double precision_reached;	/* analysis_precision(): allocations as the unit when there are several */
 	const char *stop_reason;	/* "samples" (fixed count), "precision", "budget", "max_samples", "interrupted" */
 	double cycles_per_ns;		/* calibrated core clock used for cycles (GHz) */
 	/* Counters summed over the timed samples only (enabled around them). */

@@ -199,6 +199,22 @@ uint64_t region_prefault(struct region *r)
 	return n;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+void region_populate(struct region *r)
+{
+	/*
+	 * One madvise() faults every page in without an exception per page:
+	 * about a third faster at 256 MiB of 4 KiB pages here. The kernel's
+	 * page-fault counters do not see it, which is why the counted first
+	 * allocation touches instead. Older kernels say EINVAL: touch then.
+	 */
+	if (madvise(r->base, r->bytes, MADV_POPULATE_WRITE) != 0)
+		(void)region_prefault(r);
+}
+
 int region_verify(const struct region *r, struct region_backing *out)
 {
 	FILE *f = fopen("/proc/self/smaps", "re");

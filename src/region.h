@@ -30,6 +30,8 @@ int region_map(struct region *r, const struct page_request *page, uint64_t bytes
 
 /* Touch (write) every base page so faults happen here, not in a timed phase. Returns the pages touched. */
 uint64_t region_prefault(struct region *r);
+/* Fault every page in, uncounted and faster than region_prefault() where the kernel can (MADV_POPULATE_WRITE). */
+void region_populate(struct region *r);
 
 /*
  * Read /proc/self/smaps and summarise the region's real backing.

@@ -391,6 +391,16 @@ static json_t *phase_json(const struct phase_result *r)
 						      num(r->precision_reached), "stop",
 						      r->stop_reason ? r->stop_reason : "samples", "allocations",
 						      (int)r->allocations_run));
+	/* How each allocation was warmed before its samples (page-fault and run phases warm nothing). */
+	if (!r->target && s->workload && !s->workload->per_sample_memory) {
+		bool steady = s->iterations_auto;
+		json_t *warm = json_pack("{s:s, s:I, s:o}", "method", steady ? "steady" : "fraction", "accesses",
+					 (json_int_t)r->warmup_accesses, "ms", num(r->warmup_ms));
+		json_object_set_new(warm, "passes", steady ? json_integer(r->warmup_passes) : json_null());
+		json_object_set_new(warm, "max_passes", steady ? json_integer(r->warmup_max_passes) : json_null());
+		json_object_set_new(warm, "unsettled", steady ? json_integer(r->warmup_unsettled) : json_null());
+		json_object_set_new(o, "warmup", warm);
+	}
 	if (r->sample_alloc) {
 		json_t *al = json_array();
 		for (size_t i = 0; i < r->n_samples; i++)

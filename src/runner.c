@@ -464,10 +464,22 @@ int runner_run_child(const struct plan *plan, size_t index, const struct run_con
 
 /* --iters auto: a sample lasts at least this long, and at least 1000x the clock overhead. */
 static const double SAMPLE_MIN_NS = 1e6;
-/* --iters auto: at most this many samples per phase, whatever the precision. */
-enum { MAX_AUTO_SAMPLES = 2000 };
-/* Warm-up in auto mode: twice around the chain (every slot's line and page), at most this many accesses. */
-static const uint64_t MAX_AUTO_WARMUP = 8000000;
+/* --iters auto: at most this many samples on a single allocation, and this many allocations. */
+enum { MAX_AUTO_SAMPLES = 2000, MAX_AUTO_ALLOCATIONS = 100 };
+/*
+ * Warm-up in auto mode: passes around the structure until one is no longer
+ * faster. A chain whose slots sit on many pages keeps getting faster for
+ * 10 to 15 passes after its region was faulted in (256 MiB on 4 KiB pages
+ * here: 158 ns on the first pass, 89 ns from about the 12th; 4 MiB packed on
+ * few pages is steady from the first), so a fixed two passes measured the
+ * transient. Steady: WARMUP_PATIENCE passes in a row not WARMUP_GAIN faster
+ * than the best before them. At least WARMUP_MIN_PASSES, at most
+ * WARMUP_MAX_PASSES or a quarter of the time budget per allocation.
+ */
+enum { WARMUP_MIN_PASSES = 2, WARMUP_PATIENCE = 3, WARMUP_MAX_PASSES = 64 };
+static const double WARMUP_GAIN = 0.005;
+/* A pass is one trip around the structure, but at least this many accesses so it outlasts the clock. */
+static const uint64_t WARMUP_MIN_PASS = 20000;
 
 /*
  * The batch for --iters auto: time growing probes (without counters) until
@@ -490,6 +502,36 @@ static uint64_t auto_batch(const struct workload_ops *w, void *state, const stru
 	return batch < 1000 ? 1000 : batch;
 }
 
+/*
+ * Auto warm-up: run passes of `units` accesses until WARMUP_PATIENCE passes
+ * in a row are not WARMUP_GAIN faster than the best before them (true), or
+ * the pass or time cap comes first (false). *passes and *accesses: what ran.
+ */
+static bool warm_until_steady(const struct workload_ops *w, void *state, uint64_t units, double cap_s,
+			      unsigned *passes, uint64_t *accesses)
+{
+	uint64_t pass = units > WARMUP_MIN_PASS ? units : WARMUP_MIN_PASS, t0 = timing_now_ns();
+	double best = INFINITY;
+	unsigned stale = 0;
+
+	*passes = 0;
+	*accesses = 0;
+	while (*passes < WARMUP_MAX_PASSES) {
+		double per = (double)timed_run(w, state, pass, NULL) / (double)pass;
+		++*passes;
+		*accesses += pass;
+		if (per < best * (1 - WARMUP_GAIN)) {
+			best = per;
+			stale = 0;
+		} else if (++stale >= WARMUP_PATIENCE && *passes >= WARMUP_MIN_PASSES) {
+			return true;
+		}
+		if ((double)(timing_now_ns() - t0) / 1e9 >= cap_s)
+			return false;
+	}
+	return false;
+}
+
 static void add_sample(struct phase_result *res, uint64_t ns, uint64_t accesses, unsigned alloc)
 {
 	res->samples_ns[res->n_samples] = (double)ns / (double)accesses;
@@ -505,7 +547,7 @@ static void add_sample(struct phase_result *res, uint64_t ns, uint64_t accesses,
  * self-checks and backing must pass. Returns false when the phase must stop.
  */
 static bool run_allocation(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
-			   struct counter_set *cs, unsigned a, bool last, size_t cap, uint64_t *sampling_t0)
+			   struct counter_set *cs, unsigned a, bool extend, size_t cap, uint64_t phase_t0)
 {
 	const struct workload_ops *w = ph->workload;
 	struct phase_spec spec = *ph;
@@ -526,7 +568,7 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 	if (a == 0)
 		prefault(&region, cs, res);
 	else
-		region_prefault(&region);
+		region_populate(&region);
 	progress_tick(ctx);
 
 	/* A fresh chain: another seed per allocation, the same for the same --seed. */
@@ -567,14 +609,22 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 
 	/* Before the warm-up, not after: whatever drawing the line touches is warmed over again. */
 	progress_tick(ctx);
-	/* Warm-up on the very same code path: caches, TLBs, branch predictors, core clock. */
-	uint64_t warm = ph->warmup_iterations;
+	/* Warm-up on the very same code path: caches, TLBs, page walks, branch predictors, core clock. */
+	uint64_t wt0 = timing_now_ns(), warm;
 	if (ph->iterations_auto) {
-		warm = 2 * slots;
-		if (warm > MAX_AUTO_WARMUP)
-			warm = MAX_AUTO_WARMUP;
+		unsigned passes = 0;
+		bool steady = warm_until_steady(w, state, slots, ph->time_budget_s / 4, &passes, &warm);
+		res->warmup_passes += passes;
+		if (passes > res->warmup_max_passes)
+			res->warmup_max_passes = passes;
+		res->warmup_unsettled += !steady;
+		res->warmup_steady = res->warmup_unsettled == 0;
+	} else {
+		warm = ph->warmup_iterations;
+		w->run(state, warm);
 	}
-	w->run(state, warm);
+	res->warmup_accesses += warm;
+	res->warmup_ms += (double)(timing_now_ns() - wt0) / 1e6;
 	if (ph->iterations_auto && res->spec.iterations == 0) {
 		res->spec.iterations = auto_batch(w, state, ctx);
 		res->spec.warmup_iterations = warm;
@@ -584,19 +634,17 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 	if (a == 0 && cs)
 		counter_set_reset(cs);
 	rusage_faults(&min0, &maj0);
-	if (!*sampling_t0)
-		*sampling_t0 = timing_now_ns();
 	for (unsigned r = 0; res->n_samples < cap && !stop_requested(ctx); r++) {
 		if (r >= ph->repeat) {
-			/* Fixed: exactly --repeat samples per allocation. Auto: more on the last one, until precise. */
-			if (!ph->iterations_auto || !last)
+			/* --repeat samples per allocation; auto with one allocation: more on it, until precise. */
+			if (!extend)
 				break;
 			res->precision_reached = analysis_median_ci(res->samples_ns, res->n_samples);
 			if (res->precision_reached <= ph->precision) {
 				res->stop_reason = "precision";
 				break;
 			}
-			if ((double)(timing_now_ns() - *sampling_t0) / 1e9 >= ph->time_budget_s) {
+			if ((double)(timing_now_ns() - phase_t0) / 1e9 >= ph->time_budget_s) {
 				res->stop_reason = "budget";
 				break;
 			}
@@ -604,7 +652,7 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 		add_sample(res, timed_run(w, state, batch, cs), batch, a);
 		progress_tick(ctx);
 	}
-	if (res->n_samples >= cap && ph->iterations_auto && !res->stop_reason)
+	if (res->n_samples >= cap && extend && !res->stop_reason)
 		res->stop_reason = "max_samples";
 	rusage_faults(&min1, &maj1);
 	res->rusage_minflt += min1 - min0;
@@ -624,12 +672,37 @@ out:
 	return res->status == PHASE_OK && !stop_requested(ctx);
 }
 
+/*
+ * Whether auto mode draws allocation a (a >= the --realloc least): not when
+ * the allocations' interval is precise enough, when another allocation, at
+ * the mean cost of those so far, would pass the time budget, or when the
+ * samples or allocations run out. Sets res->stop_reason when it stops.
+ */
+static bool another_allocation(const struct phase_spec *ph, struct phase_result *res, unsigned a, size_t cap,
+			       uint64_t phase_t0)
+{
+	double elapsed = (double)(timing_now_ns() - phase_t0) / 1e9;
+
+	res->precision_reached = analysis_precision(res->samples_ns, res->sample_alloc, res->n_samples);
+	if (res->precision_reached <= ph->precision)
+		res->stop_reason = "precision";
+	else if (elapsed + elapsed / a > ph->time_budget_s)
+		res->stop_reason = "budget";
+	else if (a >= MAX_AUTO_ALLOCATIONS || res->n_samples + ph->repeat > cap)
+		res->stop_reason = "max_samples";
+	return !res->stop_reason;
+}
+
 static void run_phase(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res)
 {
 	const struct workload_ops *w = ph->workload;
 	unsigned allocations = ph->allocations ? ph->allocations : 1;
-	size_t cap = (size_t)ph->repeat * allocations + (ph->iterations_auto ? MAX_AUTO_SAMPLES : 0);
-	uint64_t steal0 = environment_steal_ticks(), sampling_t0 = 0;
+	/* Auto: --repeat samples on each of up to MAX_AUTO_ALLOCATIONS allocations, or more on a single one. */
+	size_t cap = (size_t)ph->repeat * (ph->iterations_auto && allocations > 1 && allocations < MAX_AUTO_ALLOCATIONS
+						   ? MAX_AUTO_ALLOCATIONS
+						   : allocations) +
+		     (ph->iterations_auto && allocations == 1 ? MAX_AUTO_SAMPLES : 0);
+	uint64_t steal0 = environment_steal_ticks(), phase_t0 = timing_now_ns();
 	int rc;
 
 	res->spec = *ph;
@@ -657,12 +730,17 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 		phase_fail(res, true, "out of memory for counters");
 		cs = NULL;
 	}
-	for (unsigned a = 0; a < allocations && res->status == PHASE_OK; a++)
-		if (!run_allocation(ph, ctx, res, cs, a, a + 1 == allocations, cap, &sampling_t0))
+	/* Fixed --iters: exactly --realloc allocations. Auto: at least those, then more while they pay. */
+	for (unsigned a = 0; res->status == PHASE_OK; a++) {
+		if (a >= allocations &&
+		    (!ph->iterations_auto || allocations == 1 || !another_allocation(ph, res, a, cap, phase_t0)))
 			break;
+		if (!run_allocation(ph, ctx, res, cs, a, ph->iterations_auto && allocations == 1, cap, phase_t0))
+			break;
+	}
 	if (!res->stop_reason)
 		res->stop_reason = ph->iterations_auto ? "budget" : "samples";
-	res->precision_reached = analysis_median_ci(res->samples_ns, res->n_samples);
+	res->precision_reached = analysis_precision(res->samples_ns, res->sample_alloc, res->n_samples);
 	if (cs) {
 		uint64_t t0 = timing_now_ns();
 		counter_set_read(cs, res->counters);

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Run the real binary on small chase workloads and check the JSON report, the page backing and the counters."""
 import json
+import math
 import os
 import stat
 import subprocess
@@ -153,24 +154,91 @@ if rep:
     if ph["params"]["iterations_mode"] != "fixed" or ph["precision"]["stop"] != "samples":
         fail(f"fixed iterations: {ph['params']['iterations_mode']} {ph['precision']}")
 
-# 2b. --iters auto (the default): a batch of at least 1 ms, samples until the precision or the budget.
+# 2b. --iters auto (the default): warm-up until steady, a batch of at least 1 ms, --repeat samples on each of at
+# least --realloc allocations, then more allocations until the precision (allocations as the unit) or the budget.
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def median(v):
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def iid_ci(v):
+    """The median's order-statistic 95 % interval over all samples, relative (as analysis_median_ci)."""
+    n = len(v)
+    if n < 6:
+        return float("inf")
+    s = sorted(v)
+    w = 0.98 * n ** 0.5
+    lo, hi = max(0, int(math.floor(n / 2 - w))), min(n - 1, int(math.ceil(n / 2 + w)))
+    return (s[hi] - s[lo]) / 2 / median(v)
+
+
+def clustered_precision(samples, alloc):
+    """What precision.reached must be: Student's t over the allocations' medians, never below iid_ci()."""
+    groups = {}
+    for x, a in zip(samples, alloc):
+        groups.setdefault(a, []).append(x)
+    if len(groups) < 2:
+        return iid_ci(samples)
+    meds = [median(g) for g in groups.values()]
+    k = len(meds)
+    mean = sum(meds) / k
+    sd = (sum((m - mean) ** 2 for m in meds) / (k - 1)) ** 0.5
+    t = T975[k - 2] if k - 1 <= len(T975) else 1.96 + 2.5 / (k - 1)
+    return max(t * sd / k ** 0.5 / median(samples), iid_ci(samples))
+
+
 p, rep = run(["--pages", "4k", "--size", "4M", "--controls", "none", "--precision", "0.02", "--time-budget", "0.3"],
              expect=(0, 1))
 if rep:
     ph = rep["phases"][0]
-    pr, ns = ph["precision"], ph["ns_per_access"]
+    pr, ns, al = ph["precision"], ph["ns_per_access"], ph["sample_allocations"]
     # The batch's duration is a timing claim (BENCHMARKS.md), not asserted here; its size is chosen and recorded.
     if ph["params"]["iterations_mode"] != "auto" or ph["params"]["iterations"] < 1000:
         fail(f"auto mode must choose a batch of at least 1000 accesses: {ph['params']}")
     if pr["stop"] == "precision" and pr["reached"] > 0.02:
         fail(f"stopped for precision without reaching it: {pr}")
-    if pr["stop"] not in ("precision", "budget", "max_samples") or pr["allocations"] != 3:
+    if pr["stop"] not in ("precision", "budget", "max_samples") or pr["allocations"] < 3:
         fail(f"auto stop: {pr}")
-    if sorted(set(ph["sample_allocations"])) != [0, 1, 2]:
-        fail(f"samples must come from three allocations: {sorted(set(ph['sample_allocations']))}")
+    # Balanced: exactly --repeat (5) samples on every allocation, 0..k-1 in order.
+    k = pr["allocations"]
+    if al != [a for a in range(k) for _ in range(5)]:
+        fail(f"five samples on each of {k} allocations, in order: {al}")
+    want = clustered_precision(ns["samples"], al)
+    if pr["reached"] is None or abs(pr["reached"] - want) > 1e-9 * max(1.0, want):
+        fail(f"precision.reached {pr['reached']} is not the clustered interval {want}")
     an = next(x for x in rep["analysis"]["phases"] if x["name"] == ph["name"])
-    if an["allocations"] != 3 or an["between_allocations"] is None or an["within_allocation"] is None:
+    if an["allocations"] != k or an["between_allocations"] is None or an["within_allocation"] is None:
         fail(f"spread between and within allocations: {an}")
+    wu = ph.get("warmup")
+    # At least WARMUP_MIN_PASSES (2), and patience (3) after the first pass: 4 passes per allocation at least.
+    if not wu or wu["method"] != "steady" or wu["passes"] < 4 * k or wu["max_passes"] < 4 or \
+            wu["max_passes"] > 64 or not 0 <= wu["unsettled"] <= k or wu["accesses"] < wu["passes"] * 1024:
+        fail(f"steady warm-up of {k} allocations of 1024 slots: {wu}")
+
+# 2c. --realloc 1: the one allocation takes more samples instead, judged by the median's interval over them.
+p, rep = run(["--pages", "4k", "--size", "1M", "--controls", "none", "--realloc", "1", "--precision", "0.02",
+              "--time-budget", "0.2"], expect=(0, 1))
+if rep:
+    ph = rep["phases"][0]
+    pr, ns = ph["precision"], ph["ns_per_access"]
+    if pr["allocations"] != 1 or set(ph["sample_allocations"]) != {0} or len(ns["samples"]) < 5:
+        fail(f"--realloc 1: every sample on one allocation: {pr} {len(ns['samples'])}")
+    if pr["reached"] is None or abs(pr["reached"] - iid_ci(ns["samples"])) > 1e-9:
+        fail(f"--realloc 1: precision.reached {pr['reached']} is not the median's interval {iid_ci(ns['samples'])}")
+
+# 2d. Fixed --iters: the warm-up is --warmup-frac of --iters on each allocation.
+p, rep = run(["--pages", "4k", "--size", "1M", "--controls", "none", "--iters", "40k", "--repeat", "1",
+              "--warmup-frac", "0.25"])
+if rep:
+    wu = rep["phases"][0].get("warmup")
+    if wu != {**(wu or {}), "method": "fraction", "accesses": 3 * 10000, "passes": None, "max_passes": None,
+              "unsettled": None}:
+        fail(f"fixed warm-up: 10000 accesses on each of 3 allocations: {wu}")
 
 # 3. A hugetlb request on a pool that is too small fails that phase with the fix; the others still run; exit 3.
 free_path = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"

@@ -550,6 +550,29 @@ static void test_precision_and_allocations(void)
 	const struct analysis_check *u = find_check(&a, "unstable");
 	CHECK(u && u->status == CHECK_WARN && strstr(u->message, "physical page placement"),
 	      "placement named as the cause: %s", u ? u->message : "");
+	/* The precision with allocations as the unit: medians 40, 50, 60 have s = 10, t(2) = 4.303, so
+	 * 4.303 * 10 / sqrt(3) over the median of all nine (50), wider than the samples' own interval. */
+	CHECK_NEAR(analysis_precision(s9, alloc, 9), 4.303 * 10 / sqrt(3) / 50, 1e-12);
+	CHECK(analysis_precision(s9, alloc, 9) > 2 * analysis_median_ci(s9, 9), "clustered is wider");
+	/* One allocation, or no tags: the median's interval over the samples. */
+	CHECK_NEAR(analysis_precision(v, NULL, 25), analysis_median_ci(v, 25), 1e-15);
+	unsigned one[25] = { 0 };
+	CHECK_NEAR(analysis_precision(v, one, 25), analysis_median_ci(v, 25), 1e-15);
+	/* Allocations that agree exactly: the samples' own interval is the floor. */
+	const double same[12] = { 49, 50, 51, 49, 50, 51, 49, 50, 51, 49, 50, 51 };
+	unsigned four[12] = { 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3 };
+	CHECK_NEAR(analysis_precision(same, four, 12), analysis_median_ci(same, 12), 1e-15);
+	/* Tags need not be in order: the allocations are grouped by tag. */
+	const double mixed[9] = { 39.6, 49.5, 59.4, 40, 50, 60, 40.4, 50.5, 60.6 };
+	unsigned mixed_alloc[9] = { 0, 1, 2, 0, 1, 2, 0, 1, 2 };
+	CHECK_NEAR(analysis_precision(mixed, mixed_alloc, 9), analysis_precision(s9, alloc, 9), 1e-15);
+	CHECK(isinf(analysis_precision(v, NULL, 0)), "no samples: no precision");
+	/* Student's t: the table, then 1.96 + 2.5 / df (within 0.002 from 30 on). */
+	CHECK_NEAR(analysis_t975(1), 12.706, 1e-12);
+	CHECK_NEAR(analysis_t975(30), 2.042, 1e-12);
+	CHECK_NEAR(analysis_t975(60), 2.000, 0.002);
+	CHECK_NEAR(analysis_t975(120), 1.980, 0.002);
+	CHECK(isinf(analysis_t975(0)), "no degrees of freedom");
 	analysis_free(&a);
 	r.sample_alloc = NULL;
 	fixture_free(&r, 1);
