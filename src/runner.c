@@ -485,7 +485,10 @@ static const uint64_t WARMUP_MIN_PASS = 20000;
  * The batch for --iters auto: time growing probes (without counters) until
  * one lasts 100 us, then scale to SAMPLE_MIN_NS or 1000x the clock overhead,
  * whichever is longer, so the clock's cost and resolution vanish in a sample.
+ * Sized with BATCH_MARGIN: a 100 us probe on a noisy host, or a chain still
+ * settling, can read 30 % slow, and the samples must still last that long.
  */
+static const double BATCH_MARGIN = 1.5;
 static uint64_t auto_batch(const struct workload_ops *w, void *state, const struct run_context *ctx)
 {
 	double overhead = ctx->clock ? fmax(ctx->clock->clock_overhead_ns, ctx->clock->clock_resolution_ns) : 100;
@@ -497,7 +500,7 @@ static uint64_t auto_batch(const struct workload_ops *w, void *state, const stru
 			break;
 		n *= 4;
 	}
-	double per = (double)ns / (double)n, target = fmax(SAMPLE_MIN_NS, 1000 * overhead);
+	double per = (double)ns / (double)n, target = BATCH_MARGIN * fmax(SAMPLE_MIN_NS, 1000 * overhead);
 	uint64_t batch = (uint64_t)ceil(target / (per > 0 ? per : 1));
 	return batch < 1000 ? 1000 : batch;
 }

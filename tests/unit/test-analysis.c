@@ -550,6 +550,9 @@ static void test_precision_and_allocations(void)
 	const struct analysis_check *u = find_check(&a, "unstable");
 	CHECK(u && u->status == CHECK_WARN && strstr(u->message, "physical page placement"),
 	      "placement named as the cause: %s", u ? u->message : "");
+	/* Allocations 50 % apart, but no allocation's first sample is slow: placement, no warm-up. */
+	const struct analysis_check *wu = find_check(&a, "warmup_insufficient");
+	CHECK(wu && wu->status == CHECK_PASS, "a slow allocation is not a cold start: %s", wu ? wu->message : "");
 	/* The precision with allocations as the unit: medians 40, 50, 60 have s = 10, t(2) = 4.303, so
 	 * 4.303 * 10 / sqrt(3) over the median of all nine (50), wider than the samples' own interval. */
 	CHECK_NEAR(analysis_precision(s9, alloc, 9), 4.303 * 10 / sqrt(3) / 50, 1e-12);
@@ -573,6 +576,21 @@ static void test_precision_and_allocations(void)
 	CHECK_NEAR(analysis_t975(60), 2.000, 0.002);
 	CHECK_NEAR(analysis_t975(120), 1.980, 0.002);
 	CHECK(isinf(analysis_t975(0)), "no degrees of freedom");
+	analysis_free(&a);
+	/* One noisy first sample among three allocations is not a cold start ... */
+	const double noisy[9] = { 39.6, 40, 40.4, 60, 50, 50.5, 59.4, 60, 60.6 };
+	memcpy(r.samples_ns, noisy, sizeof(noisy));
+	analysis_run(&r, 1, NULL, NULL, &a);
+	wu = find_check(&a, "warmup_insufficient");
+	CHECK(wu && wu->status == CHECK_PASS, "one slow first sample of three: %s", wu ? wu->message : "");
+	analysis_free(&a);
+	/* ... one that repeats on most allocations is, each against its own allocation: +19 %, +19 %, -1.5 %. */
+	const double cold[9] = { 48, 40, 40.4, 60, 50, 50.5, 59.4, 60, 60.6 };
+	memcpy(r.samples_ns, cold, sizeof(cold));
+	analysis_run(&r, 1, NULL, NULL, &a);
+	wu = find_check(&a, "warmup_insufficient");
+	CHECK(wu && wu->status == CHECK_WARN && strstr(wu->message, "first sample of an allocation is 19 %"),
+	      "cold starts on two allocations of three: %s", wu ? wu->message : "");
 	analysis_free(&a);
 	r.sample_alloc = NULL;
 	fixture_free(&r, 1);
