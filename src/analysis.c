@@ -118,38 +118,53 @@ double analysis_t975(unsigned df)
 }
 
 /*
- * The median of each allocation's samples into med (at most max_k, in order
- * of first appearance). Returns how many, or 0 without memory.
+ * Samples grouped by their allocation tag in one counting pass: group g is
+ * v[start[g] .. start[g + 1] - 1], its samples in the order taken, groups in
+ * tag order. Without tags every sample is one group; tags from
+ * ANALYSIS_MAX_ALLOCATIONS on are left out. v is owned (free it).
  */
-static size_t allocation_medians(const double *v, const unsigned *alloc, size_t n, double *med, size_t max_k)
-{
-	double *w = malloc((n ? n : 1) * sizeof(*w));
-	unsigned *seen = malloc((max_k ? max_k : 1) * sizeof(*seen));
-	size_t k = 0;
+struct alloc_groups {
+	double *v;
+	size_t k;
+	size_t start[ANALYSIS_MAX_ALLOCATIONS + 1];
+};
 
-	if (!w || !seen) {
-		free(w);
-		free(seen);
+static bool group_allocations(const double *v, const unsigned *alloc, size_t n, struct alloc_groups *g)
+{
+	size_t count[ANALYSIS_MAX_ALLOCATIONS] = { 0 }, at[ANALYSIS_MAX_ALLOCATIONS];
+
+	g->k = 0;
+	g->start[0] = 0;
+	if (!(g->v = malloc((n ? n : 1) * sizeof(*g->v))))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!alloc || alloc[i] < ANALYSIS_MAX_ALLOCATIONS)
+			count[alloc ? alloc[i] : 0]++;
+	for (size_t t = 0; t < ANALYSIS_MAX_ALLOCATIONS; t++) {
+		at[t] = g->start[g->k];
+		if (count[t])
+			g->start[++g->k] = at[t] + count[t];
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!alloc || alloc[i] < ANALYSIS_MAX_ALLOCATIONS)
+			g->v[at[alloc ? alloc[i] : 0]++] = v[i];
+	return true;
+}
+
+/* The median of each allocation's samples into med (ANALYSIS_MAX_ALLOCATIONS room). Returns how many. */
+static size_t allocation_medians(const double *v, const unsigned *alloc, size_t n, double *med)
+{
+	struct alloc_groups g;
+
+	if (!group_allocations(v, alloc, n, &g))
 		return 0;
-	}
-	for (size_t i = 0; i < n && k < max_k; i++) {
-		bool known = false;
-		for (size_t j = 0; j < k && !known; j++)
-			known = seen[j] == alloc[i];
-		if (known)
-			continue;
-		size_t m = 0;
-		for (size_t j = i; j < n; j++)
-			if (alloc[j] == alloc[i])
-				w[m++] = v[j];
+	for (size_t i = 0; i < g.k; i++) {
 		struct sample_stats st;
-		analysis_stats(w, m, &st);
-		seen[k] = alloc[i];
-		med[k++] = st.median;
+		analysis_stats(g.v + g.start[i], g.start[i + 1] - g.start[i], &st);
+		med[i] = st.median;
 	}
-	free(w);
-	free(seen);
-	return k;
+	free(g.v);
+	return g.k;
 }
 
 double analysis_precision(const double *v, const unsigned *alloc, size_t n)
@@ -157,7 +172,7 @@ double analysis_precision(const double *v, const unsigned *alloc, size_t n)
 	double iid = analysis_median_ci(v, n), med[ANALYSIS_MAX_ALLOCATIONS];
 	size_t k;
 
-	if (!alloc || n == 0 || (k = allocation_medians(v, alloc, n, med, ANALYSIS_MAX_ALLOCATIONS)) < 2)
+	if (!alloc || n == 0 || (k = allocation_medians(v, alloc, n, med)) < 2)
 		return iid;
 	struct sample_stats all, am;
 	analysis_stats(v, n, &all);
@@ -171,33 +186,24 @@ double analysis_precision(const double *v, const unsigned *alloc, size_t n)
 /* Spread between allocations (their medians) and within them (stddev / mean), from the sample tags. */
 static void allocation_spread(const struct phase_result *r, struct phase_analysis *pa)
 {
-	double med[ANALYSIS_MAX_ALLOCATIONS], cv[ANALYSIS_MAX_ALLOCATIONS], *v = malloc((r->n_samples ? r->n_samples : 1) * sizeof(double));
-	unsigned na = 0;
+	double med[ANALYSIS_MAX_ALLOCATIONS], cv[ANALYSIS_MAX_ALLOCATIONS];
+	struct alloc_groups g;
 
-	if (!v || !r->sample_alloc) {
-		free(v);
+	if (!r->sample_alloc || !group_allocations(r->samples_ns, r->sample_alloc, r->n_samples, &g))
 		return;
-	}
-	for (unsigned a = 0; a < ANALYSIS_MAX_ALLOCATIONS; a++) {
-		size_t k = 0;
-		for (size_t i = 0; i < r->n_samples; i++)
-			if (r->sample_alloc[i] == a)
-				v[k++] = r->samples_ns[i];
-		if (!k)
-			continue;
+	for (size_t i = 0; i < g.k; i++) {
 		struct sample_stats st;
-		analysis_stats(v, k, &st);
-		med[na] = st.median;
-		cv[na] = st.mean > 0 ? st.stddev / st.mean : 0;
-		na++;
+		analysis_stats(g.v + g.start[i], g.start[i + 1] - g.start[i], &st);
+		med[i] = st.median;
+		cv[i] = st.mean > 0 ? st.stddev / st.mean : 0;
 	}
-	free(v);
-	pa->allocations = na;
-	if (na) {
+	free(g.v);
+	pa->allocations = (unsigned)g.k;
+	if (g.k) {
 		struct sample_stats sm, sc;
-		analysis_stats(med, na, &sm);
-		analysis_stats(cv, na, &sc);
-		pa->between_allocations = na > 1 ? sm.rel_spread : 0;
+		analysis_stats(med, g.k, &sm);
+		analysis_stats(cv, g.k, &sc);
+		pa->between_allocations = g.k > 1 ? sm.rel_spread : 0;
 		pa->within_allocation = sc.median;
 	}
 }
@@ -1153,30 +1159,23 @@ static void check_migrations(const struct phase_result *res, size_t n, struct an
  */
 static bool first_sample_excess(const struct phase_result *r, double *excess)
 {
-	double *rest = malloc(r->n_samples * sizeof(*rest)), per[ANALYSIS_MAX_ALLOCATIONS];
+	double per[ANALYSIS_MAX_ALLOCATIONS];
+	struct alloc_groups g;
 	size_t na = 0;
 
 	*excess = 0;
-	if (!rest)
+	if (!group_allocations(r->samples_ns, r->sample_alloc, r->n_samples, &g))
 		return false;
-	for (size_t first = 0; first < r->n_samples && na < ANALYSIS_MAX_ALLOCATIONS; first++) {
-		unsigned a = r->sample_alloc ? r->sample_alloc[first] : 0;
-		bool seen = false;
-		for (size_t j = 0; j < first && !seen; j++)
-			seen = !r->sample_alloc || r->sample_alloc[j] == a;
-		if (seen)
-			continue;	/* not the first sample of its allocation */
-		size_t k = 0;
-		for (size_t j = first + 1; j < r->n_samples; j++)
-			if (!r->sample_alloc || r->sample_alloc[j] == a)
-				rest[k++] = r->samples_ns[j];
-		if (k < 2)
+	for (size_t i = 0; i < g.k; i++) {
+		const double *first = g.v + g.start[i];
+		size_t k = g.start[i + 1] - g.start[i];
+		if (k < 3)
 			continue;
 		struct sample_stats st;
-		analysis_stats(rest, k, &st);
-		per[na++] = st.median > 0 ? r->samples_ns[first] / st.median - 1 : 0;
+		analysis_stats(first + 1, k - 1, &st);
+		per[na++] = st.median > 0 ? first[0] / st.median - 1 : 0;
 	}
-	free(rest);
+	free(g.v);
 	if (!na)
 		return false;
 	struct sample_stats st;
@@ -1210,11 +1209,12 @@ static void check_warmup(const struct phase_result *res, size_t n, struct analys
 	if (worst_excess > WARMUP_EXCESS)
 		c = add_check(a, "warmup_insufficient", CHECK_WARN,
 			      "%s: the first sample of an allocation is %.0f %% slower than the median of its others "
-			      "(median over the allocations): caches, TLBs or the core clock were still warming up; %s",
-			      worst->spec.name,
-			      100 * worst_excess,
+			      "(median over the allocations): caches, TLBs or page walks were still warming up; %s",
+			      worst->spec.name, 100 * worst_excess,
 			      worst->spec.iterations_auto
-				      ? "the warm-up stops at a quarter of --time-budget: raise it"
+				      ? "where the phase's warmup.unsettled counts allocations whose warm-up hit its cap (a "
+					"quarter of --time-budget), raise --time-budget; where none did, the host slowed "
+					"down after the warm-up: rerun, or pin with --cpu"
 				      : "raise --warmup-frac, or use --iters auto (it warms up until a pass is no longer faster)");
 	else
 		c = add_check(a, "warmup_insufficient", CHECK_PASS,

@@ -201,7 +201,7 @@ static void usage_measure(FILE *f)
 		"  --warmup-frac F      fixed --iters: warm-up accesses as a fraction of --iters, 0 to 1\n"
 		"                       (default: " DEFAULT_WARMUP ")\n"
 		"  --repeat N           timed samples per allocation (per process; with --iters auto\n"
-		"                       the least), 1 to %d (default: %d)\n"
+		"                       --realloc 1 the least), 1 to %d (default: %d)\n"
 		"  --seed N             seed of the random chain (default: %d)\n"
 		"  --cpu N              pin the measuring thread to CPU N (default: not pinned)\n"
 		"  --layout L           colored (rotate each slot's cache line) or aligned\n"

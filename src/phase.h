@@ -132,8 +132,7 @@ struct phase_result {
 	unsigned *sample_alloc;		/* the allocation each sample was taken on (owned) */
 	size_t n_samples;
 	unsigned allocations_run;
-	/* Warm-up over the allocations: auto warms in passes until steady (warmup_steady), fixed by --warmup-frac. */
-	bool warmup_steady;		/* auto: warm-up stopped when a pass no longer got faster */
+	/* Warm-up over the allocations: auto warms in passes until one is no longer faster, fixed by --warmup-frac. */
 	uint64_t warmup_accesses;	/* all allocations together */
 	unsigned warmup_passes;		/* auto: passes around the structure, all allocations together */
 	unsigned warmup_max_passes;	/* auto: the most passes one allocation took */

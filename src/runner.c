@@ -474,12 +474,14 @@ enum { MAX_AUTO_SAMPLES = 2000, MAX_AUTO_ALLOCATIONS = 100 };
  * few pages is steady from the first), so a fixed two passes measured the
  * transient. Steady: WARMUP_PATIENCE passes in a row not WARMUP_GAIN faster
  * than the best before them. At least WARMUP_MIN_PASSES, at most
- * WARMUP_MAX_PASSES or a quarter of the time budget per allocation.
+ * WARMUP_MAX_PASSES or a quarter of the time budget per allocation. A pass is
+ * one trip around the structure, but at least WARMUP_MIN_PASS accesses (to
+ * outlast the clock) and at most WARMUP_MAX_PASS (a 16 M-slot chain is timed
+ * in parts, so the caps and a stop request are seen within 0.2 s or so).
  */
 enum { WARMUP_MIN_PASSES = 2, WARMUP_PATIENCE = 3, WARMUP_MAX_PASSES = 64 };
 static const double WARMUP_GAIN = 0.005;
-/* A pass is one trip around the structure, but at least this many accesses so it outlasts the clock. */
-static const uint64_t WARMUP_MIN_PASS = 20000;
+static const uint64_t WARMUP_MIN_PASS = 20000, WARMUP_MAX_PASS = 2000000;
 
 /*
  * The batch for --iters auto: time growing probes (without counters) until
@@ -508,28 +510,34 @@ static uint64_t auto_batch(const struct workload_ops *w, void *state, const stru
 /*
  * Auto warm-up: run passes of `units` accesses until WARMUP_PATIENCE passes
  * in a row are not WARMUP_GAIN faster than the best before them (true), or
- * the pass or time cap comes first (false). *passes and *accesses: what ran.
+ * the pass or time cap comes first, or a stop is requested (false); the time
+ * cap only after WARMUP_MIN_PASSES. *passes and *accesses: what ran.
  */
 static bool warm_until_steady(const struct workload_ops *w, void *state, uint64_t units, double cap_s,
-			      unsigned *passes, uint64_t *accesses)
+			      const struct run_context *ctx, unsigned *passes, uint64_t *accesses)
 {
-	uint64_t pass = units > WARMUP_MIN_PASS ? units : WARMUP_MIN_PASS, t0 = timing_now_ns();
+	uint64_t pass = units, t0 = timing_now_ns();
 	double best = INFINITY;
 	unsigned stale = 0;
 
+	if (pass < WARMUP_MIN_PASS)
+		pass = WARMUP_MIN_PASS;
+	if (pass > WARMUP_MAX_PASS)
+		pass = WARMUP_MAX_PASS;
 	*passes = 0;
 	*accesses = 0;
-	while (*passes < WARMUP_MAX_PASSES) {
+	while (*passes < WARMUP_MAX_PASSES && !stop_requested(ctx)) {
 		double per = (double)timed_run(w, state, pass, NULL) / (double)pass;
 		++*passes;
 		*accesses += pass;
+		progress_tick(ctx);
 		if (per < best * (1 - WARMUP_GAIN)) {
 			best = per;
 			stale = 0;
-		} else if (++stale >= WARMUP_PATIENCE && *passes >= WARMUP_MIN_PASSES) {
-			return true;
+		} else if (++stale >= WARMUP_PATIENCE) {
+			return true;	/* 1 + WARMUP_PATIENCE >= WARMUP_MIN_PASSES passes by now */
 		}
-		if ((double)(timing_now_ns() - t0) / 1e9 >= cap_s)
+		if (*passes >= WARMUP_MIN_PASSES && (double)(timing_now_ns() - t0) / 1e9 >= cap_s)
 			return false;
 	}
 	return false;
@@ -616,12 +624,11 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 	uint64_t wt0 = timing_now_ns(), warm;
 	if (ph->iterations_auto) {
 		unsigned passes = 0;
-		bool steady = warm_until_steady(w, state, slots, ph->time_budget_s / 4, &passes, &warm);
+		bool steady = warm_until_steady(w, state, slots, ph->time_budget_s / 4, ctx, &passes, &warm);
 		res->warmup_passes += passes;
 		if (passes > res->warmup_max_passes)
 			res->warmup_max_passes = passes;
 		res->warmup_unsettled += !steady;
-		res->warmup_steady = res->warmup_unsettled == 0;
 	} else {
 		warm = ph->warmup_iterations;
 		w->run(state, warm);
@@ -677,17 +684,20 @@ out:
 
 /*
  * Whether auto mode draws allocation a (a >= the --realloc least): not when
- * the allocations' interval is precise enough, when another allocation, at
- * the mean cost of those so far, would pass the time budget, or when the
- * samples or allocations run out. Sets res->stop_reason when it stops.
+ * the allocations' interval is precise enough (over MIN_PRECISE_ALLOCATIONS
+ * at least: three that agree by luck make a narrow t interval too often to
+ * stop on), when another allocation, at the mean cost of those so far, would
+ * pass the time budget, or when the samples or allocations run out. Sets
+ * res->stop_reason when it stops.
  */
+enum { MIN_PRECISE_ALLOCATIONS = 5 };
 static bool another_allocation(const struct phase_spec *ph, struct phase_result *res, unsigned a, size_t cap,
 			       uint64_t phase_t0)
 {
 	double elapsed = (double)(timing_now_ns() - phase_t0) / 1e9;
 
 	res->precision_reached = analysis_precision(res->samples_ns, res->sample_alloc, res->n_samples);
-	if (res->precision_reached <= ph->precision)
+	if (res->precision_reached <= ph->precision && a >= MIN_PRECISE_ALLOCATIONS)
 		res->stop_reason = "precision";
 	else if (elapsed + elapsed / a > ph->time_budget_s)
 		res->stop_reason = "budget";

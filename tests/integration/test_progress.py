@@ -74,10 +74,10 @@ def test_terminal():
          f"phase numbers {seen[:10]}")
 
 
-# One phase that draws allocations for its whole --time-budget (a precision it cannot reach): the line must not
-# wait for a phase start that never comes.
-LONG = ["--workload", "chase", "--size", "64M", "--pages", "4k", "--controls", "none",
-        "--time-budget", "3", "--precision", "0.000001"]
+# One long phase: 1000 samples of 1 ms or more on one allocation (1 s at least), then more until the 3 s budget
+# (a precision it cannot reach): the line must not wait for a phase start that never comes.
+LONG = ["--workload", "chase", "--size", "64M", "--pages", "4k", "--controls", "none", "--realloc", "1",
+        "--repeat", "1000", "--time-budget", "3", "--precision", "0.000001"]
 
 
 def test_one_long_phase():
@@ -86,7 +86,8 @@ def test_one_long_phase():
     print(f"long phase: {seconds:.1f} s")
     lines = re.findall(rb"\r\x1b\[Ktlbprof: phase 1/1 chase/4k/64M/r0, (\d+\.\d) s elapsed", err)
     elapsed = [float(x) for x in lines]
-    # The phase lasts about 3 s, so the line is up for 2 s at least: redrawn while the phase runs.
+    # The phase lasts its 3 s budget (its 1000 samples alone take 1 s or more): the line, first drawn at 1 s,
+    # is redrawn while it runs.
     need(len(elapsed) >= 3, f"one long phase: the line was drawn {len(elapsed)} times: {err[:400]!r}")
     need(all(b > a for a, b in zip(elapsed, elapsed[1:])),
          f"one long phase: the elapsed time should grow with each drawing: {elapsed}")
