@@ -468,11 +468,11 @@ static const double SAMPLE_MIN_NS = 1e6;
 enum { MAX_AUTO_SAMPLES = 2000, MAX_AUTO_ALLOCATIONS = 100 };
 /*
  * Warm-up in auto mode: passes around the structure until one is no longer
- * faster. A chain whose slots sit on many pages keeps getting faster for
- * 10 to 15 passes after its region was faulted in (256 MiB on 4 KiB pages
- * here: 158 ns on the first pass, 89 ns from about the 12th; 4 MiB packed on
- * few pages is steady from the first), so a fixed two passes measured the
- * transient. Steady: WARMUP_PATIENCE passes in a row not WARMUP_GAIN faster
+ * faster. In a quiet hour here, a chain whose slots sit on many pages kept
+ * getting faster for 10 to 15 passes after its region was faulted in
+ * (256 MiB on 4 KiB pages: 158 ns on the first pass, 89 ns from about the
+ * 12th; 4 MiB packed on few pages is steady from the first), so a fixed two
+ * passes measured the transient; with none, this stops after four. Steady: WARMUP_PATIENCE passes in a row not WARMUP_GAIN faster
  * than the best before them. At least WARMUP_MIN_PASSES, at most
  * WARMUP_MAX_PASSES or a quarter of the time budget per allocation. A pass is
  * one trip around the structure, but at least WARMUP_MIN_PASS accesses (to
