@@ -117,54 +117,76 @@ double analysis_t975(unsigned df)
 	return 1.96 + 2.5 / (double)df;	/* within 0.002 of the quantile from 30 on */
 }
 
-/*
- * Samples grouped by their allocation tag in one counting pass: group g is
- * v[start[g] .. start[g + 1] - 1], its samples in the order taken, groups in
- * tag order. Without tags every sample is one group; tags from
- * ANALYSIS_MAX_ALLOCATIONS on are left out. v is owned (free it).
- */
-struct alloc_groups {
-	double *v;
-	size_t k;
-	size_t start[ANALYSIS_MAX_ALLOCATIONS + 1];
+struct tagged_sample {
+	unsigned tag;
+	size_t idx;
 };
 
-static bool group_allocations(const double *v, const unsigned *alloc, size_t n, struct alloc_groups *g)
+static int cmp_tagged_sample(const void *pa, const void *pb)
 {
-	size_t count[ANALYSIS_MAX_ALLOCATIONS] = { 0 }, at[ANALYSIS_MAX_ALLOCATIONS];
+	const struct tagged_sample *a = pa, *b = pb;
 
-	g->k = 0;
-	g->start[0] = 0;
-	if (!(g->v = malloc((n ? n : 1) * sizeof(*g->v))))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!alloc || alloc[i] < ANALYSIS_MAX_ALLOCATIONS)
-			count[alloc ? alloc[i] : 0]++;
-	for (size_t t = 0; t < ANALYSIS_MAX_ALLOCATIONS; t++) {
-		at[t] = g->start[g->k];
-		if (count[t])
-			g->start[++g->k] = at[t] + count[t];
-	}
-	for (size_t i = 0; i < n; i++)
-		if (!alloc || alloc[i] < ANALYSIS_MAX_ALLOCATIONS)
-			g->v[at[alloc ? alloc[i] : 0]++] = v[i];
-	return true;
+	if (a->tag != b->tag)
+		return a->tag < b->tag ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-/* The median of each allocation's samples into med (ANALYSIS_MAX_ALLOCATIONS room). Returns how many. */
+void analysis_groups_free(struct analysis_groups *g)
+{
+	free(g->v);
+	free(g->start);
+	free(g->len);
+	memset(g, 0, sizeof(*g));
+}
+
+int analysis_group(const double *v, const unsigned *tag, size_t n, struct analysis_groups *g)
+{
+	struct tagged_sample *ts;
+
+	memset(g, 0, sizeof(*g));
+	if (!n)
+		return -EINVAL;
+	g->n = n;
+	g->v = malloc(n * sizeof(*g->v));
+	g->start = malloc(n * sizeof(*g->start));
+	g->len = malloc(n * sizeof(*g->len));
+	ts = malloc(n * sizeof(*ts));
+	if (!g->v || !g->start || !g->len || !ts) {
+		free(ts);
+		analysis_groups_free(g);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ts[i] = (struct tagged_sample){ tag ? tag[i] : 0, i };
+	qsort(ts, n, sizeof(*ts), cmp_tagged_sample);
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || ts[i].tag != ts[i - 1].tag) {
+			g->start[g->k] = i;
+			g->len[g->k++] = 0;
+		}
+		g->v[i] = v[ts[i].idx];
+		g->len[g->k - 1]++;
+	}
+	free(ts);
+	return 0;
+}
+
+/* The median of each allocation's samples into med (the first ANALYSIS_MAX_ALLOCATIONS). Returns how many. */
 static size_t allocation_medians(const double *v, const unsigned *alloc, size_t n, double *med)
 {
-	struct alloc_groups g;
+	struct analysis_groups g;
+	size_t k;
 
-	if (!group_allocations(v, alloc, n, &g))
+	if (analysis_group(v, alloc, n, &g))
 		return 0;
-	for (size_t i = 0; i < g.k; i++) {
+	k = g.k < ANALYSIS_MAX_ALLOCATIONS ? g.k : ANALYSIS_MAX_ALLOCATIONS;
+	for (size_t i = 0; i < k; i++) {
 		struct sample_stats st;
-		analysis_stats(g.v + g.start[i], g.start[i + 1] - g.start[i], &st);
+		analysis_stats(g.v + g.start[i], g.len[i], &st);
 		med[i] = st.median;
 	}
-	free(g.v);
-	return g.k;
+	analysis_groups_free(&g);
+	return k;
 }
 
 double analysis_precision(const double *v, const unsigned *alloc, size_t n)
@@ -187,25 +209,29 @@ double analysis_precision(const double *v, const unsigned *alloc, size_t n)
 static void allocation_spread(const struct phase_result *r, struct phase_analysis *pa)
 {
 	double med[ANALYSIS_MAX_ALLOCATIONS], cv[ANALYSIS_MAX_ALLOCATIONS];
-	struct alloc_groups g;
+	struct analysis_groups g;
+	size_t k;
 
-	if (!r->sample_alloc || !group_allocations(r->samples_ns, r->sample_alloc, r->n_samples, &g))
+	if (!r->sample_alloc || !r->n_samples) {
+		pa->allocations = 0;
 		return;
-	for (size_t i = 0; i < g.k; i++) {
+	}
+	if (analysis_group(r->samples_ns, r->sample_alloc, r->n_samples, &g))
+		return;
+	k = g.k < ANALYSIS_MAX_ALLOCATIONS ? g.k : ANALYSIS_MAX_ALLOCATIONS;
+	for (size_t i = 0; i < k; i++) {
 		struct sample_stats st;
-		analysis_stats(g.v + g.start[i], g.start[i + 1] - g.start[i], &st);
+		analysis_stats(g.v + g.start[i], g.len[i], &st);
 		med[i] = st.median;
 		cv[i] = st.mean > 0 ? st.stddev / st.mean : 0;
 	}
-	free(g.v);
-	pa->allocations = (unsigned)g.k;
-	if (g.k) {
-		struct sample_stats sm, sc;
-		analysis_stats(med, g.k, &sm);
-		analysis_stats(cv, g.k, &sc);
-		pa->between_allocations = g.k > 1 ? sm.rel_spread : 0;
-		pa->within_allocation = sc.median;
-	}
+	analysis_groups_free(&g);
+	pa->allocations = (unsigned)k;
+	struct sample_stats sm, sc;
+	analysis_stats(med, k, &sm);
+	analysis_stats(cv, k, &sc);
+	pa->between_allocations = k > 1 ? sm.rel_spread : 0;
+	pa->within_allocation = sc.median;
 }
 
 bool analysis_counter(const struct phase_result *r, enum metric m, double *value)
@@ -1160,22 +1186,21 @@ static void check_migrations(const struct phase_result *res, size_t n, struct an
 static bool first_sample_excess(const struct phase_result *r, double *excess)
 {
 	double per[ANALYSIS_MAX_ALLOCATIONS];
-	struct alloc_groups g;
+	struct analysis_groups g;
 	size_t na = 0;
 
 	*excess = 0;
-	if (!group_allocations(r->samples_ns, r->sample_alloc, r->n_samples, &g))
+	if (analysis_group(r->samples_ns, r->sample_alloc, r->n_samples, &g))
 		return false;
-	for (size_t i = 0; i < g.k; i++) {
+	for (size_t i = 0; i < g.k && na < ANALYSIS_MAX_ALLOCATIONS; i++) {
 		const double *first = g.v + g.start[i];
-		size_t k = g.start[i + 1] - g.start[i];
-		if (k < 3)
+		if (g.len[i] < 3)
 			continue;
 		struct sample_stats st;
-		analysis_stats(first + 1, k - 1, &st);
+		analysis_stats(first + 1, g.len[i] - 1, &st);
 		per[na++] = st.median > 0 ? first[0] / st.median - 1 : 0;
 	}
-	free(g.v);
+	analysis_groups_free(&g);
 	if (!na)
 		return false;
 	struct sample_stats st;

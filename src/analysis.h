@@ -53,6 +53,22 @@ double analysis_median_ci(const double *v, size_t n);
  */
 double analysis_precision(const double *v, const unsigned *alloc, size_t n);
 
+/*
+ * Samples grouped by their tag (the allocation, or the process, each was
+ * taken on): group g is v[start[g] .. start[g] + len[g] - 1], its samples in
+ * the order taken, groups in tag order. Without tags (NULL) every sample is
+ * one group.
+ */
+struct analysis_groups {
+	double *v;
+	size_t *start, *len;
+	size_t n, k;
+};
+
+/* Group v[0..n-1] by tag[i] into g. 0, -EINVAL when n is 0, -ENOMEM. Free g with analysis_groups_free(). */
+int analysis_group(const double *v, const unsigned *tag, size_t n, struct analysis_groups *g);
+void analysis_groups_free(struct analysis_groups *g);
+
 /* The two-sided 95 % quantile of Student's t with df degrees of freedom (df >= 1). */
 double analysis_t975(unsigned df);
 

@@ -203,70 +203,14 @@ static uint64_t next_random(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-/* A sample set grouped by cluster: values of cluster k at v[start[k] .. start[k] + len[k] - 1]. */
-struct grouped {
-	double *v;
-	size_t *start, *len;
-	size_t n, k;
-};
-
-static void grouped_free(struct grouped *g)
+/* Group s by cluster (analysis_group: in cluster order, samples in their order). -EINVAL when empty, -ENOMEM. */
+static int group(const struct compare_set *s, struct analysis_groups *g)
 {
-	free(g->v);
-	free(g->start);
-	free(g->len);
-	memset(g, 0, sizeof(*g));
-}
-
-struct keyed_sample {
-	unsigned cluster;
-	size_t idx;
-};
-
-static int cmp_keyed_sample(const void *pa, const void *pb)
-{
-	const struct keyed_sample *a = pa, *b = pb;
-
-	if (a->cluster != b->cluster)
-		return a->cluster < b->cluster ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-/* Group s by cluster (in cluster order, samples in their order). -EINVAL when empty, -ENOMEM. */
-static int group(const struct compare_set *s, struct grouped *g)
-{
-	struct keyed_sample *ks = NULL;
-
-	memset(g, 0, sizeof(*g));
-	if (!s->n)
-		return -EINVAL;
-	g->n = s->n;
-	g->v = malloc(s->n * sizeof(*g->v));
-	g->start = malloc(s->n * sizeof(*g->start));
-	g->len = malloc(s->n * sizeof(*g->len));
-	ks = malloc(s->n * sizeof(*ks));
-	if (!g->v || !g->start || !g->len || !ks) {
-		free(ks);
-		grouped_free(g);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < s->n; i++)
-		ks[i] = (struct keyed_sample){ s->cluster ? s->cluster[i] : 0, i };
-	qsort(ks, s->n, sizeof(*ks), cmp_keyed_sample);
-	for (size_t i = 0; i < s->n; i++) {
-		if (i == 0 || ks[i].cluster != ks[i - 1].cluster) {
-			g->start[g->k] = i;
-			g->len[g->k++] = 0;
-		}
-		g->v[i] = s->v[ks[i].idx];
-		g->len[g->k - 1]++;
-	}
-	free(ks);
-	return 0;
+	return analysis_group(s->v, s->cluster, s->n, g);
 }
 
 /* The spread of a grouped set's cluster medians, (max - min) / median; 0 with one cluster. */
-static double grouped_spread(const struct grouped *g)
+static double grouped_spread(const struct analysis_groups *g)
 {
 	double *m, lo = INFINITY, hi = -INFINITY, mid, spread;
 
@@ -287,7 +231,7 @@ static double grouped_spread(const struct grouped *g)
 
 int compare_cluster_spread(const struct compare_set *s, size_t *n_clusters, double *spread)
 {
-	struct grouped g;
+	struct analysis_groups g;
 	int rc = group(s, &g);
 
 	*n_clusters = 0;
@@ -296,7 +240,7 @@ int compare_cluster_spread(const struct compare_set *s, size_t *n_clusters, doub
 		return rc;
 	*n_clusters = g.k;
 	*spread = grouped_spread(&g);
-	grouped_free(&g);
+	analysis_groups_free(&g);
 	return isnan(*spread) ? -ENOMEM : 0;
 }
 
@@ -307,7 +251,7 @@ int compare_cluster_spread(const struct compare_set *s, size_t *n_clusters, doub
  * n / 2^64). With one cluster no cluster is drawn, so the sequence is the
  * ordinary bootstrap's. Returns the pooled count.
  */
-static size_t resample(const struct grouped *g, uint64_t *state, double *buf)
+static size_t resample(const struct analysis_groups *g, uint64_t *state, double *buf)
 {
 	size_t pos = 0;
 
@@ -332,7 +276,7 @@ static int bootstrap(const struct compare_set *sets, size_t k, double (*stat)(co
 {
 	size_t room = 0, finite = 0, below = 0, above = 0;
 	double med[4], *buf = NULL, *stats = NULL;
-	struct grouped g[4] = { 0 };
+	struct analysis_groups g[4] = { 0 };
 	uint64_t state = seed;
 	int rc = 0;
 
@@ -381,7 +325,7 @@ static int bootstrap(const struct compare_set *sets, size_t k, double (*stat)(co
 		*p_value = fmin(1.0, 2.0 * ((double)(below < above ? below : above) + 1) / ((double)finite + 1));
 out:
 	for (size_t s = 0; s < k; s++)
-		grouped_free(&g[s]);
+		analysis_groups_free(&g[s]);
 	free(buf);
 	free(stats);
 	return rc;
