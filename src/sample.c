@@ -2,6 +2,7 @@
 /* Counters layer, sampling side: perf_event_open on another process, per-CPU rings merged in time order, summary. */
 #include "sample.h"
 
+#include "grow.h"
 #include "symbols.h"
 
 #include <errno.h>
@@ -625,24 +626,6 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 
 /* ---- rings and the time-ordered hand-over ----------------------------------- */
 
-static bool grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *p;
-
-	if (need <= *cap && *array)
-		return true;
-	n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	p = realloc(*array, n * elem);
-	if (!p)
-		return false;
-	*array = p;
-	*cap = n;
-	return true;
-}
-
 /*
  * Copy the records of one ring into the pending list and free their space.
  * The kernel writes records, then data_head (release); reading data_head
@@ -678,8 +661,8 @@ static int ring_read(struct sample_session *s, struct ring *r)
 			ret = -EIO;
 			break;
 		}
-		if (!grow((void **)&s->arena, &s->arena_cap, s->arena_len + hdr.size, 1) ||
-		    !grow((void **)&s->pend, &s->cap_pend, s->n_pend + 1, sizeof(*s->pend))) {
+		if (!array_grow((void **)&s->arena, &s->arena_cap, s->arena_len + hdr.size, 1, 64) ||
+		    !array_grow((void **)&s->pend, &s->cap_pend, s->n_pend + 1, sizeof(*s->pend), 64)) {
 			ret = -ENOMEM;
 			break;
 		}

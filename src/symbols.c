@@ -2,6 +2,8 @@
 /* Symbolizer: mappings per process, ELF function symbols per object (libelf), PIE-aware load bias. */
 #include "symbols.h"
 
+#include "grow.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -458,24 +460,6 @@ void symbols_delete(struct symbols *syms)
 	free(syms);
 }
 
-static bool grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *p;
-
-	if (need <= *cap && *array)
-		return true;
-	n = *cap ? *cap : 8;
-	while (n < need)
-		n *= 2;
-	p = realloc(*array, n * elem);
-	if (!p)
-		return false;
-	*array = p;
-	*cap = n;
-	return true;
-}
-
 /* The interned copy of s[0..len), made on first use; NULL when out of memory. */
 static struct name *intern(struct symbols *syms, const char *s, size_t len)
 {
@@ -484,7 +468,7 @@ static struct name *intern(struct symbols *syms, const char *s, size_t len)
 	for (size_t i = 0; i < syms->n_names; i++)
 		if (strncmp(syms->names[i]->s, s, len) == 0 && syms->names[i]->s[len] == '\0')
 			return syms->names[i];
-	if (!grow((void **)&syms->names, &syms->cap_names, syms->n_names + 1, sizeof(struct name *)))
+	if (!array_grow((void **)&syms->names, &syms->cap_names, syms->n_names + 1, sizeof(struct name *), 8))
 		return NULL;
 	n = calloc(1, sizeof(*n));
 	if (!n)
@@ -531,7 +515,7 @@ static struct space *space_get(struct symbols *syms, pid_t pid)
 
 	if (found)
 		return &syms->spaces[i];
-	if (!grow((void **)&syms->spaces, &syms->cap_spaces, syms->n_spaces + 1, sizeof(*syms->spaces)))
+	if (!array_grow((void **)&syms->spaces, &syms->cap_spaces, syms->n_spaces + 1, sizeof(*syms->spaces), 8))
 		return NULL;
 	memmove(&syms->spaces[i + 1], &syms->spaces[i], (syms->n_spaces - i) * sizeof(*syms->spaces));
 	syms->spaces[i] = (struct space){ .pid = pid };
@@ -579,7 +563,7 @@ static int space_insert(struct space *sp, const struct mapping *nm)
 	uint64_t s = nm->m.start, e = nm->m.end;
 	size_t lo, hi;
 
-	if (!grow((void **)&sp->maps, &sp->cap, sp->n + 2, sizeof(*sp->maps)))
+	if (!array_grow((void **)&sp->maps, &sp->cap, sp->n + 2, sizeof(*sp->maps), 8))
 		return -ENOMEM;
 	lo = first_ending_above(sp, s);
 	if (lo < sp->n && sp->maps[lo].m.start < s && sp->maps[lo].m.end > e) {
@@ -684,7 +668,7 @@ int symbols_maps_read(struct symbols *syms, pid_t pid)
 	for (;;) {
 		ssize_t got;
 
-		if (!grow((void **)&buf, &cap, len + 65536, 1)) {
+		if (!array_grow((void **)&buf, &cap, len + 65536, 1, 8)) {
 			ret = -ENOMEM;
 			goto out;
 		}
