@@ -472,9 +472,10 @@ enum { MAX_AUTO_SAMPLES = 2000, MAX_AUTO_ALLOCATIONS = 100 };
  * getting faster for 10 to 15 passes after its region was faulted in
  * (256 MiB on 4 KiB pages: 158 ns on the first pass, 89 ns from about the
  * 12th; 4 MiB packed on few pages is steady from the first), so a fixed two
- * passes measured the transient; with none, this stops after four. Steady: WARMUP_PATIENCE passes in a row not WARMUP_GAIN faster
- * than the best before them. At least WARMUP_MIN_PASSES, at most
- * WARMUP_MAX_PASSES or a quarter of the time budget per allocation. A pass is
+ * passes measured the transient; with none, this stops after four. Steady:
+ * WARMUP_PATIENCE passes in a row not WARMUP_GAIN faster than the best
+ * before them. At least WARMUP_MIN_PASSES, at most WARMUP_MAX_PASSES or a
+ * quarter of the time budget per allocation. A pass is
  * one trip around the structure, but at least WARMUP_MIN_PASS accesses (to
  * outlast the clock) and at most WARMUP_MAX_PASS (a 16 M-slot chain is timed
  * in parts, so the caps and a stop request are seen within 0.2 s or so).
@@ -710,11 +711,13 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 {
 	const struct workload_ops *w = ph->workload;
 	unsigned allocations = ph->allocations ? ph->allocations : 1;
+	/* Auto with one allocation extends it; with several, it draws more allocations. */
+	bool extend_one = ph->iterations_auto && allocations == 1;
 	/* Auto: --repeat samples on each of up to MAX_AUTO_ALLOCATIONS allocations, or more on a single one. */
 	size_t cap = (size_t)ph->repeat * (ph->iterations_auto && allocations > 1 && allocations < MAX_AUTO_ALLOCATIONS
 						   ? MAX_AUTO_ALLOCATIONS
 						   : allocations) +
-		     (ph->iterations_auto && allocations == 1 ? MAX_AUTO_SAMPLES : 0);
+		     (extend_one ? MAX_AUTO_SAMPLES : 0);
 	uint64_t steal0 = environment_steal_ticks(), phase_t0 = timing_now_ns();
 	int rc;
 
@@ -745,10 +748,9 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	}
 	/* Fixed --iters: exactly --realloc allocations. Auto: at least those, then more while they pay. */
 	for (unsigned a = 0; res->status == PHASE_OK; a++) {
-		if (a >= allocations &&
-		    (!ph->iterations_auto || allocations == 1 || !another_allocation(ph, res, a, cap, phase_t0)))
+		if (a >= allocations && (!ph->iterations_auto || extend_one || !another_allocation(ph, res, a, cap, phase_t0)))
 			break;
-		if (!run_allocation(ph, ctx, res, cs, a, ph->iterations_auto && allocations == 1, cap, phase_t0))
+		if (!run_allocation(ph, ctx, res, cs, a, extend_one, cap, phase_t0))
 			break;
 	}
 	if (!res->stop_reason)
