@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "phase.h"
+#include "measure/phase.h"
 
 static const struct {
 	const char *spelling;

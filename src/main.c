@@ -9,17 +9,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "cli.h"
-#include "commands.h"
-#include "counters.h"
-#include "environment.h"
+#include "judge/analysis.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "pmu/counters.h"
+#include "machine/environment.h"
 #include "parse.h"
-#include "plan.h"
-#include "region.h"
-#include "report.h"
-#include "runner.h"
-#include "timing.h"
+#include "measure/plan.h"
+#include "measure/region.h"
+#include "report/report.h"
+#include "measure/runner.h"
+#include "machine/timing.h"
 #include "version.h"
 
 /* A signal handler can only reach file scope; this counter is all it touches. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbols.h"
+#include "pmu/symbols.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

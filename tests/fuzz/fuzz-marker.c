@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "marker.h"
+#include "target/marker.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,10 +7,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "compare.h"
-#include "plot.h"
-#include "report.h"
+#include "judge/analysis.h"
+#include "judge/compare.h"
+#include "judge/plot.h"
+#include "report/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

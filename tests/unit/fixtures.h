@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "phase.h"
-#include "workload.h"
+#include "measure/phase.h"
+#include "measure/workload.h"
 
 static const char *const fixture_counter_names[METRIC_COUNT] = {
 	[METRIC_DTLB_LOADS] = "dTLB-loads", [METRIC_DTLB_LOAD_MISSES] = "dTLB-load-misses",

@@ -2,7 +2,7 @@
 /* Analysis on fixtures from published measurements: statistics, comparisons, and checks that fire and stay quiet. */
 #include <string.h>
 
-#include "analysis.h"
+#include "judge/analysis.h"
 #include "check.h"
 #include "fixtures.h"
 

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "chain.h"
+#include "measure/chain.h"
 #include "check.h"
 
 static void *region_for(const struct chain_geom *g, uint64_t *bytes)

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cli.h"
-#include "workload.h"
+#include "cmd/cli.h"
+#include "measure/workload.h"
 
 #define MAX_ARGS 12
 

@@ -4,9 +4,9 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "analysis.h"
+#include "judge/analysis.h"
 #include "check.h"
-#include "compare.h"
+#include "judge/compare.h"
 #include "fixtures.h"
 
 #define MAXN 64

@@ -12,7 +12,7 @@
  */
 
 #include "check.h"
-#include "counters.h"
+#include "pmu/counters.h"
 
 #include <errno.h>
 #include <grp.h>

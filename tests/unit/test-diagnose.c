@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "diagnose.h"
+#include "machine/diagnose.h"
 #include "fixtures.h"
 
 /* A fixture machine: its facts, its counters as one open attempt left them, and the steal sample. */

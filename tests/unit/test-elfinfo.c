@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for elfinfo: the test binary itself, ELF files written with libelf, and files that are not ELF. */
 #include "check.h"
-#include "elfinfo.h"
+#include "pmu/elfinfo.h"
 #include "version.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
 /* Page-fault metrics derived from samples, and the page-fault checks firing and staying quiet. */
 #include <string.h>
 
-#include "analysis.h"
+#include "judge/analysis.h"
 #include "check.h"
 #include "fixtures.h"
 

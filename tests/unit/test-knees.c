@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "knees.h"
+#include "judge/knees.h"
 
 enum {
 	MAX_GRID = 200,

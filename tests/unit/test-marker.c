@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain.h"
+#include "measure/chain.h"
 #include "check.h"
-#include "marker.h"
+#include "target/marker.h"
 
 static const struct {
 	int line;

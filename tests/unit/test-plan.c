@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "cli.h"
-#include "plan.h"
-#include "workload.h"
+#include "cmd/cli.h"
+#include "measure/plan.h"
+#include "measure/workload.h"
 
 static void parse(struct tlbprof_config *cfg, char **argv)
 {

@@ -8,9 +8,9 @@
 
 #include "check.h"
 #include "fixtures.h"
-#include "plot.h"
-#include "report.h"
-#include "target.h"
+#include "judge/plot.h"
+#include "report/report.h"
+#include "target/target.h"
 
 /* ---- ticks: golden tables ---- */
 

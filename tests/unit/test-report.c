@@ -9,8 +9,8 @@
 
 #include "check.h"
 #include "fixtures.h"
-#include "report.h"
-#include "report_internal.h"
+#include "report/report.h"
+#include "report/internal.h"
 
 static json_t *get(json_t *o, const char *path)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "report.h"
+#include "report/report.h"
 
 static void test_format(void)
 {

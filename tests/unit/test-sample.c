@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for sample: the ring reader on hand-made records, the summary, and a real child sampled for page faults. */
 #include "check.h"
-#include "sample.h"
-#include "symbols.h"
+#include "pmu/sample.h"
+#include "pmu/symbols.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "smaps.h"
+#include "measure/smaps.h"
 
 #define VMA(range, name, rss, anonhuge, kps, priv_hugetlb)                      \
 	range " rw-p 00000000 00:00 0 " name "\n"                              \

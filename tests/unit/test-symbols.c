@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for symbols: the maps parser (golden table), overlapping mappings, load bias, this process resolved. */
 #include "check.h"
-#include "symbols.h"
+#include "pmu/symbols.h"
 
 #include <errno.h>
 #include <fcntl.h>

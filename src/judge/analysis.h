@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* Pure analysis: phase statistics, page-size comparisons and the checks that catch a broken measurement. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pmu/counters.h"
+#include "machine/environment.h"
+#include "judge/knees.h"
+#include "measure/phase.h"
+#include "machine/timing.h"
+
+#define ANALYSIS_MAX_EVIDENCE 8
+/* Allocations per phase that the precision and the spreads look at (the runner draws at most 100). */
+#define ANALYSIS_MAX_ALLOCATIONS 256
+
+/* The measured values a check or finding rests on, by name. */
+struct analysis_evidence {
+	size_t n;
+	struct {
+		const char *key;	/* static string */
+		double value;
+	} items[ANALYSIS_MAX_EVIDENCE];
+};
+
+struct sample_stats {
+	size_t n;
+	double median, min, max, mean;
+	double stddev;		/* sample standard deviation (n - 1), 0 when n < 2 */
+	double rel_spread;	/* (max - min) / median, 0 when median is 0 */
+};
+
+/* Statistics of v[0..n-1] (v is not modified). n == 0 gives all zeros. */
+void analysis_stats(const double *v, size_t n, struct sample_stats *out);
+
+/*
+ * Relative half-width of the distribution-free 95 % confidence interval of
+ * the median of v[0..n-1] (order statistics around n/2 +- 0.98 sqrt(n)),
+ * divided by the median. INFINITY when n < 6 (too few for an interval).
+ */
+double analysis_median_ci(const double *v, size_t n);
+
+/*
+ * The precision of a phase whose samples come from several allocations
+ * (alloc[i] tags v[i]; NULL means one): samples of one allocation share its
+ * physical placement, so they are not independent and an interval over all
+ * of them would claim a precision that a rerun does not repeat. With k >= 2
+ * allocations: the 95 % Student t half-width over the k allocation medians,
+ * t(k-1) * s / sqrt(k), divided by the median of all samples, and never
+ * below analysis_median_ci() of all samples. With one allocation: that
+ * interval alone. INFINITY when there are too few samples.
+ */
+double analysis_precision(const double *v, const unsigned *alloc, size_t n);
+
+/*
+ * Samples grouped by their tag (the allocation, or the process, each was
+ * taken on): group g is v[start[g] .. start[g] + len[g] - 1], its samples in
+ * the order taken, groups in tag order. Without tags (NULL) every sample is
+ * one group.
+ */
+struct analysis_groups {
+	double *v;
+	size_t *start, *len;
+	size_t n, k;
+};
+
+/* Group v[0..n-1] by tag[i] into g. 0, -EINVAL when n is 0, -ENOMEM. Free g with analysis_groups_free(). */
+int analysis_group(const double *v, const unsigned *tag, size_t n, struct analysis_groups *g);
+void analysis_groups_free(struct analysis_groups *g);
+
+/* The two-sided 95 % quantile of Student's t with df degrees of freedom (df >= 1). */
+double analysis_t975(unsigned df);
+
+/*
+ * The value of metric m in a phase result, scaled, and whether it counted
+ * (status ok or multiplexed). Returns false when the phase has no usable
+ * reading of m.
+ */
+bool analysis_counter(const struct phase_result *r, enum metric m, double *value);
+
+/* A per-access rate of metric m over the phase's timed accesses; false when unavailable. */
+bool analysis_per_access(const struct phase_result *r, enum metric m, double *rate);
+
+/* What a page-fault phase's samples say (pagefault workload). */
+struct fault_metrics {
+	bool valid;
+	struct sample_stats ns_per_fault, ns_per_page, pages_per_fault, mib_per_s;
+	double minor, major;		/* faults per sample, medians */
+	bool from_counters;		/* fault counts from perf software counters, else getrusage */
+	bool rusage_agrees;		/* getrusage counted the same faults (within 1 % + 2) */
+	double user_s, sys_s;		/* CPU time over all samples */
+	double wall_s;			/* wall time of the timed touches together */
+	double resident_before;		/* the largest resident fraction before a timed touch */
+	unsigned processes;
+	double process_spread;		/* (max - min) / median of the per-process medians of ns per page */
+};
+
+/* Derive fault metrics from samples (pure; valid = false when there are none). */
+void analysis_fault_metrics(const struct fault_sample *s, size_t n, struct fault_metrics *out);
+
+/* Per-phase derived values, parallel to the results. */
+struct phase_analysis {
+	struct fault_metrics faults;	/* pagefault phases */
+	unsigned allocations;		/* allocations that contributed samples */
+	double between_allocations;	/* (max - min) / median of the allocations' medians; 0 with one */
+	double within_allocation;	/* median over allocations of their samples' stddev / mean */
+	struct sample_stats ns;		/* ns per access over the samples */
+	bool has_control;
+	size_t control;			/* index of the packed control for this phase's size */
+	double translation_ns;		/* median - control median: the translation part (has_control) */
+};
+
+/* One page size compared with the smallest page size measured at the same working-set size. */
+struct comparison {
+	size_t baseline, variant;	/* indices into the results */
+	double delta_ns;		/* baseline median - variant median, ns per access */
+	double speedup;			/* baseline median / variant median */
+	bool have_tlb_counts;		/* dTLB miss counts available for both */
+	double delta_tlb_misses_per_access;
+	double ns_per_tlb_miss, cycles_per_tlb_miss;
+	double tlb_ns, cache_ns, unexplained_ns;
+	bool have_walk_cycles;		/* walk_active used for tlb_ns */
+	bool has_control;		/* both sides were measured against a packed control */
+	double baseline_translation_ns, variant_translation_ns;	/* median - control median, per side */
+	const char *method;		/* "counters" or "differential" */
+	const char *assumption;		/* what the method takes for granted */
+};
+
+/* One step of a stride sweep: from one stride to the next at the same size and page size. */
+struct stride_step {
+	size_t from, to;		/* indices into the results */
+	const char *label;		/* "cache", "tlb", "flat", "cache+tlb" */
+	double delta_ns, delta_cycles;	/* per access, to - from */
+	bool have_misses;
+	double misses_from, misses_to;	/* dTLB misses per access */
+};
+
+/* A candidate TLB capacity from the tlbsize curve, and the CPUID level it is closest to. */
+struct tlb_knee {
+	struct knee knee;		/* x in pages */
+	const char *page_label;		/* the page size the curve was measured on ("4k") */
+	const char *cpuid_level;	/* "l1d_4k_entries", "l2d_4k_entries", or NULL when CPUID reports none */
+	unsigned cpuid_entries;
+	double relative_error;		/* distance of entries from [x_before, x_after], relative to entries */
+	bool matches;			/* within the resolution of the page-count grid */
+};
+
+/* A statement about several phases together (e.g. a size sweep). */
+struct analysis_finding {
+	const char *id;
+	char message[512];
+	struct analysis_evidence evidence;
+};
+
+struct analysis_check {
+	const char *id;
+	enum check_status status;
+	char message[400];
+	struct analysis_evidence evidence;
+};
+
+enum verdict { VERDICT_OK, VERDICT_WARN, VERDICT_FAIL };
+/* "ok", "warn", "fail". */
+const char *verdict_name(enum verdict v);
+
+struct analysis {
+	struct phase_analysis *phases;	/* owned, one per result */
+	size_t n_phases;
+	struct comparison *comparisons;	/* owned */
+	size_t n_comparisons;
+	struct stride_step *stride_steps;	/* owned */
+	size_t n_stride_steps;
+	struct tlb_knee *knees;			/* owned */
+	size_t n_knees;
+	struct analysis_finding *findings;	/* owned */
+	size_t n_findings;
+	char summary[640];		/* the plain-language answer the text output opens with */
+	struct analysis_check *checks;	/* owned */
+	size_t n_checks;
+	enum verdict verdict;
+};
+
+/* Whether a verdict makes the exit status 1 under --fail-on. */
+bool analysis_fails(enum verdict v, enum fail_on fail_on);
+
+/*
+ * Analyse finished phases (results[0..n-1]). env and clock may be NULL
+ * (re-analysis without them skips the checks that need them).
+ * Returns 0 or -ENOMEM; free with analysis_free().
+ */
+int analysis_run(const struct phase_result *results, size_t n, const struct environment *env,
+		 const struct timing_calibration *clock, struct analysis *out);
+void analysis_free(struct analysis *a);
+
+/* How someone else's benchmark was built (tlbprof run), as its ELF file records it. */
+struct analysis_build {
+	const char *binary;		/* the executable's path */
+	const char *opt_level;		/* "-O0" ... "-Ofast", "mixed", or "" when nothing is recorded */
+	const char *opt_levels;		/* with "mixed": the distinct levels, space-separated */
+	const char *source;		/* where the level was read: "gcc-command-line", "dwarf-producer", "none" */
+	bool defaulted;			/* switches recorded without any -O: the compiler's default, -O0 */
+	const char *unreadable;		/* why the executable could not be read as ELF (a script), or NULL */
+};
+
+/*
+ * Add the check "build_optimised" for a benchmark's build to a, then derive
+ * the verdict and the summary again over results[0..n-1]: warn when the
+ * benchmark (or part of it) was compiled -O0, whose loads and stores around
+ * every access measure the compiler rather than the memory system; skip
+ * when no level is recorded. Pure. Returns 0, or -ENOMEM when a has no
+ * room left for a check.
+ */
+int analysis_check_build(struct analysis *a, const struct phase_result *results, size_t n,
+			 const struct analysis_build *build);
+
+/*
+ * Add the check "marker_protocol" for a tlbprof run: warn when the command
+ * sent lines tlbprof refused (bad syntax, nested or unknown phases, more
+ * than 256 phase names): its report then lacks what those lines marked.
+ * first is the first refusal ("LINE: reason"). Derives the verdict and the
+ * summary again. Pure. Returns 0, or -ENOMEM when a has no room left.
+ */
+int analysis_check_markers(struct analysis *a, const struct phase_result *results, size_t n, unsigned messages,
+			   unsigned refused, const char *first);

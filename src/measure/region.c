@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/* Memory regions with a page-size policy: map, prefault, verify the real backing, unmap. */
+#include "measure/region.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "machine/environment.h"
+#include "parse.h"
+#include "measure/smaps.h"
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+
+#define MIB (1ull << 20)
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Read a small sysfs/procfs file into buf; returns bytes read or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (ssize_t)n;
+}
+
+uint64_t region_mem_available(void)
+{
+	char buf[4096];
+	const char *p;
+
+	if (read_small("/proc/meminfo", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "MemAvailable:");
+	if (!p)
+		return 0;
+	return strtoull(p + strlen("MemAvailable:"), NULL, 10) * 1024;
+}
+
+static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_len)
+{
+	char path[128], sz[16];
+	uint64_t kb = r->page.bytes / 1024, need = align_up(bytes, r->page.bytes) / r->page.bytes;
+	struct env_hugepool pool;
+	int shift = __builtin_ctzll(r->page.bytes);
+	void *p;
+
+	format_size(r->page.bytes, sz, sizeof(sz));
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
+		 (unsigned long long)kb);
+	if (environment_pool_read(r->page.bytes, &pool) != 0) {
+		snprintf(why, why_len,
+			 "this kernel has no hugetlb pool for %siB pages (/sys/kernel/mm/hugepages/hugepages-%llukB "
+			 "missing)%s", sz, (unsigned long long)kb,
+			 r->page.bytes == (1ull << 30) ? "; 1 GiB pages need CPU flag pdpe1gb and "
+			 "boot parameters hugepagesz=1G hugepages=N" : "");
+		return -EOPNOTSUPP;
+	}
+	/* The same count tlbprof env reports: reserved pages are free but promised to other mappings. */
+	uint64_t free_pages = environment_pool_unreserved(&pool);
+	long nr = pool.nr < 0 ? 0 : pool.nr;
+	if (free_pages < need) {
+		snprintf(why, why_len,
+			 "hugetlb pool for %siB pages has %llu unreserved free of %ld, %llu needed; reserve them as root: "
+			 "echo %llu > %s",
+			 sz, (unsigned long long)free_pages, nr, (unsigned long long)need,
+			 (unsigned long long)environment_pool_target(&pool, need), path);
+		return -ENOMEM;
+	}
+	/*
+	 * MAP_HUGETLB without MAP_NORESERVE reserves the pages at mmap time, so
+	 * a pool that shrank since the check above fails here with ENOMEM
+	 * instead of delivering SIGBUS on first touch.
+	 */
+	p = mmap(NULL, need * r->page.bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (shift << MAP_HUGE_SHIFT), -1, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+		snprintf(why, why_len, "mmap(MAP_HUGETLB, %siB pages) of %llu pages failed: %s; "
+			 "reserve more as root: echo %llu > %s",
+			 sz, (unsigned long long)need, strerror(err),
+			 (unsigned long long)(need + (uint64_t)nr), path);
+		return -err;
+	}
+	r->map_base = r->base = p;
+	r->map_bytes = r->bytes = need * r->page.bytes;
+	return 0;
+}
+
+static int thp_mode(char *mode, size_t len)
+{
+	char buf[128];
+	char *a, *b;
+
+	if (read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	a = strchr(buf, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (!a || !b)
+		return -EINVAL;
+	snprintf(mode, len, "%.*s", (int)(b - a - 1), a + 1);
+	return 0;
+}
+
+static int map_anon(struct region *r, uint64_t bytes, char *why, size_t why_len)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	bool thp = r->page.kind == PAGE_THP;
+	uint64_t align = thp ? r->page.bytes : page;
+	uint64_t len = align_up(bytes, align);
+	uint64_t avail = region_mem_available();
+	char *p, *aligned;
+	char mode[32] = "";
+
+	if (avail && len > avail) {
+		char a[16], b[16];
+		snprintf(why, why_len, "the %sB working set does not fit: MemAvailable is %sB",
+			 format_size(len, a, sizeof(a)), format_size(avail & ~(MIB - 1), b, sizeof(b)));
+		return -ENOMEM;
+	}
+	if (thp && thp_mode(mode, sizeof(mode)) == 0 && strcmp(mode, "never") == 0) {
+		snprintf(why, why_len, "transparent huge pages are disabled (enabled = never); as root: "
+			 "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
+		return -EOPNOTSUPP;
+	}
+	/* Over-allocate by one huge page and trim, so the region starts on a 2 MiB boundary. */
+	p = mmap(NULL, len + (thp ? align : 0), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+		snprintf(why, why_len, "mmap of %llu bytes failed: %s", (unsigned long long)len, strerror(err));
+		return -err;
+	}
+	aligned = (char *)align_up((uintptr_t)p, align);
+	if (thp) {
+		/* Unmap the unaligned head and tail so the region is a VMA of its own. */
+		if (aligned > p)
+			munmap(p, (size_t)(aligned - p));
+		if (aligned + len < p + len + align)
+			munmap(aligned + len, (size_t)(p + len + align - (aligned + len)));
+	}
+	r->map_base = r->base = aligned;
+	r->map_bytes = r->bytes = len;
+	/*
+	 * The advice also makes the region a VMA of its own (different flags
+	 * from its neighbours), which keeps smaps figures about this region.
+	 */
+	if (madvise(aligned, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) {
+		int err = errno;
+		snprintf(why, why_len, "madvise(%s) failed: %s%s", thp ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE",
+			 strerror(err), thp ? " (kernel built without THP?)" : "");
+		munmap(aligned, len);
+		memset(r, 0, sizeof(*r));
+		return err == EINVAL ? -EOPNOTSUPP : -err;
+	}
+	return 0;
+}
+
+int region_map(struct region *r, const struct page_request *page, uint64_t bytes, char *why, size_t why_len)
+{
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->page = *page;
+	rc = page->kind == PAGE_HUGETLB ? map_hugetlb(r, bytes, why, why_len) : map_anon(r, bytes, why, why_len);
+	if (rc) {
+		memset(r, 0, sizeof(*r));
+		r->page = *page;
+	}
+	return rc;
+}
+
+/*
+ * Not instrumented by AddressSanitizer: its shadow writes would fault shadow
+ * pages (one per eight touched) inside the counted prefault.
+ */
+__attribute__((no_sanitize_address))
+uint64_t region_prefault(struct region *r)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), n = 0;
+	volatile char *p = r->base;
+
+	for (uint64_t off = 0; off < r->bytes; off += page, n++)
+		p[off] = 0;
+	return n;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+void region_populate(struct region *r)
+{
+	/*
+	 * One madvise() faults every page in without an exception per page:
+	 * about a third faster at 256 MiB of 4 KiB pages here. The kernel's
+	 * page-fault counters do not see it, which is why the counted first
+	 * allocation touches instead. Older kernels say EINVAL: touch then.
+	 */
+	if (madvise(r->base, r->bytes, MADV_POPULATE_WRITE) != 0)
+		(void)region_prefault(r);
+}
+
+int region_verify(const struct region *r, struct region_backing *out)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char *text = NULL;
+	size_t cap = 0, len = 0;
+	int rc;
+
+	if (!f)
+		return -errno;
+	/* smaps is generated on read; slurp it whole (it can be a few MiB). */
+	for (;;) {
+		if (cap - len < 65536) {
+			char *t = realloc(text, cap + 262144);
+			if (!t) {
+				free(text);
+				fclose(f);
+				return -ENOMEM;
+			}
+			text = t;
+			cap += 262144;
+		}
+		size_t n = fread(text + len, 1, cap - len - 1, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	fclose(f);
+	text[len] = '\0';
+	rc = smaps_summarize(text, (uintptr_t)r->base, (uintptr_t)r->base + r->bytes,
+			     (uint64_t)sysconf(_SC_PAGESIZE), out);
+	free(text);
+	return rc;
+}
+
+int region_check_backing(const struct page_request *page, const struct region_backing *b, char *why,
+			 size_t why_len)
+{
+	char want[16], got[16], huge[16], rss[16];
+
+	format_size(page->bytes, want, sizeof(want));
+	format_size(b->kernel_page_bytes, got, sizeof(got));
+	format_size(b->anon_huge_bytes, huge, sizeof(huge));
+	format_size(b->rss_bytes, rss, sizeof(rss));
+	switch (page->kind) {
+	case PAGE_BASE:
+		if (b->kind == PAGE_BASE && b->kernel_page_bytes == page->bytes)
+			return 0;
+		snprintf(why, why_len,
+			 "the 4k control is not on 4 KiB pages: KernelPageSize %sB, AnonHugePages %sB of %sB "
+			 "despite MADV_NOHUGEPAGE; THP contaminates the control (check "
+			 "/sys/kernel/mm/transparent_hugepage/enabled and khugepaged)", got, huge, rss);
+		return -EOPNOTSUPP;
+	case PAGE_THP:
+		if (b->kind == PAGE_THP && b->anon_huge_bytes >= b->rss_bytes && b->rss_bytes)
+			return 0;
+		snprintf(why, why_len,
+			 "THP not granted: AnonHugePages %sB of %sB resident (%.0f %%); memory may be fragmented "
+			 "or defrag is off: check /sys/kernel/mm/transparent_hugepage/{enabled,defrag} "
+			 "(want madvise or always), try as root: echo 1 > /proc/sys/vm/compact_memory, "
+			 "or use --pages 2m:hugetlb", huge, rss, 100.0 * b->huge_fraction);
+		return -EOPNOTSUPP;
+	case PAGE_HUGETLB:
+		if (b->kind == PAGE_HUGETLB && b->kernel_page_bytes == page->bytes)
+			return 0;
+		snprintf(why, why_len, "hugetlb region has KernelPageSize %sB, not the requested %sB", got, want);
+		return -EOPNOTSUPP;
+	}
+	return -EINVAL;
+}
+
+void region_unmap(struct region *r)
+{
+	if (r->map_base && r->map_bytes)
+		munmap(r->map_base, r->map_bytes);
+	r->map_base = r->base = NULL;
+	r->map_bytes = r->bytes = 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Memory regions with a page-size policy: map, prefault, verify the real backing, unmap. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "measure/phase.h"
+
+struct region {
+	void *base;		/* usable start, aligned to the page size */
+	uint64_t bytes;		/* usable length, a multiple of the page size */
+	void *map_base;		/* what munmap() gets */
+	uint64_t map_bytes;
+	struct page_request page;
+};
+
+/*
+ * Map an anonymous region of at least `bytes` for the page request: base
+ * pages get MADV_NOHUGEPAGE (so THP cannot contaminate the control), THP
+ * regions are 2 MiB aligned with MADV_HUGEPAGE, hugetlb regions use
+ * MAP_HUGETLB with the size flag after checking the pool, so a short pool is
+ * an error here and never a SIGBUS later. Nothing is touched yet.
+ * Returns 0, or -errno with a one-line reason and the fix in why:
+ * -ENOMEM (not enough memory / pool too small), -EOPNOTSUPP (page size not
+ * offered by this kernel or THP disabled), or the mmap/madvise errno.
+ */
+int region_map(struct region *r, const struct page_request *page, uint64_t bytes, char *why, size_t why_len);
+
+/* Touch (write) every base page so faults happen here, not in a timed phase. Returns the pages touched. */
+uint64_t region_prefault(struct region *r);
+/* Fault every page in, uncounted and faster than region_prefault() where the kernel can (MADV_POPULATE_WRITE). */
+void region_populate(struct region *r);
+
+/*
+ * Read /proc/self/smaps and summarise the region's real backing.
+ * Returns 0 or -errno (smaps unreadable).
+ */
+int region_verify(const struct region *r, struct region_backing *out);
+
+/*
+ * Compare a verified backing with the request. Returns 0 when it matches,
+ * or -EOPNOTSUPP with a reason that says what the kernel gave and how to fix
+ * it in why.
+ */
+int region_check_backing(const struct page_request *page, const struct region_backing *b, char *why,
+			 size_t why_len);
+
+/* Unmap; tolerates a region that was never mapped (zeroed). */
+void region_unmap(struct region *r);
+
+/* MemAvailable from /proc/meminfo in bytes, 0 when unreadable. */
+uint64_t region_mem_available(void);

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Parse /proc/<pid>/smaps text into the verified page backing of an address range (pure). */
+#include "measure/smaps.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A VMA header line: "start-end perms offset dev inode [path]". */
+static bool parse_header(const char *line, uintptr_t *lo, uintptr_t *hi)
+{
+	char *end;
+	unsigned long long a, b;
+
+	a = strtoull(line, &end, 16);
+	if (end == line || *end != '-')
+		return false;
+	line = end + 1;
+	b = strtoull(line, &end, 16);
+	if (end == line || *end != ' ')
+		return false;
+	*lo = (uintptr_t)a;
+	*hi = (uintptr_t)b;
+	return true;
+}
+
+/* "Key:   123 kB" -> bytes, when the line starts with key. */
+static bool parse_kb(const char *line, const char *key, uint64_t *bytes)
+{
+	size_t n = strlen(key);
+	char *end;
+	unsigned long long v;
+
+	if (strncmp(line, key, n) != 0 || line[n] != ':')
+		return false;
+	v = strtoull(line + n + 1, &end, 10);
+	*bytes = (uint64_t)v * 1024;
+	return true;
+}
+
+int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t base_page_bytes,
+		    struct region_backing *out)
+{
+	bool in_range = false;
+	uint64_t rss_base = 0;	/* Rss of the non-hugetlb VMAs */
+
+	memset(out, 0, sizeof(*out));
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		uintptr_t lo, hi;
+		uint64_t v;
+
+		if (parse_header(line, &lo, &hi)) {
+			in_range = lo < end && hi > start;
+			if (in_range) {
+				uintptr_t a = lo > start ? lo : start, b = hi < end ? hi : end;
+				out->vmas++;
+				out->mapped_bytes += b - a;
+			}
+		} else if (in_range) {
+			if (parse_kb(line, "Rss", &v))
+				rss_base += v;
+			else if (parse_kb(line, "AnonHugePages", &v))
+				out->anon_huge_bytes += v;
+			else if (parse_kb(line, "Private_Hugetlb", &v) || parse_kb(line, "Shared_Hugetlb", &v))
+				out->hugetlb_bytes += v;
+			else if (parse_kb(line, "KernelPageSize", &v) && v > out->kernel_page_bytes)
+				out->kernel_page_bytes = v;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (!out->vmas)
+		return -ENOENT;
+
+	/* Rss does not include hugetlb pages; they are accounted separately. */
+	out->rss_bytes = rss_base + out->hugetlb_bytes;
+	if (out->kernel_page_bytes > base_page_bytes || out->hugetlb_bytes) {
+		out->kind = PAGE_HUGETLB;
+		out->huge_fraction = out->rss_bytes ? (double)out->hugetlb_bytes / (double)out->rss_bytes : 0.0;
+	} else if (out->anon_huge_bytes) {
+		out->kind = PAGE_THP;
+		out->huge_fraction = out->rss_bytes ? (double)out->anon_huge_bytes / (double)out->rss_bytes : 0.0;
+	} else {
+		out->kind = PAGE_BASE;
+		out->huge_fraction = 0.0;
+	}
+	return 0;
+}

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/* Page-fault cost: one timed touch per base page of fresh memory, anonymous (cold, refault, prefaulted) or file-backed (warm, cold). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "parse.h"
+#include "measure/plan.h"
+#include "measure/region.h"
+#include "measure/workload.h"
+
+#define BASE_PAGE 4096u
+/* The filesystem must keep this much beyond the data file: never fill a disk to measure it. */
+#define DISK_MARGIN_BYTES (64ull << 20)
+/* file_cold is measured only when at most this fraction of the file is still resident. */
+#define MAX_COLD_RESIDENT 0.01
+
+struct pagefault_state {
+	int fault_case;
+	struct page_request page;
+	uint64_t bytes;		/* mapping length, whole base pages */
+	uint64_t pages;
+	struct region region;	/* anonymous cases: this sample's mapping */
+	char path[4096];	/* file cases: the data file */
+	bool own_file;		/* made here: removed on release */
+	int fd;
+	void *map;		/* file cases: this sample's mapping */
+	bool drop_caches;
+	volatile uint64_t sink;
+};
+
+static const struct workload_param pagefault_params[] = {
+	{ "--cases", "anon_cold, anon_refault, anon_prefault, file_warm, file_cold (default: all)" },
+	{ "--size", "bytes to touch per sample (default 200M)" },
+	{ "--pages", "4k and/or 2m for the anonymous cases (file cases use the page cache's 4 KiB pages)" },
+	{ "--processes", "separate processes per case (default 5): allocator and page-cache state do not carry over" },
+	{ "--dir", "directory of the data file for file cases (default $TMPDIR or /tmp)" },
+	{ "--drop-caches", "file_cold: also drop the global page cache (root)" },
+	{ NULL, NULL },
+};
+
+/* Write `bytes` of non-zero data (zero pages could be deduplicated or sparse) and make it durable. */
+static int fill_file(int fd, uint64_t bytes)
+{
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(CHUNK);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < CHUNK; i++)
+		buf[i] = (char)(i * 131 + 7);
+	for (uint64_t off = 0; off < bytes && !rc;) {
+		size_t n = bytes - off < CHUNK ? (size_t)(bytes - off) : CHUNK;
+		ssize_t w = pwrite(fd, buf, n, (off_t)off);
+		if (w < 0 && errno != EINTR)
+			rc = -errno;
+		else if (w > 0)
+			off += (uint64_t)w;
+	}
+	free(buf);
+	if (!rc && fsync(fd) != 0)
+		rc = -errno;
+	return rc;
+}
+
+static int open_data_file(struct pagefault_state *st, const struct phase_spec *ph, char *why, size_t why_len)
+{
+	struct statvfs vfs;
+	char need[16], have[16];
+
+	if (ph->file) {
+		/* A child process: the parent made the file. */
+		snprintf(st->path, sizeof(st->path), "%s", ph->file);
+		st->fd = open(st->path, O_RDONLY | O_CLOEXEC);
+		if (st->fd < 0) {
+			int err = errno;
+			snprintf(why, why_len, "cannot open the data file '%s': %s", st->path, strerror(err));
+			return -err;
+		}
+		return 0;
+	}
+	/* Refuse a filesystem too small before writing anything. */
+	if (statvfs(ph->dir, &vfs) != 0) {
+		int err = errno;
+		snprintf(why, why_len, "--dir '%s': %s", ph->dir, strerror(err));
+		return -err;
+	}
+	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (avail < st->bytes + DISK_MARGIN_BYTES) {
+		snprintf(why, why_len, "--dir '%s' has %sB free, the data file needs %sB plus %llu MiB to spare; "
+			 "use a smaller --size or another --dir", ph->dir, format_size(avail & ~0xfffffull, have, sizeof(have)),
+			 format_size(st->bytes, need, sizeof(need)), DISK_MARGIN_BYTES >> 20);
+		return -ENOSPC;
+	}
+	snprintf(st->path, sizeof(st->path), "%s/tlbprof-pagefault-XXXXXX", ph->dir);
+	st->fd = mkostemp(st->path, O_CLOEXEC);
+	if (st->fd < 0) {
+		int err = errno;
+		snprintf(why, why_len, "cannot create a data file in '%s': %s", ph->dir, strerror(err));
+		return -err;
+	}
+	st->own_file = true;
+	int rc = fill_file(st->fd, st->bytes);
+	if (rc) {
+		snprintf(why, why_len, "cannot write the %sB data file in '%s': %s", format_size(st->bytes, need, sizeof(need)),
+			 ph->dir, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+static void pagefault_release(void *state)
+{
+	struct pagefault_state *st = state;
+
+	if (!st)
+		return;
+	region_unmap(&st->region);
+	if (st->map)
+		munmap(st->map, st->bytes);
+	if (st->fd >= 0)
+		close(st->fd);
+	if (st->own_file)
+		unlink(st->path);
+	free(st);
+}
+
+static int pagefault_prepare(void **state, const struct phase_spec *ph, struct region *region,
+			     struct self_check *checks, size_t *n_checks, struct prepare_info *info, char *why, size_t why_len)
+{
+	struct pagefault_state *st = calloc(1, sizeof(*st));
+	int rc;
+
+	(void)region;
+	*state = NULL;
+	if (!st)
+		return -ENOMEM;
+	st->fd = -1;
+	st->fault_case = ph->fault_case;
+	st->page = ph->page;
+	st->pages = ph->iterations;	/* the plan rounded the size up to whole pages of the request */
+	st->bytes = st->pages * BASE_PAGE;
+	st->drop_caches = ph->drop_caches;
+	if (fault_case_is_file(st->fault_case) && (rc = open_data_file(st, ph, why, why_len)) != 0) {
+		pagefault_release(st);
+		return rc;
+	}
+	checks[0] = (struct self_check){ .id = "one_touch_per_page", .status = CHECK_PASS };
+	snprintf(checks[0].message, sizeof(checks[0].message), "each sample touches each of %llu base pages once (%s)",
+		 (unsigned long long)st->pages, fault_case_is_file(st->fault_case) ? "read" : "write");
+	*n_checks = 1;
+	info->units = st->pages;
+	*state = st;
+	return 0;
+}
+
+/*
+ * Write one byte per base page: first writes allocate (a read would only map
+ * the shared zero page). Not instrumented by AddressSanitizer, whose shadow
+ * writes would add faults of their own to the ones counted.
+ */
+__attribute__((no_sanitize_address))
+static void touch_write(char *p, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)p)[i * BASE_PAGE] = 1;
+}
+
+/* Fraction of [p, p+bytes) resident, by mincore(); -1 on error. */
+static double resident_fraction(void *p, uint64_t bytes)
+{
+	uint64_t pages = bytes / BASE_PAGE, resident = 0;
+	unsigned char *vec = malloc(pages ? pages : 1);
+
+	if (!vec)
+		return -1;
+	if (mincore(p, bytes, vec) != 0) {
+		free(vec);
+		return -1;
+	}
+	for (uint64_t i = 0; i < pages; i++)
+		resident += vec[i] & 1;
+	free(vec);
+	return pages ? (double)resident / (double)pages : 0;
+}
+
+static int setup_file(struct pagefault_state *st, struct fault_sample *out, char *why, size_t why_len)
+{
+	if (st->fault_case == FAULT_FILE_WARM) {
+		/* Bring the whole file into the page cache through the fd, not through a mapping we then keep. */
+		char buf[1 << 16];
+		for (off_t off = 0; (uint64_t)off < st->bytes;) {
+			ssize_t n = pread(st->fd, buf, sizeof(buf), off);
+			if (n <= 0)
+				break;
+			off += n;
+		}
+	} else {
+		/* Cold: evict this file's pages (no root needed); optionally the whole page cache. */
+		fdatasync(st->fd);
+		posix_fadvise(st->fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (st->drop_caches) {
+			sync();
+			int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				if (write(fd, "1", 1) != 1) {
+					/* reported through the resident fraction below */
+				}
+				close(fd);
+			}
+		}
+	}
+	st->map = mmap(NULL, st->bytes, PROT_READ, MAP_SHARED, st->fd, 0);
+	if (st->map == MAP_FAILED) {
+		int err = errno;
+		st->map = NULL;
+		snprintf(why, why_len, "mmap of the data file failed: %s", strerror(err));
+		return -err;
+	}
+	out->resident_before = resident_fraction(st->map, st->bytes);
+	if (st->fault_case == FAULT_FILE_COLD && !(out->resident_before >= 0 && out->resident_before <= MAX_COLD_RESIDENT)) {
+		snprintf(why, why_len, "could not evict the data file: %.1f %% still resident after "
+			 "POSIX_FADV_DONTNEED (limit %.0f %%); a filesystem like tmpfs keeps its pages: use --dir on a disk%s",
+			 100 * out->resident_before, 100 * MAX_COLD_RESIDENT, st->drop_caches ? "" : ", or --drop-caches as root");
+		munmap(st->map, st->bytes);
+		st->map = NULL;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static int pagefault_sample_setup(void *state, struct fault_sample *out, char *why, size_t why_len)
+{
+	struct pagefault_state *st = state;
+	int rc;
+
+	out->resident_before = 0;
+	if (fault_case_is_file(st->fault_case))
+		return setup_file(st, out, why, why_len);
+	rc = region_map(&st->region, &st->page, st->bytes, why, why_len);
+	if (rc)
+		return rc;
+	if (st->fault_case == FAULT_ANON_REFAULT || st->fault_case == FAULT_ANON_PREFAULT)
+		touch_write(st->region.base, st->pages);
+	/* MADV_DONTNEED drops the pages: the next touch faults in fresh zeroed ones. */
+	if (st->fault_case == FAULT_ANON_REFAULT && madvise(st->region.base, st->region.bytes, MADV_DONTNEED) != 0) {
+		int err = errno;
+		snprintf(why, why_len, "madvise(MADV_DONTNEED) failed: %s", strerror(err));
+		region_unmap(&st->region);
+		return -err;
+	}
+	out->resident_before = resident_fraction(st->region.base, st->bytes);
+	return 0;
+}
+
+/*
+ * The timed part, the same loop for every case: one access per base page in
+ * address order. Anonymous memory is written (a read of untouched anonymous
+ * memory maps the shared zero page and allocates nothing); the file mapping
+ * is read-only, so it is read. (Not instrumented by AddressSanitizer, as above.)
+ */
+__attribute__((no_sanitize_address))
+static void pagefault_run(void *state, uint64_t accesses)
+{
+	struct pagefault_state *st = state;
+	uint64_t pages = accesses < st->pages ? accesses : st->pages, sum = 0;
+
+	if (fault_case_is_file(st->fault_case)) {
+		const char *p = st->map;
+		for (uint64_t i = 0; p && i < pages; i++)
+			sum += ((const volatile char *)p)[i * BASE_PAGE];
+	} else if (st->region.base) {
+		touch_write(st->region.base, pages);
+	}
+	st->sink += sum;
+}
+
+static bool pagefault_sample_teardown(void *state, struct region_backing *backing)
+{
+	struct pagefault_state *st = state;
+	bool known = false;
+
+	if (st->region.base) {
+		known = region_verify(&st->region, backing) == 0;
+		region_unmap(&st->region);
+	}
+	if (st->map) {
+		munmap(st->map, st->bytes);
+		st->map = NULL;
+	}
+	return known;
+}
+
+static const char *pagefault_data_file(void *state)
+{
+	struct pagefault_state *st = state;
+
+	return st && st->own_file ? st->path : NULL;
+}
+
+/* One phase per size x case x page size (file cases: 4k only), touching every base page once per sample. */
+static int pagefault_expand(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out)
+{
+	struct page_request base;
+
+	(void)ctx;
+	page_request_parse("4k", &base);
+	for (size_t s = 0; s < cfg->n_sizes; s++) {
+		for (size_t c = 0; c < cfg->n_cases; c++) {
+			bool file = fault_case_is_file(cfg->cases[c]);
+			for (size_t p = 0; p < (file ? 1 : cfg->n_pages); p++) {
+				const struct page_request *page = file ? &base : &cfg->pages[p];
+				struct phase_spec *ph = plan_add(out, cfg, page, cfg->sizes_bytes[s]);
+				char size[16];
+				if (!ph)
+					return -ENOMEM;
+				ph->fault_case = cfg->cases[c];
+				ph->stride_bytes = BASE_PAGE;
+				/*
+				 * Whole pages of the request: a huge-page fault zeroes the whole
+				 * huge page, so a partial one would charge it to a few 4 KiB pages.
+				 */
+				uint64_t unit = page->kind == PAGE_BASE ? BASE_PAGE : page->bytes;
+				ph->iterations = (cfg->sizes_bytes[s] + unit - 1) / unit * unit / BASE_PAGE;
+				ph->warmup_iterations = 0;	/* a warm-up would take the very faults we time */
+				ph->iterations_auto = false;	/* a sample touches every page once, by definition */
+				ph->allocations = 1;		/* every sample is a fresh allocation already */
+				ph->processes = cfg->child_phase >= 0 ? 1 : cfg->processes;
+				snprintf(ph->name, sizeof(ph->name), "pagefault/%s/%s/%s/r%u", page->label,
+					 format_size(cfg->sizes_bytes[s], size, sizeof(size)), fault_case_name(ph->fault_case),
+					 ph->run);
+			}
+		}
+	}
+	return 0;
+}
+
+const struct workload_ops workload_pagefault = {
+	.name = "pagefault",
+	.description = "cost of page faults: anonymous cold/refault/prefaulted, file-backed warm/cold",
+	.params = pagefault_params,
+	.latency = false,
+	.per_sample_memory = true,
+	.faults_expected = true,
+	.prepare = pagefault_prepare,
+	.run = pagefault_run,
+	.release = pagefault_release,
+	.sample_setup = pagefault_sample_setup,
+	.sample_teardown = pagefault_sample_teardown,
+	.data_file = pagefault_data_file,
+	.expand = pagefault_expand,
+};

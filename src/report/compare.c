@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: MIT */
+/* The output of tlbprof compare: the table for people and the tlbprof.compare/1 JSON. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/internal.h"
+#include "version.h"
+
+/* The counters the table shows (the JSON has every counter that counted). */
+static const enum metric key_metrics[] = {
+	METRIC_DTLB_LOAD_MISSES, METRIC_WALK_ACTIVE, METRIC_LLC_LOAD_MISSES, METRIC_PAGE_FAULTS, METRIC_MAJOR_FAULTS,
+};
+
+/* json_real() for finite numbers, null otherwise (JSON has no NaN or infinity). */
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static double pct(double fraction)
+{
+	return 100 * fraction;
+}
+
+static const char *tool_version(const struct report_doc *doc)
+{
+	json_t *v = json_object_get(json_object_get((json_t *)doc->source, "tool"), "version");
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static const struct phase_result *side_phase(const struct report_doc *doc, size_t idx)
+{
+	return idx == SIZE_MAX ? NULL : &doc->results.phases[idx];
+}
+
+/* ---- JSON ---- */
+
+static json_t *samples_json(const struct compare_samples *s, bool higher_is_better)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "base", num(s->base));
+	json_object_set_new(o, "new", num(s->new));
+	json_object_set_new(o, "n_base", json_integer((json_int_t)s->n_base));
+	json_object_set_new(o, "n_new", json_integer((json_int_t)s->n_new));
+	json_object_set_new(o, "change_pct", num(pct(s->change)));
+	json_object_set_new(o, "interval_pct", isfinite(s->ratio_lo) && isfinite(s->ratio_hi)
+						       ? json_pack("[o, o]", num(pct(s->ratio_lo - 1)), num(pct(s->ratio_hi - 1)))
+						       : json_null());
+	json_object_set_new(o, "p_value", num(s->p));
+	json_object_set_new(o, "noise_floor_pct", num(pct(s->noise_floor)));
+	json_object_set_new(o, "clusters", json_pack("{s:I, s:I}", "base", (json_int_t)s->clusters_base, "new",
+						     (json_int_t)s->clusters_new));
+	json_object_set_new(o, "exact", json_boolean(s->exact));
+	json_object_set_new(o, "test", s->test ? json_string(s->test) : json_null());
+	json_object_set_new(o, "verdict", json_string(compare_verdict_name(s->verdict)));
+	json_object_set_new(o, "label", json_string(compare_verdict_label(s->verdict, higher_is_better)));
+	return o;
+}
+
+static json_t *phase_status_json(const struct phase_result *r)
+{
+	return r ? json_string(phase_status_name(r->status)) : json_null();
+}
+
+static json_t *phases_json(const struct report_compare_input *in)
+{
+	const struct compare_result *c = in->cmp;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < c->n_phases; i++) {
+		const struct compare_phase *cp = &c->phases[i];
+		json_t *o = json_object(), *rates = json_array();
+		json_object_set_new(o, "name", report_json_text(cp->name));
+		json_object_set_new(o, "match", json_string(compare_match_name(cp->match)));
+		json_object_set_new(o, "status", json_pack("{s:o, s:o}", "base", phase_status_json(side_phase(in->base, cp->base)),
+							   "new", phase_status_json(side_phase(in->new, cp->new))));
+		json_object_set_new(o, "metric", json_string(cp->faults ? "ns_per_page"
+							     : cp->wall ? "wall_ns_per_occurrence"
+									: "ns_per_access"));
+		json_object_set_new(o, "ns", samples_json(&cp->ns, false));
+		json_object_set_new(o, "ns_per_fault", cp->faults ? samples_json(&cp->ns_per_fault, false) : json_null());
+		json_object_set_new(o, "control", json_boolean(cp->control));
+		if (cp->control_name) {
+			json_t *vc = samples_json(&cp->vs_control, false);
+			json_object_set_new(vc, "control", report_json_text(cp->control_name));
+			json_object_set_new(o, "against_control", vc);
+		} else {
+			json_object_set_new(o, "against_control", json_null());
+		}
+		json_t *params = json_array();
+		for (size_t k = 0; k < cp->n_params; k++)
+			json_array_append_new(params, json_pack("{s:s, s:o, s:o}", "param", cp->params[k].param, "base",
+								report_json_text(cp->params[k].base), "new",
+								report_json_text(cp->params[k].new)));
+		json_object_set_new(o, "parameters_differ", params);
+		for (size_t k = 0; k < cp->n_rates; k++) {
+			const struct compare_rate *r = &cp->rates[k];
+			json_array_append_new(rates, json_pack("{s:s, s:o, s:o, s:o}", "metric", metric_name(r->metric), "base",
+							       num(r->base), "new", num(r->new), "change_pct",
+							       num(pct(r->change))));
+		}
+		json_object_set_new(o, "counters_per_access", rates);
+		json_object_set_new(o, "verdict", json_string(compare_verdict_name(cp->verdict)));
+		json_object_set_new(o, "label", json_string(compare_verdict_label(cp->verdict, false)));
+		json_object_set_new(o, "checked_against_control", json_boolean(cp->against_control));
+		json_object_set_new(o, "control_inconclusive", json_boolean(cp->control_inconclusive));
+		json_object_set_new(o, "regression", json_boolean(cp->verdict == COMPARE_REGRESSION));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *pairs_json(const struct compare_result *c)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const struct compare_pair *cp = &c->pairs[i];
+		double tlb_change = cp->base_ns_per_tlb_miss > 0 ? cp->new_ns_per_tlb_miss / cp->base_ns_per_tlb_miss - 1 : NAN;
+		json_t *o = json_object();
+		json_object_set_new(o, "baseline", report_json_text(cp->baseline));
+		json_object_set_new(o, "variant", report_json_text(cp->variant));
+		json_object_set_new(o, "match", json_string(compare_match_name(cp->match)));
+		json_object_set_new(o, "speedup", samples_json(&cp->speedup, true));
+		json_object_set_new(o, "delta_ns", json_pack("{s:o, s:o}", "base", num(cp->base_delta_ns), "new",
+							     num(cp->new_delta_ns)));
+		json_object_set_new(o, "ns_per_tlb_miss", json_pack("{s:o, s:o, s:o}", "base", num(cp->base_ns_per_tlb_miss),
+								    "new", num(cp->new_ns_per_tlb_miss), "change_pct",
+								    num(pct(tlb_change))));
+		json_object_set_new(o, "method", json_pack("{s:o, s:o}", "base",
+							   cp->base_method ? report_json_text(cp->base_method) : json_null(),
+							   "new", cp->new_method ? report_json_text(cp->new_method) : json_null()));
+		json_object_set_new(o, "regression", json_boolean(cp->speedup.verdict == COMPARE_REGRESSION));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *checks_json(const struct compare_result *c)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < c->n_checks; i++) {
+		const struct compare_check *cc = &c->checks[i];
+		bool hb = cc->match != COMPARE_ADDED, hn = cc->match != COMPARE_REMOVED;
+		json_array_append_new(
+			arr, json_pack("{s:s, s:s, s:o, s:o, s:b, s:b, s:o}", "id", cc->id, "match",
+				       compare_match_name(cc->match), "base",
+				       hb ? json_string(check_status_name(cc->base)) : json_null(), "new",
+				       hn ? json_string(check_status_name(cc->new)) : json_null(), "changed",
+				       hb && hn && cc->base != cc->new, "worse", cc->worse, "message",
+				       hn && cc->new_message ? report_json_text(cc->new_message) : json_null()));
+	}
+	return arr;
+}
+
+static json_t *side_json(const char *path, const struct report_doc *doc, const struct analysis *a)
+{
+	const char *v = tool_version(doc);
+
+	return json_pack("{s:o, s:o, s:s, s:I, s:b}", "path", report_json_text(path), "tool_version",
+			 v ? report_json_text(v) : json_null(),
+			 "verdict", verdict_name(a->verdict), "phases", (json_int_t)doc->results.n, "interrupted",
+			 doc->results.interrupted);
+}
+
+/* "nothing_judged", "regression", "checks_worse" or "ok": what decided the exit status. */
+static const char *overall(const struct report_compare_input *in)
+{
+	if (!compare_judged_any(in->cmp))
+		return "nothing_judged";
+	if (in->cmp->regressions)
+		return "regression";
+	return in->fails ? "checks_worse" : "ok";
+}
+
+static json_t *compare_json(const struct report_compare_input *in)
+{
+	const struct compare_result *c = in->cmp;
+	json_t *root = json_object(), *cmd = json_array(), *env = json_array();
+
+	json_object_set_new(root, "schema", json_string(REPORT_COMPARE_SCHEMA));
+	json_object_set_new(root, "tool", json_pack("{s:s, s:s}", "name", "tlbprof", "version", TLBPROF_VERSION));
+	for (int i = 0; i < in->argc; i++)
+		json_array_append_new(cmd, report_json_text(in->argv[i]));
+	json_object_set_new(root, "command", cmd);
+	json_object_set_new(root, "base", side_json(in->base_path, in->base, in->base_analysis));
+	json_object_set_new(root, "new", side_json(in->new_path, in->new, in->new_analysis));
+	json_t *method = json_pack("{s:f, s:f, s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:I}", "threshold_pct",
+				   pct(c->threshold), "alpha", COMPARE_ALPHA, "min_samples", COMPARE_MIN_SAMPLES, "test",
+				   "mann_whitney_u", "interval", "hierarchical_bootstrap", "clusters",
+				   "allocations; processes for page faults in several", "noise_floor",
+				   "spread_between_clusters", "speedup_test", "bootstrap", "bootstrap_resamples",
+				   COMPARE_BOOTSTRAP_RESAMPLES, "bootstrap_seed", (json_int_t)COMPARE_BOOTSTRAP_SEED);
+	json_object_set_new(method, "against_control", json_true());
+	json_object_set_new(method, "speedup_counts", json_string("only_with_a_slower_phase"));
+	json_object_set_new(root, "method", method);
+	for (size_t i = 0; i < c->n_env; i++)
+		json_array_append_new(env, json_pack("{s:s, s:o, s:o}", "field", c->env[i].field, "base",
+						     report_json_text(c->env[i].base), "new", report_json_text(c->env[i].new)));
+	json_object_set_new(root, "environment_differences", env);
+	json_object_set_new(root, "phases", phases_json(in));
+	json_object_set_new(root, "comparisons", pairs_json(c));
+	json_object_set_new(root, "checks", checks_json(c));
+	json_object_set_new(root, "judged",
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "phases", (json_int_t)c->phases_judged,
+				      "phases_total", (json_int_t)c->n_phases, "phases_insufficient",
+				      (json_int_t)c->phases_insufficient, "comparisons", (json_int_t)c->pairs_judged,
+				      "comparisons_total", (json_int_t)c->n_pairs, "comparisons_insufficient",
+				      (json_int_t)c->pairs_insufficient));
+	json_object_set_new(root, "interrupted", json_pack("{s:b, s:b}", "base", c->interrupted_base, "new",
+							   c->interrupted_new));
+	json_object_set_new(root, "phases_parameters_differ", json_integer((json_int_t)c->phases_params_differ));
+	json_object_set_new(root, "regressions", json_integer((json_int_t)c->regressions));
+	json_object_set_new(root, "improvements", json_integer((json_int_t)c->improvements));
+	json_object_set_new(root, "machine_shifts", json_integer((json_int_t)c->machine_shifts));
+	json_object_set_new(root, "speedups_uncounted", json_integer((json_int_t)c->speedups_uncounted));
+	json_object_set_new(root, "checks_worse", json_integer((json_int_t)c->checks_worse));
+	json_object_set_new(root, "checks_now_failing", json_integer((json_int_t)c->checks_now_failing));
+	json_object_set_new(root, "fail_on", json_string(fail_on_name(in->fail_on)));
+	json_object_set_new(root, "verdict", json_string(overall(in)));
+	json_object_set_new(root, "exit_status", json_integer(in->status));
+	return root;
+}
+
+int report_compare_write_json(const struct report_compare_input *in, const char *path, char *err, size_t err_len)
+{
+	json_t *root = compare_json(in);
+	int rc;
+
+	if (!root) {
+		snprintf(err, err_len, "out of memory building the comparison");
+		return -ENOMEM;
+	}
+	rc = report_json_dump(root, path, err, err_len);
+	json_decref(root);
+	return rc;
+}
+
+/* ---- text ---- */
+
+/* A median for the table: "-" when the side has none; 4 significant digits from 10 000 up, so it fits. */
+static const char *fmt_value(double v, const char *suffix, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "-");
+	else if (fabs(v) >= 1e4)
+		snprintf(buf, len, "%.4g%s", v, suffix);
+	else
+		snprintf(buf, len, "%.2f%s", v, suffix);
+	return buf;
+}
+
+static const char *fmt_pct(double fraction, char *buf, size_t len)
+{
+	if (!isfinite(fraction))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%+.1f%%", pct(fraction));
+	return buf;
+}
+
+static const char *fmt_interval(const struct compare_samples *s, char *buf, size_t len)
+{
+	if (!isfinite(s->ratio_lo) || !isfinite(s->ratio_hi))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "[%+.1f%%, %+.1f%%]", pct(s->ratio_lo - 1), pct(s->ratio_hi - 1));
+	return buf;
+}
+
+static const char *fmt_p(const struct compare_samples *s, char *buf, size_t len)
+{
+	if (isnan(s->p))
+		snprintf(buf, len, "-");
+	else if (s->p < 0.001)
+		snprintf(buf, len, "<0.001");
+	else
+		snprintf(buf, len, "%.3f", s->p);
+	return buf;
+}
+
+/* The verdict column of a phase: why it is not compared, or what the samples say. */
+static const char *phase_verdict(const struct report_compare_input *in, const struct compare_phase *cp, char *buf,
+				 size_t len)
+{
+	const struct phase_result *b = side_phase(in->base, cp->base), *n = side_phase(in->new, cp->new);
+
+	if (cp->match == COMPARE_REMOVED)
+		snprintf(buf, len, "only in base");
+	else if (cp->match == COMPARE_ADDED)
+		snprintf(buf, len, "only in new");
+	else if (b->status != PHASE_OK || n->status != PHASE_OK)
+		snprintf(buf, len, "not comparable: %s in base, %s in new", phase_status_name(b->status),
+			 phase_status_name(n->status));
+	else if (cp->ns.verdict == COMPARE_NOT_COMPARABLE)
+		snprintf(buf, len, "not comparable: measured differently");
+	else if (cp->control && (cp->verdict == COMPARE_MACHINE_SLOWER || cp->verdict == COMPARE_MACHINE_FASTER))
+		snprintf(buf, len, "%s (the control: the machine)",
+			 cp->verdict == COMPARE_MACHINE_SLOWER ? "slower" : "faster");
+	else if (cp->control_inconclusive)
+		snprintf(buf, len, "%s; its control noisy, agrees", compare_verdict_label(cp->verdict, false));
+	else if (cp->control_name && !cp->against_control && cp->vs_control.verdict == COMPARE_REGRESSION)
+		snprintf(buf, len, "%s; slower against its control only", compare_verdict_label(cp->verdict, false));
+	else if (cp->against_control && (cp->verdict == COMPARE_REGRESSION || cp->verdict == COMPARE_BETTER))
+		snprintf(buf, len, "%s, also against its control", compare_verdict_label(cp->verdict, false));
+	else
+		snprintf(buf, len, "%s", compare_verdict_label(cp->verdict, false));
+	return buf;
+}
+
+/* The noise floor column: the larger spread between a side's own allocations or processes. */
+static const char *fmt_floor(const struct compare_samples *s, char *buf, size_t len)
+{
+	if (!isfinite(s->noise_floor) || (s->clusters_base < 2 && s->clusters_new < 2))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", pct(s->noise_floor));
+	return buf;
+}
+
+#define ROW_FORMAT "%-*s %-9s %10s %10s %8s  %-18s %7s %6s %9s  %s\n"
+
+static void print_row(FILE *f, int w, const char *name, const char *metric, const struct compare_samples *s,
+		      const char *suffix, const char *verdict)
+{
+	char b[32], n[32], ch[24], iv[48], p[16], fl[16], cnt[32];
+
+	snprintf(cnt, sizeof(cnt), "%zu/%zu", s->n_base, s->n_new);
+	fprintf(f, ROW_FORMAT, w, name, metric, fmt_value(s->base, suffix, b, sizeof(b)),
+		fmt_value(s->new, suffix, n, sizeof(n)), fmt_pct(s->change, ch, sizeof(ch)),
+		fmt_interval(s, iv, sizeof(iv)), fmt_p(s, p, sizeof(p)), fmt_floor(s, fl, sizeof(fl)), cnt, verdict);
+}
+
+static bool key_metric(enum metric m)
+{
+	for (size_t i = 0; i < sizeof(key_metrics) / sizeof(key_metrics[0]); i++)
+		if (key_metrics[i] == m)
+			return true;
+	return false;
+}
+
+static const char *plural(size_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* The warnings before the tables: environments, interrupted runs, phases measured with other parameters. */
+static void print_warnings(const struct report_compare_input *in, FILE *f)
+{
+	const struct compare_result *c = in->cmp;
+
+	if (c->n_env) {
+		fprintf(f, "\nwarning: the environments differ, so a change may be the machine's, not the code's:\n");
+		for (size_t i = 0; i < c->n_env; i++)
+			fprintf(f, "  %-18s '%s' -> '%s'\n", c->env[i].field, c->env[i].base, c->env[i].new);
+	}
+	if (c->interrupted_base || c->interrupted_new)
+		fprintf(f, "\nwarning: the %s run%s interrupted: %s fewer phases than planned, and its last phase may "
+			   "have fewer samples\n",
+			c->interrupted_base && c->interrupted_new ? "base and the new" : c->interrupted_base ? "base" : "new",
+			c->interrupted_base && c->interrupted_new ? "s were" : " was",
+			c->interrupted_base && c->interrupted_new ? "they may hold" : "it may hold");
+	if (c->phases_params_differ) {
+		fprintf(f, "\nwarning: %zu phase%s measured with other parameters, so a change may be the parameters':\n",
+			c->phases_params_differ, c->phases_params_differ == 1 ? " was" : "s were");
+		for (size_t i = 0; i < c->n_phases; i++)
+			for (size_t k = 0; k < c->phases[i].n_params; k++)
+				fprintf(f, "  %s: %-18s '%s' -> '%s'\n", c->phases[i].name, c->phases[i].params[k].param,
+					c->phases[i].params[k].base, c->phases[i].params[k].new);
+	}
+}
+
+static void print_phases(const struct report_compare_input *in, FILE *f, int w)
+{
+	const struct compare_result *c = in->cmp;
+	bool wall = false, control = false;
+	char buf[160];
+
+	for (size_t i = 0; i < c->n_phases; i++)
+		wall |= c->phases[i].wall;
+	fprintf(f, "\n" ROW_FORMAT, w, "phase", "metric", "base", "new", "change", "interval", "p", "floor", "samples",
+		"verdict");
+	for (size_t i = 0; i < c->n_phases; i++) {
+		const struct compare_phase *cp = &c->phases[i];
+		print_row(f, w, cp->name, cp->faults ? "ns/page" : cp->wall ? "ns/occur" : "ns/access", &cp->ns, "",
+			  phase_verdict(in, cp, buf, sizeof(buf)));
+		if (cp->faults && cp->match == COMPARE_MATCHED && cp->ns_per_fault.n_base && cp->ns_per_fault.n_new)
+			print_row(f, w, "", "ns/fault", &cp->ns_per_fault, "",
+				  compare_verdict_label(cp->ns_per_fault.verdict, false));
+		if (cp->control_name) {
+			print_row(f, w, "", "/control", &cp->vs_control, "x",
+				  compare_verdict_label(cp->vs_control.verdict, false));
+			control = true;
+		}
+	}
+	fprintf(f, "(base and new: medians of the samples%s; interval: of the new/base ratio of medians, hierarchical "
+		   "bootstrap over allocations (processes for page faults) and their samples; floor: the larger spread "
+		   "between one run's own allocations or processes, which a change must exceed; fewer than %d samples on "
+		   "a side are not judged)\n",
+		wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "", COMPARE_MIN_SAMPLES);
+	if (control)
+		fprintf(f, "(/control: the phase's median over its packed control's, which ran next to it: what moves "
+			   "both is the machine; a phase is a regression only when it is slower beyond noise and threshold "
+			   "both by itself and against its control)\n");
+}
+
+static void print_pairs(const struct compare_result *c, FILE *f)
+{
+	int pw = 10;
+	char label[2][200];
+
+	if (!c->n_pairs)
+		return;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		snprintf(label[0], sizeof(label[0]), "%s -> %s", c->pairs[i].baseline, c->pairs[i].variant);
+		if ((int)strlen(label[0]) > pw)
+			pw = (int)strlen(label[0]);
+	}
+	fprintf(f, "\n" ROW_FORMAT, pw, "page sizes", "metric", "base", "new", "change", "interval", "p", "floor",
+		"samples", "verdict");
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const struct compare_pair *cp = &c->pairs[i];
+		snprintf(label[0], sizeof(label[0]), "%s -> %s", cp->baseline, cp->variant);
+		snprintf(label[1], sizeof(label[1]), "%s",
+			 cp->match == COMPARE_MATCHED ? compare_verdict_label(cp->speedup.verdict, true)
+			 : cp->match == COMPARE_ADDED ? "only in new"
+						      : "only in base");
+		print_row(f, pw, label[0], "speedup", &cp->speedup, "x", label[1]);
+		if (isfinite(cp->base_ns_per_tlb_miss) || isfinite(cp->new_ns_per_tlb_miss)) {
+			char b[32], n[32], ch[24];
+			double change =
+				cp->base_ns_per_tlb_miss > 0 ? cp->new_ns_per_tlb_miss / cp->base_ns_per_tlb_miss - 1 : NAN;
+			fprintf(f, "%-*s %-9s %10s %10s %8s\n", pw, "", "ns/miss",
+				fmt_value(cp->base_ns_per_tlb_miss, "", b, sizeof(b)),
+				fmt_value(cp->new_ns_per_tlb_miss, "", n, sizeof(n)), fmt_pct(change, ch, sizeof(ch)));
+		}
+	}
+	fprintf(f, "(speedup: baseline median / variant median; a smaller speedup is worse, and a regression only when "
+		   "its baseline or variant phase is itself slower beyond noise; ns/miss: the delta per avoided dTLB "
+		   "miss, where dTLB misses were counted)\n");
+}
+
+static void print_rates(const struct compare_result *c, FILE *f, int w)
+{
+	bool header = false;
+
+	for (size_t i = 0; i < c->n_phases; i++) {
+		const struct compare_phase *cp = &c->phases[i];
+		for (size_t k = 0; k < cp->n_rates; k++) {
+			const struct compare_rate *r = &cp->rates[k];
+			char b[32], n[32], ch[24];
+			/* Rows that say nothing (no value, or zero on both sides) stay in the JSON only. */
+			if (!key_metric(r->metric) || (!(isfinite(r->base) && r->base != 0) && !(isfinite(r->new) && r->new != 0)))
+				continue;
+			if (!header) {
+				fprintf(f, "\n%-*s %-18s %12s %12s %8s\n", w, "counters", "per access", "base", "new", "change");
+				header = true;
+			}
+			snprintf(b, sizeof(b), isfinite(r->base) ? "%.4g" : "-", r->base);
+			snprintf(n, sizeof(n), isfinite(r->new) ? "%.4g" : "-", r->new);
+			fprintf(f, "%-*s %-18s %12s %12s %8s\n", w, cp->name, metric_name(r->metric), b, n,
+				fmt_pct(r->change, ch, sizeof(ch)));
+		}
+	}
+	if (header)
+		fprintf(f, "(totals over the timed samples, so no significance; page faults are per page in page-fault "
+			   "phases; every counter is in the JSON)\n");
+}
+
+static void print_checks(const struct compare_result *c, FILE *f)
+{
+	size_t unchanged = 0;
+	bool header = false;
+
+	for (size_t i = 0; i < c->n_checks; i++) {
+		const struct compare_check *cc = &c->checks[i];
+		if (cc->match == COMPARE_MATCHED && cc->base == cc->new) {
+			unchanged++;
+			continue;
+		}
+		if (!header) {
+			fprintf(f, "\nchecks that changed:\n");
+			header = true;
+		}
+		if (cc->match != COMPARE_MATCHED) {
+			fprintf(f, "  %-26s %s\n", cc->id, cc->match == COMPARE_ADDED ? "only in new" : "only in base");
+			continue;
+		}
+		fprintf(f, "  %-26s %-4s -> %s", cc->id, check_status_name(cc->base), check_status_name(cc->new));
+		if (cc->worse)
+			fprintf(f, "  worse%s%s", cc->new_message && *cc->new_message ? ": " : "",
+				cc->new_message ? cc->new_message : "");
+		fputc('\n', f);
+	}
+	fprintf(f, "%s%zu check%s unchanged\n", header ? "" : "\n", unchanged, plural(unchanged));
+}
+
+/* "3 of 3 phases and 1 of 1 page-size comparisons judged" with why the others were not. */
+static void print_judged(const struct compare_result *c, FILE *f)
+{
+	size_t unmatched = 0, insufficient = c->phases_insufficient + c->pairs_insufficient;
+	size_t total = c->n_phases + c->n_pairs, judged = c->phases_judged + c->pairs_judged;
+
+	for (size_t i = 0; i < c->n_phases; i++)
+		unmatched += c->phases[i].match != COMPARE_MATCHED;
+	for (size_t i = 0; i < c->n_pairs; i++)
+		unmatched += c->pairs[i].match != COMPARE_MATCHED;
+	fprintf(f, "%zu of %zu phase%s", c->phases_judged, c->n_phases, plural(c->n_phases));
+	if (c->n_pairs)
+		fprintf(f, " and %zu of %zu page-size comparison%s", c->pairs_judged, c->n_pairs, plural(c->n_pairs));
+	fprintf(f, " judged");
+	if (judged < total) {
+		const char *sep = ": ";
+		if (insufficient) {
+			fprintf(f, "%s%zu with insufficient samples", sep, insufficient);
+			sep = ", ";
+		}
+		if (unmatched) {
+			fprintf(f, "%s%zu in one report only", sep, unmatched);
+			sep = ", ";
+		}
+		if (total - judged - insufficient - unmatched)
+			fprintf(f, "%s%zu not comparable (failed, skipped or measured differently)", sep,
+				total - judged - insufficient - unmatched);
+	}
+}
+
+static void print_result(const struct report_compare_input *in, FILE *f)
+{
+	const struct compare_result *c = in->cmp;
+
+	fprintf(f, "\nresult: ");
+	print_judged(c, f);
+	if (!compare_judged_any(c)) {
+		fprintf(f, "; nothing was judged, so compare cannot say whether anything regressed (exit %d)\n", in->status);
+		return;
+	}
+	fprintf(f, "; ");
+	if (c->regressions) {
+		fprintf(f, "%zu regression%s beyond noise and the %.3g%% threshold:", c->regressions, plural(c->regressions),
+			pct(c->threshold));
+		const char *sep = " ";
+		for (size_t i = 0; i < c->n_phases; i++) {
+			const struct compare_phase *cp = &c->phases[i];
+			if (cp->verdict != COMPARE_REGRESSION)
+				continue;
+			fprintf(f, "%s%s %+.1f%%", sep, cp->name, pct(cp->ns.change));
+			if (cp->against_control)
+				fprintf(f, " (%+.1f%% against its control)", pct(cp->vs_control.change));
+			sep = ", ";
+		}
+		for (size_t i = 0; i < c->n_pairs; i++) {
+			if (c->pairs[i].speedup.verdict != COMPARE_REGRESSION)
+				continue;
+			fprintf(f, "%sspeedup %s -> %s %+.1f%%", sep, c->pairs[i].baseline, c->pairs[i].variant,
+				pct(c->pairs[i].speedup.change));
+			sep = ", ";
+		}
+	} else {
+		fprintf(f, "no regression beyond noise and the %.3g%% threshold", pct(c->threshold));
+	}
+	if (c->machine_shifts)
+		fprintf(f, "; %zu phase%s moved with %s packed control%s (the machine, not translation)", c->machine_shifts,
+			plural(c->machine_shifts), c->machine_shifts == 1 ? "its" : "their", plural(c->machine_shifts));
+	if (c->speedups_uncounted)
+		fprintf(f, "; %zu smaller speedup%s with no phase slower (informational)", c->speedups_uncounted,
+			plural(c->speedups_uncounted));
+	if (c->checks_worse) {
+		fprintf(f, "; %zu check%s worse:", c->checks_worse, plural(c->checks_worse));
+		for (size_t i = 0; i < c->n_checks; i++)
+			if (c->checks[i].worse)
+				fprintf(f, " %s%s", c->checks[i].id, c->checks[i].new == CHECK_FAIL ? " (now fails)" : "");
+		if (in->fail_on == FAIL_ON_FAIL && c->checks_now_failing < c->checks_worse)
+			fprintf(f, " (only a check that now fails counts at --fail-on fail)");
+	}
+	if (c->improvements)
+		fprintf(f, "; %zu improvement%s", c->improvements, plural(c->improvements));
+	fprintf(f, " (%s, exit %d)\n", in->fails ? "fails" : "passes", in->status);
+}
+
+void report_compare_print_text(const struct report_compare_input *in, FILE *f)
+{
+	const struct compare_result *c = in->cmp;
+	const char *vb = tool_version(in->base), *vn = tool_version(in->new);
+	int w = 5;
+
+	fprintf(f, "tlbprof compare: %s -> %s\n", in->base_path, in->new_path);
+	fprintf(f, "base: %zu phase%s, verdict %s (tlbprof %s); new: %zu phase%s, verdict %s (tlbprof %s)\n",
+		in->base->results.n, plural(in->base->results.n), verdict_name(in->base_analysis->verdict), vb ? vb : "?",
+		in->new->results.n, plural(in->new->results.n), verdict_name(in->new_analysis->verdict), vn ? vn : "?");
+	fprintf(f, "a change counts when it exceeds the %.3g%% threshold and is beyond noise: p < %.2g (Mann-Whitney U; "
+		   "speedups: bootstrap), a %.0f%% hierarchical bootstrap interval without 0, and larger than the floor\n",
+		pct(c->threshold), COMPARE_ALPHA, pct(1 - COMPARE_ALPHA));
+	print_warnings(in, f);
+	for (size_t i = 0; i < c->n_phases; i++)
+		if ((int)strlen(c->phases[i].name) > w)
+			w = (int)strlen(c->phases[i].name);
+	print_phases(in, f, w);
+	print_pairs(c, f);
+	print_rates(c, f, w);
+	print_checks(c, f);
+	print_result(in, f);
+}
+
+int report_compare_emit(const struct report_compare_input *in, const struct tlbprof_config *cfg)
+{
+	bool json_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
+	char msg[512];
+
+	if (!cfg->quiet) {
+		FILE *f = json_stdout ? stderr : stdout;
+		report_compare_print_text(in, f);
+		if (fflush(f) != 0 || ferror(f)) {
+			snprintf(msg, sizeof(msg), "cannot write the comparison to %s: %s", json_stdout ? "stderr" : "stdout",
+				 strerror(errno));
+			report_error(msg);
+			return -1;
+		}
+	}
+	if (cfg->json_path && report_compare_write_json(in, cfg->json_path, msg, sizeof(msg)) != 0) {
+		report_error(msg);
+		return -1;
+	}
+	return 0;
+}

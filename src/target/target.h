@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* tlbprof run: start someone else's benchmark, follow its phase markers or perf control commands, measure each phase. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pmu/counters.h"
+#include "measure/runner.h"
+#include "pmu/sample.h"
+
+struct workload_ops;
+
+/* The pseudo-workloads of run phases (never in the registry: they cannot be run with --workload). */
+extern const struct workload_ops target_phase_workload;	/* "run": a phase the benchmark marked */
+extern const struct workload_ops target_command_workload;	/* "command": the whole command, unmarked */
+
+/* How to start and follow the command. */
+struct target_options {
+	char *const *argv;		/* the command; argv[0] is looked up in PATH; no shell */
+	int cpu;			/* pin the command to this CPU, -1: not pinned */
+	/* perf stat --control compatibility: fifo paths or inherited fds (-1 / NULL when not given). */
+	const char *ctl_path, *ack_path;
+	int ctl_fd, ack_fd;
+	bool start_disabled;		/* --delay -1: no window until the first "enable" */
+	const char *tmpdir;		/* where the private directory of the marker FIFOs goes */
+	bool sample;			/* --sample: sample the command with its addresses and IPs */
+	const struct counter_sample_event *sample_event;	/* the event; NULL: every page fault */
+	size_t sample_top;		/* functions and regions to keep in the summary */
+};
+
+#define TARGET_PROTOCOL "tlbprof-marker/1"
+#define TARGET_MAX_ERRORS 8
+
+/* What happened to the command as a whole. */
+struct target_result {
+	pid_t pid;
+	bool started;			/* execve succeeded */
+	int exec_errno;			/* why it did not */
+	bool exited;			/* exited normally (exit_code is valid) */
+	int exit_code;
+	int term_signal;		/* killed by this signal (0: not) */
+	bool core_dumped;
+	double wall_ns;			/* exec .. exit */
+	bool interrupted;		/* tlbprof was asked to stop and stopped the command */
+	unsigned messages;		/* marker and control lines received */
+	unsigned errors;		/* lines refused */
+	char error_lines[TARGET_MAX_ERRORS][200];	/* the first refusals: "LINE: reason" */
+	bool markers_seen;		/* phase begin/end were used */
+	bool control_seen;		/* enable/disable/ping were used */
+	double handling_us_median;	/* tlbprof's work per message, from the line read to the ack written */
+	/* --sample: samples with their data address and IP, symbolised after the exit. */
+	char sample_requested[24];	/* what --sample asked for ("page-faults", "dtlb-misses"); "" without */
+	bool sampled;			/* sampling ran */
+	char sample_error[256];		/* why it could not ("" when it ran or was not asked for) */
+	struct sample_info sample_info;
+	struct sample_summary sample_summary;	/* owned */
+	/* The whole command's counters (exec .. exit), also when its phases were marked. */
+	size_t n_counters;
+	struct counter_info *counter_info;	/* owned */
+	struct counter_reading *counters;	/* owned */
+};
+
+/*
+ * Run opt->argv as a child: create a private directory with the marker
+ * FIFOs (TLBPROF_MARKER_CTL/ACK in the child's environment), fork, open
+ * ctx->counters on the child (inherited by its threads and children, enabled
+ * at exec), exec the command without a shell, and serve its markers and
+ * control commands until it exits. Each phase name becomes one result (its
+ * occurrences aggregated); an unmarked command is one phase "command". On
+ * *ctx->stop the command gets SIGINT (SIGKILL 2 s later) and out->interrupted
+ * is set. Returns 0 (also when the command failed: see *tr), -ENOENT (...)
+ * when the command could not be executed (tr->exec_errno), or -errno when
+ * tlbprof could not set up (FIFOs, fork); free with target_result_free()
+ * and run_results_free().
+ */
+int target_run(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,
+	       struct target_result *tr);
+void target_result_free(struct target_result *tr);
