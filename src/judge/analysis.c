@@ -41,36 +41,6 @@ static const double LLC_DELTA_SIGNIFICANT = 0.01;
 /* Steal above this share of a phase's wall time: the hypervisor took the CPU away. */
 static const double STEAL_SHARE_MAX = 0.01;
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-void analysis_stats(const double *v, size_t n, struct sample_stats *out)
-{
-	double *s, sum = 0, sq = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (!n || !(s = malloc(n * sizeof(*s))))
-		return;
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	out->n = n;
-	out->min = s[0];
-	out->max = s[n - 1];
-	out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	for (size_t i = 0; i < n; i++)
-		sum += s[i];
-	out->mean = sum / (double)n;
-	for (size_t i = 0; i < n; i++)
-		sq += (s[i] - out->mean) * (s[i] - out->mean);
-	out->stddev = n > 1 ? sqrt(sq / (double)(n - 1)) : 0;
-	out->rel_spread = out->median ? (out->max - out->min) / out->median : 0;
-	free(s);
-}
-
 static const struct counter_info *counter_find(const struct phase_result *r, enum metric m, size_t *idx)
 {
 	for (size_t i = 0; i < r->n_counters; i++) {
@@ -83,153 +53,31 @@ static const struct counter_info *counter_find(const struct phase_result *r, enu
 	return NULL;
 }
 
-double analysis_median_ci(const double *v, size_t n)
-{
-	double *s, m, half;
-
-	if (n < 6 || !(s = malloc(n * sizeof(*s))))
-		return INFINITY;
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	/* Ranks of the 95 % interval: the median's rank is binomial(n, 1/2), sd sqrt(n)/2. */
-	double w = 0.98 * sqrt((double)n);
-	long lo = (long)floor((double)n / 2 - w), hi = (long)ceil((double)n / 2 + w);
-	if (lo < 0)
-		lo = 0;
-	if (hi > (long)n - 1)
-		hi = (long)n - 1;
-	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	half = (s[hi] - s[lo]) / 2;
-	free(s);
-	return m > 0 ? half / m : INFINITY;
-}
-
-double analysis_t975(unsigned df)
-{
-	static const double t[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-				    2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-				    2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
-
-	if (df == 0)
-		return INFINITY;
-	if (df <= sizeof(t) / sizeof(t[0]))
-		return t[df - 1];
-	return 1.96 + 2.5 / (double)df;	/* within 0.002 of the quantile from 30 on */
-}
-
-struct tagged_sample {
-	unsigned tag;
-	size_t idx;
-};
-
-static int cmp_tagged_sample(const void *pa, const void *pb)
-{
-	const struct tagged_sample *a = pa, *b = pb;
-
-	if (a->tag != b->tag)
-		return a->tag < b->tag ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-void analysis_groups_free(struct analysis_groups *g)
-{
-	free(g->v);
-	free(g->start);
-	free(g->len);
-	memset(g, 0, sizeof(*g));
-}
-
-int analysis_group(const double *v, const unsigned *tag, size_t n, struct analysis_groups *g)
-{
-	struct tagged_sample *ts;
-
-	memset(g, 0, sizeof(*g));
-	if (!n)
-		return -EINVAL;
-	g->n = n;
-	g->v = malloc(n * sizeof(*g->v));
-	g->start = malloc(n * sizeof(*g->start));
-	g->len = malloc(n * sizeof(*g->len));
-	ts = malloc(n * sizeof(*ts));
-	if (!g->v || !g->start || !g->len || !ts) {
-		free(ts);
-		analysis_groups_free(g);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		ts[i] = (struct tagged_sample){ tag ? tag[i] : 0, i };
-	qsort(ts, n, sizeof(*ts), cmp_tagged_sample);
-	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || ts[i].tag != ts[i - 1].tag) {
-			g->start[g->k] = i;
-			g->len[g->k++] = 0;
-		}
-		g->v[i] = v[ts[i].idx];
-		g->len[g->k - 1]++;
-	}
-	free(ts);
-	return 0;
-}
-
-/* The median of each allocation's samples into med (the first ANALYSIS_MAX_ALLOCATIONS). Returns how many. */
-static size_t allocation_medians(const double *v, const unsigned *alloc, size_t n, double *med)
-{
-	struct analysis_groups g;
-	size_t k;
-
-	if (analysis_group(v, alloc, n, &g))
-		return 0;
-	k = g.k < ANALYSIS_MAX_ALLOCATIONS ? g.k : ANALYSIS_MAX_ALLOCATIONS;
-	for (size_t i = 0; i < k; i++) {
-		struct sample_stats st;
-		analysis_stats(g.v + g.start[i], g.len[i], &st);
-		med[i] = st.median;
-	}
-	analysis_groups_free(&g);
-	return k;
-}
-
-double analysis_precision(const double *v, const unsigned *alloc, size_t n)
-{
-	double iid = analysis_median_ci(v, n), med[ANALYSIS_MAX_ALLOCATIONS];
-	size_t k;
-
-	if (!alloc || n == 0 || (k = allocation_medians(v, alloc, n, med)) < 2)
-		return iid;
-	struct sample_stats all, am;
-	analysis_stats(v, n, &all);
-	analysis_stats(med, k, &am);
-	if (!(all.median > 0))
-		return INFINITY;
-	double clustered = analysis_t975((unsigned)k - 1) * am.stddev / sqrt((double)k) / all.median;
-	return clustered > iid ? clustered : iid;
-}
-
 /* Spread between allocations (their medians) and within them (stddev / mean), from the sample tags. */
 static void allocation_spread(const struct phase_result *r, struct phase_analysis *pa)
 {
-	double med[ANALYSIS_MAX_ALLOCATIONS], cv[ANALYSIS_MAX_ALLOCATIONS];
-	struct analysis_groups g;
+	double med[STATS_MAX_GROUPS], cv[STATS_MAX_GROUPS];
+	struct stats_groups g;
 	size_t k;
 
 	if (!r->sample_alloc || !r->n_samples) {
 		pa->allocations = 0;
 		return;
 	}
-	if (analysis_group(r->samples_ns, r->sample_alloc, r->n_samples, &g))
+	if (stats_group(r->samples_ns, r->sample_alloc, r->n_samples, &g))
 		return;
-	k = g.k < ANALYSIS_MAX_ALLOCATIONS ? g.k : ANALYSIS_MAX_ALLOCATIONS;
+	k = g.k < STATS_MAX_GROUPS ? g.k : STATS_MAX_GROUPS;
 	for (size_t i = 0; i < k; i++) {
-		struct sample_stats st;
-		analysis_stats(g.v + g.start[i], g.len[i], &st);
+		struct stats_summary st;
+		stats_summarize(g.v + g.start[i], g.len[i], &st);
 		med[i] = st.median;
 		cv[i] = st.mean > 0 ? st.stddev / st.mean : 0;
 	}
-	analysis_groups_free(&g);
+	stats_groups_free(&g);
 	pa->allocations = (unsigned)k;
-	struct sample_stats sm, sc;
-	analysis_stats(med, k, &sm);
-	analysis_stats(cv, k, &sc);
+	struct stats_summary sm, sc;
+	stats_summarize(med, k, &sm);
+	stats_summarize(cv, k, &sc);
 	pa->between_allocations = k > 1 ? sm.rel_spread : 0;
 	pa->within_allocation = sc.median;
 }
@@ -331,14 +179,14 @@ void analysis_fault_metrics(const struct fault_sample *s, size_t n, struct fault
 		if (s[i].process + 1 > procs)
 			procs = s[i].process + 1;
 	}
-	analysis_stats(npp, n, &out->ns_per_page);
-	analysis_stats(mbs, n, &out->mib_per_s);
-	analysis_stats(npf, nf, &out->ns_per_fault);
-	analysis_stats(ppf, nf, &out->pages_per_fault);
-	struct sample_stats st;
-	analysis_stats(minor, n, &st);
+	stats_summarize(npp, n, &out->ns_per_page);
+	stats_summarize(mbs, n, &out->mib_per_s);
+	stats_summarize(npf, nf, &out->ns_per_fault);
+	stats_summarize(ppf, nf, &out->pages_per_fault);
+	struct stats_summary st;
+	stats_summarize(minor, n, &st);
 	out->minor = st.median;
-	analysis_stats(major, n, &st);
+	stats_summarize(major, n, &st);
 	out->major = st.median;
 	out->processes = procs;
 	/* Per-process medians of ns per page, then their spread. */
@@ -351,10 +199,10 @@ void analysis_fault_metrics(const struct fault_sample *s, size_t n, struct fault
 				npf[k++] = npp[i];
 		if (!k)
 			continue;
-		analysis_stats(npf, k, &st);
+		stats_summarize(npf, k, &st);
 		med[nm++] = st.median;
 	}
-	analysis_stats(med, nm, &st);
+	stats_summarize(med, nm, &st);
 	out->process_spread = nm > 1 ? st.rel_spread : 0;
 out:
 	free(npf);
@@ -371,7 +219,7 @@ static void analyse_phases(const struct phase_result *res, size_t n, struct anal
 {
 	for (size_t i = 0; i < n; i++) {
 		struct phase_analysis *pa = &a->phases[i];
-		analysis_stats(res[i].samples_ns, res[i].n_samples, &pa->ns);
+		stats_summarize(res[i].samples_ns, res[i].n_samples, &pa->ns);
 		analysis_fault_metrics(res[i].fault_samples, res[i].n_fault_samples, &pa->faults);
 		allocation_spread(&res[i], pa);
 		if (!measured_ok(&res[i]))
@@ -382,8 +230,8 @@ static void analyse_phases(const struct phase_result *res, size_t n, struct anal
 			    cs->controls_size_bytes != res[i].spec.size_bytes ||
 			    cs->controls_stride_bytes != res[i].spec.stride_bytes || cs->workload != res[i].spec.workload)
 				continue;
-			struct sample_stats cst;
-			analysis_stats(res[c].samples_ns, res[c].n_samples, &cst);
+			struct stats_summary cst;
+			stats_summarize(res[c].samples_ns, res[c].n_samples, &cst);
 			pa->has_control = true;
 			pa->control = c;
 			pa->translation_ns = pa->ns.median - cst.median;
@@ -556,23 +404,6 @@ static int cmp_knee_point(const void *pa, const void *pb)
 	return (x > y) - (x < y);
 }
 
-/* Median absolute deviation of v around its median m. */
-static double mad(const double *v, size_t n, double m)
-{
-	double *d = malloc((n ? n : 1) * sizeof(*d));
-	struct sample_stats st;
-
-	if (!n || !d) {
-		free(d);
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		d[i] = fabs(v[i] - m);
-	analysis_stats(d, n, &st);
-	free(d);
-	return st.median;
-}
-
 static void match_cpuid(struct tlb_knee *tk, const struct environment *env)
 {
 	const struct {
@@ -621,7 +452,7 @@ static int build_knees(const struct phase_result *res, size_t n, const struct en
 		if (!measured_ok(&res[i]) || strcmp(res[i].spec.workload->name, "tlbsize") != 0)
 			continue;
 		pts[m++] = (struct knee_point){ .x = (double)res[i].slots, .median = a->phases[i].ns.median,
-						.spread = mad(res[i].samples_ns, res[i].n_samples,
+						.spread = stats_mad(res[i].samples_ns, res[i].n_samples,
 							      a->phases[i].ns.median) };
 	}
 	qsort(pts, m, sizeof(*pts), cmp_knee_point);
@@ -903,8 +734,8 @@ static void check_timer(const struct phase_result *res, size_t n, const struct t
 		double interval = a->phases[i].ns.min * (double)res[i].spec.iterations;
 		/* A benchmark under tlbprof run may time a phase as many separately clocked pieces. */
 		if (res[i].target && res[i].target->n_wall) {
-			struct sample_stats w;
-			analysis_stats(res[i].target->wall_ns, res[i].target->n_wall, &w);
+			struct stats_summary w;
+			stats_summarize(res[i].target->wall_ns, res[i].target->n_wall, &w);
 			interval = w.min;
 		}
 		if (res[i].spec.timings > 1)
@@ -1091,11 +922,11 @@ static void check_unstable(const struct phase_result *res, size_t n, struct anal
 
 	for (size_t i = 0; i < n; i++) {
 		const struct phase_analysis *pa = &a->phases[i];
-		const struct sample_stats *st = &pa->ns;
-		struct sample_stats wall;
+		const struct stats_summary *st = &pa->ns;
+		struct stats_summary wall;
 		/* A run phase that declared no accesses: its occurrences' wall times are its samples. */
 		if (res[i].status == PHASE_OK && res[i].n_samples < 2 && res[i].target && res[i].target->n_wall >= 2) {
-			analysis_stats(res[i].target->wall_ns, res[i].target->n_wall, &wall);
+			stats_summarize(res[i].target->wall_ns, res[i].target->n_wall, &wall);
 			st = &wall;
 		} else if (res[i].status != PHASE_OK || res[i].n_samples < 2) {
 			continue;
@@ -1185,26 +1016,26 @@ static void check_migrations(const struct phase_result *res, size_t n, struct an
  */
 static bool first_sample_excess(const struct phase_result *r, double *excess)
 {
-	double per[ANALYSIS_MAX_ALLOCATIONS];
-	struct analysis_groups g;
+	double per[STATS_MAX_GROUPS];
+	struct stats_groups g;
 	size_t na = 0;
 
 	*excess = 0;
-	if (analysis_group(r->samples_ns, r->sample_alloc, r->n_samples, &g))
+	if (stats_group(r->samples_ns, r->sample_alloc, r->n_samples, &g))
 		return false;
-	for (size_t i = 0; i < g.k && na < ANALYSIS_MAX_ALLOCATIONS; i++) {
+	for (size_t i = 0; i < g.k && na < STATS_MAX_GROUPS; i++) {
 		const double *first = g.v + g.start[i];
 		if (g.len[i] < 3)
 			continue;
-		struct sample_stats st;
-		analysis_stats(first + 1, g.len[i] - 1, &st);
+		struct stats_summary st;
+		stats_summarize(first + 1, g.len[i] - 1, &st);
 		per[na++] = st.median > 0 ? first[0] / st.median - 1 : 0;
 	}
-	analysis_groups_free(&g);
+	stats_groups_free(&g);
 	if (!na)
 		return false;
-	struct sample_stats st;
-	analysis_stats(per, na, &st);
+	struct stats_summary st;
+	stats_summarize(per, na, &st);
 	*excess = st.median;
 	return true;
 }
@@ -1339,7 +1170,7 @@ static void check_huge_ineffective(const struct phase_result *res, const struct 
 		    (double)b->slots < FAR_BEYOND_REACH * entries)
 			continue;
 		eligible++;
-		const struct sample_stats *sb = &a->phases[cmp->baseline].ns, *sv = &a->phases[cmp->variant].ns;
+		const struct stats_summary *sb = &a->phases[cmp->baseline].ns, *sv = &a->phases[cmp->variant].ns;
 		/* Noise: twice the larger coefficient of variation, at least 3 %. */
 		double noise = fmax(0.03, 2 * fmax(sb->mean ? sb->stddev / sb->mean : 0, sv->mean ? sv->stddev / sv->mean : 0));
 		double margin = cmp->speedup - 1 - noise;
@@ -1646,13 +1477,13 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 			hi_delta[k] = sweep[hi0 + k]->delta_ns;
 			hi_speed[k] = sweep[hi0 + k]->speedup;
 		}
-		struct sample_stats lb, hb, ld, hd, ls, hs;
-		analysis_stats(lo_base, half, &lb);
-		analysis_stats(hi_base, half, &hb);
-		analysis_stats(lo_delta, half, &ld);
-		analysis_stats(hi_delta, half, &hd);
-		analysis_stats(lo_speed, half, &ls);
-		analysis_stats(hi_speed, half, &hs);
+		struct stats_summary lb, hb, ld, hd, ls, hs;
+		stats_summarize(lo_base, half, &lb);
+		stats_summarize(hi_base, half, &hb);
+		stats_summarize(lo_delta, half, &ld);
+		stats_summarize(hi_delta, half, &hd);
+		stats_summarize(lo_speed, half, &ls);
+		stats_summarize(hi_speed, half, &hs);
 		double base_growth = lb.median > 0 ? hb.median / lb.median : 0;
 		double delta_growth = ld.median > 0 ? hd.median / ld.median : 0;
 		if (!(base_growth >= 1.3 && delta_growth > 0 && delta_growth * 1.5 <= base_growth && hs.median < ls.median))
@@ -1783,8 +1614,8 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 					a->phases[i].ns.median);
 			} else if (res[i].status == PHASE_OK && tp && !res[i].n_samples && tp->n_wall) {
 				/* A run phase without declared accesses: its wall time per occurrence. */
-				struct sample_stats w;
-				analysis_stats(tp->wall_ns, tp->n_wall, &w);
+				struct stats_summary w;
+				stats_summarize(tp->wall_ns, tp->n_wall, &w);
 				appendf(s, cap, "%s%s: %.3g ms%s", *s ? "; " : "", res[i].spec.name, w.median / 1e6,
 					tp->n_wall > 1 ? " per occurrence (median)" : "");
 			}

@@ -8,12 +8,11 @@
 #include "pmu/counters.h"
 #include "machine/environment.h"
 #include "judge/knees.h"
+#include "stats.h"
 #include "measure/phase.h"
 #include "machine/timing.h"
 
 #define ANALYSIS_MAX_EVIDENCE 8
-/* Allocations per phase that the precision and the spreads look at (the runner draws at most 100). */
-#define ANALYSIS_MAX_ALLOCATIONS 256
 
 /* The measured values a check or finding rests on, by name. */
 struct analysis_evidence {
@@ -23,54 +22,6 @@ struct analysis_evidence {
 		double value;
 	} items[ANALYSIS_MAX_EVIDENCE];
 };
-
-struct sample_stats {
-	size_t n;
-	double median, min, max, mean;
-	double stddev;		/* sample standard deviation (n - 1), 0 when n < 2 */
-	double rel_spread;	/* (max - min) / median, 0 when median is 0 */
-};
-
-/* Statistics of v[0..n-1] (v is not modified). n == 0 gives all zeros. */
-void analysis_stats(const double *v, size_t n, struct sample_stats *out);
-
-/*
- * Relative half-width of the distribution-free 95 % confidence interval of
- * the median of v[0..n-1] (order statistics around n/2 +- 0.98 sqrt(n)),
- * divided by the median. INFINITY when n < 6 (too few for an interval).
- */
-double analysis_median_ci(const double *v, size_t n);
-
-/*
- * The precision of a phase whose samples come from several allocations
- * (alloc[i] tags v[i]; NULL means one): samples of one allocation share its
- * physical placement, so they are not independent and an interval over all
- * of them would claim a precision that a rerun does not repeat. With k >= 2
- * allocations: the 95 % Student t half-width over the k allocation medians,
- * t(k-1) * s / sqrt(k), divided by the median of all samples, and never
- * below analysis_median_ci() of all samples. With one allocation: that
- * interval alone. INFINITY when there are too few samples.
- */
-double analysis_precision(const double *v, const unsigned *alloc, size_t n);
-
-/*
- * Samples grouped by their tag (the allocation, or the process, each was
- * taken on): group g is v[start[g] .. start[g] + len[g] - 1], its samples in
- * the order taken, groups in tag order. Without tags (NULL) every sample is
- * one group.
- */
-struct analysis_groups {
-	double *v;
-	size_t *start, *len;
-	size_t n, k;
-};
-
-/* Group v[0..n-1] by tag[i] into g. 0, -EINVAL when n is 0, -ENOMEM. Free g with analysis_groups_free(). */
-int analysis_group(const double *v, const unsigned *tag, size_t n, struct analysis_groups *g);
-void analysis_groups_free(struct analysis_groups *g);
-
-/* The two-sided 95 % quantile of Student's t with df degrees of freedom (df >= 1). */
-double analysis_t975(unsigned df);
 
 /*
  * The value of metric m in a phase result, scaled, and whether it counted
@@ -85,7 +36,7 @@ bool analysis_per_access(const struct phase_result *r, enum metric m, double *ra
 /* What a page-fault phase's samples say (pagefault workload). */
 struct fault_metrics {
 	bool valid;
-	struct sample_stats ns_per_fault, ns_per_page, pages_per_fault, mib_per_s;
+	struct stats_summary ns_per_fault, ns_per_page, pages_per_fault, mib_per_s;
 	double minor, major;		/* faults per sample, medians */
 	bool from_counters;		/* fault counts from perf software counters, else getrusage */
 	bool rusage_agrees;		/* getrusage counted the same faults (within 1 % + 2) */
@@ -105,7 +56,7 @@ struct phase_analysis {
 	unsigned allocations;		/* allocations that contributed samples */
 	double between_allocations;	/* (max - min) / median of the allocations' medians; 0 with one */
 	double within_allocation;	/* median over allocations of their samples' stddev / mean */
-	struct sample_stats ns;		/* ns per access over the samples */
+	struct stats_summary ns;		/* ns per access over the samples */
 	bool has_control;
 	size_t control;			/* index of the packed control for this phase's size */
 	double translation_ns;		/* median - control median: the translation part (has_control) */

@@ -9,327 +9,8 @@
 #include <string.h>
 
 #include "parse.h"
+#include "stats.h"
 #include "measure/workload.h"
-
-/*
- * Exact Mann-Whitney p-values up to this many samples together: the count of
- * arrangements, C(40, 20) ~ 1.4e11, is still exact in a double (2^53).
- */
-#define EXACT_MAX_SAMPLES 40
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* ---- statistics ---- */
-
-/* The k-th smallest of v[0..n-1] (0-based), reordering v (Hoare's selection, O(n) on average). */
-static double select_kth(double *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-
-	while (lo < hi) {
-		double pivot = v[lo + (hi - lo) / 2];
-		size_t i = lo, j = hi;
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				double t = v[i];
-				v[i] = v[j];
-				v[j] = t;
-				i++;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			return v[k];
-	}
-	return v[k];
-}
-
-/* The median of v[0..n-1] (n > 0), reordering v. */
-static double median_inplace(double *v, size_t n)
-{
-	double hi = select_kth(v, n, n / 2);
-
-	if (n % 2)
-		return hi;
-	/* After the selection everything below n/2 is <= v[n/2]: the lower middle is their maximum. */
-	double lo = v[0];
-	for (size_t i = 1; i < n / 2; i++)
-		if (v[i] > lo)
-			lo = v[i];
-	return (lo + hi) / 2;
-}
-
-/* The median of v[0..n-1] (not modified); NAN when n is 0 or memory is short. */
-static double median_of(const double *v, size_t n)
-{
-	double *c, m;
-
-	if (!n || !(c = malloc(n * sizeof(*c))))
-		return NAN;
-	memcpy(c, v, n * sizeof(*c));
-	m = median_inplace(c, n);
-	free(c);
-	return m;
-}
-
-struct ranked {
-	double v;
-	bool in_b;
-};
-
-static int cmp_ranked(const void *pa, const void *pb)
-{
-	const struct ranked *a = pa, *b = pb;
-
-	return (a->v > b->v) - (a->v < b->v);
-}
-
-/*
- * P(U <= u) and P(U >= u) for U of nb samples against na without ties: the
- * counts of U are the coefficients of the Gaussian binomial coefficient
- * [na+nb choose na]_q = prod_{i=1..na} (1 - q^(nb+i)) / (1 - q^i), built one
- * factor at a time (each partial product is again a polynomial with integer
- * coefficients, so every step is exact in doubles for na + nb <= 40).
- */
-static int exact_tails(size_t na, size_t nb, size_t u, double *le, double *ge)
-{
-	size_t deg = na * nb;
-	double *c = calloc(deg + 1, sizeof(*c)), total = 0;
-
-	if (!c)
-		return -ENOMEM;
-	c[0] = 1;
-	for (size_t i = 1; i <= na; i++) {
-		size_t mul = nb + i;
-		for (size_t k = deg; k >= mul; k--)
-			c[k] -= c[k - mul];
-		for (size_t k = i; k <= deg; k++)
-			c[k] += c[k - i];
-	}
-	*le = *ge = 0;
-	for (size_t k = 0; k <= deg; k++) {
-		total += c[k];
-		if (k <= u)
-			*le += c[k];
-		if (k >= u)
-			*ge += c[k];
-	}
-	*le /= total;
-	*ge /= total;
-	free(c);
-	return 0;
-}
-
-int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct compare_rank_test *out)
-{
-	size_t n = na + nb;
-	struct ranked *r;
-	double rank_sum_b = 0, ties = 0;
-
-	memset(out, 0, sizeof(*out));
-	out->p = 1;
-	if (!na || !nb)
-		return -EINVAL;
-	for (size_t i = 0; i < na; i++)
-		if (!isfinite(a[i]))
-			return -EINVAL;
-	for (size_t i = 0; i < nb; i++)
-		if (!isfinite(b[i]))
-			return -EINVAL;
-	r = malloc(n * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	for (size_t i = 0; i < na; i++)
-		r[i] = (struct ranked){ a[i], false };
-	for (size_t i = 0; i < nb; i++)
-		r[na + i] = (struct ranked){ b[i], true };
-	qsort(r, n, sizeof(*r), cmp_ranked);
-	/* Mid-ranks for runs of equal values; t^3 - t of each run corrects the variance. */
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j + 1 < n && r[j + 1].v == r[i].v)
-			j++;
-		double t = (double)(j - i + 1), mid = ((double)i + (double)j) / 2 + 1;
-		for (size_t k = i; k <= j; k++)
-			if (r[k].in_b)
-				rank_sum_b += mid;
-		ties += t * t * t - t;
-		i = j + 1;
-	}
-	free(r);
-	out->u = rank_sum_b - (double)nb * ((double)nb + 1) / 2;
-
-	double mean = (double)na * (double)nb / 2;
-	if (ties == 0 && n <= EXACT_MAX_SAMPLES) {
-		double le, ge;
-		if (exact_tails(na, nb, (size_t)llround(out->u), &le, &ge) != 0)
-			return -ENOMEM;
-		out->exact = true;
-		out->p = fmin(1.0, 2 * fmin(le, ge));
-		return 0;
-	}
-	double nn = (double)n;
-	double var = (double)na * (double)nb / 12 * ((nn + 1) - ties / (nn * (nn - 1)));
-	if (var <= 0)
-		return 0;	/* every value the same: nothing tells the sets apart */
-	double dev = fabs(out->u - mean) - 0.5;
-	out->z = (dev > 0 ? dev : 0) / sqrt(var) * (out->u < mean ? -1 : 1);
-	out->p = fmin(1.0, erfc(fabs(out->z) / sqrt(2.0)));
-	return 0;
-}
-
-/* splitmix64: a small, fast generator whose sequence depends on the seed alone. */
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Group s by cluster (analysis_group: in cluster order, samples in their order). -EINVAL when empty, -ENOMEM. */
-static int group(const struct compare_set *s, struct analysis_groups *g)
-{
-	return analysis_group(s->v, s->cluster, s->n, g);
-}
-
-/* The spread of a grouped set's cluster medians, (max - min) / median; 0 with one cluster. */
-static double grouped_spread(const struct analysis_groups *g)
-{
-	double *m, lo = INFINITY, hi = -INFINITY, mid, spread;
-
-	if (g->k < 2)
-		return 0;
-	if (!(m = malloc(g->k * sizeof(*m))))
-		return NAN;
-	for (size_t c = 0; c < g->k; c++) {
-		m[c] = median_of(g->v + g->start[c], g->len[c]);
-		lo = fmin(lo, m[c]);
-		hi = fmax(hi, m[c]);
-	}
-	mid = median_inplace(m, g->k);
-	spread = mid > 0 ? (hi - lo) / mid : 0;
-	free(m);
-	return spread;
-}
-
-int compare_cluster_spread(const struct compare_set *s, size_t *n_clusters, double *spread)
-{
-	struct analysis_groups g;
-	int rc = group(s, &g);
-
-	*n_clusters = 0;
-	*spread = NAN;
-	if (rc)
-		return rc;
-	*n_clusters = g.k;
-	*spread = grouped_spread(&g);
-	analysis_groups_free(&g);
-	return isnan(*spread) ? -ENOMEM : 0;
-}
-
-/*
- * One hierarchical resample of g into buf (room for k * the largest
- * cluster): k clusters drawn with replacement, then each drawn cluster's own
- * number of samples from it with replacement (x % n: the bias is below
- * n / 2^64). With one cluster no cluster is drawn, so the sequence is the
- * ordinary bootstrap's. Returns the pooled count.
- */
-static size_t resample(const struct analysis_groups *g, uint64_t *state, double *buf)
-{
-	size_t pos = 0;
-
-	for (size_t c = 0; c < g->k; c++) {
-		size_t j = g->k > 1 ? next_random(state) % g->k : 0;
-		const double *v = g->v + g->start[j];
-		for (size_t i = 0; i < g->len[j]; i++)
-			buf[pos++] = v[next_random(state) % g->len[j]];
-	}
-	return pos;
-}
-
-/*
- * Bootstrap a statistic of the medians of k sets (k <= 4), each resampled
- * hierarchically (resample()), and evaluate stat(medians). Gives the
- * (1 - alpha) percentile interval and the two-sided p-value of "the
- * statistic is 1". -EINVAL when a set is empty or the statistic of the sets
- * themselves is not finite.
- */
-static int bootstrap(const struct compare_set *sets, size_t k, double (*stat)(const double *medians), double alpha,
-		     uint64_t seed, double *lo, double *hi, double *p_value)
-{
-	size_t room = 0, finite = 0, below = 0, above = 0;
-	double med[4], *buf = NULL, *stats = NULL;
-	struct analysis_groups g[4] = { 0 };
-	uint64_t state = seed;
-	int rc = 0;
-
-	*lo = *hi = NAN;
-	if (p_value)
-		*p_value = NAN;
-	for (size_t s = 0; s < k; s++) {
-		if ((rc = group(&sets[s], &g[s])))
-			goto out;
-		size_t largest = 0;
-		for (size_t c = 0; c < g[s].k; c++)
-			largest = g[s].len[c] > largest ? g[s].len[c] : largest;
-		room = g[s].k * largest > room ? g[s].k * largest : room;
-		med[s] = median_of(sets[s].v, sets[s].n);
-	}
-	if (!isfinite(stat(med))) {
-		rc = -EINVAL;
-		goto out;
-	}
-	buf = malloc((room ? room : 1) * sizeof(*buf));	/* room >= 1: every set is non-empty */
-	stats = malloc(COMPARE_BOOTSTRAP_RESAMPLES * sizeof(*stats));
-	if (!buf || !stats) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (size_t r = 0; r < COMPARE_BOOTSTRAP_RESAMPLES; r++) {
-		for (size_t s = 0; s < k; s++)
-			med[s] = median_inplace(buf, resample(&g[s], &state, buf));
-		double x = stat(med);
-		if (!isfinite(x))
-			continue;	/* a resampled median of 0: no ratio */
-		stats[finite++] = x;
-		below += x <= 1;
-		above += x >= 1;
-	}
-	if (!finite) {
-		rc = -EINVAL;
-		goto out;
-	}
-	qsort(stats, finite, sizeof(*stats), cmp_double);
-	size_t ilo = (size_t)floor(alpha / 2 * (double)finite);
-	size_t ihi = (size_t)ceil((1 - alpha / 2) * (double)finite);
-	*lo = stats[ilo];
-	*hi = stats[ihi ? ihi - 1 : 0];
-	if (p_value)
-		*p_value = fmin(1.0, 2.0 * ((double)(below < above ? below : above) + 1) / ((double)finite + 1));
-out:
-	for (size_t s = 0; s < k; s++)
-		analysis_groups_free(&g[s]);
-	free(buf);
-	free(stats);
-	return rc;
-}
 
 /* median(b) / median(a). */
 static double stat_ratio(const double *m)
@@ -343,12 +24,12 @@ static double stat_ratio_of_ratios(const double *m)
 	return m[0] > 0 && m[1] > 0 && m[3] > 0 ? (m[2] / m[3]) / (m[0] / m[1]) : NAN;
 }
 
-int compare_bootstrap_ratio(const struct compare_set *a, const struct compare_set *b, double alpha, uint64_t seed,
+int compare_bootstrap_ratio(const struct stats_set *a, const struct stats_set *b, double alpha, uint64_t seed,
 			    double *lo, double *hi, double *p_value)
 {
-	const struct compare_set sets[] = { *a, *b };
+	const struct stats_set sets[] = { *a, *b };
 
-	return bootstrap(sets, 2, stat_ratio, alpha, seed, lo, hi, p_value);
+	return stats_bootstrap(sets, 2, stat_ratio, alpha, seed, COMPARE_BOOTSTRAP_RESAMPLES, lo, hi, p_value);
 }
 
 /* ---- verdicts ---- */
@@ -437,31 +118,31 @@ static void samples_clear(struct compare_samples *s)
 }
 
 /* The cluster count and spread of a set into *k and *spread; *floor becomes the larger spread so far. */
-static int floor_of(const struct compare_set *s, size_t *k, double *floor)
+static int floor_of(const struct stats_set *s, size_t *k, double *floor)
 {
 	double spread;
-	int rc = compare_cluster_spread(s, k, &spread);
+	int rc = stats_cluster_spread(s, k, &spread);
 
 	if (rc == 0 && (isnan(*floor) || spread > *floor))
 		*floor = spread;
 	return rc == -ENOMEM ? rc : 0;
 }
 
-int compare_samples(const struct compare_set *base, const struct compare_set *new, double threshold,
+int compare_samples(const struct stats_set *base, const struct stats_set *new, double threshold,
 		    struct compare_samples *out)
 {
-	struct compare_rank_test mw;
+	struct stats_rank_test mw;
 	int rc;
 
 	samples_clear(out);
 	out->n_base = base->n;
 	out->n_new = new->n;
-	out->base = median_of(base->v, base->n);
-	out->new = median_of(new->v, new->n);
+	out->base = stats_median(base->v, base->n);
+	out->new = stats_median(new->v, new->n);
 	if (out->base > 0 && isfinite(out->new))
 		out->change = out->new / out->base - 1;
 	if (base->n >= COMPARE_MIN_SAMPLES && new->n >= COMPARE_MIN_SAMPLES && isfinite(out->change)) {
-		rc = compare_mann_whitney(base->v, base->n, new->v, new->n, &mw);
+		rc = stats_mann_whitney(base->v, base->n, new->v, new->n, &mw);
 		if (rc == -ENOMEM)
 			return rc;
 		if (rc == 0) {
@@ -482,7 +163,7 @@ int compare_samples(const struct compare_set *base, const struct compare_set *ne
 	return 0;
 }
 
-int compare_ratio(const struct compare_set sets[4], double threshold, bool higher_is_better,
+int compare_ratio(const struct stats_set sets[4], double threshold, bool higher_is_better,
 		  struct compare_samples *out)
 {
 	double m[4];
@@ -490,7 +171,7 @@ int compare_ratio(const struct compare_set sets[4], double threshold, bool highe
 
 	samples_clear(out);
 	for (size_t s = 0; s < 4; s++)
-		m[s] = median_of(sets[s].v, sets[s].n);
+		m[s] = stats_median(sets[s].v, sets[s].n);
 	/* A ratio rests on the smaller of its two sample sets. */
 	out->n_base = sets[0].n < sets[1].n ? sets[0].n : sets[1].n;
 	out->n_new = sets[2].n < sets[3].n ? sets[2].n : sets[3].n;
@@ -506,8 +187,8 @@ int compare_ratio(const struct compare_set sets[4], double threshold, bool highe
 		out->clusters_base = k[0] < k[1] ? k[0] : k[1];
 		out->clusters_new = k[2] < k[3] ? k[2] : k[3];
 		/* The four sets are independent; a ratio of ratios has no rank test, so the bootstrap decides. */
-		rc = bootstrap(sets, 4, stat_ratio_of_ratios, COMPARE_ALPHA, COMPARE_BOOTSTRAP_SEED, &out->ratio_lo,
-			       &out->ratio_hi, &out->p);
+		rc = stats_bootstrap(sets, 4, stat_ratio_of_ratios, COMPARE_ALPHA, COMPARE_BOOTSTRAP_SEED,
+				     COMPARE_BOOTSTRAP_RESAMPLES, &out->ratio_lo, &out->ratio_hi, &out->p);
 		if (rc == -ENOMEM)
 			return rc;
 		if (rc == 0)
@@ -637,8 +318,8 @@ static int compare_fault_samples(const struct phase_result *b, const struct phas
 	int rc = -ENOMEM;
 
 	if (vb && vn && cb && cn) {
-		struct compare_set sb = { vb, cb, ns_per_fault_samples(b, vb, cb) };
-		struct compare_set sn = { vn, cn, ns_per_fault_samples(n, vn, cn) };
+		struct stats_set sb = { vb, cb, ns_per_fault_samples(b, vb, cb) };
+		struct stats_set sn = { vn, cn, ns_per_fault_samples(n, vn, cn) };
 		rc = compare_samples(&sb, &sn, threshold, out);
 	}
 	free(vb);
@@ -676,9 +357,9 @@ static bool phase_wall(const struct phase_result *r)
  * (per page), or (wall) ns per occurrence; s->n = 0 if none. *owned is what
  * the caller frees. 0 or -ENOMEM.
  */
-static int phase_set(const struct phase_result *r, bool wall, struct compare_set *s, unsigned **owned)
+static int phase_set(const struct phase_result *r, bool wall, struct stats_set *s, unsigned **owned)
 {
-	*s = (struct compare_set){ 0 };
+	*s = (struct stats_set){ 0 };
 	*owned = NULL;
 	if (wall) {
 		s->n = phase_wall(r) ? r->target->n_wall : 0;
@@ -694,14 +375,14 @@ static int phase_set(const struct phase_result *r, bool wall, struct compare_set
 static void one_side(const struct phase_result *r, bool wall, bool is_base, struct compare_samples *s)
 {
 	unsigned *owned = NULL;
-	struct compare_set set = { 0 };
+	struct stats_set set = { 0 };
 	double m = NAN;
 
 	/* Only the values are needed here: without memory for the clusters the median is still right. */
 	if (r)
 		(void)phase_set(r, wall, &set, &owned);
 	if (set.n)
-		m = median_of(set.v, set.n);
+		m = stats_median(set.v, set.n);
 	free(owned);
 	if (is_base) {
 		s->base = m;
@@ -729,7 +410,7 @@ static int compare_phase_pair(const struct phase_result *b, const struct phase_r
 		compare_parameters(b, n, cp);
 	if (b && n && ((phase_measured(b) && phase_measured(n)) || cp->wall)) {
 		unsigned *ob = NULL, *on = NULL;
-		struct compare_set sb, sn;
+		struct stats_set sb, sn;
 		if (!(rc = phase_set(b, cp->wall, &sb, &ob)) && !(rc = phase_set(n, cp->wall, &sn, &on)))
 			rc = compare_samples(&sb, &sn, threshold, &cp->ns);
 		free(ob);
@@ -764,7 +445,7 @@ static int compare_against_control(const struct compare_side *base, const struct
 	if (strcmp(cb->spec.name, cn->spec.name) != 0 || !phase_measured(cb) || !phase_measured(cn))
 		return 0;
 	const struct phase_result *order[4] = { rb, cb, rn, cn };
-	struct compare_set sets[4];
+	struct stats_set sets[4];
 	for (size_t k = 0; k < 4 && !rc; k++)
 		rc = phase_set(order[k], false, &sets[k], &owned[k]);
 	if (!rc)
@@ -973,7 +654,7 @@ static int compare_pairs(const struct compare_side *base, const struct compare_s
 				&new->results->phases[cn->baseline], &new->results->phases[cn->variant],
 			};
 			unsigned *owned[4] = { NULL };
-			struct compare_set sets[4];
+			struct stats_set sets[4];
 			for (size_t q = 0; q < 4 && !rc; q++)
 				rc = phase_set(order[q], false, &sets[q], &owned[q]);
 			if (!rc)

@@ -37,45 +37,6 @@
  */
 #define COMPARE_THRESHOLD_TOLERANCE 1e-9
 
-/* The result of a Mann-Whitney U (Wilcoxon rank-sum) test of two sample sets a and b. */
-struct compare_rank_test {
-	double u;		/* U of b: pairs (a_i, b_j) with b_j > a_i, ties counting one half */
-	double z;		/* normal approximation (tie- and continuity-corrected); 0 when exact */
-	double p;		/* two-sided p-value */
-	bool exact;		/* p from the exact distribution of U (small samples, no ties) */
-};
-
-/*
- * Mann-Whitney U test of a[0..na-1] against b[0..nb-1] (neither modified).
- * Exact for na + nb <= 40 without ties (the distribution of U from the
- * Gaussian binomial coefficient), else the normal approximation with the tie
- * correction of the variance and a continuity correction. Identical sets give
- * p = 1. Returns 0, -EINVAL when a side is empty or a value is not finite,
- * -ENOMEM.
- */
-int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct compare_rank_test *out);
-
-/*
- * A sample set and where its samples came from. Samples of one cluster (an
- * allocation of a chase phase, a process of a page-fault phase) share what
- * that allocation or process got (physical placement, cache colouring, the
- * state of the machine at the time), so they are not independent draws of
- * the run: the bootstrap resamples clusters first, then samples within them.
- */
-struct compare_set {
-	const double *v;
-	const unsigned *cluster;	/* the cluster of each sample; NULL: one cluster */
-	size_t n;
-};
-
-/*
- * The clusters of s: how many there are and the spread of their medians,
- * (max - min) / median of the cluster medians (0 with one cluster): how far
- * the run itself moved between its own allocations or processes. Pure.
- * Returns 0, -EINVAL (empty) or -ENOMEM.
- */
-int compare_cluster_spread(const struct compare_set *s, size_t *n_clusters, double *spread);
-
 /*
  * Percentile bootstrap interval, at level 1 - alpha, of the ratio of the
  * medians median(b) / median(a), hierarchical: each resample draws, on each
@@ -88,7 +49,7 @@ int compare_cluster_spread(const struct compare_set *s, size_t *n_clusters, doub
  * gets the bootstrap's two-sided p-value of "the ratio is 1". Returns 0,
  * -EINVAL (an empty side, a median that is not above 0) or -ENOMEM.
  */
-int compare_bootstrap_ratio(const struct compare_set *a, const struct compare_set *b, double alpha, uint64_t seed,
+int compare_bootstrap_ratio(const struct stats_set *a, const struct stats_set *b, double alpha, uint64_t seed,
 			    double *lo, double *hi, double *p_value);
 
 /* What a change means, for a metric where lower is better (ns) or higher is better (speedup). */
@@ -150,7 +111,7 @@ struct compare_samples {
  * floor between clusters (the evidence between allocations or processes),
  * and the verdict. Returns 0 or -ENOMEM.
  */
-int compare_samples(const struct compare_set *base, const struct compare_set *new, double threshold,
+int compare_samples(const struct stats_set *base, const struct stats_set *new, double threshold,
 		    struct compare_samples *out);
 
 /*
@@ -161,7 +122,7 @@ int compare_samples(const struct compare_set *base, const struct compare_set *ne
  * four. higher_is_better: a speedup (baseline / variant); otherwise a
  * slowdown such as phase / control. Returns 0 or -ENOMEM.
  */
-int compare_ratio(const struct compare_set sets[4], double threshold, bool higher_is_better,
+int compare_ratio(const struct stats_set sets[4], double threshold, bool higher_is_better,
 		  struct compare_samples *out);
 
 /* A counter's rate per access (per page for page faults), old against new; NAN where a side did not count. */

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "stats.h"
+
 /*
  * How it works. For each gap between neighbouring points, a window of up to
  * two octaves of points ends at the left point (the lower level) and one of
@@ -93,26 +95,6 @@ static const double NOISE_FLOOR_REL = 0.005;
 /* Absolute floor, so a confidence stays finite on a synthetic curve at 0 ns. */
 static const double NOISE_FLOOR_NS = 1e-3;
 
-/* Sort a short array in place (insertion sort: windows hold at most MAX_PAIRS values). */
-static void sort_small(double *v, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		double t = v[i];
-		size_t j = i;
-
-		for (; j > 0 && v[j - 1] > t; j--)
-			v[j] = v[j - 1];
-		v[j] = t;
-	}
-}
-
-/* Median of v[0..n), n > 0; reorders v. */
-static double median_of(double *v, size_t n)
-{
-	sort_small(v, n);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* A level measured on points first..last (inclusive). */
 struct window {
 	size_t first, last;
@@ -132,15 +114,15 @@ static void window_measure(const struct knee_point *pts, size_t first, size_t la
 	w->last = last;
 	for (size_t i = 0; i < c; i++)
 		v[i] = p[i].median;
-	w->level_ns = median_of(v, c);
+	w->level_ns = stats_median_inplace(v, c);
 	for (size_t i = 0; i < c; i++)
 		v[i] = p[i].spread;
-	w->spread_ns = median_of(v, c);
+	w->spread_ns = stats_median_inplace(v, c);
 	/* Theil-Sen: the median of pairwise slopes ignores a single jump or outlier inside the window. */
 	for (size_t i = 0; i < c; i++)
 		for (size_t j = i + 1; j < c; j++)
 			slopes[np++] = (p[j].median - p[i].median) / (log2(p[j].x) - log2(p[i].x));
-	w->slope_ns = median_of(slopes, np);
+	w->slope_ns = stats_median_inplace(slopes, np);
 	for (size_t i = 0; i < c; i++)
 		mean_t += log2(p[i].x) / (double)c;
 	for (size_t i = 0; i < c; i++)
@@ -217,7 +199,7 @@ static double scatter_rel(const struct knee_point *pts, const struct window *a, 
 			if (isfinite(r))
 				v[nv++] = r;
 		}
-	return nv ? median_of(v, nv) : 0;
+	return nv ? stats_median_inplace(v, nv) : 0;
 }
 
 /* The curve and what is measured on all of it once. */
@@ -246,7 +228,7 @@ static double curve_scatter_rel(const struct knee_point *pts, size_t n)
 		if (isfinite(r))
 			v[nv++] = r;
 	}
-	return nv >= MIN_CURVE_RESIDUALS ? median_of(v, nv) : 0;
+	return nv >= MIN_CURVE_RESIDUALS ? stats_median_inplace(v, nv) : 0;
 }
 
 /* A step between point i_before (end of the lower window) and i_after (start of the higher one). */

@@ -111,38 +111,6 @@ char *plot_format_bytes(double bytes, char *buf, size_t len)
 	return buf;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The q-quantile of sorted s[0..n-1], n > 0, interpolating between order statistics. */
-static double quantile_sorted(const double *s, size_t n, double q)
-{
-	q = q < 0 ? 0 : q > 1 ? 1 : q;
-	double h = q * (double)(n - 1);
-	size_t i = (size_t)floor(h);
-	return i + 1 < n ? s[i] + (h - (double)i) * (s[i + 1] - s[i]) : s[n - 1];
-}
-
-double plot_quantile(const double *v, size_t n, double q)
-{
-	double *s, r;
-
-	if (!n)
-		return 0;
-	s = malloc(n * sizeof(*s));
-	if (!s)
-		return NAN;
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	r = quantile_sorted(s, n, q);
-	free(s);
-	return r;
-}
-
 void plot_axis_linear(struct plot_axis *ax, double max_value, size_t target)
 {
 	static const double nice[] = { 1, 2, 5, 10 };
@@ -526,7 +494,7 @@ static int add_point(struct chart_ctx *cx, const struct entry *e, size_t a, size
 	struct plot_series *s = &cx->c->series[e[a].series];
 	size_t total = 0, n = 0;
 	double *v;
-	struct sample_stats st;
+	struct stats_summary st;
 
 	for (size_t i = a; i < b; i++)
 		total += phase_value_count(&ph[e[i].phase]);
@@ -540,10 +508,10 @@ static int add_point(struct chart_ctx *cx, const struct entry *e, size_t a, size
 		return 0;
 	}
 	struct plot_point *p = &s->points[s->n++];
-	analysis_stats(v, n, &st);	/* the analysis's median, so a point equals the report's */
-	qsort(v, n, sizeof(*v), cmp_double);
-	*p = (struct plot_point){ .x = e[a].x, .y = st.median, .lo = quantile_sorted(v, n, SPREAD_LO_Q),
-				  .hi = quantile_sorted(v, n, SPREAD_HI_Q), .samples = n, .phase = e[a].phase };
+	stats_summarize(v, n, &st);	/* the analysis's median, so a point equals the report's */
+	stats_sort(v, n);
+	*p = (struct plot_point){ .x = e[a].x, .y = st.median, .lo = stats_quantile_sorted(v, n, SPREAD_LO_Q),
+				  .hi = stats_quantile_sorted(v, n, SPREAD_HI_Q), .samples = n, .phase = e[a].phase };
 	free(v);
 	return 0;
 }

@@ -212,9 +212,3 @@ char *plot_format_number(double v, char *buf, size_t len);
 
 /* Format bytes in binary units for a tick label: "8 B", "4 KiB", "1.5 MiB", "1 GiB". Returns buf. */
 char *plot_format_bytes(double bytes, char *buf, size_t len);
-
-/*
- * The q-quantile (0..1) of v[0..n-1] by linear interpolation between order
- * statistics (v is not modified). 0 when n == 0.
- */
-double plot_quantile(const double *v, size_t n, double q);

@@ -5,12 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
+#include "stats.h"
 
 uint64_t timing_add_chain(uint64_t n)
 {
@@ -60,8 +55,7 @@ void timing_calibrate(struct timing_calibration *out)
 		uint64_t b = timing_now_ns();
 		pairs[i] = (double)(b - a);
 	}
-	qsort(pairs, PAIRS, sizeof(pairs[0]), cmp_double);
-	out->clock_overhead_ns = pairs[PAIRS / 2];
+	out->clock_overhead_ns = stats_median_inplace(pairs, PAIRS);
 	if (clock_getres(CLOCK_MONOTONIC, &res) == 0)
 		out->clock_resolution_ns = (double)res.tv_sec * 1e9 + (double)res.tv_nsec;
 
@@ -77,10 +71,11 @@ void timing_calibrate(struct timing_calibration *out)
 		uint64_t t1 = timing_now_ns();
 		ghz[r] = (double)ADDS / (double)(t1 - t0);
 	}
-	qsort(ghz, RUNS, sizeof(ghz[0]), cmp_double);
-	out->core_clock_ghz = ghz[RUNS / 2];
+	stats_sort(ghz, RUNS);
+	out->core_clock_ghz = stats_median_sorted(ghz, RUNS);
 	/* Interquartile range: one run the hypervisor preempted must not look like a moving clock. */
-	out->core_clock_spread = (ghz[(3 * RUNS) / 4] - ghz[RUNS / 4]) / ghz[RUNS / 2];
+	out->core_clock_spread =
+		(stats_quantile_sorted(ghz, RUNS, 0.75) - stats_quantile_sorted(ghz, RUNS, 0.25)) / out->core_clock_ghz;
 	out->core_clock_runs = RUNS;
 	out->core_clock_method = "dependent_add_chain";
 }

@@ -37,9 +37,9 @@ struct phase_spec {
 	uint64_t controls_stride_bytes;	/* control: the measured stride it stands for; else 0 */
 	/* Adaptive measurement (iterations_auto): batch so a sample lasts >= SAMPLE_MIN, then repeat samples
 	 * on each of at least `allocations` fresh allocations, and more allocations (one: more samples) until
-	 * analysis_precision() is within precision or the next one would pass time_budget_s. */
+	 * stats_precision() is within precision or the next one would pass time_budget_s. */
 	bool iterations_auto;
-	double precision;		/* relative half-width of the 95 % CI (analysis_precision) to stop at */
+	double precision;		/* relative half-width of the 95 % CI (stats_precision) to stop at */
 	double time_budget_s;		/* wall time of one phase, its allocations included */
 	unsigned allocations;		/* fresh region and chain per allocation (--realloc); auto: the least */
 	/* pagefault */
@@ -138,7 +138,7 @@ struct phase_result {
 	unsigned warmup_max_passes;	/* auto: the most passes one allocation took */
 	unsigned warmup_unsettled;	/* auto: allocations whose warm-up hit its cap still getting faster */
 	double warmup_ms;		/* all allocations together */
-	double precision_reached;	/* analysis_precision(): allocations as the unit when there are several */
+	double precision_reached;	/* stats_precision(): allocations as the unit when there are several */
 	const char *stop_reason;	/* "samples" (fixed count), "precision", "budget", "max_samples", "interrupted" */
 	double cycles_per_ns;		/* calibrated core clock used for cycles (GHz) */
 	/* Counters summed over the timed samples only (enabled around them). */

@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "judge/analysis.h"
+#include "stats.h"
 #include "machine/environment.h"
 #include "measure/region.h"
 #include "measure/workload.h"
@@ -650,7 +650,7 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 			/* --repeat samples per allocation; auto with one allocation: more on it, until precise. */
 			if (!extend)
 				break;
-			res->precision_reached = analysis_median_ci(res->samples_ns, res->n_samples);
+			res->precision_reached = stats_median_ci(res->samples_ns, res->n_samples);
 			if (res->precision_reached <= ph->precision) {
 				res->stop_reason = "precision";
 				break;
@@ -697,7 +697,7 @@ static bool another_allocation(const struct phase_spec *ph, struct phase_result 
 {
 	double elapsed = (double)(timing_now_ns() - phase_t0) / 1e9;
 
-	res->precision_reached = analysis_precision(res->samples_ns, res->sample_alloc, res->n_samples);
+	res->precision_reached = stats_precision(res->samples_ns, res->sample_alloc, res->n_samples);
 	if (res->precision_reached <= ph->precision && a >= MIN_PRECISE_ALLOCATIONS)
 		res->stop_reason = "precision";
 	else if (elapsed + elapsed / a > ph->time_budget_s)
@@ -755,7 +755,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	}
 	if (!res->stop_reason)
 		res->stop_reason = ph->iterations_auto ? "budget" : "samples";
-	res->precision_reached = analysis_precision(res->samples_ns, res->sample_alloc, res->n_samples);
+	res->precision_reached = stats_precision(res->samples_ns, res->sample_alloc, res->n_samples);
 	if (cs) {
 		uint64_t t0 = timing_now_ns();
 		counter_set_read(cs, res->counters);

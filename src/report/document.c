@@ -36,7 +36,7 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? report_json_text(s) : json_null();
 }
 
-static json_t *stats_json(const struct sample_stats *st, const double *samples, size_t n, double scale)
+static json_t *stats_json(const struct stats_summary *st, const double *samples, size_t n, double scale)
 {
 	json_t *o = json_object(), *arr = json_array();
 
@@ -198,7 +198,7 @@ static json_t *fault_stats_json(const struct phase_result *r, double (*fn)(const
 {
 	double *v = calloc(r->n_fault_samples + 1, sizeof(double));
 	size_t n = 0;
-	struct sample_stats st;
+	struct stats_summary st;
 	json_t *o;
 
 	for (size_t i = 0; v && i < r->n_fault_samples; i++) {
@@ -210,7 +210,7 @@ static json_t *fault_stats_json(const struct phase_result *r, double (*fn)(const
 		free(v);
 		return json_null();
 	}
-	analysis_stats(v, n, &st);
+	stats_summarize(v, n, &st);
 	o = stats_json(&st, v, n, 1.0);
 	free(v);
 	return o;
@@ -320,7 +320,7 @@ static json_t *phase_json(const struct phase_result *r)
 	const struct phase_spec *s = &r->spec;
 	json_t *o = json_object(), *page = json_object(), *params = json_object(), *ctrs = json_object();
 	json_t *checks = json_array(), *cyc;
-	struct sample_stats st;
+	struct stats_summary st;
 	double accesses = s->accesses_total ? (double)s->accesses_total : (double)s->iterations * (double)r->n_samples;
 	double cycles;
 
@@ -409,7 +409,7 @@ static json_t *phase_json(const struct phase_result *r)
 	}
 
 	if (r->n_samples) {
-		analysis_stats(r->samples_ns, r->n_samples, &st);
+		stats_summarize(r->samples_ns, r->n_samples, &st);
 		json_object_set_new(o, "ns_per_access", stats_json(&st, r->samples_ns, r->n_samples, 1.0));
 		if (r->cycles_per_ns > 0) {
 			cyc = stats_json(&st, r->samples_ns, r->n_samples, r->cycles_per_ns);
@@ -1059,9 +1059,9 @@ void report_print_text(const struct report_input *in, FILE *f)
 		report_backing_label(r, back, sizeof(back));
 		if (r->status == PHASE_OK && !r->n_samples && r->target) {
 			/* A marked phase that declared no accesses: its wall time is all there is per occurrence. */
-			struct sample_stats wst;
+			struct stats_summary wst;
 			count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
-			analysis_stats(r->target->wall_ns, r->target->n_wall, &wst);
+			stats_summarize(r->target->wall_ns, r->target->n_wall, &wst);
 			fprintf(f, "%-*s %-12s %u occurrence%s, wall median %.3f ms (spread %.1f%%), %s page faults\n", w,
 				r->spec.name, back, r->target->occurrences, r->target->occurrences == 1 ? "" : "s",
 				wst.median / 1e6, 100 * wst.rel_spread, faults);
@@ -1072,7 +1072,7 @@ void report_print_text(const struct report_input *in, FILE *f)
 			continue;
 		}
 		/* The analysis already has each phase's statistics. */
-		const struct sample_stats st = a->phases[order ? order[row] : row].ns;
+		const struct stats_summary st = a->phases[order ? order[row] : row].ns;
 		count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
 		rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
 		size_t ran = 0;	/* a skipped self-check (too few slots to judge) is neither */

@@ -58,22 +58,22 @@ static const char *phase_why(const struct phase_result *r)
 }
 
 /* The wall time per occurrence of a phase_wall_only() phase, in ns. */
-static struct sample_stats phase_wall_stats(const struct phase_result *r)
+static struct stats_summary phase_wall_stats(const struct phase_result *r)
 {
-	struct sample_stats st;
+	struct stats_summary st;
 
-	analysis_stats(r->target->wall_ns, r->target->n_wall, &st);
+	stats_summarize(r->target->wall_ns, r->target->n_wall, &st);
 	return st;
 }
 
 /* The ns-per-access statistics of phase i: the analysis has them; recomputed if it does not. */
-static struct sample_stats phase_stats(const struct report_input *in, size_t i)
+static struct stats_summary phase_stats(const struct report_input *in, size_t i)
 {
-	struct sample_stats st;
+	struct stats_summary st;
 
 	if (i < in->analysis->n_phases)
 		return in->analysis->phases[i].ns;
-	analysis_stats(in->results->phases[i].samples_ns, in->results->phases[i].n_samples, &st);
+	stats_summarize(in->results->phases[i].samples_ns, in->results->phases[i].n_samples, &st);
 	return st;
 }
 
@@ -225,7 +225,7 @@ static json_t *gb_benchmark(const struct report_input *in, size_t i, size_t fami
 	json_object_set_new(o, "threads", json_integer(1));
 	if (phase_wall_only(r)) {
 		/* One gbench iteration per occurrence of the phase: its median wall time. */
-		const struct sample_stats w = phase_wall_stats(r);
+		const struct stats_summary w = phase_wall_stats(r);
 		json_object_set_new(o, "iterations", json_integer((json_int_t)r->target->n_wall));
 		json_object_set_new(o, "real_time", json_real(w.median));
 		json_object_set_new(o, "cpu_time", json_real(w.median));
@@ -233,7 +233,7 @@ static json_t *gb_benchmark(const struct report_input *in, size_t i, size_t fami
 		gb_counter(o, "samples", (double)r->target->n_wall);
 		return o;
 	}
-	const struct sample_stats st = phase_stats(in, i);
+	const struct stats_summary st = phase_stats(in, i);
 	/* CPU time: the measuring thread's task-clock where that software counter counted, else the wall time. */
 	if (!analysis_per_access(r, METRIC_TASK_CLOCK, &cpu))
 		cpu = st.median;
@@ -349,7 +349,7 @@ static void om_phase(struct om_family *m, const struct phase_result *r)
 }
 
 /* Median, min and max of statistics in ns, as one sample each in seconds with a "stat" label. */
-static void om_seconds(struct om_family *m, const struct phase_result *r, const struct sample_stats *st)
+static void om_seconds(struct om_family *m, const struct phase_result *r, const struct stats_summary *st)
 {
 	const struct {
 		const char *stat;
@@ -484,13 +484,13 @@ static int write_openmetrics(const struct report_input *in, FILE *f)
 			const struct phase_result *r = &rr->phases[i];
 			double v = NAN;	/* what the family says of this phase; not finite: nothing */
 			if (phase_wall_only(r)) {
-				const struct sample_stats w = phase_wall_stats(r);
+				const struct stats_summary w = phase_wall_stats(r);
 				if (m == &wall)
 					om_seconds(m, r, &w);
 				else if (m == &occurrences)
 					v = (double)r->target->n_wall;
 			} else if (phase_measured(r)) {
-				const struct sample_stats st = phase_stats(in, i);
+				const struct stats_summary st = phase_stats(in, i);
 				if (m == &lat)
 					om_seconds(m, r, &st);
 				else if (m == &cyc && r->cycles_per_ns > 0)
@@ -644,7 +644,7 @@ static void junit_phase_out(const struct report_input *in, size_t i, FILE *f)
 {
 	const struct phase_result *r = &in->results->phases[i];
 	bool wall_only = phase_wall_only(r);
-	struct sample_stats st;
+	struct stats_summary st;
 	char buf[64], back[48];
 
 	if (wall_only) {
@@ -870,7 +870,7 @@ static int write_csv(const struct report_input *in, FILE *f)
 		const char *name = r->spec.name;
 		if (phase_wall_only(r)) {
 			/* A run phase that declared no accesses: its wall time per occurrence and its counter totals. */
-			const struct sample_stats w = phase_wall_stats(r);
+			const struct stats_summary w = phase_wall_stats(r);
 			snprintf(note, sizeof(note), "median of %zu occurrence%s", r->target->n_wall,
 				 r->target->n_wall == 1 ? "" : "s");
 			csv_num(f, name, w.median, "ns", "wall_ns", note);
@@ -885,7 +885,7 @@ static int write_csv(const struct report_input *in, FILE *f)
 			csv_row(f, name, "<not counted>", "ns", "ns_per_access", "", note);
 			continue;
 		}
-		const struct sample_stats st = phase_stats(in, i);
+		const struct stats_summary st = phase_stats(in, i);
 		snprintf(note, sizeof(note), "median of %zu samples%s", r->n_samples,
 			 r->spec.fault_case != FAULT_NONE ? ", per page touched" : "");
 		csv_num(f, name, st.median, "ns", "ns_per_access", note);

@@ -19,7 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "judge/analysis.h"
 #include "measure/chain.h"
 #include "machine/environment.h"
 #include "target/marker.h"
@@ -28,6 +27,7 @@
 #include "pmu/symbols.h"
 #include "machine/timing.h"
 #include "measure/workload.h"
+#include "stats.h"
 
 #include "tlbprof/marker.h"
 
@@ -851,12 +851,6 @@ static void finish_sampling(struct target_state *st)
 	}
 }
 
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* After the exit: the whole command's counters, and its one phase when it marked none. */
 static void finish(struct target_state *st, uint64_t exec_ns, uint64_t exit_ns, uint64_t steal0)
 {
@@ -881,7 +875,7 @@ static void finish(struct target_state *st, uint64_t exec_ns, uint64_t exit_ns, 
 	/* Each phase's 95 % CI of its median, once: at every end it would make many short phases quadratic. */
 	for (size_t i = 0; i < st->out->n; i++)
 		st->out->phases[i].precision_reached =
-			analysis_median_ci(st->out->phases[i].samples_ns, st->out->phases[i].n_samples);
+			stats_median_ci(st->out->phases[i].samples_ns, st->out->phases[i].n_samples);
 	/*
 	 * An unmarked command is one phase, from exec to exit; not when perf-style
 	 * control kept counting off from the start (-D -1) and never enabled it.
@@ -905,8 +899,7 @@ static void finish(struct target_state *st, uint64_t exec_ns, uint64_t exit_ns, 
 		}
 	}
 	if (st->n_handling) {
-		qsort(st->handling_us, st->n_handling, sizeof(double), compare_double);
-		tr->handling_us_median = st->handling_us[st->n_handling / 2];
+		tr->handling_us_median = stats_median_inplace(st->handling_us, st->n_handling);
 	}
 	if (st->sampler)
 		finish_sampling(st);

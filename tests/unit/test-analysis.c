@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Analysis on fixtures from published measurements: statistics, comparisons, and checks that fire and stay quiet. */
+/* Analysis on fixtures from published measurements: comparisons, and checks that fire and stay quiet. */
 #include <string.h>
 
 #include "judge/analysis.h"
@@ -12,22 +12,6 @@ static const struct analysis_check *find_check(const struct analysis *a, const c
 		if (strcmp(a->checks[i].id, id) == 0)
 			return &a->checks[i];
 	return NULL;
-}
-
-static void test_stats(void)
-{
-	const double v[] = { 3, 1, 2, 10, 4 };
-	struct sample_stats st;
-
-	analysis_stats(v, 5, &st);
-	CHECK(st.n == 5 && st.median == 3 && st.min == 1 && st.max == 10, "median/min/max");
-	CHECK_NEAR(st.mean, 4.0, 1e-12);
-	CHECK_NEAR(st.stddev, 3.5355339, 1e-6);
-	CHECK_NEAR(st.rel_spread, 3.0, 1e-12);
-	analysis_stats(v, 4, &st);
-	CHECK(st.median == 2.5, "even count median %g", st.median);
-	analysis_stats(v, 0, &st);
-	CHECK(st.n == 0 && st.median == 0, "empty");
 }
 
 /*
@@ -524,18 +508,9 @@ static void test_tlbsize_knees(void)
 	fixture_free(r, N);
 }
 
-/* The median's confidence interval that decides when --iters auto stops, and the allocation split. */
-static void test_precision_and_allocations(void)
+/* The split between and within allocations, and what unstable and warmup_insufficient make of it. */
+static void test_allocations(void)
 {
-	double v[25];
-	for (int i = 0; i < 25; i++)
-		v[i] = 25 - i;	/* 25 .. 1: order does not matter */
-	CHECK(isinf(analysis_median_ci(v, 5)), "five samples are too few for an interval");
-	/* n = 25: ranks 7 and 18 (0-based) of 1..25, i.e. 8 and 19; half-width 5.5 around 13. */
-	CHECK_NEAR(analysis_median_ci(v, 25), 5.5 / 13, 1e-12);
-	double flat[10] = { 50, 50, 50, 50, 50, 50, 50, 50, 50, 50 };
-	CHECK(analysis_median_ci(flat, 10) == 0, "identical samples: exact");
-
 	/* Three allocations: medians 40, 50, 60 (between: 50 %), each tight within (about 1 %). */
 	struct phase_result r;
 	struct analysis a;
@@ -553,29 +528,6 @@ static void test_precision_and_allocations(void)
 	/* Allocations 50 % apart, but no allocation's first sample is slow: placement, no warm-up. */
 	const struct analysis_check *wu = find_check(&a, "warmup_insufficient");
 	CHECK(wu && wu->status == CHECK_PASS, "a slow allocation is not a cold start: %s", wu ? wu->message : "");
-	/* The precision with allocations as the unit: medians 40, 50, 60 have s = 10, t(2) = 4.303, so
-	 * 4.303 * 10 / sqrt(3) over the median of all nine (50), wider than the samples' own interval. */
-	CHECK_NEAR(analysis_precision(s9, alloc, 9), 4.303 * 10 / sqrt(3) / 50, 1e-12);
-	CHECK(analysis_precision(s9, alloc, 9) > 2 * analysis_median_ci(s9, 9), "clustered is wider");
-	/* One allocation, or no tags: the median's interval over the samples. */
-	CHECK_NEAR(analysis_precision(v, NULL, 25), analysis_median_ci(v, 25), 1e-15);
-	unsigned one[25] = { 0 };
-	CHECK_NEAR(analysis_precision(v, one, 25), analysis_median_ci(v, 25), 1e-15);
-	/* Allocations that agree exactly: the samples' own interval is the floor. */
-	const double same[12] = { 49, 50, 51, 49, 50, 51, 49, 50, 51, 49, 50, 51 };
-	unsigned four[12] = { 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3 };
-	CHECK_NEAR(analysis_precision(same, four, 12), analysis_median_ci(same, 12), 1e-15);
-	/* Tags need not be in order: the allocations are grouped by tag. */
-	const double mixed[9] = { 39.6, 49.5, 59.4, 40, 50, 60, 40.4, 50.5, 60.6 };
-	unsigned mixed_alloc[9] = { 0, 1, 2, 0, 1, 2, 0, 1, 2 };
-	CHECK_NEAR(analysis_precision(mixed, mixed_alloc, 9), analysis_precision(s9, alloc, 9), 1e-15);
-	CHECK(isinf(analysis_precision(v, NULL, 0)), "no samples: no precision");
-	/* Student's t: the table, then 1.96 + 2.5 / df (within 0.002 from 30 on). */
-	CHECK_NEAR(analysis_t975(1), 12.706, 1e-12);
-	CHECK_NEAR(analysis_t975(30), 2.042, 1e-12);
-	CHECK_NEAR(analysis_t975(60), 2.000, 0.002);
-	CHECK_NEAR(analysis_t975(120), 1.980, 0.002);
-	CHECK(isinf(analysis_t975(0)), "no degrees of freedom");
 	analysis_free(&a);
 	/* One noisy first sample among three allocations is not a cold start ... */
 	const double noisy[9] = { 39.6, 40, 40.4, 60, 50, 50.5, 59.4, 60, 60.6 };
@@ -598,7 +550,6 @@ static void test_precision_and_allocations(void)
 
 int main(void)
 {
-	test_stats();
 	test_cloud_xeon_counters();
 	test_differential();
 	test_checks_table();
@@ -609,6 +560,6 @@ int main(void)
 	test_control();
 	test_stride_steps();
 	test_tlbsize_knees();
-	test_precision_and_allocations();
+	test_allocations();
 	return check_finish();
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Comparing reports: the rank test and the bootstrap against known values, verdicts, matching, environments. */
+/* Comparing reports: the ratio bootstrap against known values, verdicts, matching, environments. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -10,29 +10,6 @@
 #include "fixtures.h"
 
 #define MAXN 64
-
-/*
- * Mann-Whitney U against values computed independently: the exact rows by
- * enumerating every split of the pooled values (itertools.combinations), the
- * tied and large rows with the textbook normal approximation.
- */
-static const struct {
-	int line;
-	double a[MAXN], b[MAXN];
-	size_t na, nb;
-	double u, p;
-	bool exact;
-} mw_rows[] = {
-	/* Completely separated, 5 against 5: the most extreme of C(10,5) = 252 splits, both tails. */
-	{ __LINE__, { 1, 2, 3, 4, 5 }, { 6, 7, 8, 9, 10 }, 5, 5, 25, 2.0 / 252, true },
-	{ __LINE__, { 1, 2, 3, 4, 5 }, { 1.5, 2.5, 3.5, 4.5, 5.5 }, 5, 5, 15, 0.6904761904761905, true },
-	{ __LINE__, { 4, 5, 6, 7 }, { 1, 2, 3 }, 4, 3, 0, 2.0 / 35, true },
-	{ __LINE__, { 3, 1, 4, 15, 9, 2, 6 }, { 5, 35, 8, 97, 93, 23, 84, 62 }, 7, 8, 51, 0.005905205905205905, true },
-	/* Two identical sets: every value tied with its copy, U at its mean, p = 1. */
-	{ __LINE__, { 1, 2, 3, 4, 5 }, { 1, 2, 3, 4, 5 }, 5, 5, 12.5, 1.0, false },
-	{ __LINE__, { 1, 2, 2, 3, 3, 3, 4 }, { 3, 3, 4, 4, 5, 5, 6 }, 7, 7, 43, 0.017854292789382976, false },
-	{ __LINE__, { 7, 7, 7 }, { 7, 7, 7, 7 }, 3, 4, 6, 1.0, false },
-};
 
 /*
  * The verdict rule: beyond noise (p < 0.01, an interval without 1, above the floor) and size (> threshold)
@@ -83,37 +60,6 @@ static const struct {
 	{ __LINE__, NAN, 0.0001, NAN, NAN, 0, 50, 50, 0.05, false, COMPARE_NOT_COMPARABLE },
 };
 
-static void test_mann_whitney(void)
-{
-	for (size_t i = 0; i < sizeof(mw_rows) / sizeof(mw_rows[0]); i++) {
-		struct compare_rank_test t;
-		int rc = compare_mann_whitney(mw_rows[i].a, mw_rows[i].na, mw_rows[i].b, mw_rows[i].nb, &t);
-		CHECK_ROW(mw_rows[i].line, rc == 0, "rc %d", rc);
-		CHECK_ROW(mw_rows[i].line, t.u == mw_rows[i].u, "U %g, want %g", t.u, mw_rows[i].u);
-		CHECK_ROW(mw_rows[i].line, fabs(t.p - mw_rows[i].p) < 1e-9, "p %.12g, want %.12g", t.p, mw_rows[i].p);
-		CHECK_ROW(mw_rows[i].line, t.exact == mw_rows[i].exact, "exact %d", t.exact);
-	}
-	/* 30 against 30, no ties: beyond the exact limit, the normal approximation (z 3.8366, p 1.2477e-4). */
-	double a[30], b[30];
-	for (int i = 0; i < 30; i++) {
-		a[i] = i;
-		b[i] = i + 10.5;
-	}
-	struct compare_rank_test t;
-	CHECK(compare_mann_whitney(a, 30, b, 30, &t) == 0 && !t.exact, "large sets use the approximation");
-	CHECK(t.u == 710, "U %g", t.u);
-	CHECK_NEAR(t.z, 3.836558396254233, 1e-9);
-	CHECK_NEAR(t.p, 0.00012477053789099963, 1e-12);
-	/* Swapping the sides mirrors U and keeps p. */
-	struct compare_rank_test s;
-	CHECK(compare_mann_whitney(b, 30, a, 30, &s) == 0 && s.u == 900 - 710 && fabs(s.p - t.p) < 1e-15 && s.z < 0,
-	      "mirrored: U %g p %g z %g", s.u, s.p, s.z);
-	/* Bad input. */
-	double nan_v[] = { 1, NAN, 3 };
-	CHECK(compare_mann_whitney(a, 0, b, 5, &t) == -EINVAL, "an empty side");
-	CHECK(compare_mann_whitney(nan_v, 3, b, 5, &t) == -EINVAL, "a NaN");
-}
-
 static void test_judge(void)
 {
 	for (size_t i = 0; i < sizeof(judge_rows) / sizeof(judge_rows[0]); i++) {
@@ -137,7 +83,7 @@ static double noise(unsigned i)
 static int samples_of(const double *b, size_t nb, const double *n, size_t nn, double threshold,
 		      struct compare_samples *out)
 {
-	const struct compare_set sb = { b, NULL, nb }, sn = { n, NULL, nn };
+	const struct stats_set sb = { b, NULL, nb }, sn = { n, NULL, nn };
 
 	return compare_samples(&sb, &sn, threshold, out);
 }
@@ -145,7 +91,7 @@ static int samples_of(const double *b, size_t nb, const double *n, size_t nn, do
 static int boot_of(const double *a, size_t na, const double *b, size_t nb, double alpha, uint64_t seed, double *lo,
 		   double *hi, double *p)
 {
-	const struct compare_set sa = { a, NULL, na }, sb = { b, NULL, nb };
+	const struct stats_set sa = { a, NULL, na }, sb = { b, NULL, nb };
 
 	return compare_bootstrap_ratio(&sa, &sb, alpha, seed, lo, hi, p);
 }
@@ -153,7 +99,7 @@ static int boot_of(const double *a, size_t na, const double *b, size_t nb, doubl
 static int speedup_of(const double *ob, size_t nob, const double *ov, size_t nov, const double *nb, size_t nnb,
 		      const double *nv, size_t nnv, double threshold, struct compare_samples *out)
 {
-	const struct compare_set sets[4] = { { ob, NULL, nob }, { ov, NULL, nov }, { nb, NULL, nnb }, { nv, NULL, nnv } };
+	const struct stats_set sets[4] = { { ob, NULL, nob }, { ov, NULL, nov }, { nb, NULL, nnb }, { nv, NULL, nnv } };
 
 	return compare_ratio(sets, threshold, true, out);
 }
@@ -443,15 +389,15 @@ static void test_clusters(void)
 	clustered(b, cb, 112, 100);
 	clustered(n, cn, 100, 109);
 	clustered(n20, c20, 112 * 1.2, 100 * 1.2);
-	const struct compare_set sb = { b, cb, 40 }, sn = { n, cn, 40 }, s20 = { n20, c20, 40 };
-	const struct compare_set flat_b = { b, NULL, 40 }, flat_n = { n, NULL, 40 };
+	const struct stats_set sb = { b, cb, 40 }, sn = { n, cn, 40 }, s20 = { n20, c20, 40 };
+	const struct stats_set flat_b = { b, NULL, 40 }, flat_n = { n, NULL, 40 };
 
 	/* The spread of the allocations' medians: (112 - 100) / 112. */
-	CHECK(compare_cluster_spread(&sb, &k, &spread) == 0 && k == 3 && fabs(spread - 12.0 / 112) < 0.005,
+	CHECK(stats_cluster_spread(&sb, &k, &spread) == 0 && k == 3 && fabs(spread - 12.0 / 112) < 0.005,
 	      "3 clusters, spread %g", spread);
-	CHECK(compare_cluster_spread(&flat_b, &k, &spread) == 0 && k == 1 && spread == 0, "one cluster: spread 0");
-	const struct compare_set empty = { b, NULL, 0 };
-	CHECK(compare_cluster_spread(&empty, &k, &spread) == -EINVAL && k == 0, "empty");
+	CHECK(stats_cluster_spread(&flat_b, &k, &spread) == 0 && k == 1 && spread == 0, "one cluster: spread 0");
+	const struct stats_set empty = { b, NULL, 0 };
+	CHECK(stats_cluster_spread(&empty, &k, &spread) == -EINVAL && k == 0, "empty");
 
 	/*
 	 * +9 %: the same samples taken as independent draws make it a regression (p tiny, a narrow interval);
@@ -729,7 +675,6 @@ static void test_fault_processes(void)
 
 int main(void)
 {
-	test_mann_whitney();
 	test_judge();
 	test_samples();
 	test_bootstrap();

@@ -132,14 +132,6 @@ static void test_format_and_quantile(void)
 		CHECK_ROW(numbers[i].line, strcmp(buf, numbers[i].want) == 0, "%g: '%s', want '%s'", numbers[i].v, buf,
 			  numbers[i].want);
 	}
-	const double four[] = { 4, 1, 3, 2 }, three[] = { 3, 1, 2 }, one[] = { 5 };
-	CHECK_NEAR(plot_quantile(four, 4, 0.25), 1.75, 1e-12);
-	CHECK_NEAR(plot_quantile(four, 4, 0.5), 2.5, 1e-12);
-	CHECK_NEAR(plot_quantile(four, 4, 1.0), 4, 1e-12);
-	CHECK_NEAR(plot_quantile(three, 3, 0.75), 2.5, 1e-12);
-	CHECK_NEAR(plot_quantile(one, 1, 0.25), 5, 1e-12);
-	CHECK(plot_quantile(one, 0, 0.5) == 0, "no samples: 0");
-	CHECK(four[0] == 4 && four[3] == 2, "input untouched");
 }
 
 static void test_map(void)
