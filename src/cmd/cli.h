@@ -1,29 +1,72 @@
 /* SPDX-License-Identifier: MIT */
-/* Command line -> a validated, read-only config. The only module that prints usage. */
+/*
+ * The option machinery the commands share: the options several commands
+ * take (outputs, --events-dir, --cpu, --fail-on, --quiet, --help), their
+ * setters, and the checks that every output can be written before any work.
+ */
 #pragma once
 
 #include <stddef.h>
-#include <stdio.h>
 
-#include "config.h"
+#include "option.h"
+#include "report/report.h"
+#include "types.h"
+#include "version.h"
 
-enum cli_result {
-	CLI_RUN = 0,	/* config is valid: run it */
-	CLI_EXIT = 1,	/* --help or --version was printed: exit 0 */
-	CLI_USAGE = 2,	/* bad option or value: msg holds one line; exit 2 */
-	CLI_NO_OUTPUT = 4,	/* the --json target cannot be created: msg holds one line; exit 4 */
-};
+/* Setters into a struct report_outputs at the spec's offset. */
+enum option_result cli_set_json(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
+enum option_result cli_set_format(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
+enum option_result cli_set_output(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
+/* --quiet into a struct report_outputs. */
+enum option_result cli_set_quiet(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
+/* --events-dir: a readable directory (a const char *). */
+enum option_result cli_set_events_dir(const struct option_spec *o, const char *arg, void *opts, char *msg,
+				      size_t len);
+/* --cpu: an online CPU this process may run on (an int). */
+enum option_result cli_set_cpu(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
 
 /*
- * Parse argv into *cfg (which borrows argv strings; argv must outlive it).
- * Every value is validated here, before any work: on CLI_USAGE, msg holds a
- * one-line error that names the option and the value. --help and --version
- * print to stdout.
+ * The output options together: --format needs --output (except --format
+ * json with --json, which is --json alone); --output alone means json;
+ * several formats need a directory or FORMAT=PATH each; one stream cannot
+ * take two documents. Then checks that every target can be created
+ * (OPTION_NO_OUTPUT, exit 4, when not), so a run never ends with nowhere
+ * to put its report.
  */
-enum cli_result cli_parse(int argc, char **argv, struct tlbprof_config *cfg, char *msg, size_t msg_len);
+enum option_result cli_check_outputs(struct report_outputs *out, char *msg, size_t len);
 
-/* Print the help text (the commands, and every measuring option with its default) to f. */
-void cli_usage(FILE *f);
+/* Checks that the output file of option can be created (OPTION_NO_OUTPUT, exit 4, when not). */
+enum option_result cli_check_output_target(const char *option, const char *path, char *msg, size_t len);
 
-/* Print the --help of subcommand name (NULL or "": the main help) to f. 0, or -ENOENT when unknown. */
-int cli_command_usage(const char *name, FILE *f);
+/* The options several commands share, as specs; TYPE is the command's options struct. */
+#define CLI_FORMAT_HELP                                                                  \
+	"report formats for --output: json, gbench (Google Benchmark\n"                  \
+	"JSON), openmetrics (Prometheus textfile), junit (XML), csv\n"
+#define CLI_OUTPUT_HELP                                                                  \
+	"where --format goes: a file (one format), stdout with -, or\n"                  \
+	"an existing directory: tlbprof.json, tlbprof.gbench.json,\n"                    \
+	"tlbprof.prom, tlbprof.junit.xml, tlbprof.csv; or each\n"                        \
+	"format to its own file: FORMAT=FILE[,FORMAT=FILE...], e.g.\n"                   \
+	"junit=ci.xml,gbench=bench.json"
+#define CLI_OPTION_JSON(TYPE, OUT, HELP)                                                                           \
+	{ .name = "json", .value = "FILE|-", .help = HELP, .def_help = "none", .set = cli_set_json,                \
+	  .offset = offsetof(TYPE, OUT), .complete = OPTION_COMPLETE_JSON }
+#define CLI_OPTION_FORMAT(TYPE, OUT)                                                                               \
+	{ .name = "format", .value = "LIST", .help = CLI_FORMAT_HELP, .def = NULL, .def_help = "json",             \
+	  .set = cli_set_format, .offset = offsetof(TYPE, OUT), .choice_at = output_format_at,                     \
+	  .complete = OPTION_COMPLETE_LIST }
+#define CLI_OPTION_OUTPUT(TYPE, OUT)                                                                               \
+	{ .name = "output", .value = "PATH|DIR/|-", .help = CLI_OUTPUT_HELP, .def_help = "none",                   \
+	  .set = cli_set_output, .offset = offsetof(TYPE, OUT), .complete = OPTION_COMPLETE_OUTPUT }
+#define CLI_OPTION_FAIL_ON(TYPE, FIELD, HELP)                                                                      \
+	{ .name = "fail-on", .value = "LEVEL", .help = HELP, .def = "fail", .set = option_set_choice,               \
+	  .offset = offsetof(TYPE, FIELD), .choices = fail_on_names, .complete = OPTION_COMPLETE_WORD }
+#define CLI_FAIL_ON_HELP "exit 1 when a check reaches LEVEL: fail, warn, never\n"
+#define CLI_OPTION_EVENTS_DIR(TYPE, FIELD)                                                                         \
+	{ .name = "events-dir", .value = "DIR", .help = "metric-to-event map files", .def_help = TLBPROF_EVENTS_DIR, \
+	  .set = cli_set_events_dir, .offset = offsetof(TYPE, FIELD), .complete = OPTION_COMPLETE_DIR }
+#define CLI_OPTION_QUIET(TYPE, OUT, HELP)                                                                          \
+	{ .name = "quiet", .short_name = 'q', .help = HELP, .set = cli_set_quiet, .offset = offsetof(TYPE, OUT) }
+#define CLI_OPTION_HELP { .name = "help", .short_name = 'h', .help = "show this help and exit", .flags = OPTION_HELP }
+#define CLI_OPTION_VERSION                                                                                         \
+	{ .name = "version", .short_name = 'V', .help = "show the version and exit", .flags = OPTION_VERSION }

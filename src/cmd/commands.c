@@ -1,75 +1,46 @@
 /* SPDX-License-Identifier: MIT */
-/* What the commands share: where the metric-to-event map files are found. */
-#include <errno.h>
-#include <stdio.h>
+/* The one list of commands: adding a command is its file in src/cmd/, one line here and one in meson.build. */
+#include "cmd/command.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "judge/analysis.h"
-#include "cmd/commands.h"
-#include "pmu/counters.h"
-#include "report/report.h"
-#include "version.h"
+extern const struct command command_analyze;
+extern const struct command command_compare;
+extern const struct command command_env;
+extern const struct command command_events;
+extern const struct command command_plot;
+extern const struct command command_run;
 
-const char *tlbprof_events_dir(const struct tlbprof_config *cfg)
+/* In the order the main --help lists them. */
+const struct command *const commands[] = {
+	&command_analyze,
+	&command_compare,
+	&command_env,
+	&command_events,
+	&command_plot,
+	&command_run,
+	NULL,
+};
+
+void commands_print(FILE *f)
 {
-	if (cfg->events_dir)
-		return cfg->events_dir;
-	if (access(counters_default_events_dir(), R_OK | X_OK) != 0)
-		return TLBPROF_SOURCE_EVENTS_DIR;
-	return NULL;
+	fprintf(f, "Commands (tlbprof COMMAND --help for each):\n");
+	for (size_t i = 0; commands[i]; i++)
+		fprintf(f, "  %-20s %s\n", commands[i]->name, commands[i]->summary);
 }
 
-int tlbprof_analyse_doc(const struct report_doc *doc, struct analysis *a)
+enum option_result command_parse(int argc, char **argv, const struct command **cmd, void **options, char *msg,
+				 size_t len)
 {
-	struct analysis_build build = {
-		.binary = doc->build_binary,
-		.opt_level = doc->build_opt_level,
-		.opt_levels = doc->build_opt_levels,
-		.source = doc->build_opt_source,
-		.defaulted = doc->build_defaulted,
-		.unreadable = doc->build_unreadable,
-	};
-
-	if (analysis_run(doc->results.phases, doc->results.n, &doc->env, &doc->clock, a) != 0)
-		return -ENOMEM;
-	if ((doc->has_build && analysis_check_build(a, doc->results.phases, doc->results.n, &build) != 0) ||
-	    (doc->has_markers && analysis_check_markers(a, doc->results.phases, doc->results.n, doc->marker_messages,
-							doc->marker_refused, doc->marker_first_refusal) != 0)) {
-		analysis_free(a);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-bool tlbprof_find_command(const char *name, char *out, size_t len)
-{
-	struct stat st;
-
-	if (strchr(name, '/')) {
-		size_t n = strlen(name);
-		if (len) {
-			n = n < len ? n : len - 1;
-			memcpy(out, name, n);
-			out[n] = '\0';
-		}
-		return stat(name, &st) == 0 && S_ISREG(st.st_mode) && access(name, X_OK) == 0;
-	}
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-		/* An empty PATH entry is the current directory, as execvp reads it. */
-		if ((size_t)snprintf(out, len, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", name) < len &&
-		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-			return true;
-		path += n + (colon != NULL);
-	}
-	if (len)
-		out[0] = '\0';
-	return false;
+	*cmd = &command_measure;
+	for (size_t i = 0; argc > 1 && commands[i]; i++)
+		if (strcmp(argv[1], commands[i]->name) == 0)
+			*cmd = commands[i];
+	*options = calloc(1, (*cmd)->options_size);
+	if (!*options)
+		return option_error(msg, len, "out of memory");
+	if (*cmd == &command_measure)
+		return (*cmd)->parse(argc, argv, *options, msg, len);
+	return (*cmd)->parse(argc - 1, argv + 1, *options, msg, len);
 }

@@ -1,22 +1,165 @@
 /* SPDX-License-Identifier: MIT */
-/* tlbprof run: someone else's benchmark under counters, phase markers and the same checks and report. */
+/* tlbprof run [OPTIONS] [--] CMD: someone else's benchmark under counters, phase markers and the same checks. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/cli.h"
+#include "cmd/command.h"
+#include "cmd/options.h"
+#include "cmd/common.h"
 #include "judge/analysis.h"
-#include "cmd/commands.h"
-#include "pmu/counters.h"
 #include "pmu/elfinfo.h"
-#include "machine/environment.h"
 #include "report/report.h"
 #include "target/target.h"
-#include "machine/timing.h"
+
+
+
+#define CONTROL_USAGE "use fifo:CTL[,ACK] or fd:CTL[,ACK]"
+
+/* --control fifo:CTL[,ACK]: both must be FIFOs. */
+static enum option_result control_fifo(const char *arg, struct run_options *o, char *msg, size_t len)
+{
+	const char *spec = arg + 5, *comma = strchr(spec, ',');
+	size_t n = comma ? (size_t)(comma - spec) : strlen(spec);
+
+	if (n == 0 || n >= sizeof(o->ctl_path) || (comma && (!comma[1] || strlen(comma + 1) >= sizeof(o->ack_path))))
+		return option_error(msg, len, "--control '%s': " CONTROL_USAGE, arg);
+	snprintf(o->ctl_path, sizeof(o->ctl_path), "%.*s", (int)n, spec);
+	snprintf(o->ack_path, sizeof(o->ack_path), "%s", comma ? comma + 1 : "");
+	for (int i = 0; i < (comma ? 2 : 1); i++) {
+		const char *path = i ? o->ack_path : o->ctl_path;
+		struct stat st;
+		if (stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+			return option_error(msg, len, "--control '%s': '%s' is not a FIFO (make it with mkfifo)", arg, path);
+	}
+	return OPTION_OK;
+}
+
+/* --control fd:CTL[,ACK]: both must be open. */
+static enum option_result control_fd(const char *arg, struct run_options *o, char *msg, size_t len)
+{
+	char *end;
+	long ctl = strtol(arg + 3, &end, 10), ack = -1;
+
+	if (end == arg + 3 || ctl < 0 || ctl > INT32_MAX || (*end && *end != ','))
+		return option_error(msg, len, "--control '%s': " CONTROL_USAGE, arg);
+	if (*end == ',') {
+		const char *a = end + 1;
+		ack = strtol(a, &end, 10);
+		if (end == a || *end || ack < 0 || ack > INT32_MAX)
+			return option_error(msg, len, "--control '%s': " CONTROL_USAGE, arg);
+	}
+	if (fcntl((int)ctl, F_GETFD) < 0 || (ack >= 0 && fcntl((int)ack, F_GETFD) < 0))
+		return option_error(msg, len, "--control '%s': fd %ld is not open", arg,
+				    fcntl((int)ctl, F_GETFD) < 0 ? ctl : ack);
+	o->ctl_fd = (int)ctl;
+	o->ack_fd = (int)ack;
+	return OPTION_OK;
+}
+
+/* --control fifo:CTL[,ACK] or fd:CTL[,ACK], as perf stat spells it. */
+static enum option_result set_control(const struct option_spec *spec, const char *arg, void *opts, char *msg,
+				      size_t len)
+{
+	(void)spec;
+	if (strncmp(arg, "fifo:", 5) == 0)
+		return control_fifo(arg, opts, msg, len);
+	if (strncmp(arg, "fd:", 3) == 0)
+		return control_fd(arg, opts, msg, len);
+	return option_error(msg, len, "--control '%s': " CONTROL_USAGE, arg);
+}
+
+static enum option_result set_delay(const struct option_spec *spec, const char *arg, void *opts, char *msg,
+				    size_t len)
+{
+	(void)spec;
+	if (strcmp(arg, "-1") != 0 && strcmp(arg, "0") != 0)
+		return option_error(msg, len, "--delay '%s': use -1 (start disabled) or 0", arg);
+	((struct run_options *)opts)->start_disabled = strcmp(arg, "-1") == 0;
+	return OPTION_OK;
+}
+
+static const char *const sample_names[] = { "page-faults", "dtlb-misses", NULL };
+static const int sample_values[] = { SAMPLE_PAGE_FAULTS, SAMPLE_DTLB_MISSES };
+static const char *const delay_words[] = { "-1", "0", NULL };
+
+static const struct option_spec run_specs[] = {
+	{ .name = "control", .value = "fifo:CTL[,ACK] | fd:CTL[,ACK]",
+	  .help = "also take perf stat control commands (enable, disable,\n"
+		  "ping) on a FIFO or an inherited fd, answering ack on ACK\n",
+	  .def_help = "markers only", .set = set_control },
+	{ .name = "delay", .short_name = 'D', .value = "MS",
+	  .help = "-1: start with counting disabled until 'enable', as\nperf stat -D -1; 0: count from exec", .def = "0",
+	  .set = set_delay, .choices = delay_words, .complete = OPTION_COMPLETE_WORD },
+	{ .name = "cpu", .value = "N", .help = "pin CMD (and tlbprof's clock calibration) to CPU N\n",
+	  .def_help = "not pinned", .set = cli_set_cpu, .offset = offsetof(struct run_options, cpu) },
+	{ .name = "sample", .value = "EVENT",
+	  .help = "sample CMD's page-faults (every fault, works without a PMU)\n"
+		  "or dtlb-misses (precise loads that missed the STLB, where\n"
+		  "the PMU has them) with data address and instruction, and\n"
+		  "report the top functions and memory regions",
+	  .def_help = "none", .set = option_set_choice, .offset = offsetof(struct run_options, sample),
+	  .choices = sample_names, .values = sample_values, .complete = OPTION_COMPLETE_WORD },
+	CLI_OPTION_EVENTS_DIR(struct run_options, events_dir),
+	CLI_OPTION_JSON(struct run_options, out, "write the JSON report to FILE, or stdout with -\n"),
+	CLI_OPTION_FORMAT(struct run_options, out),
+	CLI_OPTION_OUTPUT(struct run_options, out),
+	CLI_OPTION_FAIL_ON(struct run_options, fail_on, CLI_FAIL_ON_HELP),
+	CLI_OPTION_QUIET(struct run_options, out, "no table on stdout"),
+	CLI_OPTION_HELP,
+	{ 0 },
+};
+
+static void run_usage(FILE *f)
+{
+	fputs("Usage: tlbprof run [OPTIONS] [--] CMD [ARGS...]\n"
+	      "Run CMD (no shell) under perf_event counters and report it like a workload:\n"
+	      "each phase it marks with <tlbprof/marker.h> (or each enable..disable window of\n"
+	      "perf stat's control protocol) is measured and checked; an unmarked command is\n"
+	      "one phase. CMD's exit status is reported, and returned when it failed.\n"
+	      "\n"
+	      "Options:\n",
+	      f);
+	option_print_table(f, run_specs);
+	fputs("\n"
+	      "Exit status: CMD's own status when it failed (128+N when killed by signal N),\n"
+	      "else 0 success, 1 a check failed, 2 usage error or CMD cannot be executed,\n"
+	      "3 tlbprof could not set up, 4 output could not be written, 130 interrupted.\n"
+	      "See tlbprof-run(1).\n",
+	      f);
+}
+
+static enum option_result run_parse(int argc, char **argv, void *options, char *msg, size_t len)
+{
+	struct run_options *o = options;
+	struct option_parser p = {
+		.command = "run",
+		.tables = { { run_specs, o } },
+		/* Stop at the first operand, so CMD's own options stay CMD's (as with perf stat). */
+		.stop_at_operand = true,
+		.usage = run_usage,
+		.measuring_has = command_measure_has_option,
+	};
+	char found[4096];
+
+	o->cpu = o->ctl_fd = o->ack_fd = -1;
+	enum option_result r = option_parse(&p, argc, argv, msg, len);
+	if (r != OPTION_OK)
+		return r;
+	if (p.n_operands < 1)
+		return option_error(msg, len, "run: give the command to run (tlbprof run [OPTIONS] -- CMD [ARGS...])");
+	if (!command_find_program(argv[p.optind], found, sizeof(found)))
+		return option_error(msg, len, "run: '%s': command not found or not executable", argv[p.optind]);
+	o->argv = argv + p.optind;	/* main's argv, which ends in NULL */
+	return cli_check_outputs(&o->out, msg, len);
+}
 
 /* The exit status: the command's own when it failed, else tlbprof's. */
 static int run_status(const struct target_result *tr, const struct run_results *rr, const struct analysis *a,
@@ -31,91 +174,121 @@ static int run_status(const struct target_result *tr, const struct run_results *
 	return analysis_fails(a->verdict, fail_on) ? EXIT_CHECK_FAILED : EXIT_OK;
 }
 
-int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
+/* How the benchmark was built, as its ELF file says, for the build_optimised check. */
+struct benchmark_binary {
+	char path[PATH_MAX];
+	struct elf_provenance elf;
+	bool read;
+	char error[128];	/* why it was not read ("" when it was) */
+};
+
+static void binary_read(const char *name, struct benchmark_binary *b)
 {
-	struct counter_set *counters = NULL;
-	struct environment env;
-	struct timing_calibration clock;
+	(void)command_find_program(name, b->path, sizeof(b->path));	/* parse checked it; "" if gone since */
+	int rc = elf_provenance_read(b->path, &b->elf);
+	b->read = rc == 0;
+	b->error[0] = '\0';
+	if (rc != 0)
+		snprintf(b->error, sizeof(b->error), "%.80s: %s", *b->path ? b->path : name,
+			 rc == -EINVAL ? "not an ELF file (a script?)" : strerror(-rc));
+}
+
+static struct analysis_build binary_build(const struct benchmark_binary *b, const char *name)
+{
+	return (struct analysis_build){
+		.binary = *b->path ? b->path : name,
+		.opt_level = b->read ? b->elf.opt_level : "",
+		.opt_levels = b->read ? b->elf.opt_levels : "",
+		.source = b->read ? elf_opt_source_name(b->elf.opt_source) : "none",
+		.defaulted = b->read && b->elf.opt_level_defaulted,
+		.unreadable = b->read ? NULL : b->error,
+	};
+}
+
+/* --sample dtlb-misses needs the PMU map's precise event; without one, why goes to the report. */
+static void sampling_options(const struct run_options *o, struct counter_set *counters, struct target_options *opt,
+			     struct counter_sample_event *event, char *why, size_t why_len)
+{
+	opt->sample = o->sample != SAMPLE_NONE;
+	opt->sample_top = 10;
+	if (o->sample != SAMPLE_DTLB_MISSES)
+		return;
+	if (!counters)
+		snprintf(why, why_len, "no counters: libpfm4 is not available");
+	else if (counter_set_sample_event(counters, event, why, why_len) == 0)
+		opt->sample_event = event;
+	if (!opt->sample_event)
+		opt->sample = false;
+}
+
+/* What the command's end says on stderr besides the report: a failed sampling, a signal, a failing status. */
+static void say_outcome(const struct run_options *o, struct target_result *tr, const char *sample_why)
+{
+	if (o->sample != SAMPLE_NONE)
+		snprintf(tr->sample_requested, sizeof(tr->sample_requested), "%s",
+			 o->sample == SAMPLE_DTLB_MISSES ? "dtlb-misses" : "page-faults");
+	if (*sample_why && !*tr->sample_error)
+		snprintf(tr->sample_error, sizeof(tr->sample_error), "%s", sample_why);
+	if (o->sample != SAMPLE_NONE && !tr->sampled)
+		fprintf(stderr, "tlbprof: warning: --sample %s: %s\n", tr->sample_requested, tr->sample_error);
+	if (tr->term_signal)
+		fprintf(stderr, "tlbprof: run: '%s' was killed by signal %d (%s)%s\n", o->argv[0], tr->term_signal,
+			strsignal(tr->term_signal), tr->core_dumped ? ", core dumped" : "");
+	else if (tr->exited && tr->exit_code)
+		fprintf(stderr, "tlbprof: run: '%s' exited with status %d\n", o->argv[0], tr->exit_code);
+}
+
+/* Start the command and follow it; on failure the one-line error is printed and the exit status returned. */
+static int start(const struct run_options *o, struct measuring *m, const struct command_context *ctx,
+		 struct run_results *results, struct target_result *tr, char *sample_why, size_t why_len)
+{
+	struct counter_sample_event dtlb_event;
+	struct target_options opt = {
+		.argv = o->argv,
+		.cpu = o->cpu,
+		.ctl_path = *o->ctl_path ? o->ctl_path : NULL,
+		.ack_path = *o->ack_path ? o->ack_path : NULL,
+		.ctl_fd = o->ctl_fd,
+		.ack_fd = o->ack_fd,
+		.start_disabled = o->start_disabled,
+		.tmpdir = getenv("TMPDIR"),
+	};
+	struct run_context rctx = { .clock = &m->clock, .counters = m->counters, .stop = ctx->stop };
+	char msg[512];
+
+	sampling_options(o, m->counters, &opt, &dtlb_event, sample_why, why_len);
+	int rc = target_run(&opt, &rctx, results, tr);
+	if (rc == -ENOENT) {
+		snprintf(msg, sizeof(msg), "run: cannot execute '%s': %s", o->argv[0], strerror(tr->exec_errno));
+		report_error(msg);
+		return EXIT_USAGE;
+	}
+	if (rc != 0) {
+		snprintf(msg, sizeof(msg), "run: cannot start '%s': %s", o->argv[0], strerror(-rc));
+		report_error(msg);
+		return EXIT_UNAVAILABLE;
+	}
+	return EXIT_OK;
+}
+
+static int run_run(const void *options, const struct command_context *ctx)
+{
+	const struct run_options *o = options;
+	struct measuring m;
 	struct run_results results = { 0 };
 	struct target_result tr = { 0 };
 	struct analysis analysis = { 0 };
-	struct elf_provenance binary;
-	char msg[512], path[PATH_MAX], binary_error[128] = "";
-	int status, rc;
-
-	if (counter_set_new(&counters, tlbprof_events_dir(cfg), NULL, msg, sizeof(msg)) != 0) {
-		if (cfg->events_dir) {
-			char line[640];
-			snprintf(line, sizeof(line), "--events-dir '%s': %s", cfg->events_dir, msg);
-			report_error(line);
-			return EXIT_USAGE;
-		}
-		fprintf(stderr, "tlbprof: warning: no counters: %s\n", msg);
-		counters = NULL;
-	}
-	environment_collect(&env);
-	if (cfg->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(cfg->cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
-	timing_calibrate(&clock);
-	(void)tlbprof_find_command(cfg->run_argv[0], path, sizeof(path));	/* cli checked it; "" if gone since */
-	rc = elf_provenance_read(path, &binary);
-	if (rc != 0)
-		snprintf(binary_error, sizeof(binary_error), "%.80s: %s", *path ? path : cfg->run_argv[0],
-			 rc == -EINVAL ? "not an ELF file (a script?)" : strerror(-rc));
-
-	const char *tmpdir = getenv("TMPDIR");
-	struct target_options opt = {
-		.argv = cfg->run_argv,
-		.cpu = cfg->cpu,
-		.ctl_path = cfg->control_ctl_path,
-		.ack_path = cfg->control_ack_path,
-		.ctl_fd = cfg->control_ctl_fd,
-		.ack_fd = cfg->control_ack_fd,
-		.start_disabled = cfg->start_disabled,
-		.tmpdir = tmpdir,
-		.sample = cfg->sample != SAMPLE_NONE,
-		.sample_top = 10,
-	};
-	struct counter_sample_event dtlb_event;
+	struct benchmark_binary binary;
 	char sample_why[320] = "";
-	/* dTLB misses need the PMU map's precise event; without one, say why and run unsampled. */
-	if (cfg->sample == SAMPLE_DTLB_MISSES) {
-		if (!counters)
-			snprintf(sample_why, sizeof(sample_why), "no counters: libpfm4 is not available");
-		else if (counter_set_sample_event(counters, &dtlb_event, sample_why, sizeof(sample_why)) == 0)
-			opt.sample_event = &dtlb_event;
-		if (!opt.sample_event)
-			opt.sample = false;
-	}
-	struct run_context ctx = { .clock = &clock, .counters = counters, .stop = stop };
-	int elf_rc = rc;
-	rc = target_run(&opt, &ctx, &results, &tr);
-	if (rc == -ENOENT) {
-		snprintf(msg, sizeof(msg), "run: cannot execute '%s': %s", cfg->run_argv[0], strerror(tr.exec_errno));
-		report_error(msg);
-		status = EXIT_USAGE;
+	int status;
+
+	if ((status = command_measuring_setup(&m, o->events_dir, o->cpu)) != 0)
+		return status;
+	binary_read(o->argv[0], &binary);
+	if ((status = start(o, &m, ctx, &results, &tr, sample_why, sizeof(sample_why))) != EXIT_OK)
 		goto out;
-	}
-	if (rc != 0) {
-		snprintf(msg, sizeof(msg), "run: cannot start '%s': %s", cfg->run_argv[0], strerror(-rc));
-		report_error(msg);
-		status = EXIT_UNAVAILABLE;
-		goto out;
-	}
-	bool have_binary = elf_rc == 0 && !*binary_error;
-	struct analysis_build build = {
-		.binary = *path ? path : cfg->run_argv[0],
-		.opt_level = have_binary ? binary.opt_level : "",
-		.opt_levels = have_binary ? binary.opt_levels : "",
-		.source = have_binary ? elf_opt_source_name(binary.opt_source) : "none",
-		.defaulted = have_binary && binary.opt_level_defaulted,
-		.unreadable = have_binary ? NULL : binary_error,
-	};
-	if (analysis_run(results.phases, results.n, &env, &clock, &analysis) != 0 ||
+	struct analysis_build build = binary_build(&binary, o->argv[0]);
+	if (analysis_run(results.phases, results.n, &m.env, &m.clock, &analysis) != 0 ||
 	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0 ||
 	    analysis_check_markers(&analysis, results.phases, results.n, tr.messages, tr.errors, tr.error_lines[0]) != 0) {
 		report_error("out of memory");
@@ -123,41 +296,43 @@ int cmd_run(const struct tlbprof_config *cfg, volatile sig_atomic_t *stop)
 		goto out;
 	}
 	struct target_report target = {
-		.argv = cfg->run_argv,
-		.path = path,
+		.argv = o->argv,
+		.path = binary.path,
 		.result = &tr,
-		.binary = have_binary ? &binary : NULL,
-		.binary_error = binary_error,
+		.binary = binary.read ? &binary.elf : NULL,
+		.binary_error = binary.error,
 	};
 	struct report_input in = {
-		.cfg = cfg,
-		.env = &env,
-		.clock = &clock,
-		.counters = counters,
+		.argc = ctx->argc,
+		.argv = ctx->argv,
+		.fail_on = (enum fail_on)o->fail_on,
+		.env = &m.env,
+		.clock = &m.clock,
+		.counters = m.counters,
 		.results = &results,
 		.analysis = &analysis,
-		.pmu_name = counters ? counter_set_pmu_name(counters) : "none",
+		.pmu_name = m.counters ? counter_set_pmu_name(m.counters) : "none",
 		.target = &target,
 	};
-	status = run_status(&tr, &results, &analysis, cfg->fail_on);
-	if (cfg->sample != SAMPLE_NONE)
-		snprintf(tr.sample_requested, sizeof(tr.sample_requested), "%s",
-			 cfg->sample == SAMPLE_DTLB_MISSES ? "dtlb-misses" : "page-faults");
-	if (*sample_why && !*tr.sample_error)
-		snprintf(tr.sample_error, sizeof(tr.sample_error), "%s", sample_why);
-	if (cfg->sample != SAMPLE_NONE && !tr.sampled)
-		fprintf(stderr, "tlbprof: warning: --sample %s: %s\n", tr.sample_requested, tr.sample_error);
-	if (tr.term_signal)
-		fprintf(stderr, "tlbprof: run: '%s' was killed by signal %d (%s)%s\n", cfg->run_argv[0], tr.term_signal,
-			strsignal(tr.term_signal), tr.core_dumped ? ", core dumped" : "");
-	else if (tr.exited && tr.exit_code)
-		fprintf(stderr, "tlbprof: run: '%s' exited with status %d\n", cfg->run_argv[0], tr.exit_code);
-	if (report_emit(&in, cfg) != 0)
+	status = run_status(&tr, &results, &analysis, (enum fail_on)o->fail_on);
+	say_outcome(o, &tr, sample_why);
+	if (report_emit(&in, &o->out) != 0)
 		status = EXIT_OUTPUT;
 out:
 	analysis_free(&analysis);
 	run_results_free(&results);
 	target_result_free(&tr);
-	counter_set_delete(counters);
+	command_measuring_free(&m);
 	return status;
 }
+
+const struct command command_run = {
+	.name = "run",
+	.summary = "run your own benchmark under counters, phase markers and checks",
+	.signals = COMMAND_SIGNALS_SURVIVE,
+	.specs = run_specs,
+	.options_size = sizeof(struct run_options),
+	.usage = run_usage,
+	.parse = run_parse,
+	.run = run_run,
+};

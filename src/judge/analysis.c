@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "measure/plan.h"
 #include "measure/workload.h"
 
 /* Thresholds, each with the reason it has this value. */
@@ -1446,7 +1447,7 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 {
 	for (size_t i = 0; i < a->n_comparisons; i++) {
 		const struct comparison *first = &a->comparisons[i];
-		const struct comparison *sweep[CONFIG_MAX_SIZES];
+		const struct comparison *sweep[PLAN_MAX_SIZES];
 		size_t m = 0;
 		bool seen = false;
 
@@ -1454,7 +1455,7 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 			seen = same_sweep(res, &a->comparisons[k], first);
 		if (seen || res[first->baseline].spec.workload->faults_expected)
 			continue;
-		for (size_t k = i; k < a->n_comparisons && m < CONFIG_MAX_SIZES; k++)
+		for (size_t k = i; k < a->n_comparisons && m < PLAN_MAX_SIZES; k++)
 			if (same_sweep(res, &a->comparisons[k], first))
 				sweep[m++] = &a->comparisons[k];
 		if (m < 3)
@@ -1467,8 +1468,8 @@ static void find_shrinking_speedup(const struct phase_result *res, struct analys
 			continue;	/* a sweep needs three sizes */
 
 		size_t half = m / 2, hi0 = m - half;
-		double lo_base[CONFIG_MAX_SIZES], hi_base[CONFIG_MAX_SIZES], lo_delta[CONFIG_MAX_SIZES];
-		double hi_delta[CONFIG_MAX_SIZES], lo_speed[CONFIG_MAX_SIZES], hi_speed[CONFIG_MAX_SIZES];
+		double lo_base[PLAN_MAX_SIZES], hi_base[PLAN_MAX_SIZES], lo_delta[PLAN_MAX_SIZES];
+		double hi_delta[PLAN_MAX_SIZES], lo_speed[PLAN_MAX_SIZES], hi_speed[PLAN_MAX_SIZES];
 		for (size_t k = 0; k < half; k++) {
 			lo_base[k] = a->phases[sweep[k]->baseline].ns.median;
 			lo_delta[k] = sweep[k]->delta_ns;

@@ -15,8 +15,6 @@
 #define COMPARE_ALPHA 0.01
 /* Fewer samples than this on either side: too few to judge, never a regression. */
 #define COMPARE_MIN_SAMPLES 5
-/* --threshold default, percent. */
-#define COMPARE_DEFAULT_THRESHOLD_PCT 5.0
 /*
  * Bootstrap resamples: at alpha 0.01 the interval's ends are the values at
  * 0-based indices 20 and 3979 of the sorted resamples (the 21st and the

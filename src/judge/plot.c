@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "measure/plan.h"
 #include "measure/workload.h"
 
 /*
@@ -855,7 +856,7 @@ static int build_chart(const struct plot_input *in, const char *workload, bool w
 		       struct plot_chart *c)
 {
 	struct chart_ctx cx = { .in = in, .c = c, .wall_time = wall_time };
-	uint64_t sizes[CONFIG_MAX_SIZES];
+	uint64_t sizes[PLAN_MAX_SIZES];
 	size_t n_sizes = 0, not_drawn = 0, single = 0, points = 0;
 	char sz[24], first_failed[200] = "";
 	int rc;
@@ -878,7 +879,7 @@ static int build_chart(const struct plot_input *in, const char *workload, bool w
 		size_t k;
 		for (k = 0; k < n_sizes && sizes[k] != r->spec.size_bytes; k++)
 			;
-		if (k == n_sizes && n_sizes < CONFIG_MAX_SIZES)
+		if (k == n_sizes && n_sizes < PLAN_MAX_SIZES)
 			sizes[n_sizes++] = r->spec.size_bytes;
 	}
 	c->kind = plot_chart_kind_for(workload, n_sizes, wall_time);

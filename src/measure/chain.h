@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "types.h"
 #include "measure/phase.h"
 
 /* Where the slots are: slot i lives in stride-sized cell i, at a line offset set by the layout. */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* A phase (one workload x page size x working-set size x run) and what measuring it produced. */
+/* A phase (one workload x page size x working-set size x repetition) and what measuring it produced. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "types.h"
 #include "pmu/counters.h"
 
 /* Why a phase runs: a measurement, or a control that the analysis compares measurements with. */
@@ -19,9 +19,8 @@ const char *phase_role_name(enum phase_role r);
 
 /* What the plan asks for: everything needed to run one phase. Plain data. */
 struct phase_spec {
-	char name[64];			/* "chase/4k/256M/r0" */
+	char name[64];			/* "chase/4k/256M/r0" (plan_name()) */
 	unsigned index;			/* position in the plan */
-	unsigned run;			/* the rN of the name: allocation index */
 	const struct workload_ops *workload;
 	struct page_request page;
 	uint64_t size_bytes;

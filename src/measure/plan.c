@@ -1,17 +1,36 @@
 /* SPDX-License-Identifier: MIT */
-/* Expand a config into the ordered list of phases to run (pure). */
+/* Expand a plan request into the ordered list of phases to run (pure). */
 #include "measure/plan.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "parse.h"
+#include "measure/runner.h"
 #include "measure/workload.h"
+#include "parse.h"
 
 #define PACKED_STRIDE 64u
+/* The repetition part of every phase name (plan.h says why it is always 0). */
+#define PHASE_REPETITION "r0"
 
-struct phase_spec *plan_add(struct plan *p, const struct tlbprof_config *cfg, const struct page_request *page,
+void plan_name(struct phase_spec *ph, ...)
+{
+	size_t len = 0;
+	va_list ap;
+
+	ph->name[0] = '\0';
+	va_start(ap, ph);
+	for (const char *part; (part = va_arg(ap, const char *)) != NULL;)
+		len += (size_t)snprintf(ph->name + len, len < sizeof(ph->name) ? sizeof(ph->name) - len : 0, "%s/", part);
+	va_end(ap);
+	if (len < sizeof(ph->name))
+		snprintf(ph->name + len, sizeof(ph->name) - len, "%s", PHASE_REPETITION);
+}
+
+struct phase_spec *plan_add(struct plan *p, const struct plan_request *req, const struct page_request *page,
 			    uint64_t size_bytes)
 {
 	struct phase_spec *ph;
@@ -27,65 +46,64 @@ struct phase_spec *plan_add(struct plan *p, const struct tlbprof_config *cfg, co
 	}
 	ph = &p->phases[p->n++];
 	*ph = (struct phase_spec){
-		.workload = cfg->workload,
+		.workload = req->workload,
 		.page = *page,
 		.size_bytes = size_bytes,
-		.stride_bytes = cfg->stride_bytes,
-		.iterations = cfg->iterations,
-		.warmup_iterations = (uint64_t)((double)cfg->iterations * cfg->warmup_frac + 0.5),
-		.repeat = cfg->repeat,
-		.seed = cfg->seed,
-		.cpu = cfg->cpu,
-		.layout = cfg->layout,
+		.stride_bytes = req->stride_bytes,
+		.iterations = req->iterations,
+		.warmup_iterations = (uint64_t)((double)req->iterations * req->warmup_frac + 0.5),
+		.repeat = req->repeat,
+		.seed = req->seed,
+		.cpu = req->cpu,
+		.layout = req->layout,
 		.role = PHASE_ROLE_MEASURE,
-		.iterations_auto = cfg->iterations_auto,
-		.precision = cfg->precision,
-		.time_budget_s = cfg->time_budget_s,
-		.allocations = cfg->allocations,
+		.iterations_auto = req->iterations_auto,
+		.precision = req->precision,
+		.time_budget_s = req->time_budget_s,
+		.allocations = req->allocations,
 		.fault_case = FAULT_NONE,
 		.processes = 1,
-		.dir = cfg->dir,
-		.file = cfg->child_file,
-		.drop_caches = cfg->drop_caches,
+		.dir = req->dir,
+		.file = req->child ? req->child->file : NULL,
+		.drop_caches = req->drop_caches,
 	};
-	snprintf(ph->name, sizeof(ph->name), "%s/%s/%s/r%u", cfg->workload->name, page->label,
-		 format_size(size_bytes, size, sizeof(size)), ph->run);
+	plan_name(ph, req->workload->name, page->label, format_size(size_bytes, size, sizeof(size)), NULL);
 	return ph;
 }
 
-int plan_grid(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out)
+int plan_grid(const struct plan_request *req, const struct plan_context *ctx, struct plan *out)
 {
-	bool controls = ctx && ctx->with_controls && cfg->stride_bytes >= 2 * PACKED_STRIDE;
+	bool controls = ctx && ctx->with_controls && req->stride_bytes >= 2 * PACKED_STRIDE;
 	struct page_request base;
 
 	page_request_parse("4k", &base);
-	for (size_t s = 0; s < cfg->n_sizes; s++) {
+	for (size_t s = 0; s < req->n_sizes; s++) {
 		if (controls) {
-			uint64_t slots = cfg->sizes_bytes[s] / cfg->stride_bytes;
-			struct phase_spec *ph = plan_add(out, cfg, &base, slots * PACKED_STRIDE);
+			uint64_t slots = req->sizes_bytes[s] / req->stride_bytes;
+			struct phase_spec *ph = plan_add(out, req, &base, slots * PACKED_STRIDE);
 			char size[16];
 			if (!ph)
 				return -ENOMEM;
 			ph->stride_bytes = PACKED_STRIDE;
 			ph->role = PHASE_ROLE_CONTROL;
-			ph->controls_size_bytes = cfg->sizes_bytes[s];
-			ph->controls_stride_bytes = cfg->stride_bytes;
-			snprintf(ph->name, sizeof(ph->name), "%s/4k:packed/%s/r%u", cfg->workload->name,
-				 format_size(cfg->sizes_bytes[s], size, sizeof(size)), ph->run);
+			ph->controls_size_bytes = req->sizes_bytes[s];
+			ph->controls_stride_bytes = req->stride_bytes;
+			plan_name(ph, req->workload->name, "4k:packed", format_size(req->sizes_bytes[s], size, sizeof(size)),
+				  NULL);
 		}
-		for (size_t p = 0; p < cfg->n_pages; p++)
-			if (!plan_add(out, cfg, &cfg->pages[p], cfg->sizes_bytes[s]))
+		for (size_t p = 0; p < req->n_pages; p++)
+			if (!plan_add(out, req, &req->pages[p], req->sizes_bytes[s]))
 				return -ENOMEM;
 	}
 	return 0;
 }
 
-int plan_build(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out)
+int plan_build(const struct plan_request *req, const struct plan_context *ctx, struct plan *out)
 {
 	int rc;
 
 	*out = (struct plan){ 0 };
-	rc = cfg->workload->expand ? cfg->workload->expand(cfg, ctx, out) : plan_grid(cfg, ctx, out);
+	rc = req->workload->expand ? req->workload->expand(req, ctx, out) : plan_grid(req, ctx, out);
 	if (rc) {
 		plan_free(out);
 		return rc;

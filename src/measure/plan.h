@@ -1,20 +1,61 @@
 /* SPDX-License-Identifier: MIT */
-/* Expand a config into the ordered list of phases to run (pure). */
+/* Expand a plan request into the ordered list of phases to run (pure). */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
 #include "machine/environment.h"
 #include "measure/phase.h"
+#include "types.h"
+
+#define PLAN_MAX_PAGES 8
+#define PLAN_MAX_SIZES 32
+#define PLAN_MAX_STRIDES 32
+
+struct workload_ops;
+struct runner_child;
+
+/*
+ * What to measure: the workload and every value of the measuring options
+ * and the workloads' parameters (measure/params.c and each workload's own
+ * table fill it). Plain data; the measure command owns it.
+ */
+struct plan_request {
+	const struct workload_ops *workload;
+	struct page_request pages[PLAN_MAX_PAGES];
+	size_t n_pages;
+	uint64_t sizes_bytes[PLAN_MAX_SIZES];
+	size_t n_sizes;
+	uint64_t stride_bytes;			/* chase: --stride */
+	uint64_t strides_bytes[PLAN_MAX_STRIDES];	/* stride: --strides */
+	size_t n_strides;
+	unsigned max_pages;			/* tlbsize: largest page count, 0 = from CPUID */
+	int cases[FAULT_CASES];			/* pagefault: --cases (enum fault_case), in order */
+	size_t n_cases;
+	unsigned processes;			/* pagefault: separate processes per case */
+	const char *dir;			/* pagefault: where the data file lives */
+	bool drop_caches;			/* pagefault: also drop the global page cache for file_cold (root) */
+	uint64_t iterations;			/* timed accesses per sample (fixed mode) */
+	bool iterations_auto;			/* --iters auto */
+	double precision;			/* --precision */
+	double time_budget_s;			/* --time-budget, per phase */
+	unsigned allocations;			/* --realloc */
+	double warmup_frac;			/* warm-up accesses = warmup_frac * iterations */
+	unsigned repeat;			/* timed samples per allocation */
+	uint64_t seed;
+	int cpu;				/* CPU to pin to, -1 = not pinned */
+	enum chase_layout layout;
+	/* This process is a child running one phase for its parent (--internal-child), else NULL. */
+	const struct runner_child *child;
+};
 
 struct plan {
 	struct phase_spec *phases;	/* owned; plan_free() */
 	size_t n, cap;
 };
 
-/* What the plan may depend on besides the config: facts, passed in so planning stays pure. */
+/* What the plan may depend on besides the request: facts, passed in so planning stays pure. */
 struct plan_context {
 	bool with_controls;		/* add packed control phases (chase) */
 	int current_cpu;		/* the CPU main runs on, for workloads that pin by default; -1 unknown */
@@ -22,7 +63,7 @@ struct plan_context {
 };
 
 /*
- * Build the plan: each workload expands the config into its phases through
+ * Build the plan: the workload expands the request into its phases through
  * its expand hook; without one, one phase per working-set size x page size,
  * sizes in the order given and page sizes in the order given inside each
  * size (so the phases compared with each other run next to each other in
@@ -32,11 +73,22 @@ struct plan_context {
  * stride/64 times fewer pages, so that its latency is the cache part alone.
  * Phase indices are set in run order. Returns 0 or -ENOMEM.
  */
-int plan_build(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out);
+int plan_build(const struct plan_request *req, const struct plan_context *ctx, struct plan *out);
 void plan_free(struct plan *p);
 
-/* For expand hooks: append a phase filled from cfg for page and size (name set); NULL on -ENOMEM. */
-struct phase_spec *plan_add(struct plan *p, const struct tlbprof_config *cfg, const struct page_request *page,
+/*
+ * For expand hooks: append a phase filled from req for page and size, named
+ * plan_name() of its workload, page label and size; NULL on -ENOMEM.
+ */
+struct phase_spec *plan_add(struct plan *p, const struct plan_request *req, const struct page_request *page,
 			    uint64_t size_bytes);
 /* The default expansion: sizes x page sizes, with the packed controls described above. */
-int plan_grid(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out);
+int plan_grid(const struct plan_request *req, const struct plan_context *ctx, struct plan *out);
+
+/*
+ * Name phase ph "PART/PART/.../r0" from the parts given (a NULL ends them).
+ * The last part, "r0", is the repetition of the phase in its run: the v1
+ * report contract names phases so, and every plan measures each phase once
+ * (its allocations are told apart by the samples' allocation, not by name).
+ */
+__attribute__((sentinel)) void plan_name(struct phase_spec *ph, ...);

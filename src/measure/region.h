@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "types.h"
 #include "measure/phase.h"
 
 struct region {

@@ -436,23 +436,23 @@ static void run_fresh_phase(const struct phase_spec *ph, const struct run_contex
 		counter_set_close(cs);
 	if (res->status == PHASE_OK && res->n_samples < cap)
 		phase_fail(res, false, "interrupted after %zu of %zu samples", res->n_samples, cap);
-	w->release(state);
+	workload_release(w, state);
 }
 
-int runner_run_child(const struct plan *plan, size_t index, const struct run_context *ctx, int fd)
+int runner_run_child(const struct plan *plan, const struct runner_child *child, const struct run_context *ctx)
 {
 	struct phase_result res = { 0 };
 	struct run_results rr = { .phases = &res, .n = 1 };
 
-	if (index >= plan->n)
+	if (child->phase >= plan->n)
 		return -EINVAL;
-	res.spec = plan->phases[index];
+	res.spec = plan->phases[child->phase];
 	res.spec.processes = 1;
 	res.status = PHASE_OK;
 	if (res.spec.cpu >= 0)
 		pin_cpu(res.spec.cpu);
 	run_fresh_phase(&res.spec, ctx, &res);
-	child_write(fd, &res);
+	child_write(child->fd, &res);
 	rr.phases = malloc(sizeof(res));
 	if (rr.phases)
 		rr.phases[0] = res;
@@ -677,8 +677,7 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 		phase_fail(res, true, "the page backing changed during the timed run: %s", why);
 	}
 out:
-	if (state && w->release)
-		w->release(state);
+	workload_release(w, state);
 	region_unmap(&region);
 	return res->status == PHASE_OK && !stop_requested(ctx);
 }

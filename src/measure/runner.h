@@ -46,8 +46,21 @@ int runner_run(const struct plan *plan, const struct run_context *ctx, struct ru
 void run_results_free(struct run_results *r);
 
 /*
- * Child mode (tlbprof --internal-child PHASE:FD[:FILE]): run phase `index` of
- * plan in this process and write its samples, counters, backing and status to
- * fd in the line protocol the parent reads. Returns 0 or -errno.
+ * The internal child protocol: a parent that runs a phase in several
+ * processes re-executes tlbprof with its own command line and
+ * --internal-child PHASE:FD[:FILE]; the child builds the same plan, runs
+ * phase PHASE and writes its results as lines on fd FD (a pipe), using the
+ * data file FILE the parent made (if any).
  */
-int runner_run_child(const struct plan *plan, size_t index, const struct run_context *ctx, int fd);
+struct runner_child {
+	size_t phase;		/* index into the plan */
+	int fd;			/* where the child writes its results */
+	const char *file;	/* the parent's data file, or NULL */
+};
+
+/*
+ * Child mode: run phase child->phase of plan in this process and write its
+ * samples, counters, backing and status to child->fd in the line protocol
+ * the parent reads. Returns 0 or -errno.
+ */
+int runner_run_child(const struct plan *plan, const struct runner_child *child, const struct run_context *ctx);

@@ -609,12 +609,12 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 	print_result(in, f);
 }
 
-int report_compare_emit(const struct report_compare_input *in, const struct tlbprof_config *cfg)
+int report_compare_emit(const struct report_compare_input *in, const struct report_outputs *out)
 {
-	bool json_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
+	bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
 	char msg[512];
 
-	if (!cfg->quiet) {
+	if (!out->quiet) {
 		FILE *f = json_stdout ? stderr : stdout;
 		report_compare_print_text(in, f);
 		if (fflush(f) != 0 || ferror(f)) {
@@ -624,7 +624,7 @@ int report_compare_emit(const struct report_compare_input *in, const struct tlbp
 			return -1;
 		}
 	}
-	if (cfg->json_path && report_compare_write_json(in, cfg->json_path, msg, sizeof(msg)) != 0) {
+	if (out->json_path && report_compare_write_json(in, out->json_path, msg, sizeof(msg)) != 0) {
 		report_error(msg);
 		return -1;
 	}

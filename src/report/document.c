@@ -703,8 +703,8 @@ json_t *report_json_build(const struct report_input *in)
 
 	json_object_set_new(root, "schema", json_string(REPORT_SCHEMA));
 	json_object_set_new(root, "tool", json_pack("{s:s, s:s}", "name", "tlbprof", "version", TLBPROF_VERSION));
-	for (int i = 0; i < in->cfg->argc; i++)
-		json_array_append_new(cmd, report_json_text(in->cfg->argv[i]));
+	for (int i = 0; i < in->argc; i++)
+		json_array_append_new(cmd, report_json_text(in->argv[i]));
 	json_object_set_new(root, "command", cmd);
 	json_object_set_new(root, "environment", report_environment_json(in->env, in->clock, in->pmu_name));
 	json_object_set_new(root, "counters", counters_json(in));
@@ -1018,7 +1018,7 @@ void report_print_text(const struct report_input *in, FILE *f)
 	size_t ok = 0, hw = 0, total = 0;
 
 	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", a->summary);
-	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target ? "run" : in->cfg->workload->name,
+	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target || !in->workload ? "run" : in->workload->name,
 		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
 		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
 	if (in->clock->core_clock_ghz > 0)
@@ -1179,18 +1179,18 @@ void report_print_text(const struct report_input *in, FILE *f)
 	fprintf(f, "verdict: %s%s\n", verdict_name(a->verdict), rr->interrupted ? " (interrupted)" : "");
 }
 
-int report_emit(const struct report_input *in, const struct tlbprof_config *cfg)
+int report_emit(const struct report_input *in, const struct report_outputs *out)
 {
-	bool to_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
+	bool to_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
 	char msg[512];
 
-	for (size_t i = 0; i < cfg->n_formats; i++) {
-		const char *p = cfg->format_paths[cfg->formats[i]] ? cfg->format_paths[cfg->formats[i]]
-			      : cfg->output_dir ? NULL : cfg->output_path;
+	for (size_t i = 0; i < out->n_formats; i++) {
+		const char *p = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
+			      : out->output_dir ? NULL : out->output_path;
 		to_stdout |= p && strcmp(p, "-") == 0;
 	}
 
-	if (!cfg->quiet) {
+	if (!out->quiet) {
 		FILE *f = to_stdout ? stderr : stdout;
 		report_print_text(in, f);
 		if (fflush(f) != 0 || ferror(f)) {
@@ -1202,23 +1202,23 @@ int report_emit(const struct report_input *in, const struct tlbprof_config *cfg)
 	}
 	/* Every output is tried, so one that cannot be written does not cost the others. */
 	int rc = 0;
-	if (cfg->json_path && report_write_json(in, cfg->json_path, msg, sizeof(msg)) != 0) {
+	if (out->json_path && report_write_json(in, out->json_path, msg, sizeof(msg)) != 0) {
 		report_error(msg);
 		rc = -1;
 	}
-	for (size_t i = 0; i < cfg->n_formats; i++) {
+	for (size_t i = 0; i < out->n_formats; i++) {
 		char *path = NULL;
-		const char *target = cfg->format_paths[cfg->formats[i]] ? cfg->format_paths[cfg->formats[i]]
-									: cfg->output_path;
-		if (!cfg->format_paths[cfg->formats[i]] && cfg->output_dir) {
-			size_t n = strlen(cfg->output_path);
-			const char *sep = n && cfg->output_path[n - 1] == '/' ? "" : "/";
-			if (asprintf(&path, "%s%s%s", cfg->output_path, sep, report_format_file_name(cfg->formats[i])) < 0) {
+		const char *target = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
+									: out->output_path;
+		if (!out->format_paths[out->formats[i]] && out->output_dir) {
+			size_t n = strlen(out->output_path);
+			const char *sep = n && out->output_path[n - 1] == '/' ? "" : "/";
+			if (asprintf(&path, "%s%s%s", out->output_path, sep, report_format_file_name(out->formats[i])) < 0) {
 				report_error("out of memory");
 				return -1;
 			}
 		}
-		if (report_write_format(in, cfg->formats[i], path ? path : target, "--output", msg, sizeof(msg)) != 0) {
+		if (report_write_format(in, out->formats[i], path ? path : target, "--output", msg, sizeof(msg)) != 0) {
 			report_error(msg);
 			rc = -1;
 		}

@@ -329,13 +329,13 @@ static json_t *events_json(const struct report_events_input *in)
 }
 
 /* The text (unless quiet; to stderr when the JSON takes stdout), then the JSON. 0, or -1 after the error line. */
-static int emit(const struct tlbprof_config *cfg, const void *in, void (*print)(const void *in, FILE *f),
+static int emit(const struct report_outputs *out, const void *in, void (*print)(const void *in, FILE *f),
 		json_t *(*build)(const void *in))
 {
-	bool json_stdout = cfg->json_path && strcmp(cfg->json_path, "-") == 0;
+	bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
 	char msg[512];
 
-	if (!cfg->quiet) {
+	if (!out->quiet) {
 		FILE *f = json_stdout ? stderr : stdout;
 		print(in, f);
 		if (fflush(f) != 0 || ferror(f)) {
@@ -345,10 +345,10 @@ static int emit(const struct tlbprof_config *cfg, const void *in, void (*print)(
 			return -1;
 		}
 	}
-	if (!cfg->json_path)
+	if (!out->json_path)
 		return 0;
 	json_t *root = build(in);
-	int rc = root ? report_json_dump(root, cfg->json_path, msg, sizeof(msg)) : -ENOMEM;
+	int rc = root ? report_json_dump(root, out->json_path, msg, sizeof(msg)) : -ENOMEM;
 	if (!root)
 		snprintf(msg, sizeof(msg), "out of memory building the JSON");
 	json_decref(root);
@@ -379,12 +379,12 @@ static json_t *build_events(const void *in)
 	return events_json(in);
 }
 
-int report_env_emit(const struct report_env_input *in, const struct tlbprof_config *cfg)
+int report_env_emit(const struct report_env_input *in, const struct report_outputs *out)
 {
-	return emit(cfg, in, print_env, build_env);
+	return emit(out, in, print_env, build_env);
 }
 
-int report_events_emit(const struct report_events_input *in, const struct tlbprof_config *cfg)
+int report_events_emit(const struct report_events_input *in, const struct report_outputs *out)
 {
-	return emit(cfg, in, print_events, build_events);
+	return emit(out, in, print_events, build_events);
 }

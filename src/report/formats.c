@@ -42,7 +42,7 @@ static const char *workload_of(const struct report_input *in)
 		return in->results->phases[0].spec.workload->name;
 	if (in->target || (in->source && json_object_get((const json_t *)in->source, "target")))
 		return "run";
-	return in->cfg->workload ? in->cfg->workload->name : "";
+	return in->workload ? in->workload->name : "";
 }
 
 /* Whether phase i has timed samples (status ok and something measured). */
@@ -159,7 +159,7 @@ static json_t *gb_context(const struct report_input *in)
 		host[sizeof(host) - 1] = '\0';
 		json_object_set_new(c, "host_name", report_json_text(host));
 	}
-	json_object_set_new(c, "executable", report_json_text(in->cfg->argc > 0 ? in->cfg->argv[0] : "tlbprof"));
+	json_object_set_new(c, "executable", report_json_text(in->argc > 0 ? in->argv[0] : "tlbprof"));
 	json_object_set_new(c, "num_cpus", json_integer(env->logical_cpus));
 	json_object_set_new(c, "mhz_per_cpu",
 			    json_integer(in->clock->core_clock_ghz > 0 ? llround(in->clock->core_clock_ghz * 1000) : 0));
@@ -685,7 +685,7 @@ static int write_junit(const struct report_input *in, FILE *f)
 {
 	const struct run_results *rr = in->results;
 	const struct analysis *a = in->analysis;
-	enum fail_on fail_on = in->cfg->fail_on;
+	enum fail_on fail_on = in->fail_on;
 	size_t check_fail = 0, check_skip = 0, phase_fail = 0, phase_skip = 0;
 	double phase_time = 0;
 	char buf[64];
@@ -718,8 +718,8 @@ static int write_junit(const struct report_input *in, FILE *f)
 	char *cmd = NULL;
 	size_t cmd_len = 0;
 	FILE *cs = open_memstream(&cmd, &cmd_len);
-	for (int i = 0; cs && i < in->cfg->argc; i++)
-		fprintf(cs, "%s%s", i ? " " : "", in->cfg->argv[i]);
+	for (int i = 0; cs && i < in->argc; i++)
+		fprintf(cs, "%s%s", i ? " " : "", in->argv[i]);
 	if (!cs || fclose(cs) != 0) {
 		free(cmd);
 		return -ENOMEM;

@@ -484,10 +484,6 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	snprintf(r->spec.name, sizeof(r->spec.name), "%s", name);
 	r->spec.index = (unsigned)idx;
 	r->spec.workload = workload_find(workload);
-	if (!r->spec.workload && strcmp(workload, target_phase_workload.name) == 0)
-		r->spec.workload = &target_phase_workload;
-	if (!r->spec.workload && strcmp(workload, target_command_workload.name) == 0)
-		r->spec.workload = &target_command_workload;
 	if (!r->spec.workload)
 		return bad(rd, "%s.workload: unknown workload '%s'", where, workload);
 	if (strcmp(status, "ok") == 0)
@@ -663,8 +659,8 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 		bad(&rd, "report.command: missing or not a list of strings");
 		goto out;
 	}
-	doc->cfg.argv = calloc(json_array_size(cmd) + 1, sizeof(char *));
-	if (!doc->cfg.argv) {
+	doc->argv = calloc(json_array_size(cmd) + 1, sizeof(char *));
+	if (!doc->argv) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -674,7 +670,7 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 			bad(&rd, "report.command[%zu]: not a string", i);
 			goto out;
 		}
-		doc->cfg.argv[doc->cfg.argc++] = (char *)keep(doc, json_string_value(a));
+		doc->argv[doc->argc++] = (char *)keep(doc, json_string_value(a));
 	}
 	if ((rc = read_environment(&rd, root)) || (rc = read_counter_infos(&rd, root, &infos, &n_infos)))
 		goto out;
@@ -701,8 +697,7 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 	}
 	doc->results.interrupted = json_is_true(json_object_get(root, "interrupted"));
 	read_target(doc, root);
-	doc->cfg.workload = doc->results.n ? doc->results.phases[0].spec.workload : workload_find("chase");
-	doc->cfg.fail_on = FAIL_ON_FAIL;
+	doc->workload = doc->results.n ? doc->results.phases[0].spec.workload : workload_find("chase");
 	doc->source = json_incref(root);
 	rc = 0;
 out:
@@ -719,7 +714,7 @@ void report_doc_free(struct report_doc *doc)
 {
 	run_results_free(&doc->results);
 	json_decref(doc->source);
-	free(doc->cfg.argv);
+	free(doc->argv);
 	for (size_t i = 0; i < doc->n_strings; i++)
 		free(doc->strings[i]);
 	free(doc->strings);

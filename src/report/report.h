@@ -12,7 +12,7 @@
 
 #include "judge/analysis.h"
 #include "judge/compare.h"
-#include "config.h"
+#include "types.h"
 #include "pmu/counters.h"
 #include "machine/diagnose.h"
 #include "machine/environment.h"
@@ -21,10 +21,30 @@
 #include "machine/timing.h"
 
 #define REPORT_SCHEMA "tlbprof.report/1"
+/* Room for the paths of --output FORMAT=PATH,... (all of them, with their terminators). */
+#define REPORT_OUTPUT_MAP_BYTES 8192
+
+/* Where a command's documents go and whether it prints: what --json, --format, --output and --quiet said. */
+struct report_outputs {
+	const char *json_path;		/* NULL: no JSON; "-": stdout */
+	enum output_format formats[OUTPUT_FORMATS];	/* --format, in the order given, each once */
+	size_t n_formats;		/* 0 when nothing goes to --output */
+	const char *formats_arg;	/* --format as given, for messages */
+	const char *output_path;	/* --output: a file, "-" (stdout) or a directory; NULL: none */
+	bool output_dir;		/* output_path is a directory: each format in its own file there */
+	/* --output FORMAT=PATH[,FORMAT=PATH...] (repeatable): each format to its own file instead. */
+	const char *format_paths[OUTPUT_FORMATS];	/* by format; "-": stdout; NULL: not named */
+	enum output_format output_map[OUTPUT_FORMATS];	/* the formats named that way, in order */
+	size_t n_output_map;
+	char output_map_buf[REPORT_OUTPUT_MAP_BYTES];	/* storage behind format_paths */
+	size_t output_map_used;
+	bool quiet;			/* no table (or text) on stdout */
+};
 #define REPORT_COMPARE_SCHEMA "tlbprof.compare/1"
 
 struct target_result;
 struct elf_provenance;
+struct workload_ops;
 
 /* tlbprof run: the command, how it ended, and who built it; all borrowed. */
 struct target_report {
@@ -37,7 +57,10 @@ struct target_report {
 
 /* Everything a report is made of; all borrowed. */
 struct report_input {
-	const struct tlbprof_config *cfg;
+	int argc;				/* the command that measured, as typed */
+	char **argv;
+	const struct workload_ops *workload;	/* what the command measured with; NULL for tlbprof run */
+	enum fail_on fail_on;			/* which check level fails (JUnit marks warnings by it) */
 	const struct environment *env;
 	const struct timing_calibration *clock;
 	const struct counter_set *counters;	/* may be NULL */
@@ -116,7 +139,9 @@ void report_print_text(const struct report_input *in, FILE *f);
 
 /* A saved report read back for re-analysis; everything owned by the doc. */
 struct report_doc {
-	struct tlbprof_config cfg;	/* workload and the original command */
+	int argc;			/* the command that measured (report.command) */
+	char **argv;
+	const struct workload_ops *workload;	/* its first phase's, else chase */
 	struct environment env;
 	struct timing_calibration clock;
 	struct run_results results;
@@ -149,13 +174,13 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 void report_doc_free(struct report_doc *doc);
 
 /*
- * Print the table (unless cfg->quiet; to stderr when a report goes to
- * stdout), write the JSON report when cfg->json_path asks and each of
- * cfg->formats to cfg->output_path (a file, or one file per format in a
+ * Print the table (unless out->quiet; to stderr when a report goes to
+ * stdout), write the JSON report when out->json_path asks and each of
+ * out->formats to out->output_path (a file, or one file per format in a
  * directory). Returns 0, or -1 after printing the one-line reason of each
  * failed write (exit 4); the other outputs are still written.
  */
-int report_emit(const struct report_input *in, const struct tlbprof_config *cfg);
+int report_emit(const struct report_input *in, const struct report_outputs *out);
 
 #define REPORT_ENV_SCHEMA "tlbprof.env/1"
 #define REPORT_EVENTS_SCHEMA "tlbprof.events/1"
@@ -175,11 +200,11 @@ struct report_env_input {
 
 /*
  * tlbprof env: print the findings for people (sections, then each problem
- * with its fix; unless cfg->quiet; to stderr when the JSON goes to stdout)
- * and write tlbprof.env/1 JSON when cfg->json_path asks. Returns 0, or -1
+ * with its fix; unless out->quiet; to stderr when the JSON goes to stdout)
+ * and write tlbprof.env/1 JSON when out->json_path asks. Returns 0, or -1
  * after printing the one-line reason of a failed write (exit 4).
  */
-int report_env_emit(const struct report_env_input *in, const struct tlbprof_config *cfg);
+int report_env_emit(const struct report_env_input *in, const struct report_outputs *out);
 
 /* The metric -> event table of tlbprof events; all borrowed. */
 struct report_events_input {
@@ -191,7 +216,7 @@ struct report_events_input {
 };
 
 /* tlbprof events: the table (unless quiet) and tlbprof.events/1 JSON; as report_env_emit(). */
-int report_events_emit(const struct report_events_input *in, const struct tlbprof_config *cfg);
+int report_events_emit(const struct report_events_input *in, const struct report_outputs *out);
 
 /*
  * The progress line of a measurement (src/report_progress.c): one line on a
@@ -267,8 +292,8 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f);
 int report_compare_write_json(const struct report_compare_input *in, const char *path, char *err, size_t err_len);
 
 /*
- * Print the text (unless cfg->quiet; to stderr when the JSON goes to stdout)
- * and write the JSON when cfg->json_path asks. Returns 0, or -1 after
+ * Print the text (unless out->quiet; to stderr when the JSON goes to stdout)
+ * and write the JSON when out->json_path asks. Returns 0, or -1 after
  * printing the one-line reason of a failed write (exit 4).
  */
-int report_compare_emit(const struct report_compare_input *in, const struct tlbprof_config *cfg);
+int report_compare_emit(const struct report_compare_input *in, const struct report_outputs *out);

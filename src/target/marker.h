@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "types.h"
 
 #define MARKER_LINE_MAX 512
 #define MARKER_NAME_MAX 64

@@ -31,18 +31,6 @@
 
 #include "tlbprof/marker.h"
 
-const struct workload_ops target_phase_workload = {
-	.name = "run",
-	.description = "a phase of someone else's benchmark, marked by it (tlbprof run)",
-	.latency = true,
-};
-
-const struct workload_ops target_command_workload = {
-	.name = "command",
-	.description = "someone else's whole benchmark, unmarked (tlbprof run)",
-	.faults_expected = true,	/* a whole program maps and touches its memory: faults are part of it */
-};
-
 #define TARGET_MAX_PHASES 256
 #define TARGET_KILL_GRACE_MS 2000
 /* A declared region is copied into tlbprof to walk its chain: at most this, and half of MemAvailable. */
@@ -332,7 +320,7 @@ static struct phase_result *phase_for(struct target_state *st, const struct mark
 	struct phase_spec *s = &r->spec;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->index = (unsigned)out->n;
-	s->workload = &target_phase_workload;
+	s->workload = &workload_marked;
 	s->cpu = st->opt->cpu;
 	s->repeat = 0;
 	s->throughput = m && m->throughput;
@@ -831,7 +819,7 @@ static void finish_sampling(struct target_state *st)
 	for (size_t i = 0; i < st->out->n; i++)
 		if (st->out->phases[i].target)
 			st->out->phases[i].target->samples_in_phase =
-				st->out->phases[i].spec.workload == &target_command_workload ? (int64_t)st->samples.count : 0;
+				st->out->phases[i].spec.workload == &workload_command ? (int64_t)st->samples.count : 0;
 	/* A slot's windows do not overlap and were closed in time order: one binary search per sample and slot. */
 	for (int k = 0; k < 2; k++) {
 		const struct slot *sl = &st->slot[k];
@@ -884,7 +872,7 @@ static void finish(struct target_state *st, uint64_t exec_ns, uint64_t exit_ns, 
 	if (st->out->n == 0 && tr->started && !kept_off) {
 		struct phase_result *r = phase_for(st, NULL, COMMAND_NAME, &fresh);
 		if (r) {
-			r->spec.workload = &target_command_workload;
+			r->spec.workload = &workload_command;
 			r->target->occurrences = 1;
 			r->spec.repeat = 1;
 			append(&r->target->wall_ns, &r->target->n_wall, tr->wall_ns);

@@ -13,9 +13,9 @@
 
 struct workload_ops;
 
-/* The pseudo-workloads of run phases (never in the registry: they cannot be run with --workload). */
-extern const struct workload_ops target_phase_workload;	/* "run": a phase the benchmark marked */
-extern const struct workload_ops target_command_workload;	/* "command": the whole command, unmarked */
+/* The foreign workloads of run phases (measure/workloads/run.c, in the registry, never a --workload). */
+extern const struct workload_ops workload_marked;	/* "run": a phase the benchmark marked */
+extern const struct workload_ops workload_command;	/* "command": the whole command, unmarked */
 
 /* How to start and follow the command. */
 struct target_options {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cli.h"
-#include "config.h"
+#include "cmd/command.h"
+#include "types.h"
 #include "parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t v;
 	double d;
 	struct page_request pr;
-	struct tlbprof_config cfg;
+	const struct command *cmd;
+	void *options = NULL;
 
 	if (!s)
 		return 0;
@@ -43,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = p;
 	}
 	argv[argc] = NULL;
-	cli_parse(argc, argv, &cfg, msg, sizeof(msg));
+	command_parse(argc, argv, &cmd, &options, msg, sizeof(msg));
+	free(options);
 	free(s);
 	return 0;
 }

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (report_read_json(path, &doc, err, sizeof(err)) == 0) {
 		if (analysis_run(doc.results.phases, doc.results.n, &doc.env, &doc.clock, &a) == 0) {
-			struct report_input in = { .cfg = &doc.cfg, .env = &doc.env, .clock = &doc.clock,
+			struct report_input in = { .argc = doc.argc, .argv = doc.argv, .workload = doc.workload, .env = &doc.env, .clock = &doc.clock,
 						   .results = &doc.results, .analysis = &a, .pmu_name = doc.pmu_name,
 						   .reanalyzed_from = path, .source = doc.source };
 			FILE *sink = fopen("/dev/null", "we");

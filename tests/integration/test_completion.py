@@ -12,7 +12,9 @@ import tempfile
 
 TLBPROF = sys.argv[1]
 SOURCE = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(SOURCE, "completion", "tlbprof.bash")
+# The script meson generates from completion/tlbprof.bash.in and the option tables.
+SCRIPT = os.path.abspath(sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(TLBPROF), "completion",
+                                                                             "tlbprof"))
 EVENTS = os.path.join(SOURCE, "events")
 BASH_COMPLETION = "/usr/share/bash-completion/bash_completion"
 failures = []
@@ -71,7 +73,8 @@ for cmd in [None, *commands]:
     need(not got - want, f"'{name} --<TAB>' offers {sorted(got - want)}, not in its --help")
 
 # 2. Values.
-workloads = re.findall(r"^  ([a-z]+) {2,}", main_help.split("Workloads:", 1)[-1].split("\n\n", 1)[0], re.M)
+workloads = re.findall(r"^  ([a-z]+) {2,}", re.split(r"^Workloads[^\n]*:\n", main_help, 1, re.M)[-1].split("\n\n", 1)[0],
+                       re.M)
 need(workloads and sorted(complete("tlbprof --workload ")) == sorted(workloads),
      f"--workload values {complete('tlbprof --workload ')} vs --help's {workloads}")
 maps = sorted(f[:-7] for f in os.listdir(EVENTS) if f.endswith(".events") and f != "generic.events")
@@ -80,8 +83,8 @@ CASES = [
     ("tlbprof --wor", ["--workload"]),
     ("tlbprof --workload t", ["tlbsize"]),
     ("tlbprof --pages 4k,2", ["4k,2m", "4k,2m:thp", "4k,2m:hugetlb"]),
-    ("tlbprof --pages 4k,1", ["4k,1g"]),
-    ("tlbprof --pages ", ["4k", "2m", "2m:thp", "2m:hugetlb", "1g"]),
+    ("tlbprof --pages 4k,1", ["4k,1g", "4k,1g:hugetlb"]),
+    ("tlbprof --pages ", ["4k", "2m", "2m:thp", "2m:hugetlb", "1g", "1g:hugetlb"]),
     ("tlbprof --cases anon_cold,file_", ["anon_cold,file_warm", "anon_cold,file_cold"]),
     ("tlbprof --layout ", ["colored", "aligned"]),
     ("tlbprof --layout=", ["colored", "aligned"]),

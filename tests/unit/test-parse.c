@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "config.h"
+#include "types.h"
 #include "parse.h"
 
 static const struct {

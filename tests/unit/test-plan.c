@@ -3,25 +3,43 @@
 #include <string.h>
 
 #include "check.h"
-#include "cmd/cli.h"
+#include "cmd/command.h"
+#include "cmd/options.h"
 #include "measure/plan.h"
 #include "measure/workload.h"
 
-static void parse(struct tlbprof_config *cfg, char **argv)
+/* The measuring command line argv (NULL-terminated) as main parses it, into *o. */
+static enum option_result parse_line(char **argv, struct measure_options *o, char *msg, size_t len)
 {
-	char msg[256];
+	const struct command *cmd;
+	void *opts = NULL;
 	int argc = 0;
 
 	while (argv[argc])
 		argc++;
-	CHECK(cli_parse(argc, argv, cfg, msg, sizeof(msg)) == CLI_RUN, "parse: %s", msg);
+	enum option_result r = command_parse(argc, argv, &cmd, &opts, msg, len);
+	if (opts)
+		*o = *(struct measure_options *)opts;
+	free(opts);
+	return r;
+}
+
+/* The plan request of a good command line; the child pointer (into the freed options) is cleared. */
+static void parse(struct plan_request *req, char **argv)
+{
+	struct measure_options o;
+	char msg[256];
+
+	CHECK(parse_line(argv, &o, msg, sizeof(msg)) == OPTION_OK, "parse: %s", msg);
+	*req = o.plan;
+	req->child = NULL;
 }
 
 static void test_chase_grid(void)
 {
-	struct tlbprof_config cfg;
+	struct plan_request cfg;
 	struct plan p;
-	char *argv[] = { "tlbprof", "--pages", "4k,2m", "--size", "64M,256M", NULL };
+	char *argv[] = { "tlbprof", "--pages", "4k,2m", "--size", "64M,256M", "--iters", "20M", NULL };
 	struct plan_context ctx = { .with_controls = true, .current_cpu = -1 };
 
 	parse(&cfg, argv);
@@ -53,7 +71,7 @@ static void test_chase_grid(void)
 
 static void test_stride_sweep(void)
 {
-	struct tlbprof_config cfg;
+	struct plan_request cfg;
 	struct plan p;
 	char *argv[] = { "tlbprof", "--workload", "stride", "--pages", "4k,2m", "--size", "64M", "--strides",
 			 "8,512,4K", NULL };
@@ -69,7 +87,8 @@ static void test_stride_sweep(void)
 
 	char *bad[] = { "tlbprof", "--workload", "stride", "--size", "4K", "--stride", "8", "--strides", "4K", NULL };
 	char msg[256];
-	CHECK(cli_parse(9, bad, &cfg, msg, sizeof(msg)) == CLI_USAGE && strstr(msg, "--strides"),
+	struct measure_options o;
+	CHECK(parse_line(bad, &o, msg, sizeof(msg)) == OPTION_USAGE && strstr(msg, "--strides"),
 	      "a stride beyond half the size is refused: %s", msg);
 }
 
@@ -83,7 +102,7 @@ static bool has_point(const struct plan *p, uint64_t pages)
 
 static void test_tlbsize_points(void)
 {
-	struct tlbprof_config cfg;
+	struct plan_request cfg;
 	struct plan p, q;
 	char *argv[] = { "tlbprof", "--workload", "tlbsize", NULL };
 	struct env_tlb zen4 = { .l1d_4k_entries = 72, .l2d_4k_entries = 3072 };
@@ -143,7 +162,8 @@ static void test_tlbsize_points(void)
 
 	char *bad[] = { "tlbprof", "--workload", "tlbsize", "--pages", "2m", NULL };
 	char msg[256];
-	CHECK(cli_parse(5, bad, &cfg, msg, sizeof(msg)) == CLI_USAGE && strstr(msg, "4k"), "needs 4k: %s", msg);
+	struct measure_options o;
+	CHECK(parse_line(bad, &o, msg, sizeof(msg)) == OPTION_USAGE && strstr(msg, "4k"), "needs 4k: %s", msg);
 }
 
 int main(void)

@@ -544,7 +544,7 @@ static void run_phase(struct phase_result *r, const char *name, const char *page
 	for (size_t i = 0; i < n && i < 16; i++)
 		ns[i] = accesses_per_occurrence ? wall_ns[i] / (double)accesses_per_occurrence : 0;
 	fixture_phase(r, name, page ? page : "4k", 8ull << 20, accesses_per_occurrence, ns, n, 0, -1);
-	r->spec.workload = command ? &target_command_workload : &target_phase_workload;
+	r->spec.workload = command ? workload_find("command") : workload_find("run");
 	r->n_self_checks = 0;
 	r->target = calloc(1, sizeof(*r->target));
 	r->target->occurrences = (unsigned)n;

@@ -161,7 +161,6 @@ int main(void)
 	struct timing_calibration clk = { .clock_overhead_ns = 20, .clock_resolution_ns = 1, .core_clock_ghz = 3.6,
 					  .core_clock_method = "dependent_add_chain", .core_clock_runs = 9 };
 	char *argv[] = { "tlbprof", "--workload", "chase", "--pages", "4k,2m", NULL };
-	struct tlbprof_config cfg = { .workload = workload_find("chase"), .argc = 5, .argv = argv };
 	struct analysis a;
 	char dir[] = "/tmp/tlbprof-report-XXXXXX", path[300], err[300];
 
@@ -177,8 +176,8 @@ int main(void)
 	fixture_phase(&r[1], "chase/2m/256M/r0", "2m", 256ull << 20, 20000000, s2m, 3, 0, -1);
 	struct run_results rr = { .phases = r, .n = 2 };
 	analysis_run(r, 2, &env, &clk, &a);
-	struct report_input in = { .cfg = &cfg, .env = &env, .clock = &clk, .results = &rr, .analysis = &a,
-				   .pmu_name = "none" };
+	struct report_input in = { .argc = 5, .argv = argv, .workload = workload_find("chase"), .env = &env,
+				   .clock = &clk, .results = &rr, .analysis = &a, .pmu_name = "none" };
 
 	test_text();
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
@@ -276,7 +275,7 @@ int main(void)
 	}
 	/* Bytes that are not UTF-8 in the command and a phase name: every format stays UTF-8 and keeps the rest. */
 	char *argv_raw[] = { "tlbprof", "--workload", "chase", "--dir", "/tmp/we\"ird<&>\x01\xff\xfe dir", NULL };
-	cfg.argv = argv_raw;
+	in.argv = argv_raw;
 	snprintf(r[0].spec.name, sizeof(r[0].spec.name), "chase/\xff\xfe/r0");
 	for (int fmt = 0; fmt < OUTPUT_FORMATS; fmt++) {
 		char *text = NULL;
@@ -299,7 +298,7 @@ int main(void)
 			CHECK(text && strstr(text, "/tmp/we&quot;ird&lt;&amp;&gt;" R R R " dir"), "JUnit command property");
 		free(text);
 	}
-	cfg.argv = argv;
+	in.argv = argv;
 	CHECK(strcmp(report_format_file_name(OUTPUT_OPENMETRICS), "tlbprof.prom") == 0, "file names");
 	CHECK(strcmp(report_format_file_name(OUTPUT_JUNIT), "tlbprof.junit.xml") == 0, "file names");
 

@@ -1,25 +1,55 @@
 /* SPDX-License-Identifier: MIT */
 /* Random pointer chase: dependent loads over a single random cycle, one slot per stride, to time a load's latency. */
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "measure/chain.h"
-#include "measure/region.h"
 #include "machine/timing.h"
+#include "measure/chain.h"
+#include "measure/plan.h"
+#include "measure/region.h"
 #include "measure/workload.h"
+#include "parse.h"
 
 struct chase_state {
 	void **cursor;		/* where the next run continues */
 	void *volatile sink;	/* the last pointer loaded: keeps the loop observable */
 };
 
-static const struct workload_param chase_params[] = {
-	{ "--size", "working-set size (bytes, K/M/G suffixes); a list runs each size" },
-	{ "--stride", "distance between slots, a power of two >= 8 (default 4K: one slot per page)" },
-	{ "--layout", "colored (rotate each slot's cache line in its page) or aligned (naive, page start)" },
-	{ "--seed", "seed of the random cycle" },
-	{ NULL, NULL },
+static enum option_result set_stride(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
+{
+	uint64_t v;
+	int rc = parse_size(arg, &v);
+
+	if (rc)
+		return option_error(msg, len, "--stride '%s': %s", arg,
+				    rc == -ERANGE ? "out of range" : "not a size (use e.g. 64, 4K)");
+	if (v < 8 || (v & (v - 1)))
+		return option_error(msg, len, "--stride '%s': must be a power of two of at least 8 bytes", arg);
+	*(uint64_t *)((char *)opts + o->offset) = v;
+	return OPTION_OK;
+}
+
+static const struct option_spec chase_params[] = {
+	{ .name = "stride", .value = "SIZE", .help = "distance between slots, power of two, 8 to half the size\n",
+	  .def = "4K", .set = set_stride, .offset = offsetof(struct plan_request, stride_bytes) },
+	{ 0 },
 };
+
+/* A chain needs two slots: every size holds two strides. */
+static int chase_validate(const struct plan_request *req, char *msg, size_t len)
+{
+	for (size_t i = 0; i < req->n_sizes; i++) {
+		char s[16], t[16];
+		if (req->sizes_bytes[i] < 2 * req->stride_bytes) {
+			option_error(msg, len, "--stride '%s': must be at most half of --size '%s' (a chain needs 2 slots)",
+				     format_size(req->stride_bytes, t, sizeof(t)), format_size(req->sizes_bytes[i], s, sizeof(s)));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
 
 static int chase_prepare(void **state, const struct phase_spec *phase, struct region *region,
 			 struct self_check *checks, size_t *n_checks, struct prepare_info *info, char *why, size_t why_len)
@@ -85,8 +115,10 @@ const struct workload_ops workload_chase = {
 	.name = "chase",
 	.description = "random single-cycle pointer chase: load-to-use latency including address translation",
 	.params = chase_params,
+	.sweep = WORKLOAD_SWEEP_SIZES,
 	.latency = true,
 	.prepare = chase_prepare,
 	.run = chase_run,
 	.release = chase_release,
+	.validate = chase_validate,
 };

@@ -2,6 +2,7 @@
 /* Page-fault cost: one timed touch per base page of fresh memory, anonymous (cold, refault, prefaulted) or file-backed (warm, cold). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +36,71 @@ struct pagefault_state {
 	volatile uint64_t sink;
 };
 
-static const struct workload_param pagefault_params[] = {
-	{ "--cases", "anon_cold, anon_refault, anon_prefault, file_warm, file_cold (default: all)" },
-	{ "--size", "bytes to touch per sample (default 200M)" },
-	{ "--pages", "4k and/or 2m for the anonymous cases (file cases use the page cache's 4 KiB pages)" },
-	{ "--processes", "separate processes per case (default 5): allocator and page-cache state do not carry over" },
-	{ "--dir", "directory of the data file for file cases (default $TMPDIR or /tmp)" },
-	{ "--drop-caches", "file_cold: also drop the global page cache (root)" },
-	{ NULL, NULL },
+#define DEFAULT_CASES "anon_cold,anon_refault,anon_prefault,file_warm,file_cold"
+#define MAX_PROCESSES 100
+
+/* --cases: known names, each once. */
+static enum option_result set_cases(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
+{
+	struct plan_request *req = opts;
+	char buf[512], *items[FAULT_CASES + 1];
+	int n = option_split_list(o, arg, "cases", buf, sizeof(buf), items, FAULT_CASES - 1, msg, len);
+
+	if (n < 0)
+		return OPTION_USAGE;
+	req->n_cases = 0;
+	for (int i = 0; i < n; i++) {
+		int c = fault_case_from_name(items[i]);
+		if (c < 0)
+			return option_error(msg, len, "--cases '%s': unknown case '%s' (use %s)", arg, items[i], DEFAULT_CASES);
+		for (size_t j = 0; j < req->n_cases; j++)
+			if (req->cases[j] == c)
+				return option_error(msg, len, "--cases '%s': '%s' listed twice", arg, items[i]);
+		req->cases[req->n_cases++] = c;
+	}
+	return OPTION_OK;
+}
+
+static enum option_result set_dir(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
+{
+	struct stat st;
+
+	(void)o;
+	if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || access(arg, W_OK | X_OK) != 0)
+		return option_error(msg, len, "--dir '%s': not a writable directory", arg);
+	((struct plan_request *)opts)->dir = arg;
+	return OPTION_OK;
+}
+
+static enum option_result set_drop_caches(const struct option_spec *o, const char *arg, void *opts, char *msg,
+					  size_t len)
+{
+	(void)o;
+	(void)arg;
+	if (geteuid() != 0)
+		return option_error(msg, len, "--drop-caches: needs root (it writes /proc/sys/vm/drop_caches)");
+	((struct plan_request *)opts)->drop_caches = true;
+	return OPTION_OK;
+}
+
+static const struct option_spec pagefault_params[] = {
+	{ .name = "cases", .value = "LIST", .help = "anon_cold, anon_refault, anon_prefault, file_warm,\nfile_cold",
+	  .def = DEFAULT_CASES, .def_help = "all five", .set = set_cases, .choice_at = fault_case_at,
+	  .complete = OPTION_COMPLETE_LIST },
+	{ .name = "processes", .value = "N",
+	  .help = "separate processes per case, 1 to " OPTION_STR(MAX_PROCESSES) ": allocator and\npage-cache state do not carry over",
+	  .def = "5", .set = option_set_count, .offset = offsetof(struct plan_request, processes), .min = 1,
+	  .max = MAX_PROCESSES },
+	{ .name = "dir", .value = "DIR", .help = "directory of the data file of the file cases\n",
+	  .def_help = "$TMPDIR or /tmp", .set = set_dir, .complete = OPTION_COMPLETE_DIR },
+	{ .name = "drop-caches", .help = "file_cold: also drop the global page cache (root)", .set = set_drop_caches },
+	{ 0 },
+};
+
+static const struct workload_default pagefault_defaults[] = {
+	/* No cache-busting working set is needed: fault cost is per page. */
+	{ .option = "size", .value = "200M" },
+	{ 0 },
 };
 
 /* Write `bytes` of non-zero data (zero pages could be deduplicated or sparse) and make it durable. */
@@ -74,6 +132,7 @@ static int open_data_file(struct pagefault_state *st, const struct phase_spec *p
 {
 	struct statvfs vfs;
 	char need[16], have[16];
+	const char *tmp = getenv("TMPDIR"), *dir = ph->dir ? ph->dir : tmp && *tmp ? tmp : "/tmp";
 
 	if (ph->file) {
 		/* A child process: the parent made the file. */
@@ -87,30 +146,30 @@ static int open_data_file(struct pagefault_state *st, const struct phase_spec *p
 		return 0;
 	}
 	/* Refuse a filesystem too small before writing anything. */
-	if (statvfs(ph->dir, &vfs) != 0) {
+	if (statvfs(dir, &vfs) != 0) {
 		int err = errno;
-		snprintf(why, why_len, "--dir '%s': %s", ph->dir, strerror(err));
+		snprintf(why, why_len, "--dir '%s': %s", dir, strerror(err));
 		return -err;
 	}
 	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (avail < st->bytes + DISK_MARGIN_BYTES) {
 		snprintf(why, why_len, "--dir '%s' has %sB free, the data file needs %sB plus %llu MiB to spare; "
-			 "use a smaller --size or another --dir", ph->dir, format_size(avail & ~0xfffffull, have, sizeof(have)),
+			 "use a smaller --size or another --dir", dir, format_size(avail & ~0xfffffull, have, sizeof(have)),
 			 format_size(st->bytes, need, sizeof(need)), DISK_MARGIN_BYTES >> 20);
 		return -ENOSPC;
 	}
-	snprintf(st->path, sizeof(st->path), "%s/tlbprof-pagefault-XXXXXX", ph->dir);
+	snprintf(st->path, sizeof(st->path), "%s/tlbprof-pagefault-XXXXXX", dir);
 	st->fd = mkostemp(st->path, O_CLOEXEC);
 	if (st->fd < 0) {
 		int err = errno;
-		snprintf(why, why_len, "cannot create a data file in '%s': %s", ph->dir, strerror(err));
+		snprintf(why, why_len, "cannot create a data file in '%s': %s", dir, strerror(err));
 		return -err;
 	}
 	st->own_file = true;
 	int rc = fill_file(st->fd, st->bytes);
 	if (rc) {
 		snprintf(why, why_len, "cannot write the %sB data file in '%s': %s", format_size(st->bytes, need, sizeof(need)),
-			 ph->dir, strerror(-rc));
+			 dir, strerror(-rc));
 		return rc;
 	}
 	return 0;
@@ -306,36 +365,35 @@ static const char *pagefault_data_file(void *state)
 }
 
 /* One phase per size x case x page size (file cases: 4k only), touching every base page once per sample. */
-static int pagefault_expand(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out)
+static int pagefault_expand(const struct plan_request *req, const struct plan_context *ctx, struct plan *out)
 {
 	struct page_request base;
 
 	(void)ctx;
 	page_request_parse("4k", &base);
-	for (size_t s = 0; s < cfg->n_sizes; s++) {
-		for (size_t c = 0; c < cfg->n_cases; c++) {
-			bool file = fault_case_is_file(cfg->cases[c]);
-			for (size_t p = 0; p < (file ? 1 : cfg->n_pages); p++) {
-				const struct page_request *page = file ? &base : &cfg->pages[p];
-				struct phase_spec *ph = plan_add(out, cfg, page, cfg->sizes_bytes[s]);
+	for (size_t s = 0; s < req->n_sizes; s++) {
+		for (size_t c = 0; c < req->n_cases; c++) {
+			bool file = fault_case_is_file(req->cases[c]);
+			for (size_t p = 0; p < (file ? 1 : req->n_pages); p++) {
+				const struct page_request *page = file ? &base : &req->pages[p];
+				struct phase_spec *ph = plan_add(out, req, page, req->sizes_bytes[s]);
 				char size[16];
 				if (!ph)
 					return -ENOMEM;
-				ph->fault_case = cfg->cases[c];
+				ph->fault_case = req->cases[c];
 				ph->stride_bytes = BASE_PAGE;
 				/*
 				 * Whole pages of the request: a huge-page fault zeroes the whole
 				 * huge page, so a partial one would charge it to a few 4 KiB pages.
 				 */
 				uint64_t unit = page->kind == PAGE_BASE ? BASE_PAGE : page->bytes;
-				ph->iterations = (cfg->sizes_bytes[s] + unit - 1) / unit * unit / BASE_PAGE;
+				ph->iterations = (req->sizes_bytes[s] + unit - 1) / unit * unit / BASE_PAGE;
 				ph->warmup_iterations = 0;	/* a warm-up would take the very faults we time */
 				ph->iterations_auto = false;	/* a sample touches every page once, by definition */
 				ph->allocations = 1;		/* every sample is a fresh allocation already */
-				ph->processes = cfg->child_phase >= 0 ? 1 : cfg->processes;
-				snprintf(ph->name, sizeof(ph->name), "pagefault/%s/%s/%s/r%u", page->label,
-					 format_size(cfg->sizes_bytes[s], size, sizeof(size)), fault_case_name(ph->fault_case),
-					 ph->run);
+				ph->processes = req->child ? 1 : req->processes;
+				plan_name(ph, "pagefault", page->label, format_size(req->sizes_bytes[s], size, sizeof(size)),
+					  fault_case_name(ph->fault_case), NULL);
 			}
 		}
 	}
@@ -346,6 +404,8 @@ const struct workload_ops workload_pagefault = {
 	.name = "pagefault",
 	.description = "cost of page faults: anonymous cold/refault/prefaulted, file-backed warm/cold",
 	.params = pagefault_params,
+	.defaults = pagefault_defaults,
+	.sweep = WORKLOAD_SWEEP_FAULT_CASES,
 	.latency = false,
 	.per_sample_memory = true,
 	.faults_expected = true,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Sequential strided reads: ns per access at each stride separates cache-line effects from TLB effects. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,12 +27,51 @@ static inline uint64_t read_offset(const struct stride_state *st, uint64_t i)
 	return i * st->stride + (st->line_shift ? ((i + (i >> st->line_shift)) & (lines - 1)) * 64 : 0);
 }
 
-static const struct workload_param stride_params[] = {
-	{ "--strides", "strides to sweep (default 8,64,512,4K,8K): 8 B -> 512 B is cache, 512 B -> 4 KiB the TLB" },
-	{ "--size", "working-set size, read sequentially at each stride" },
-	{ "--layout", "colored (default: each read's line rotated in its cell, all cache sets used) or aligned" },
-	{ NULL, NULL },
+/* --strides: powers of two of at least 8 bytes, each once. */
+static enum option_result set_strides(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
+{
+	struct plan_request *req = opts;
+	char buf[512], *items[PLAN_MAX_STRIDES + 1];
+	int n = option_split_list(o, arg, "strides", buf, sizeof(buf), items, PLAN_MAX_STRIDES, msg, len);
+
+	if (n < 0)
+		return OPTION_USAGE;
+	req->n_strides = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t v;
+		if (parse_size(items[i], &v) != 0 || v < 8 || (v & (v - 1)))
+			return option_error(msg, len, "--strides '%s': '%s' is not a power of two of at least 8 bytes", arg,
+					    items[i]);
+		for (size_t j = 0; j < req->n_strides; j++)
+			if (req->strides_bytes[j] == v)
+				return option_error(msg, len, "--strides '%s': '%s' listed twice", arg, items[i]);
+		req->strides_bytes[req->n_strides++] = v;
+	}
+	return OPTION_OK;
+}
+
+static const struct option_spec stride_params[] = {
+	{ .name = "strides", .value = "LIST",
+	  .help = "strides, powers of two >= 8: 8 B -> 512 B is cache,\n512 B -> 4 KiB the TLB\n",
+	  .def = "8,64,512,4K,8K", .set = set_strides },
+	{ 0 },
 };
+
+/* Every stride at most half of every size: a pass reads two cells at least. */
+static int stride_validate(const struct plan_request *req, char *msg, size_t len)
+{
+	for (size_t i = 0; i < req->n_sizes; i++)
+		for (size_t k = 0; k < req->n_strides; k++) {
+			char s[16], t[16];
+			if (req->sizes_bytes[i] < 2 * req->strides_bytes[k]) {
+				option_error(msg, len, "--strides: '%s' must be at most half of --size '%s'",
+					     format_size(req->strides_bytes[k], t, sizeof(t)),
+					     format_size(req->sizes_bytes[i], s, sizeof(s)));
+				return -EINVAL;
+			}
+		}
+	return 0;
+}
 
 static int stride_prepare(void **state, const struct phase_spec *phase, struct region *region,
 			  struct self_check *checks, size_t *n_checks, struct prepare_info *info, char *why, size_t why_len)
@@ -102,20 +142,21 @@ static void stride_release(void *state)
 }
 
 /* One phase per size x page size x stride, strides innermost so steps are measured back to back. */
-static int stride_expand(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out)
+static int stride_expand(const struct plan_request *req, const struct plan_context *ctx, struct plan *out)
 {
 	(void)ctx;
-	for (size_t s = 0; s < cfg->n_sizes; s++) {
-		for (size_t p = 0; p < cfg->n_pages; p++) {
-			for (size_t k = 0; k < cfg->n_strides; k++) {
-				struct phase_spec *ph = plan_add(out, cfg, &cfg->pages[p], cfg->sizes_bytes[s]);
+	for (size_t s = 0; s < req->n_sizes; s++) {
+		for (size_t p = 0; p < req->n_pages; p++) {
+			for (size_t k = 0; k < req->n_strides; k++) {
+				struct phase_spec *ph = plan_add(out, req, &req->pages[p], req->sizes_bytes[s]);
 				char size[16], stride[16];
 				if (!ph)
 					return -ENOMEM;
-				ph->stride_bytes = cfg->strides_bytes[k];
-				snprintf(ph->name, sizeof(ph->name), "stride/%s/%s/s%s/r%u", cfg->pages[p].label,
-					 format_size(cfg->sizes_bytes[s], size, sizeof(size)),
-					 format_size(ph->stride_bytes, stride, sizeof(stride)), ph->run);
+				ph->stride_bytes = req->strides_bytes[k];
+				snprintf(stride, sizeof(stride), "s");
+				format_size(ph->stride_bytes, stride + 1, sizeof(stride) - 1);
+				plan_name(ph, "stride", req->pages[p].label, format_size(req->sizes_bytes[s], size, sizeof(size)),
+					  stride, NULL);
 			}
 		}
 	}
@@ -126,9 +167,11 @@ const struct workload_ops workload_stride = {
 	.name = "stride",
 	.description = "sequential reads at each stride: cache-line steps versus the TLB step",
 	.params = stride_params,
+	.sweep = WORKLOAD_SWEEP_STRIDES,
 	.latency = false,
 	.prepare = stride_prepare,
 	.run = stride_run,
 	.release = stride_release,
 	.expand = stride_expand,
+	.validate = stride_validate,
 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* TLB capacity sweep: a colored random chase with one access per 4 KiB page, over a range of page counts. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,25 +11,42 @@
 #include "measure/workload.h"
 
 /* Without CPUID geometry: as many as the largest last-level TLBs (Zen 5: 4096 entries) times 16. */
-#define DEFAULT_MAX_PAGES 65536u
+#define DEFAULT_MAX_PAGES 65536
 /* Points per octave of page counts: enough to place a knee within 19 % (2^(1/4)) ... */
 #define POINTS_PER_OCTAVE_KNOWN 4
 /* ... or within 12 % (2^(1/6)) when CPUID gives no capacities to refine around. */
 #define POINTS_PER_OCTAVE_UNKNOWN 6
 /* Reach beyond the largest reported TLB: the curve must show the plateau after the last knee. */
 #define REACH_FACTOR 4
-/* Timed accesses per sample when --iters is not given: ~20-40 ms per sample at DRAM latency. */
-#define DEFAULT_ITERS 200000u
 #define MAX_POINTS 512
+/* The largest --max-pages: 64 GiB of 4 KiB pages. */
+#define MAX_PAGES_LIMIT (1u << 24)
 
 extern const struct workload_ops workload_chase;
 
-static const struct workload_param tlbsize_params[] = {
-	{ "--max-pages", "largest page count (default: 4x the largest 4 KiB TLB CPUID reports, or 65536)" },
-	{ "--layout", "colored (default) or aligned: the naive layout shows a false knee at 8-16 pages" },
-	{ "--cpu", "CPU to pin to (default: the CPU tlbprof starts on)" },
-	{ NULL, NULL },
+static const struct option_spec tlbsize_params[] = {
+	{ .name = "max-pages", .value = "N", .help = "largest page count",
+	  .def_help = OPTION_STR(REACH_FACTOR) "x the largest 4 KiB TLB reach CPUID\nreports, or " OPTION_STR(DEFAULT_MAX_PAGES),
+	  .set = option_set_count, .offset = offsetof(struct plan_request, max_pages), .min = 2, .max = MAX_PAGES_LIMIT },
+	{ 0 },
 };
+
+static const struct workload_default tlbsize_defaults[] = {
+	/* ~20-40 ms per sample at DRAM latency; every point is a fresh allocation already. */
+	{ .option = "iters", .value = "200k" },
+	{ .option = "cpu", .help = "the CPU tlbprof starts on" },
+	{ 0 },
+};
+
+/* The sweep counts 4 KiB pages: 4k must be among the page sizes. */
+static int tlbsize_validate(const struct plan_request *req, char *msg, size_t len)
+{
+	for (size_t i = 0; i < req->n_pages; i++)
+		if (req->pages[i].kind == PAGE_BASE)
+			return 0;
+	option_error(msg, len, "--pages: the tlbsize workload counts 4 KiB pages; include 4k");
+	return -EINVAL;
+}
 
 /* The chase does the work: one slot per page, colored, random single cycle. */
 static int tlbsize_prepare(void **state, const struct phase_spec *phase, struct region *region,
@@ -90,21 +108,21 @@ static size_t page_counts(uint64_t max, const struct env_tlb *tlb, uint64_t *pts
 	return m;
 }
 
-static int tlbsize_expand(const struct tlbprof_config *cfg, const struct plan_context *ctx, struct plan *out)
+static int tlbsize_expand(const struct plan_request *req, const struct plan_context *ctx, struct plan *out)
 {
 	const struct env_tlb *tlb = ctx ? ctx->tlb : NULL;
 	unsigned largest = tlb ? (tlb->l2d_4k_entries > tlb->l1d_4k_entries ? tlb->l2d_4k_entries : tlb->l1d_4k_entries) : 0;
-	uint64_t max = cfg->max_pages ? cfg->max_pages : largest ? (uint64_t)largest * REACH_FACTOR : DEFAULT_MAX_PAGES;
+	uint64_t max = req->max_pages ? req->max_pages : largest ? (uint64_t)largest * REACH_FACTOR : DEFAULT_MAX_PAGES;
 	uint64_t pts[MAX_POINTS];
 	size_t n = page_counts(max, tlb, pts);
-	struct chain_rng rng = { .state = cfg->seed ^ 0x746c6273697a65ull };
+	struct chain_rng rng = { .state = req->seed ^ 0x746c6273697a65ull };
 	const struct page_request *base = NULL;
 
-	for (size_t p = 0; p < cfg->n_pages; p++)
-		if (cfg->pages[p].kind == PAGE_BASE)
-			base = &cfg->pages[p];
+	for (size_t p = 0; p < req->n_pages; p++)
+		if (req->pages[p].kind == PAGE_BASE)
+			base = &req->pages[p];
 	if (!base)
-		return -EINVAL;	/* the cli requires 4k in --pages for tlbsize */
+		return -EINVAL;	/* tlbsize_validate requires 4k in --pages */
 	/* Measured in random order, so a drift in time (thermal, a noisy neighbour) is not a knee. */
 	for (size_t i = n - 1; n > 1 && i > 0; i--) {
 		size_t j = (size_t)chain_rng_below(&rng, i + 1);
@@ -113,21 +131,17 @@ static int tlbsize_expand(const struct tlbprof_config *cfg, const struct plan_co
 		pts[j] = t;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct phase_spec *ph = plan_add(out, cfg, base, pts[i] * base->bytes);
+		struct phase_spec *ph = plan_add(out, req, base, pts[i] * base->bytes);
+		char pages[24];
 		if (!ph)
 			return -ENOMEM;
 		ph->stride_bytes = base->bytes;
 		/* Each point is already a fresh allocation, measured in random order: one per point. */
 		ph->allocations = 1;
-		if (!cfg->iterations_set) {
-			ph->iterations_auto = false;
-			ph->iterations = DEFAULT_ITERS;
-			ph->warmup_iterations = (uint64_t)(DEFAULT_ITERS * cfg->warmup_frac + 0.5);
-		}
 		if (ph->cpu < 0 && ctx)
 			ph->cpu = ctx->current_cpu;
-		snprintf(ph->name, sizeof(ph->name), "tlbsize/%s/%llup/r%u", base->label, (unsigned long long)pts[i],
-			 ph->run);
+		snprintf(pages, sizeof(pages), "%llup", (unsigned long long)pts[i]);
+		plan_name(ph, "tlbsize", base->label, pages, NULL);
 	}
 	return 0;
 }
@@ -136,9 +150,12 @@ const struct workload_ops workload_tlbsize = {
 	.name = "tlbsize",
 	.description = "latency vs pages touched (one colored access per page): candidate TLB capacities",
 	.params = tlbsize_params,
+	.defaults = tlbsize_defaults,
+	.sweep = WORKLOAD_SWEEP_PAGE_COUNTS,
 	.latency = true,
 	.prepare = tlbsize_prepare,
 	.run = tlbsize_run,
 	.release = tlbsize_release,
 	.expand = tlbsize_expand,
+	.validate = tlbsize_validate,
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Names and parsers for the plain-data enums of the configuration and of phases. */
-#include "config.h"
+/* Names and parsers of the shared plain-data types, and of the enums of phases. */
+#include "types.h"
 
 #include <errno.h>
 #include <string.h>
@@ -21,6 +21,11 @@ static const struct {
 	{ "1g", "1g", PAGE_HUGETLB, 1ull << 30 },
 	{ "1g:hugetlb", "1g", PAGE_HUGETLB, 1ull << 30 },
 };
+
+const char *page_request_spelling(size_t i)
+{
+	return i < sizeof(page_spellings) / sizeof(page_spellings[0]) ? page_spellings[i].spelling : NULL;
+}
 
 int page_request_parse(const char *s, struct page_request *out)
 {
@@ -43,10 +48,16 @@ const char *page_kind_name(enum page_kind k)
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
+const char *const layout_names[] = { [LAYOUT_COLORED] = "colored", [LAYOUT_ALIGNED] = "aligned", NULL };
+
 const char *layout_name(enum chase_layout l)
 {
-	return l == LAYOUT_ALIGNED ? "aligned" : "colored";
+	return l == LAYOUT_ALIGNED ? layout_names[LAYOUT_ALIGNED] : layout_names[LAYOUT_COLORED];
 }
+
+const char *const controls_mode_names[] = {
+	[CONTROLS_AUTO] = "auto", [CONTROLS_ALWAYS] = "always", [CONTROLS_NONE] = "none", NULL,
+};
 
 const char *phase_status_name(enum phase_status s)
 {
@@ -69,22 +80,11 @@ const char *phase_role_name(enum phase_role r)
 	return r == PHASE_ROLE_CONTROL ? "control" : "measure";
 }
 
-const char *controls_mode_name(enum controls_mode m)
-{
-	static const char *const names[] = {
-		[CONTROLS_AUTO] = "auto", [CONTROLS_NONE] = "none", [CONTROLS_ALWAYS] = "always",
-	};
-
-	return (unsigned)m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
-}
+const char *const fail_on_names[] = { [FAIL_ON_FAIL] = "fail", [FAIL_ON_WARN] = "warn", [FAIL_ON_NEVER] = "never", NULL };
 
 const char *fail_on_name(enum fail_on f)
 {
-	static const char *const names[] = {
-		[FAIL_ON_FAIL] = "fail", [FAIL_ON_WARN] = "warn", [FAIL_ON_NEVER] = "never",
-	};
-
-	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
+	return (unsigned)f <= FAIL_ON_NEVER ? fail_on_names[f] : "?";
 }
 
 static const char *const output_format_names[OUTPUT_FORMATS] = {
@@ -95,6 +95,11 @@ static const char *const output_format_names[OUTPUT_FORMATS] = {
 const char *output_format_name(enum output_format f)
 {
 	return (unsigned)f < OUTPUT_FORMATS ? output_format_names[f] : NULL;
+}
+
+const char *output_format_at(size_t i)
+{
+	return i < OUTPUT_FORMATS ? output_format_names[i] : NULL;
 }
 
 int output_format_from_name(const char *s)
@@ -113,6 +118,11 @@ static const char *const fault_case_names[FAULT_CASES] = {
 const char *fault_case_name(int c)
 {
 	return c > FAULT_NONE && c < FAULT_CASES ? fault_case_names[c] : NULL;
+}
+
+const char *fault_case_at(size_t i)
+{
+	return fault_case_name((int)i + FAULT_NONE + 1);
 }
 
 int fault_case_from_name(const char *s)

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* What several commands do alike: set up a measurement, find the event maps and a program, re-analyse a report. */
+#include "cmd/common.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/command.h"
+#include "judge/analysis.h"
+#include "report/report.h"
+#include "version.h"
+
+const char *command_events_dir(const char *events_dir)
+{
+	if (events_dir)
+		return events_dir;
+	if (access(counters_default_events_dir(), R_OK | X_OK) != 0)
+		return TLBPROF_SOURCE_EVENTS_DIR;
+	return NULL;
+}
+
+int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu)
+{
+	char msg[512];
+
+	memset(m, 0, sizeof(*m));
+	if (counter_set_new(&m->counters, command_events_dir(events_dir), NULL, msg, sizeof(msg)) != 0) {
+		if (events_dir) {
+			char line[640];
+			snprintf(line, sizeof(line), "--events-dir '%s': %s", events_dir, msg);
+			report_error(line);
+			return EXIT_USAGE;
+		}
+		/* Measuring still works without counters; the report says none were available. */
+		fprintf(stderr, "tlbprof: warning: no counters: %s\n", msg);
+		m->counters = NULL;
+	}
+	environment_collect(&m->env);
+	if (cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	timing_calibrate(&m->clock);
+	return 0;
+}
+
+void command_measuring_free(struct measuring *m)
+{
+	counter_set_delete(m->counters);
+	m->counters = NULL;
+}
+
+int command_analyse_doc(const struct report_doc *doc, struct analysis *a)
+{
+	struct analysis_build build = {
+		.binary = doc->build_binary,
+		.opt_level = doc->build_opt_level,
+		.opt_levels = doc->build_opt_levels,
+		.source = doc->build_opt_source,
+		.defaulted = doc->build_defaulted,
+		.unreadable = doc->build_unreadable,
+	};
+
+	if (analysis_run(doc->results.phases, doc->results.n, &doc->env, &doc->clock, a) != 0)
+		return -ENOMEM;
+	if ((doc->has_build && analysis_check_build(a, doc->results.phases, doc->results.n, &build) != 0) ||
+	    (doc->has_markers && analysis_check_markers(a, doc->results.phases, doc->results.n, doc->marker_messages,
+							doc->marker_refused, doc->marker_first_refusal) != 0)) {
+		analysis_free(a);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+bool command_find_program(const char *name, char *out, size_t len)
+{
+	struct stat st;
+
+	if (strchr(name, '/')) {
+		size_t n = strlen(name);
+		if (len) {
+			n = n < len ? n : len - 1;
+			memcpy(out, name, n);
+			out[n] = '\0';
+		}
+		return stat(name, &st) == 0 && S_ISREG(st.st_mode) && access(name, X_OK) == 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		/* An empty PATH entry is the current directory, as execvp reads it. */
+		if ((size_t)snprintf(out, len, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", name) < len &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return true;
+		path += n + (colon != NULL);
+	}
+	if (len)
+		out[0] = '\0';
+	return false;
+}

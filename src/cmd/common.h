@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* What several commands do alike: set up a measurement, find the event maps and a program, re-analyse a report. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "machine/environment.h"
+#include "machine/timing.h"
+#include "pmu/counters.h"
+
+struct analysis;
+struct report_doc;
+
+/*
+ * The map files to resolve metrics with: events_dir (--events-dir) when
+ * given, else the installed ones, else (run from the build tree) the source
+ * tree's. NULL means the installed default (counter_set_new() finds it).
+ */
+const char *command_events_dir(const char *events_dir);
+
+/* What a measuring command (measuring, tlbprof run) starts from. */
+struct measuring {
+	struct counter_set *counters;	/* NULL: no counters (the report says why) */
+	struct environment env;
+	struct timing_calibration clock;
+};
+
+/*
+ * Set up a measuring run: the counter set (from --events-dir, which must
+ * parse; the installed maps failing is a warning and a run without
+ * counters), the environment, pinning to cpu (-1: not pinned), then the
+ * core-clock calibration on that CPU (cores of a hybrid CPU run at
+ * different clocks). Returns 0, or EXIT_USAGE after printing the one-line
+ * error about --events-dir. Tear down with command_measuring_free().
+ */
+int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu);
+void command_measuring_free(struct measuring *m);
+
+/*
+ * The analysis of a saved report as every command makes it: analysis_run(),
+ * then, for a tlbprof run report, the checks of its benchmark's build and
+ * of its marker traffic, so analyze, compare and plot judge it the same.
+ * Returns 0 or -ENOMEM (a is then freed).
+ */
+int command_analyse_doc(const struct report_doc *doc, struct analysis *a);
+
+/*
+ * The file execvp would run for name: name itself when it holds a '/', else
+ * the first executable regular file of that name in $PATH. Writes the path
+ * into out (len bytes; "" when none) and returns whether it is executable.
+ */
+bool command_find_program(const char *name, char *out, size_t len);

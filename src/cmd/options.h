@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The options struct of each command. Each is filled only by its own
+ * command's parse (src/cmd/NAME.c, from its option table) and read only by
+ * its run; they are declared together here so that the tests can see what a
+ * command line parsed into.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "measure/plan.h"
+#include "measure/runner.h"
+#include "report/report.h"
+
+/* tlbprof [OPTIONS] */
+struct measure_options {
+	struct plan_request plan;	/* what the workload and the measuring options ask for */
+	struct runner_child child;	/* --internal-child */
+	bool is_child;
+	int controls;			/* enum controls_mode */
+	int fail_on;			/* enum fail_on */
+	const char *events_dir;
+	struct report_outputs out;
+};
+
+/* tlbprof analyze */
+struct analyze_options {
+	const char *input_path;
+	struct report_outputs out;
+	int fail_on;		/* enum fail_on */
+};
+
+/* tlbprof compare */
+struct compare_options {
+	const char *base_path, *new_path;
+	double threshold_pct;
+	int fail_on;		/* enum fail_on */
+	struct report_outputs out;
+};
+
+/* tlbprof env */
+struct env_options {
+	struct report_outputs out;
+	const char *events_dir;
+};
+
+/* tlbprof events */
+struct events_options {
+	const char *pmu;	/* --pmu: a map name to encode for; NULL: this machine's PMU */
+	struct report_outputs out;
+	const char *events_dir;
+};
+
+/* tlbprof plot */
+struct plot_options {
+	const char *input_path;
+	const char *output_path;	/* -o: the SVG, "-" for stdout */
+};
+
+/* tlbprof run: --sample */
+enum sample_what { SAMPLE_NONE, SAMPLE_PAGE_FAULTS, SAMPLE_DTLB_MISSES };
+
+struct run_options {
+	char **argv;				/* the command (NULL-terminated, borrowed from main's argv) */
+	/* perf stat --control compatibility */
+	char ctl_path[4096], ack_path[4096];	/* --control fifo:CTL[,ACK] ("" when not given) */
+	int ctl_fd, ack_fd;			/* --control fd:CTL[,ACK], -1 when not given */
+	bool start_disabled;			/* --delay -1 */
+	int sample;				/* enum sample_what */
+	int cpu;
+	const char *events_dir;
+	int fail_on;				/* enum fail_on */
+	struct report_outputs out;
+};
