@@ -366,7 +366,7 @@ static int build_stride_steps(const struct phase_result *res, size_t n, const st
 	for (size_t i = 0; i < n; i++) {
 		const struct phase_spec *si = &res[i].spec;
 		size_t next = SIZE_MAX;
-		if (!measured_ok(&res[i]) || strcmp(si->workload->name, "stride") != 0)
+		if (!measured_ok(&res[i]) || si->workload->sweep != WORKLOAD_SWEEP_STRIDES)
 			continue;
 		/* The next larger stride at the same size, page size and workload. */
 		for (size_t j = 0; j < n; j++) {
@@ -450,7 +450,7 @@ static int build_knees(const struct phase_result *res, size_t n, const struct en
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n && m < MAX_CURVE; i++) {
-		if (!measured_ok(&res[i]) || strcmp(res[i].spec.workload->name, "tlbsize") != 0)
+		if (!measured_ok(&res[i]) || res[i].spec.workload->sweep != WORKLOAD_SWEEP_PAGE_COUNTS)
 			continue;
 		pts[m++] = (struct knee_point){ .x = (double)res[i].slots, .median = a->phases[i].ns.median,
 						.spread = stats_mad(res[i].samples_ns, res[i].n_samples,
@@ -1228,7 +1228,7 @@ static void check_tlb_geometry(const struct phase_result *res, size_t n, const s
 	struct analysis_check *c;
 
 	for (size_t i = 0; i < n && !sweep; i++)
-		sweep = measured_ok(&res[i]) && strcmp(res[i].spec.workload->name, "tlbsize") == 0;
+		sweep = measured_ok(&res[i]) && res[i].spec.workload->sweep == WORKLOAD_SWEEP_PAGE_COUNTS;
 	if (!sweep) {
 		add_check(a, "tlb_geometry", CHECK_SKIP, "no tlbsize sweep to compare with CPUID");
 		return;

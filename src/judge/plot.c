@@ -49,19 +49,22 @@ const char *plot_chart_kind_name(enum plot_chart_kind k)
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
-enum plot_chart_kind plot_chart_kind_for(const char *workload, size_t n_sizes, bool wall_time)
+enum plot_chart_kind plot_chart_kind_for(enum workload_sweep sweep, size_t n_sizes, bool wall_time)
 {
-	if (wall_time)
+	if (wall_time || sweep == WORKLOAD_SWEEP_COMMAND)
 		return PLOT_CHART_WALL_BARS;
-	if (strcmp(workload, "run") == 0)
+	switch (sweep) {
+	case WORKLOAD_SWEEP_MARKED:
 		return PLOT_CHART_RUN_BARS;
-	if (strcmp(workload, "pagefault") == 0)
+	case WORKLOAD_SWEEP_FAULT_CASES:
 		return PLOT_CHART_FAULT_BARS;
-	if (strcmp(workload, "tlbsize") == 0)
+	case WORKLOAD_SWEEP_PAGE_COUNTS:
 		return PLOT_CHART_TLBSIZE;
-	if (strcmp(workload, "stride") == 0)
+	case WORKLOAD_SWEEP_STRIDES:
 		return PLOT_CHART_STRIDE;
-	return n_sizes > 1 ? PLOT_CHART_SIZE_SWEEP : PLOT_CHART_PAGE_BARS;
+	default:
+		return n_sizes > 1 ? PLOT_CHART_SIZE_SWEEP : PLOT_CHART_PAGE_BARS;
+	}
 }
 
 /* Values from here on (and below the lower bound) are labelled in engineering notation. */
@@ -366,6 +369,7 @@ static int cmp_entry(const void *pa, const void *pb)
 struct chart_ctx {
 	const struct plot_input *in;
 	struct plot_chart *c;
+	const struct workload_ops *workload;	/* the phases drawn */
 	bool wall_time;		/* the chart of run phases without accesses (phase_wall_time) */
 	bool multi_size;	/* stride: several working sets, a series each */
 	size_t dropped;		/* phases beyond the series or category limits */
@@ -374,7 +378,7 @@ struct chart_ctx {
 /* Whether phase r belongs on the chart of cx: its workload, and wall time or not. */
 static bool on_chart(const struct chart_ctx *cx, const struct phase_result *r)
 {
-	return strcmp(r->spec.workload->name, cx->c->workload) == 0 && phase_wall_time(r) == cx->wall_time;
+	return r->spec.workload == cx->workload && phase_wall_time(r) == cx->wall_time;
 }
 
 /* The series key and legend label of phase r on this chart. */
@@ -852,10 +856,11 @@ static void place_marker_labels(struct plot_chart *c)
 }
 
 /* One chart for the phases of one workload; top is its upper edge in px. */
-static int build_chart(const struct plot_input *in, const char *workload, bool wall_time, double top,
+static int build_chart(const struct plot_input *in, const struct workload_ops *w, bool wall_time, double top,
 		       struct plot_chart *c)
 {
-	struct chart_ctx cx = { .in = in, .c = c, .wall_time = wall_time };
+	struct chart_ctx cx = { .in = in, .c = c, .workload = w, .wall_time = wall_time };
+	const char *workload = w->name;
 	uint64_t sizes[PLAN_MAX_SIZES];
 	size_t n_sizes = 0, not_drawn = 0, single = 0, points = 0;
 	char sz[24], first_failed[200] = "";
@@ -882,7 +887,7 @@ static int build_chart(const struct plot_input *in, const char *workload, bool w
 		if (k == n_sizes && n_sizes < PLAN_MAX_SIZES)
 			sizes[n_sizes++] = r->spec.size_bytes;
 	}
-	c->kind = plot_chart_kind_for(workload, n_sizes, wall_time);
+	c->kind = plot_chart_kind_for(w->sweep, n_sizes, wall_time);
 	cx.multi_size = c->kind == PLOT_CHART_STRIDE && n_sizes > 1;
 	if ((rc = fill_series(&cx)))
 		return rc;
@@ -929,7 +934,7 @@ static int build_chart(const struct plot_input *in, const char *workload, bool w
 	case PLOT_CHART_WALL_BARS:
 		snprintf(c->title, sizeof(c->title), "%s: wall time per occurrence, per phase", workload);
 		snprintf(c->x.title, sizeof(c->x.title), "phase");
-		if (strcmp(workload, "command") == 0)
+		if (w->sweep == WORKLOAD_SWEEP_COMMAND)
 			add_note(c, "The command marked no phases: the bar is the wall time of the whole command "
 				    "(declared.wall_ns). Phase markers with accesses=N give ns per access.");
 		else
@@ -994,7 +999,7 @@ int plot_build(const struct plot_input *in, struct plot *out)
 {
 	/* A chart per workload, and one more for a workload's run phases without accesses. */
 	struct {
-		const char *workload;
+		const struct workload_ops *workload;
 		bool wall_time;
 	} charts[16];
 	size_t n_charts = 0;
@@ -1003,18 +1008,18 @@ int plot_build(const struct plot_input *in, struct plot *out)
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < in->n; i++) {
-		const char *w = in->phases[i].spec.workload->name;
+		const struct workload_ops *w = in->phases[i].spec.workload;
 		bool wall = phase_wall_time(&in->phases[i]), named = false;
 		size_t k;
 		if (!phase_drawable(&in->phases[i]))
 			continue;
-		for (k = 0; k < n_charts && (strcmp(charts[k].workload, w) != 0 || charts[k].wall_time != wall); k++)
-			named |= strcmp(charts[k].workload, w) == 0;
+		for (k = 0; k < n_charts && (charts[k].workload != w || charts[k].wall_time != wall); k++)
+			named |= charts[k].workload == w;
 		if (k == n_charts && n_charts < sizeof(charts) / sizeof(charts[0])) {
 			charts[n_charts].workload = w;
 			charts[n_charts++].wall_time = wall;
 			if (!named)
-				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", k ? ", " : "", w);
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", k ? ", " : "", w->name);
 		}
 	}
 	if (!n_charts)

@@ -8,6 +8,7 @@
 #include "judge/analysis.h"
 #include "machine/environment.h"
 #include "measure/phase.h"
+#include "measure/workload.h"
 
 #define PLOT_MAX_TICKS 24
 #define PLOT_MAX_NOTES 6
@@ -163,14 +164,14 @@ int plot_build(const struct plot_input *in, struct plot *out);
 void plot_free(struct plot *p);
 
 /*
- * The chart a workload's phases get: wall_time (tlbprof run phases that
- * declared no accesses) -> wall-time bars per phase name; pagefault -> fault
- * bars, tlbsize -> tlbsize curve, stride -> stride steps, run (marked phases
- * of tlbprof run) -> bars per phase name; any other workload (chase) -> a
- * size sweep with several measured working-set sizes, bars per page size
- * with one.
+ * The chart a workload's phases get, by what tells them apart (its sweep):
+ * wall_time (tlbprof run phases that declared no accesses) or a whole
+ * command -> wall-time bars per phase name; fault cases -> fault bars, page
+ * counts -> the tlbsize curve, strides -> stride steps, marked phases of
+ * tlbprof run -> bars per phase name; working-set sizes (chase) -> a size
+ * sweep with several measured sizes, bars per page size with one.
  */
-enum plot_chart_kind plot_chart_kind_for(const char *workload, size_t n_sizes, bool wall_time);
+enum plot_chart_kind plot_chart_kind_for(enum workload_sweep sweep, size_t n_sizes, bool wall_time);
 
 /*
  * A linear axis from 0 up to a "nice" maximum at or above 1.05 * max_value

@@ -958,7 +958,7 @@ static int cmp_table_order(const void *pa, const void *pb, void *ctx)
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
 	const struct phase_spec *x = &ph[a].spec, *y = &ph[b].spec;
 
-	if (x->workload == y->workload && strcmp(x->workload->name, "tlbsize") == 0 && x->size_bytes != y->size_bytes)
+	if (x->workload == y->workload && x->workload->sweep == WORKLOAD_SWEEP_PAGE_COUNTS && x->size_bytes != y->size_bytes)
 		return x->size_bytes < y->size_bytes ? -1 : 1;
 	return (a > b) - (a < b);
 }
@@ -1098,7 +1098,7 @@ void report_print_text(const struct report_input *in, FILE *f)
 			if (b->fault_case != FAULT_NONE)
 				snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label,
 					 fault_case_name(b->fault_case));
-			else if (strcmp(b->workload->name, "stride") == 0)
+			else if (b->workload->sweep == WORKLOAD_SWEEP_STRIDES)
 				snprintf(label, sizeof(label), "%s -> %s s%s", b->page.label, v->page.label,
 					 format_size(b->stride_bytes, sz, sizeof(sz)));
 			else

@@ -152,27 +152,27 @@ static void test_chart_kinds(void)
 {
 	static const struct {
 		int line;
-		const char *workload;
+		enum workload_sweep sweep;
 		size_t sizes;
 		bool wall_time;
 		enum plot_chart_kind want;
 	} rows[] = {
-		{ __LINE__, "chase", 1, false, PLOT_CHART_PAGE_BARS },
-		{ __LINE__, "chase", 5, false, PLOT_CHART_SIZE_SWEEP },
-		{ __LINE__, "chase", 0, false, PLOT_CHART_PAGE_BARS },
-		{ __LINE__, "tlbsize", 40, false, PLOT_CHART_TLBSIZE },
-		{ __LINE__, "stride", 1, false, PLOT_CHART_STRIDE },
-		{ __LINE__, "stride", 3, false, PLOT_CHART_STRIDE },
-		{ __LINE__, "pagefault", 1, false, PLOT_CHART_FAULT_BARS },
-		{ __LINE__, "newload", 2, false, PLOT_CHART_SIZE_SWEEP },
+		{ __LINE__, WORKLOAD_SWEEP_SIZES, 1, false, PLOT_CHART_PAGE_BARS },
+		{ __LINE__, WORKLOAD_SWEEP_SIZES, 5, false, PLOT_CHART_SIZE_SWEEP },
+		{ __LINE__, WORKLOAD_SWEEP_SIZES, 0, false, PLOT_CHART_PAGE_BARS },
+		{ __LINE__, WORKLOAD_SWEEP_PAGE_COUNTS, 40, false, PLOT_CHART_TLBSIZE },
+		{ __LINE__, WORKLOAD_SWEEP_STRIDES, 1, false, PLOT_CHART_STRIDE },
+		{ __LINE__, WORKLOAD_SWEEP_STRIDES, 3, false, PLOT_CHART_STRIDE },
+		{ __LINE__, WORKLOAD_SWEEP_FAULT_CASES, 1, false, PLOT_CHART_FAULT_BARS },
+		{ __LINE__, WORKLOAD_SWEEP_SIZES, 2, false, PLOT_CHART_SIZE_SWEEP },
 		/* tlbprof run: marked phases with accesses by name; without accesses (or unmarked) by wall time. */
-		{ __LINE__, "run", 2, false, PLOT_CHART_RUN_BARS },
-		{ __LINE__, "run", 0, true, PLOT_CHART_WALL_BARS },
-		{ __LINE__, "command", 0, true, PLOT_CHART_WALL_BARS },
+		{ __LINE__, WORKLOAD_SWEEP_MARKED, 2, false, PLOT_CHART_RUN_BARS },
+		{ __LINE__, WORKLOAD_SWEEP_MARKED, 0, true, PLOT_CHART_WALL_BARS },
+		{ __LINE__, WORKLOAD_SWEEP_COMMAND, 0, true, PLOT_CHART_WALL_BARS },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		enum plot_chart_kind k = plot_chart_kind_for(rows[i].workload, rows[i].sizes, rows[i].wall_time);
-		CHECK_ROW(rows[i].line, k == rows[i].want, "%s with %zu: %s", rows[i].workload, rows[i].sizes,
+		enum plot_chart_kind k = plot_chart_kind_for(rows[i].sweep, rows[i].sizes, rows[i].wall_time);
+		CHECK_ROW(rows[i].line, k == rows[i].want, "sweep %d with %zu: %s", (int)rows[i].sweep, rows[i].sizes,
 			  plot_chart_kind_name(k));
 	}
 	CHECK(strcmp(plot_chart_kind_name(PLOT_CHART_RUN_BARS), "run-phases") == 0 &&
