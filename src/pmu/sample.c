@@ -382,25 +382,6 @@ struct sample_session *sample_session_over_rings(void *const *metas, unsigned ch
 	return s;
 }
 
-/* PERF_EVENT_IOC_ENABLE or _DISABLE on every CPU's event. */
-static int rings_ioctl(struct sample_session *s, unsigned long request)
-{
-	for (size_t i = 0; i < s->n_rings; i++)
-		if (s->rings[i].fd >= 0 && ioctl(s->rings[i].fd, request, 0) != 0)
-			return -errno;
-	return 0;
-}
-
-int sample_enable(struct sample_session *s)
-{
-	return rings_ioctl(s, PERF_EVENT_IOC_ENABLE);
-}
-
-int sample_disable(struct sample_session *s)
-{
-	return rings_ioctl(s, PERF_EVENT_IOC_DISABLE);
-}
-
 int sample_poll_fd(const struct sample_session *s)
 {
 	return s->epoll_fd;

@@ -134,9 +134,6 @@ struct sample_session;
 int sample_open(struct sample_session **out, pid_t pid, const struct sample_options *opts, char *reason,
 		size_t reason_size);
 
-/* Start or stop sampling (for the target and its inherited children). Returns 0 or -errno. */
-int sample_enable(struct sample_session *s);
-int sample_disable(struct sample_session *s);
 
 /*
  * A file descriptor to poll() for POLLIN (an epoll set of the rings): ready
