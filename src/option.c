@@ -33,7 +33,10 @@ static const char *errno_phrase(int rc)
 	return rc == -ERANGE ? "out of range" : "not a number";
 }
 
-#define FIELD(type, o, opts) ((type *)((char *)(opts) + (o)->offset))
+void option_store(const struct option_spec *o, void *opts, const void *v, size_t n)
+{
+	memcpy((char *)opts + o->offset, v, n);
+}
 
 const char *option_choice(const struct option_spec *o, size_t i)
 {
@@ -51,7 +54,9 @@ enum option_result option_set_flag(const struct option_spec *o, const char *arg,
 	(void)arg;
 	(void)msg;
 	(void)len;
-	*FIELD(bool, o, opts) = true;
+	bool yes = true;
+
+	option_store(o, opts, &yes, sizeof(yes));
 	return OPTION_OK;
 }
 
@@ -60,7 +65,7 @@ enum option_result option_set_string(const struct option_spec *o, const char *ar
 {
 	(void)msg;
 	(void)len;
-	*FIELD(const char *, o, opts) = arg;
+	option_store(o, opts, &arg, sizeof(arg));
 	return OPTION_OK;
 }
 
@@ -72,15 +77,20 @@ enum option_result option_set_count(const struct option_spec *o, const char *arg
 	if (parse_count(arg, &v) != 0 || (double)v < o->min || (double)v > o->max)
 		return option_error(msg, len, "--%s '%s': must be a whole number from %.0f to %.0f", o->name, arg, o->min,
 				    o->max);
-	*FIELD(unsigned, o, opts) = (unsigned)v;
+	unsigned u = (unsigned)v;
+	option_store(o, opts, &u, sizeof(u));
 	return OPTION_OK;
 }
 
 enum option_result option_set_u64(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
 {
-	int rc = parse_count(arg, FIELD(uint64_t, o, opts));
+	uint64_t v;
+	int rc = parse_count(arg, &v);
 
-	return rc ? option_error(msg, len, "--%s '%s': %s", o->name, arg, errno_phrase(rc)) : OPTION_OK;
+	if (rc)
+		return option_error(msg, len, "--%s '%s': %s", o->name, arg, errno_phrase(rc));
+	option_store(o, opts, &v, sizeof(v));
+	return OPTION_OK;
 }
 
 enum option_result option_set_double(const struct option_spec *o, const char *arg, void *opts, char *msg,
@@ -95,7 +105,7 @@ enum option_result option_set_double(const struct option_spec *o, const char *ar
 	high_ok = o->flags & OPTION_MAX_OPEN ? v < o->max : v <= o->max;
 	if (!low_ok || !high_ok)
 		return option_error(msg, len, "--%s '%s': must be %s", o->name, arg, o->range_help);
-	*FIELD(double, o, opts) = v;
+	option_store(o, opts, &v, sizeof(v));
 	return OPTION_OK;
 }
 
@@ -108,7 +118,8 @@ enum option_result option_set_choice(const struct option_spec *o, const char *ar
 
 	for (size_t i = 0; (w = option_choice(o, i)) != NULL; i++) {
 		if (strcasecmp(arg, w) == 0) {
-			*FIELD(int, o, opts) = o->values ? o->values[i] : (int)i;
+			int v = o->values ? o->values[i] : (int)i;
+			option_store(o, opts, &v, sizeof(v));
 			return OPTION_OK;
 		}
 		n++;
@@ -150,7 +161,7 @@ static size_t collect(const struct option_parser *p, const struct option_spec **
 	size_t n = 0;
 
 	for (size_t t = 0; t < OPTION_MAX_TABLES && p->tables[t].specs; t++)
-		for (size_t i = 0; p->tables[t].specs[i].name && i < OPTION_MAX_SPECS && n < MAX_SPECS; i++) {
+		for (size_t i = 0; i < OPTION_MAX_SPECS && n < MAX_SPECS && p->tables[t].specs[i].name; i++) {
 			specs[n] = &p->tables[t].specs[i];
 			where[n++] = (struct found){ t, i };
 		}
@@ -179,7 +190,7 @@ enum option_result option_apply(const struct option_parser *p, const char *name,
 bool option_given(const struct option_parser *p, const char *name)
 {
 	for (size_t t = 0; t < OPTION_MAX_TABLES && p->tables[t].specs; t++)
-		for (size_t i = 0; p->tables[t].specs[i].name && i < OPTION_MAX_SPECS; i++)
+		for (size_t i = 0; i < OPTION_MAX_SPECS && p->tables[t].specs[i].name; i++)
 			if (strcmp(p->tables[t].specs[i].name, name) == 0 && p->given[t][i])
 				return true;
 	return false;

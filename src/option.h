@@ -81,6 +81,12 @@ struct option_spec {
 /* One word of o's choices (choices, else choice_at), NULL past the last. */
 const char *option_choice(const struct option_spec *o, size_t i);
 
+/*
+ * Store n bytes of v into opts at o->offset: how a setter writes its field
+ * (memcpy, so a setter says the field's type once, by what it stores).
+ */
+void option_store(const struct option_spec *o, void *opts, const void *v, size_t n);
+
 /* The value setters every command uses; see the fields each reads. */
 enum option_result option_set_flag(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
 /* A string, borrowed from argv (a const char * at offset); the command checks what it names. */

@@ -119,7 +119,7 @@ enum option_result cli_set_output(const struct option_spec *o, const char *arg, 
 enum option_result cli_set_events_dir(const struct option_spec *o, const char *arg, void *opts, char *msg,
 				      size_t len)
 {
-	*(const char **)((char *)opts + o->offset) = arg;
+	option_store(o, opts, &arg, sizeof(arg));
 	if (access(arg, R_OK | X_OK) != 0)
 		return option_error(msg, len, "--events-dir '%s': not a readable directory", arg);
 	return OPTION_OK;
@@ -142,7 +142,8 @@ enum option_result cli_set_cpu(const struct option_spec *o, const char *arg, voi
 
 	if (parse_count(arg, &v) || v >= CPU_SETSIZE || !cpu_usable((int)v))
 		return option_error(msg, len, "--cpu '%s': no such online CPU available to this process", arg);
-	*(int *)((char *)opts + o->offset) = (int)v;
+	int cpu = (int)v;
+	option_store(o, opts, &cpu, sizeof(cpu));
 	return OPTION_OK;
 }
 
