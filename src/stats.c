@@ -65,6 +65,8 @@ static double select_kth(double *v, size_t n, size_t k)
 
 double stats_median_inplace(double *v, size_t n)
 {
+	if (!n)
+		return NAN;
 	double hi = select_kth(v, n, n / 2);
 
 	if (n % 2)
@@ -209,10 +211,15 @@ int stats_group(const double *v, const unsigned *tag, size_t n, struct stats_gro
 {
 	struct tagged_sample *ts;
 
+	/*
+	 * g is the caller's empty struct (stats_groups_free() empties one). The
+	 * analyzer follows stats_bootstrap()'s loop into a second call on the same
+	 * element and calls this overwrite a leak.
+	 */
 	memset(g, 0, sizeof(*g));
 	if (!n)
 		return -EINVAL;
-	g->n = n;
+	g->n = n; // NOLINT(clang-analyzer-unix.Malloc): see above
 	g->v = malloc(n * sizeof(*g->v));
 	g->start = malloc(n * sizeof(*g->start));
 	g->len = malloc(n * sizeof(*g->len));
@@ -468,12 +475,12 @@ int stats_bootstrap(const struct stats_set *sets, size_t k, double (*stat)(const
 		room = g[s].k * largest > room ? g[s].k * largest : room;
 		med[s] = stats_median(sets[s].v, sets[s].n);
 	}
-	if (!isfinite(stat(med))) {
+	if (!room || !isfinite(stat(med))) {	/* room >= 1 once every set is non-empty */
 		rc = -EINVAL;
 		goto out;
 	}
-	buf = malloc((room ? room : 1) * sizeof(*buf));	/* room >= 1: every set is non-empty */
-	stats = malloc(resamples * sizeof(*stats));
+	buf = calloc(room, sizeof(*buf));
+	stats = calloc(resamples, sizeof(*stats));
 	if (!buf || !stats) {
 		rc = -ENOMEM;
 		goto out;

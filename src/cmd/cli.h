@@ -49,7 +49,7 @@ enum option_result cli_check_output_target(const char *option, const char *path,
 	"format to its own file: FORMAT=FILE[,FORMAT=FILE...], e.g.\n"                   \
 	"junit=ci.xml,gbench=bench.json"
 #define CLI_OPTION_JSON(TYPE, OUT, HELP)                                                                           \
-	{ .name = "json", .value = "FILE|-", .help = HELP, .def_help = "none", .set = cli_set_json,                \
+	{ .name = "json", .value = "FILE|-", .help = (HELP), .def_help = "none", .set = cli_set_json,                \
 	  .offset = offsetof(TYPE, OUT), .complete = OPTION_COMPLETE_JSON }
 #define CLI_OPTION_FORMAT(TYPE, OUT)                                                                               \
 	{ .name = "format", .value = "LIST", .help = CLI_FORMAT_HELP, .def = NULL, .def_help = "json",             \
@@ -59,14 +59,14 @@ enum option_result cli_check_output_target(const char *option, const char *path,
 	{ .name = "output", .value = "PATH|DIR/|-", .help = CLI_OUTPUT_HELP, .def_help = "none",                   \
 	  .set = cli_set_output, .offset = offsetof(TYPE, OUT), .complete = OPTION_COMPLETE_OUTPUT }
 #define CLI_OPTION_FAIL_ON(TYPE, FIELD, HELP)                                                                      \
-	{ .name = "fail-on", .value = "LEVEL", .help = HELP, .def = "fail", .set = option_set_choice,               \
+	{ .name = "fail-on", .value = "LEVEL", .help = (HELP), .def = "fail", .set = option_set_choice,               \
 	  .offset = offsetof(TYPE, FIELD), .choices = fail_on_names, .complete = OPTION_COMPLETE_WORD }
 #define CLI_FAIL_ON_HELP "exit 1 when a check reaches LEVEL: fail, warn, never\n"
 #define CLI_OPTION_EVENTS_DIR(TYPE, FIELD)                                                                         \
 	{ .name = "events-dir", .value = "DIR", .help = "metric-to-event map files", .def_help = TLBPROF_EVENTS_DIR, \
 	  .set = cli_set_events_dir, .offset = offsetof(TYPE, FIELD), .complete = OPTION_COMPLETE_DIR }
 #define CLI_OPTION_QUIET(TYPE, OUT, HELP)                                                                          \
-	{ .name = "quiet", .short_name = 'q', .help = HELP, .set = cli_set_quiet, .offset = offsetof(TYPE, OUT) }
+	{ .name = "quiet", .short_name = 'q', .help = (HELP), .set = cli_set_quiet, .offset = offsetof(TYPE, OUT) }
 #define CLI_OPTION_HELP { .name = "help", .short_name = 'h', .help = "show this help and exit", .flags = OPTION_HELP }
 #define CLI_OPTION_VERSION                                                                                         \
 	{ .name = "version", .short_name = 'V', .help = "show the version and exit", .flags = OPTION_VERSION }
