@@ -938,3 +938,32 @@ int report_format_write(const struct report_input *in, enum output_format fmt, F
 	}
 	return -EINVAL;
 }
+
+int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
+{
+	return report_write_format(in, OUTPUT_JSON, path, "--json", err, err_len);
+}
+
+/* A format as the stream writer of report_write_file(). */
+struct format_job {
+	const struct report_input *in;
+	enum output_format format;
+};
+
+static int format_stream(FILE *f, const void *ctx)
+{
+	const struct format_job *job = ctx;
+
+	return report_format_write(job->in, job->format, f);
+}
+
+int report_write_format(const struct report_input *in, enum output_format fmt, const char *path, const char *option,
+			char *err, size_t err_len)
+{
+	const struct format_job job = { .in = in, .format = fmt };
+	int rc = report_write_file(path, option, "report", format_stream, &job, err, err_len);
+
+	if (rc == -ENOMEM)
+		snprintf(err, err_len, "out of memory building the %s report", output_format_name(fmt));
+	return rc;
+}

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* What the report writers (src/report*.c) share; not for other modules. */
+/*
+ * What the report writers (src/report/) share; not for other modules. Each
+ * group names the file that provides it. Who may call whom: emit.c calls
+ * the table, the writer and the formats; formats.c dispatches to each
+ * format and to the JSON; the formats and the JSON call down to the labels,
+ * the writer and the text rules, never back up.
+ */
 #pragma once
 
 #include <jansson.h>
@@ -14,8 +20,15 @@
 #include "report/report.h"
 #include "machine/timing.h"
 
+/* ---- labels.c: short labels for people ---- */
+
 /* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
 void report_backing_label(const struct phase_result *r, char *buf, size_t len);
+
+/* "SIGSEGV" for SIGSEGV, "?" for a signal without a name; in a static buffer the next call overwrites. */
+const char *report_signal_name(int sig);
+
+/* ---- json.c: the native document ---- */
 
 /* The native tlbprof.report/1 document (a re-analysis keeps every field it read); NULL on OOM. Caller decrefs. */
 json_t *report_json_build(const struct report_input *in);
@@ -31,10 +44,12 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 /* One counter as the report lists it: name, metric, event, source, hardware, type, config ("0x..."), status, reason. */
 json_t *report_counter_info_json(const struct counter_info *ci);
 
+/* ---- writer.c: JSON onto a stream and into a file (report_write_file() in report.h is the writer itself) ---- */
+
 /*
  * Write root to path ("-" = stdout) the way every tlbprof file is written
- * (write_file() in report.c: a temporary file renamed over path; a device
- * in place; a symlink's target replaced). root is not consumed. Returns 0 or
+ * (report_write_file(): a temporary file renamed over path; a device in
+ * place; a symlink's target replaced). root is not consumed. Returns 0 or
  * -errno with a one-line reason in err.
  */
 int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);
@@ -46,10 +61,12 @@ int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);
  */
 int report_json_dumpf(const json_t *root, FILE *f);
 
+/* ---- text.c: text from outside as well-formed UTF-8, escaped for each format ---- */
+
 /*
  * Text from outside (argv, paths, reasons, symbol names, what a benchmark
  * sent) is arbitrary bytes on Linux; every document tlbprof writes is UTF-8.
- * The rule everywhere (src/report_text.c): each byte that is not part of a
+ * The rule everywhere: each byte that is not part of a
  * well-formed UTF-8 sequence (Unicode Table 3-7: no overlong forms, no
  * surrogates, nothing above U+10FFFF) becomes U+FFFD, so a value is never
  * dropped or cut short and a reader sees where bytes were lost.
