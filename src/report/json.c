@@ -303,24 +303,11 @@ static json_t *declared_json(const struct phase_result *r)
 	return o;
 }
 
-static json_t *phase_json(const struct phase_result *r)
+/* What was asked of the page size and, where smaps verified it, what backed the region. */
+static json_t *page_json(const struct phase_result *r)
 {
 	const struct phase_spec *s = &r->spec;
-	json_t *o = json_object(), *page = json_object(), *params = json_object(), *ctrs = json_object();
-	json_t *checks = json_array(), *cyc;
-	struct stats_summary st;
-	double accesses = s->accesses_total ? (double)s->accesses_total : (double)s->iterations * (double)r->n_samples;
-	double cycles;
-
-	json_object_set_new(o, "name", report_json_text(s->name));
-	json_object_set_new(o, "workload", json_string(s->workload->name));
-	json_object_set_new(o, "role", json_string(phase_role_name(s->role)));
-	if (s->role == PHASE_ROLE_CONTROL)
-		json_object_set_new(o, "controls", json_pack("{s:I, s:I}", "size_bytes", (json_int_t)s->controls_size_bytes,
-							     "stride_bytes", (json_int_t)s->controls_stride_bytes));
-	json_object_set_new(o, "status", json_string(phase_status_name(r->status)));
-	json_object_set_new(o, "reason", report_json_text(r->reason));
-	json_object_set_new(o, "unavailable", json_boolean(r->unavailable));
+	json_t *page = json_object();
 
 	if (r->target && !r->target->has_page) {
 		/* tlbprof run: the phase declared no page size. */
@@ -352,7 +339,14 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(page, "kernel_page_bytes", json_null());
 		json_object_set_new(page, "huge_fraction", json_null());
 	}
-	json_object_set_new(o, "page", page);
+	return page;
+}
+
+/* The phase's parameters: region, stride, iterations, placement. */
+static json_t *params_json(const struct phase_result *r)
+{
+	const struct phase_spec *s = &r->spec;
+	json_t *params = json_object();
 
 	json_object_set_new(params, "size_bytes", json_integer((json_int_t)s->size_bytes));
 	json_object_set_new(params, "stride_bytes", json_integer((json_int_t)s->stride_bytes));
@@ -368,7 +362,17 @@ static json_t *phase_json(const struct phase_result *r)
 	/* Accesses that share one page: the TLB reuse the access pattern allows (below 1: pages skipped). */
 	uint64_t page_bytes = s->page.bytes;
 	json_object_set_new(params, "accesses_per_page", num((double)page_bytes / (double)s->stride_bytes));
-	json_object_set_new(o, "params", params);
+	return params;
+}
+
+/*
+ * How the phase was measured, into o: setup times, the counters' own cost,
+ * how sampling ended, the warmup, and which allocation each sample timed.
+ */
+static void method_json(json_t *o, const struct phase_result *r)
+{
+	const struct phase_spec *s = &r->spec;
+
 	json_object_set_new(o, "prepare_ms", num(r->prepare_ms));
 	json_object_set_new(o, "build_ms", num(r->build_ms));
 	json_object_set_new(o, "overhead_us", json_pack("{s:o, s:o}", "counter_open", num(r->counter_open_us),
@@ -395,28 +399,41 @@ static json_t *phase_json(const struct phase_result *r)
 			json_array_append_new(al, json_integer(r->sample_alloc[i]));
 		json_object_set_new(o, "sample_allocations", al);
 	}
+}
 
-	if (r->n_samples) {
-		stats_summarize(r->samples_ns, r->n_samples, &st);
-		json_object_set_new(o, "ns_per_access", stats_json(&st, r->samples_ns, r->n_samples, 1.0));
-		if (r->cycles_per_ns > 0) {
-			cyc = stats_json(&st, r->samples_ns, r->n_samples, r->cycles_per_ns);
-			json_object_set_new(cyc, "method", json_string("calibrated_clock"));
-			json_object_set_new(cyc, "core_clock_ghz", num(r->cycles_per_ns));
-		} else {
-			cyc = json_object();
-			json_object_set_new(cyc, "median", json_null());
-			json_object_set_new(cyc, "method", json_string("unavailable"));
-		}
-		if (analysis_counter(r, METRIC_CYCLES, &cycles) && accesses > 0)
-			json_object_set_new(cyc, "counter_mean", num(cycles / accesses));
-		json_object_set_new(o, "cycles_per_access", cyc);
-	} else {
+/* The time per access into o: ns_per_access and cycles_per_access (null for a phase without samples). */
+static void latency_json(json_t *o, const struct phase_result *r, double accesses)
+{
+	struct stats_summary st;
+	json_t *cyc;
+	double cycles;
+
+	if (!r->n_samples) {
 		json_object_set_new(o, "ns_per_access", json_null());
 		json_object_set_new(o, "cycles_per_access", json_null());
+		return;
 	}
+	stats_summarize(r->samples_ns, r->n_samples, &st);
+	json_object_set_new(o, "ns_per_access", stats_json(&st, r->samples_ns, r->n_samples, 1.0));
+	if (r->cycles_per_ns > 0) {
+		cyc = stats_json(&st, r->samples_ns, r->n_samples, r->cycles_per_ns);
+		json_object_set_new(cyc, "method", json_string("calibrated_clock"));
+		json_object_set_new(cyc, "core_clock_ghz", num(r->cycles_per_ns));
+	} else {
+		cyc = json_object();
+		json_object_set_new(cyc, "median", json_null());
+		json_object_set_new(cyc, "method", json_string("unavailable"));
+	}
+	if (analysis_counter(r, METRIC_CYCLES, &cycles) && accesses > 0)
+		json_object_set_new(cyc, "counter_mean", num(cycles / accesses));
+	json_object_set_new(o, "cycles_per_access", cyc);
+}
 
-	/* Only counters that counted; the rest are listed with their status at the top level. */
+/* Only counters that counted; the rest are listed with their status at the top level. */
+static json_t *phase_counters_json(const struct phase_result *r, double accesses)
+{
+	json_t *ctrs = json_object();
+
 	for (size_t i = 0; i < r->n_counters; i++) {
 		const struct counter_info *ci = &r->counter_info[i];
 		const struct counter_reading *cr = &r->counters[i];
@@ -432,7 +449,30 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(c, "metric", json_string(metric_name(ci->metric)));
 		json_object_set_new(ctrs, ci->name, c);
 	}
-	json_object_set_new(o, "counters", ctrs);
+	return ctrs;
+}
+
+/* One entry of "phases": what ran, on what pages, how it was measured, what it measured and its self-checks. */
+static json_t *phase_json(const struct phase_result *r)
+{
+	const struct phase_spec *s = &r->spec;
+	json_t *o = json_object(), *checks = json_array();
+	double accesses = s->accesses_total ? (double)s->accesses_total : (double)s->iterations * (double)r->n_samples;
+
+	json_object_set_new(o, "name", report_json_text(s->name));
+	json_object_set_new(o, "workload", json_string(s->workload->name));
+	json_object_set_new(o, "role", json_string(phase_role_name(s->role)));
+	if (s->role == PHASE_ROLE_CONTROL)
+		json_object_set_new(o, "controls", json_pack("{s:I, s:I}", "size_bytes", (json_int_t)s->controls_size_bytes,
+							     "stride_bytes", (json_int_t)s->controls_stride_bytes));
+	json_object_set_new(o, "status", json_string(phase_status_name(r->status)));
+	json_object_set_new(o, "reason", report_json_text(r->reason));
+	json_object_set_new(o, "unavailable", json_boolean(r->unavailable));
+	json_object_set_new(o, "page", page_json(r));
+	json_object_set_new(o, "params", params_json(r));
+	method_json(o, r);
+	latency_json(o, r, accesses);
+	json_object_set_new(o, "counters", phase_counters_json(r, accesses));
 	if (s->fault_case != FAULT_NONE)
 		fault_json(o, r);
 	else

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The table for people: the run's header, one row per phase, then comparisons, faults, steps, knees, findings, checks. */
+/* The table for people: the run's header, a row per phase, then comparisons, faults, steps, knees, findings, checks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
