@@ -90,14 +90,14 @@ static void print_target(const struct target_report *t, FILE *f)
 		fprintf(f, "binary: not read (%s)\n", t->binary_error);
 }
 
-void report_print_text(const struct report_input *in, FILE *f)
+/* The summary, then what ran where: tool, workload, machine, clock, counters and, for tlbprof run, the command. */
+static void print_header(const struct report_input *in, FILE *f)
 {
 	const struct environment *env = in->env;
 	const struct run_results *rr = in->results;
-	const struct analysis *a = in->analysis;
 	size_t ok = 0, hw = 0, total = 0;
 
-	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", a->summary);
+	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", in->analysis->summary);
 	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target || !in->workload ? "run" : in->workload->name,
 		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
 		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
@@ -118,8 +118,49 @@ void report_print_text(const struct report_input *in, FILE *f)
 			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
 	if (in->target)
 		print_target(in->target, f);
+}
 
+/* The row of phase i in the phase table; w: the phase column's width. */
+static void print_phase_row(const struct report_input *in, size_t i, int w, FILE *f)
+{
+	const struct phase_result *r = &in->results->phases[i];
+	char back[32], faults[24], miss[24];
+	size_t pass = 0;
+
+	report_backing_label(r, back, sizeof(back));
+	if (r->status == PHASE_OK && !r->n_samples && r->target) {
+		/* A marked phase that declared no accesses: its wall time is all there is per occurrence. */
+		struct stats_summary wst;
+		count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
+		stats_summarize(r->target->wall_ns, r->target->n_wall, &wst);
+		fprintf(f, "%-*s %-12s %u occurrence%s, wall median %.3f ms (spread %.1f%%), %s page faults\n", w,
+			r->spec.name, back, r->target->occurrences, r->target->occurrences == 1 ? "" : "s",
+			wst.median / 1e6, 100 * wst.rel_spread, faults);
+		return;
+	}
+	if (r->status != PHASE_OK || !r->n_samples) {
+		fprintf(f, "%-*s %-12s %s: %s\n", w, r->spec.name, back, phase_status_name(r->status), r->reason);
+		return;
+	}
+	/* The analysis already has each phase's statistics. */
+	const struct stats_summary st = in->analysis->phases[i].ns;
+	count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
+	rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
+	size_t ran = 0;	/* a skipped self-check (too few slots to judge) is neither */
+	for (size_t k = 0; k < r->n_self_checks; k++) {
+		pass += r->self_checks[k].status == CHECK_PASS;
+		ran += r->self_checks[k].status != CHECK_SKIP;
+	}
+	fprintf(f, "%-*s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", w, r->spec.name, back, st.median,
+		100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, ran);
+}
+
+/* The phase table: a row per phase in table order (cmp_table_order()), with its legend. */
+static void print_phases(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
 	int w = 5;	/* the phase column fits the longest name */
+
 	for (size_t i = 0; i < rr->n; i++)
 		if ((int)strlen(rr->phases[i].spec.name) > w)
 			w = (int)strlen(rr->phases[i].spec.name);
@@ -131,130 +172,147 @@ void report_print_text(const struct report_input *in, FILE *f)
 		order[i] = i;
 	if (order)
 		qsort_r(order, rr->n, sizeof(*order), cmp_table_order, (void *)rr->phases);
-	for (size_t row = 0; row < rr->n; row++) {
-		const struct phase_result *r = &rr->phases[order ? order[row] : row];
-		char back[32], faults[24], miss[24];
-		size_t pass = 0;
-
-		report_backing_label(r, back, sizeof(back));
-		if (r->status == PHASE_OK && !r->n_samples && r->target) {
-			/* A marked phase that declared no accesses: its wall time is all there is per occurrence. */
-			struct stats_summary wst;
-			count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
-			stats_summarize(r->target->wall_ns, r->target->n_wall, &wst);
-			fprintf(f, "%-*s %-12s %u occurrence%s, wall median %.3f ms (spread %.1f%%), %s page faults\n", w,
-				r->spec.name, back, r->target->occurrences, r->target->occurrences == 1 ? "" : "s",
-				wst.median / 1e6, 100 * wst.rel_spread, faults);
-			continue;
-		}
-		if (r->status != PHASE_OK || !r->n_samples) {
-			fprintf(f, "%-*s %-12s %s: %s\n", w, r->spec.name, back, phase_status_name(r->status), r->reason);
-			continue;
-		}
-		/* The analysis already has each phase's statistics. */
-		const struct stats_summary st = a->phases[order ? order[row] : row].ns;
-		count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
-		rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
-		size_t ran = 0;	/* a skipped self-check (too few slots to judge) is neither */
-		for (size_t k = 0; k < r->n_self_checks; k++) {
-			pass += r->self_checks[k].status == CHECK_PASS;
-			ran += r->self_checks[k].status != CHECK_SKIP;
-		}
-		fprintf(f, "%-*s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", w, r->spec.name, back, st.median,
-			100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, ran);
-	}
+	for (size_t row = 0; row < rr->n; row++)
+		print_phase_row(in, order ? order[row] : row, w, f);
 	free(order);
 	fprintf(f, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
 		"faults during the timed samples; dTLB-miss: per access)\n");
+}
 
-	if (a->n_comparisons) {
-		fprintf(f, "\n%-8s %-16s %10s %10s %9s %8s %11s  %s\n", "size", "pages", "base ns", "variant ns",
-			"delta ns", "speedup", "translation", "method");
-		for (size_t i = 0; i < a->n_comparisons; i++) {
-			const struct comparison *c = &a->comparisons[i];
-			const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
-			const struct phase_analysis *pb = &a->phases[c->baseline];
-			char label[48], sz[16], tr[24] = "n/a";
-			if (b->fault_case != FAULT_NONE)
-				snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label,
-					 fault_case_name(b->fault_case));
-			else if (b->workload->sweep == WORKLOAD_SWEEP_STRIDES)
-				snprintf(label, sizeof(label), "%s -> %s s%s", b->page.label, v->page.label,
-					 format_size(b->stride_bytes, sz, sizeof(sz)));
-			else
-				snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
-			if (pb->has_control)
-				snprintf(tr, sizeof(tr), "%.1f ns", pb->translation_ns);
-			fprintf(f, "%-8s %-16s %10.2f %10.2f %9.2f %7.2fx %11s  %s", format_size(v->size_bytes, sz, sizeof(sz)),
-				label, pb->ns.median, a->phases[c->variant].ns.median, c->delta_ns, c->speedup, tr, c->method);
-			if (c->ns_per_tlb_miss > 0)
-				fprintf(f, ", %.1f ns (%.0f cycles) per dTLB miss", c->ns_per_tlb_miss, c->cycles_per_tlb_miss);
-			fputc('\n', f);
-		}
-		fprintf(f, "(translation: %s ns per access minus its packed control's, where a control ran)\n",
-			"baseline");
+/* Baseline against variant at each size: the time per access, the speedup and the translation part. */
+static void print_comparisons(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+
+	if (!a->n_comparisons)
+		return;
+	fprintf(f, "\n%-8s %-16s %10s %10s %9s %8s %11s  %s\n", "size", "pages", "base ns", "variant ns",
+		"delta ns", "speedup", "translation", "method");
+	for (size_t i = 0; i < a->n_comparisons; i++) {
+		const struct comparison *c = &a->comparisons[i];
+		const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
+		const struct phase_analysis *pb = &a->phases[c->baseline];
+		char label[48], sz[16], tr[24] = "n/a";
+		if (b->fault_case != FAULT_NONE)
+			snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label,
+				 fault_case_name(b->fault_case));
+		else if (b->workload->sweep == WORKLOAD_SWEEP_STRIDES)
+			snprintf(label, sizeof(label), "%s -> %s s%s", b->page.label, v->page.label,
+				 format_size(b->stride_bytes, sz, sizeof(sz)));
+		else
+			snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
+		if (pb->has_control)
+			snprintf(tr, sizeof(tr), "%.1f ns", pb->translation_ns);
+		fprintf(f, "%-8s %-16s %10.2f %10.2f %9.2f %7.2fx %11s  %s", format_size(v->size_bytes, sz, sizeof(sz)),
+			label, pb->ns.median, a->phases[c->variant].ns.median, c->delta_ns, c->speedup, tr, c->method);
+		if (c->ns_per_tlb_miss > 0)
+			fprintf(f, ", %.1f ns (%.0f cycles) per dTLB miss", c->ns_per_tlb_miss, c->cycles_per_tlb_miss);
+		fputc('\n', f);
 	}
+	fprintf(f, "(translation: %s ns per access minus its packed control's, where a control ran)\n",
+		"baseline");
+}
+
+/* The page-fault cases: time per page and per fault, the faults, and where the time went (user, sys, wall). */
+static void print_faults(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
 	bool faults = false;
+
 	for (size_t i = 0; i < a->n_phases; i++)
 		faults |= a->phases[i].faults.valid;
-	if (faults) {
-		fprintf(f, "\n%-14s %-5s %9s %10s %11s %9s %7s %8s %8s %8s %6s %5s\n", "case", "pages", "ns/page", "ns/fault",
-			"pages/fault", "minor", "major", "user ms", "sys ms", "wall ms", "MiB/s", "procs");
-		for (size_t i = 0; i < a->n_phases; i++) {
-			const struct fault_metrics *fm = &a->phases[i].faults;
-			const struct phase_spec *sp = &rr->phases[i].spec;
-			if (!fm->valid || rr->phases[i].status != PHASE_OK)
-				continue;
-			fprintf(f, "%-14s %-5s %9.1f %10.0f %11.3g %9.0f %7.0f %8.1f %8.1f %8.1f %6.0f %5u\n",
-				fault_case_name(sp->fault_case), sp->page.label, fm->ns_per_page.median,
-				fm->ns_per_fault.n ? fm->ns_per_fault.median : 0.0,
-				fm->pages_per_fault.n ? fm->pages_per_fault.median : 0.0, fm->minor, fm->major,
-				1e3 * fm->user_s, 1e3 * fm->sys_s, 1e3 * fm->wall_s, fm->mib_per_s.median, fm->processes);
-		}
-		fprintf(f, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
-			   "ms: totals over all samples; faults from %s. A minor fault burns kernel CPU "
-			   "(sys close to wall); a major fault waits on I/O (wall far above user + sys). file_warm maps "
-			   "several page-cache pages per fault (fault-around, %s).)\n",
-			"the perf software counters, cross-checked with getrusage",
-			in->env->fault_around_bytes > 0 ? "see fault_around_bytes" : "fault_around_bytes unreadable here");
+	if (!faults)
+		return;
+	fprintf(f, "\n%-14s %-5s %9s %10s %11s %9s %7s %8s %8s %8s %6s %5s\n", "case", "pages", "ns/page", "ns/fault",
+		"pages/fault", "minor", "major", "user ms", "sys ms", "wall ms", "MiB/s", "procs");
+	for (size_t i = 0; i < a->n_phases; i++) {
+		const struct fault_metrics *fm = &a->phases[i].faults;
+		const struct phase_spec *sp = &rr->phases[i].spec;
+		if (!fm->valid || rr->phases[i].status != PHASE_OK)
+			continue;
+		fprintf(f, "%-14s %-5s %9.1f %10.0f %11.3g %9.0f %7.0f %8.1f %8.1f %8.1f %6.0f %5u\n",
+			fault_case_name(sp->fault_case), sp->page.label, fm->ns_per_page.median,
+			fm->ns_per_fault.n ? fm->ns_per_fault.median : 0.0,
+			fm->pages_per_fault.n ? fm->pages_per_fault.median : 0.0, fm->minor, fm->major,
+			1e3 * fm->user_s, 1e3 * fm->sys_s, 1e3 * fm->wall_s, fm->mib_per_s.median, fm->processes);
 	}
-	if (a->n_stride_steps) {
-		fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-12s %s\n", "size", "pages", "stride", "delta ns", "cycles",
-			"step", "dTLB misses/access");
-		for (size_t i = 0; i < a->n_stride_steps; i++) {
-			const struct stride_step *st = &a->stride_steps[i];
-			const struct phase_spec *fr = &rr->phases[st->from].spec, *to = &rr->phases[st->to].spec;
-			char sz[16], s1[16], s2[16], label[40], miss[48] = "n/a";
-			snprintf(label, sizeof(label), "%sB -> %sB", format_size(fr->stride_bytes, s1, sizeof(s1)),
-				 format_size(to->stride_bytes, s2, sizeof(s2)));
-			if (st->have_misses)
-				snprintf(miss, sizeof(miss), "%.3g -> %.3g", st->misses_from, st->misses_to);
-			fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
-				fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, miss);
-		}
-		fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
-			   "per page either way; within-page: huge pages, still many accesses per page)\n");
+	fprintf(f, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
+		   "ms: totals over all samples; faults from %s. A minor fault burns kernel CPU "
+		   "(sys close to wall); a major fault waits on I/O (wall far above user + sys). file_warm maps "
+		   "several page-cache pages per fault (fault-around, %s).)\n",
+		"the perf software counters, cross-checked with getrusage",
+		in->env->fault_around_bytes > 0 ? "see fault_around_bytes" : "fault_around_bytes unreadable here");
+}
+
+/* A stride sweep: what each step to a larger stride cost, and whether the cache or the TLB paid it. */
+static void print_steps(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+
+	if (!a->n_stride_steps)
+		return;
+	fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-12s %s\n", "size", "pages", "stride", "delta ns", "cycles",
+		"step", "dTLB misses/access");
+	for (size_t i = 0; i < a->n_stride_steps; i++) {
+		const struct stride_step *st = &a->stride_steps[i];
+		const struct phase_spec *fr = &rr->phases[st->from].spec, *to = &rr->phases[st->to].spec;
+		char sz[16], s1[16], s2[16], label[40], miss[48] = "n/a";
+		snprintf(label, sizeof(label), "%sB -> %sB", format_size(fr->stride_bytes, s1, sizeof(s1)),
+			 format_size(to->stride_bytes, s2, sizeof(s2)));
+		if (st->have_misses)
+			snprintf(miss, sizeof(miss), "%.3g -> %.3g", st->misses_from, st->misses_to);
+		fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
+			fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, miss);
 	}
-	if (a->n_knees) {
-		fprintf(f, "\n%-10s %-10s %10s %10s %10s  %s\n", "knee at", "next", "before ns", "after ns", "confidence",
-			"CPUID");
-		for (size_t i = 0; i < a->n_knees; i++) {
-			const struct tlb_knee *tk = &a->knees[i];
-			char cpuid[80] = "not reported";
-			if (tk->cpuid_level)
-				snprintf(cpuid, sizeof(cpuid), "%s %s %u (%+.0f %%)", tk->matches ? "matches" : "nearest",
-					 tk->cpuid_level, tk->cpuid_entries, 100 * tk->relative_error);
-			fprintf(f, "%-10.0f %-10.0f %10.2f %10.2f %10.1f  %s\n", tk->knee.x_before, tk->knee.x_after,
-				tk->knee.before_ns, tk->knee.after_ns, tk->knee.confidence, cpuid);
-		}
-		fprintf(f, "(pages: 4 KiB pages touched; a knee is a candidate capacity, confirmed only by CPUID)\n");
+	fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
+		   "per page either way; within-page: huge pages, still many accesses per page)\n");
+}
+
+/* A page-count sweep: each knee of the curve, and whether CPUID names a TLB of that many entries. */
+static void print_knees(const struct analysis *a, FILE *f)
+{
+	if (!a->n_knees)
+		return;
+	fprintf(f, "\n%-10s %-10s %10s %10s %10s  %s\n", "knee at", "next", "before ns", "after ns", "confidence",
+		"CPUID");
+	for (size_t i = 0; i < a->n_knees; i++) {
+		const struct tlb_knee *tk = &a->knees[i];
+		char cpuid[80] = "not reported";
+		if (tk->cpuid_level)
+			snprintf(cpuid, sizeof(cpuid), "%s %s %u (%+.0f %%)", tk->matches ? "matches" : "nearest",
+				 tk->cpuid_level, tk->cpuid_entries, 100 * tk->relative_error);
+		fprintf(f, "%-10.0f %-10.0f %10.2f %10.2f %10.1f  %s\n", tk->knee.x_before, tk->knee.x_after,
+			tk->knee.before_ns, tk->knee.after_ns, tk->knee.confidence, cpuid);
 	}
-	for (size_t i = 0; i < a->n_findings; i++)
-		fprintf(f, "\nfinding %s: %s\n", a->findings[i].id, a->findings[i].message);
+	fprintf(f, "(pages: 4 KiB pages touched; a knee is a candidate capacity, confirmed only by CPUID)\n");
+}
+
+/* Each check of the measurement, then the verdict. */
+static void print_checks(const struct report_input *in, FILE *f)
+{
+	const struct analysis *a = in->analysis;
 
 	fprintf(f, "\nchecks:\n");
 	for (size_t i = 0; i < a->n_checks; i++)
 		fprintf(f, "  %-5s %-26s %s\n", check_status_name(a->checks[i].status), a->checks[i].id,
 			a->checks[i].message);
-	fprintf(f, "verdict: %s%s\n", verdict_name(a->verdict), rr->interrupted ? " (interrupted)" : "");
+	fprintf(f, "verdict: %s%s\n", verdict_name(a->verdict), in->results->interrupted ? " (interrupted)" : "");
+}
+
+void report_print_text(const struct report_input *in, FILE *f)
+{
+	const struct analysis *a = in->analysis;
+
+	print_header(in, f);
+	print_phases(in, f);
+	print_comparisons(in, f);
+	print_faults(in, f);
+	print_steps(in, f);
+	print_knees(a, f);
+	for (size_t i = 0; i < a->n_findings; i++)
+		fprintf(f, "\nfinding %s: %s\n", a->findings[i].id, a->findings[i].message);
+	print_checks(in, f);
 }
