@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the report writers (src/report/) share; not for other modules. Each
- * group names the file that provides it. Who may call whom: emit.c calls
- * the table, the writer and the formats; formats.c dispatches to each
- * format and to the JSON; the formats and the JSON call down to the labels,
- * the writer and the text rules, never back up.
+ * What the files of src/report/ share; not for other modules. Each group
+ * names the file that provides it. The calls go one way, from the top:
+ * emit.c (report_emit) calls the table, the formats and the writer;
+ * formats.c dispatches to each format and to the JSON; the formats and the
+ * JSON call down to facts.c, labels.c, writer.c and text.c, never back up;
+ * those four call no other file of the folder.
  */
 #pragma once
 
@@ -60,6 +61,61 @@ int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);
  * kept none); a write the buffer still holds fails at the flush instead.
  */
 int report_json_dumpf(const json_t *root, FILE *f);
+
+/* ---- gbench.c, openmetrics.c, junit.c, csv.c: one writer per format, called by formats.c ---- */
+
+/*
+ * Each writes its format of the report to the stream f (as
+ * report_format_write() in report.h: 0, or -errno when the document cannot
+ * be built; write errors are left on the stream).
+ */
+int report_gbench_write(const struct report_input *in, FILE *f);
+int report_openmetrics_write(const struct report_input *in, FILE *f);
+int report_junit_write(const struct report_input *in, FILE *f);
+int report_csv_write(const struct report_input *in, FILE *f);
+
+/* ---- facts.c: what every format reads off a report ---- */
+
+/*
+ * The workload the report is about: the phases' own ("run" or "command" for
+ * tlbprof run, whose configuration keeps the measuring default "chase"); a
+ * report without phases names its command.
+ */
+const char *report_workload_of(const struct report_input *in);
+
+/* Whether a phase has timed samples (status ok and something measured). */
+bool report_phase_measured(const struct phase_result *r);
+
+/* A tlbprof run phase that declared no accesses: measured, but only as wall time per occurrence. */
+bool report_phase_wall_only(const struct phase_result *r);
+
+/* Why a phase has no measurement: its reason, or what its status says. */
+const char *report_phase_why(const struct phase_result *r);
+
+/* The wall time per occurrence of a report_phase_wall_only() phase, in ns. */
+struct stats_summary report_phase_wall_stats(const struct phase_result *r);
+
+/* The ns-per-access statistics of phase i: the analysis has them; recomputed if it does not. */
+struct stats_summary report_phase_stats(const struct report_input *in, size_t i);
+
+/* Timed accesses of a phase over all its samples (pages touched for pagefault; what a run phase declared). */
+double report_phase_accesses(const struct phase_result *r);
+
+/* The comparison whose variant is phase i, or NULL. */
+const struct comparison *report_comparison_of(const struct analysis *a, size_t i);
+
+/* A counter that produced a value in this phase (ok or multiplexed, and scheduled at all). */
+bool report_counter_counted(const struct counter_info *ci, const struct counter_reading *cr);
+
+/* Share of the enabled time a counter ran: 1 when not multiplexed. */
+double report_counter_running(const struct counter_reading *cr);
+
+/*
+ * v as text in buf, returned: the shortest of 15 to 17 significant digits
+ * that reads back exactly ("47.12", not "47.119999999999997"); never "-0";
+ * "NaN", "+Inf", "-Inf" for what is not finite.
+ */
+const char *report_num_text(double v, char *buf, size_t len);
 
 /* ---- text.c: text from outside as well-formed UTF-8, escaped for each format ---- */
 
