@@ -67,7 +67,8 @@ static void csv_counters(FILE *f, const struct phase_result *r, bool per_access)
 		if (!per_access)
 			continue;
 		snprintf(key, sizeof(key), "%s_per_access", metric_name(ci->metric));
-		csv_row(f, r->spec.name, report_num_text(cr->scaled / report_phase_accesses(r), buf, sizeof(buf)), "", key, pct, "");
+		csv_row(f, r->spec.name, report_num_text(cr->scaled / report_phase_accesses(r), buf, sizeof(buf)), "", key, pct,
+			"");
 	}
 }
 
@@ -106,7 +107,8 @@ int report_csv_write(const struct report_input *in, FILE *f)
 		csv_num(f, name, st.max, "ns", "ns_per_access_max", "");
 		csv_num(f, name, 100 * st.rel_spread, "%", "spread", "(max - min) / median");
 		if (r->cycles_per_ns > 0) {
-			snprintf(note, sizeof(note), "calibrated core clock %s GHz", report_num_text(r->cycles_per_ns, buf, sizeof(buf)));
+			snprintf(note, sizeof(note), "calibrated core clock %s GHz",
+				 report_num_text(r->cycles_per_ns, buf, sizeof(buf)));
 			csv_num(f, name, st.median * r->cycles_per_ns, "cycles", "cycles_per_access", note);
 		}
 		if (i < a->n_phases && a->phases[i].has_control) {

@@ -93,47 +93,21 @@ static void junit_phase_out(const struct report_input *in, size_t i, FILE *f)
 		fprintf(f, "%s: %s", r->counter_info[k].name, report_num_text(r->counters[k].scaled, buf, sizeof(buf)));
 		/* A rate only where the accesses are known. */
 		if (!wall_only && report_phase_accesses(r) > 0)
-			fprintf(f, " (%s per access)", report_num_text(r->counters[k].scaled / report_phase_accesses(r), buf, sizeof(buf)));
+			fprintf(f, " (%s per access)",
+				report_num_text(r->counters[k].scaled / report_phase_accesses(r), buf, sizeof(buf)));
 		fputc('\n', f);
 	}
 }
 
-int report_junit_write(const struct report_input *in, FILE *f)
+/* The run's facts as <properties> of the checks suite: version, command, machine, verdict. -ENOMEM or 0. */
+static int junit_properties(const struct report_input *in, FILE *f)
 {
-	const struct run_results *rr = in->results;
-	const struct analysis *a = in->analysis;
-	enum fail_on fail_on = in->fail_on;
-	size_t check_fail = 0, check_skip = 0, phase_fail = 0, phase_skip = 0;
-	double phase_time = 0;
-	char buf[64];
+	char *cmd = NULL;
+	size_t cmd_len = 0;
 
-	for (size_t i = 0; i < a->n_checks; i++) {
-		check_fail += junit_check_fails(a->checks[i].status, fail_on);
-		check_skip += a->checks[i].status == CHECK_SKIP;
-	}
-	for (size_t i = 0; i < rr->n; i++) {
-		phase_skip += rr->phases[i].status == PHASE_SKIPPED;
-		phase_fail += rr->phases[i].status != PHASE_SKIPPED && !report_phase_measured(&rr->phases[i]) &&
-			      !report_phase_wall_only(&rr->phases[i]);
-		phase_time += rr->phases[i].timed_ns > 0 ? rr->phases[i].timed_ns / 1e9 : 0;
-	}
-
-	/*
-	 * <testsuites> takes name, tests, failures, errors and time only: the
-	 * Jenkins junit-10.xsd (xunit plugin) refuses "skipped" there; the skipped
-	 * counts are on each <testsuite>.
-	 */
-	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tlbprof\"", f);
-	fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n", a->n_checks + rr->n,
-		check_fail + phase_fail, phase_time);
-
-	/* The checks: what CI should fail on. */
-	junit_suite_open(f, "tlbprof.checks", a->n_checks, check_fail, check_skip, 0);
 	fputs("    <properties>\n", f);
 	xml_property(f, "tlbprof.version", TLBPROF_VERSION);
 	xml_property(f, "schema", REPORT_SCHEMA);
-	char *cmd = NULL;
-	size_t cmd_len = 0;
 	FILE *cs = open_memstream(&cmd, &cmd_len);
 	for (int i = 0; cs && i < in->argc; i++)
 		fprintf(cs, "%s%s", i ? " " : "", in->argv[i]);
@@ -147,11 +121,24 @@ int report_junit_write(const struct report_input *in, FILE *f)
 	xml_property(f, "cpu", in->env->cpu_model_name);
 	xml_property(f, "kernel", in->env->kernel);
 	xml_property(f, "hypervisor", in->env->hypervisor);
-	xml_property(f, "fail_on", fail_on_name(fail_on));
-	xml_property(f, "verdict", verdict_name(a->verdict));
-	xml_property(f, "summary", a->summary);
-	xml_property(f, "interrupted", rr->interrupted ? "true" : "false");
+	xml_property(f, "fail_on", fail_on_name(in->fail_on));
+	xml_property(f, "verdict", verdict_name(in->analysis->verdict));
+	xml_property(f, "summary", in->analysis->summary);
+	xml_property(f, "interrupted", in->results->interrupted ? "true" : "false");
 	fputs("    </properties>\n", f);
+	return 0;
+}
+
+/* The checks: what CI should fail on; failures and skipped as junit_check_fails() and CHECK_SKIP count them. */
+static int junit_checks(const struct report_input *in, size_t failures, size_t skipped, FILE *f)
+{
+	const struct analysis *a = in->analysis;
+	char buf[64];
+	int rc;
+
+	junit_suite_open(f, "tlbprof.checks", a->n_checks, failures, skipped, 0);
+	if ((rc = junit_properties(in, f)) != 0)
+		return rc;
 	for (size_t i = 0; i < a->n_checks; i++) {
 		const struct analysis_check *c = &a->checks[i];
 		junit_case_open(f, "tlbprof.checks", c->id, 0);
@@ -159,7 +146,7 @@ int report_junit_write(const struct report_input *in, FILE *f)
 			fputs("      <skipped", f);
 			xml_attr(f, "message", c->message);
 			fputs("/>\n", f);
-		} else if (junit_check_fails(c->status, fail_on)) {
+		} else if (junit_check_fails(c->status, in->fail_on)) {
 			fputs("      <failure", f);
 			xml_attr(f, "message", c->message);
 			xml_attr(f, "type", check_status_name(c->status));
@@ -179,9 +166,15 @@ int report_junit_write(const struct report_input *in, FILE *f)
 		fputs("    </testcase>\n", f);
 	}
 	fputs("  </testsuite>\n", f);
+	return 0;
+}
 
-	/* The phases: one that could not be measured is a failed test, a skipped one skipped. */
-	junit_suite_open(f, "tlbprof.phases", rr->n, phase_fail, phase_skip, phase_time);
+/* The phases: one that could not be measured is a failed test, a skipped one skipped. */
+static void junit_phases(const struct report_input *in, size_t failures, size_t skipped, double time_s, FILE *f)
+{
+	const struct run_results *rr = in->results;
+
+	junit_suite_open(f, "tlbprof.phases", rr->n, failures, skipped, time_s);
 	for (size_t i = 0; i < rr->n; i++) {
 		const struct phase_result *r = &rr->phases[i];
 		const char *why = *r->reason ? r->reason : phase_status_name(r->status);
@@ -206,6 +199,39 @@ int report_junit_write(const struct report_input *in, FILE *f)
 		}
 		fputs("    </testcase>\n", f);
 	}
-	fputs("  </testsuite>\n</testsuites>\n", f);
+	fputs("  </testsuite>\n", f);
+}
+
+int report_junit_write(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+	size_t check_fail = 0, check_skip = 0, phase_fail = 0, phase_skip = 0;
+	double phase_time = 0;
+	int rc;
+
+	for (size_t i = 0; i < a->n_checks; i++) {
+		check_fail += junit_check_fails(a->checks[i].status, in->fail_on);
+		check_skip += a->checks[i].status == CHECK_SKIP;
+	}
+	for (size_t i = 0; i < rr->n; i++) {
+		phase_skip += rr->phases[i].status == PHASE_SKIPPED;
+		phase_fail += rr->phases[i].status != PHASE_SKIPPED && !report_phase_measured(&rr->phases[i]) &&
+			      !report_phase_wall_only(&rr->phases[i]);
+		phase_time += rr->phases[i].timed_ns > 0 ? rr->phases[i].timed_ns / 1e9 : 0;
+	}
+
+	/*
+	 * <testsuites> takes name, tests, failures, errors and time only: the
+	 * Jenkins junit-10.xsd (xunit plugin) refuses "skipped" there; the skipped
+	 * counts are on each <testsuite>.
+	 */
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tlbprof\"", f);
+	fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n", a->n_checks + rr->n,
+		check_fail + phase_fail, phase_time);
+	if ((rc = junit_checks(in, check_fail, check_skip, f)) != 0)
+		return rc;
+	junit_phases(in, phase_fail, phase_skip, phase_time, f);
+	fputs("</testsuites>\n", f);
 	return 0;
 }

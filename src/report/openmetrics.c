@@ -89,14 +89,11 @@ static void om_state(struct om_family *m, const char *key, const char *state, co
 	om_end(m, strcmp(state, current) == 0);
 }
 
-int report_openmetrics_write(const struct report_input *in, FILE *f)
+/* tlbprof_run, the run this file reports (always 1), and tlbprof_verdict, the verdict as a state set. */
+static void om_run(const struct report_input *in, FILE *f)
 {
-	const struct run_results *rr = in->results;
-	const struct analysis *a = in->analysis;
 	const struct environment *env = in->env;
 	static const char *const verdicts[] = { "ok", "warn", "fail" };
-	static const char *const check_states[] = { "pass", "warn", "fail", "skip" };
-	static const char *const phase_states[] = { "ok", "failed", "skipped" };
 
 	struct om_family info = {
 		.f = f,
@@ -122,8 +119,17 @@ int report_openmetrics_write(const struct report_input *in, FILE *f)
 	};
 	for (size_t s = 0; s < sizeof(verdicts) / sizeof(verdicts[0]); s++) {
 		om_begin(&verdict);
-		om_state(&verdict, "verdict", verdicts[s], verdict_name(a->verdict));
+		om_state(&verdict, "verdict", verdicts[s], verdict_name(in->analysis->verdict));
 	}
+}
+
+/* The state sets of each check and each phase: tlbprof_check_status, tlbprof_phase_status. */
+static void om_statuses(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+	static const char *const check_states[] = { "pass", "warn", "fail", "skip" };
+	static const char *const phase_states[] = { "ok", "failed", "skipped" };
 
 	struct om_family checks = {
 		.f = f,
@@ -147,6 +153,13 @@ int report_openmetrics_write(const struct report_input *in, FILE *f)
 			om_phase(&status, &rr->phases[i]);
 			om_state(&status, "status", phase_states[s], phase_status_name(rr->phases[i].status));
 		}
+}
+
+/* The families with a sample per phase: its latency, cycles, spread, samples, accesses, translation, wall time. */
+static void om_phases(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
 
 	struct om_family lat = {
 		.f = f,
@@ -227,6 +240,12 @@ int report_openmetrics_write(const struct report_input *in, FILE *f)
 			}
 		}
 	}
+}
+
+/* The families with a sample per counter of each phase: its total, its rate per access, its running share. */
+static void om_counters(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
 
 	struct om_family value = {
 		.f = f,
@@ -257,7 +276,9 @@ int report_openmetrics_write(const struct report_input *in, FILE *f)
 			for (size_t j = 0; j < r->n_counters; j++) {
 				const struct counter_info *ci = &r->counter_info[j];
 				const struct counter_reading *cr = &r->counters[j];
-				double v = m == &value ? cr->scaled : m == &rate ? cr->scaled / report_phase_accesses(r) : report_counter_running(cr);
+				double v = m == &value ? cr->scaled
+					   : m == &rate ? cr->scaled / report_phase_accesses(r)
+					   : report_counter_running(cr);
 				if (!report_counter_counted(ci, cr) || !isfinite(v))
 					continue;
 				om_phase(m, r);
@@ -267,6 +288,13 @@ int report_openmetrics_write(const struct report_input *in, FILE *f)
 			}
 		}
 	}
+}
+
+/* The families with a sample per comparison: the speedup, the difference, the cost of a dTLB miss. */
+static void om_comparisons(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
 
 	struct om_family speedup = {
 		.f = f,
@@ -304,6 +332,15 @@ int report_openmetrics_write(const struct report_input *in, FILE *f)
 			om_end(m, v);
 		}
 	}
+}
+
+int report_openmetrics_write(const struct report_input *in, FILE *f)
+{
+	om_run(in, f);
+	om_statuses(in, f);
+	om_phases(in, f);
+	om_counters(in, f);
+	om_comparisons(in, f);
 	fputs("# EOF\n", f);
 	return 0;
 }
