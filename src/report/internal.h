@@ -2,10 +2,12 @@
 /*
  * What the files of src/report/ share; not for other modules. Each group
  * names the file that provides it. The calls go one way, from the top:
- * emit.c (report_emit) calls the table, the formats and the writer;
- * formats.c dispatches to each format and to the JSON; the formats and the
- * JSON call down to facts.c, labels.c, writer.c and text.c, never back up;
- * those four call no other file of the folder.
+ * emit.c (report_emit) calls table.c and formats.c; formats.c dispatches to
+ * each format, to the JSON (json.c) and to the writer; the formats and the
+ * JSON call down to facts.c, labels.c, writer.c and text.c, never back up,
+ * and those four call no other file of the folder. The other commands'
+ * writers (env.c, compare.c, svg.c) call the same lower files, and
+ * report_error() in emit.c.
  */
 #pragma once
 
@@ -21,13 +23,17 @@
 #include "report/report.h"
 #include "machine/timing.h"
 
-/* ---- labels.c: short labels for people ---- */
+/* ---- gbench.c, openmetrics.c, junit.c, csv.c: one writer per format, called by formats.c ---- */
 
-/* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
-void report_backing_label(const struct phase_result *r, char *buf, size_t len);
-
-/* "SIGSEGV" for SIGSEGV, "?" for a signal without a name; in a static buffer the next call overwrites. */
-const char *report_signal_name(int sig);
+/*
+ * Each writes its format of the report to the stream f (as
+ * report_format_write() in report.h: 0, or -errno when the document cannot
+ * be built; write errors are left on the stream).
+ */
+int report_gbench_write(const struct report_input *in, FILE *f);
+int report_openmetrics_write(const struct report_input *in, FILE *f);
+int report_junit_write(const struct report_input *in, FILE *f);
+int report_csv_write(const struct report_input *in, FILE *f);
 
 /* ---- json.c: the native document ---- */
 
@@ -44,35 +50,6 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 
 /* One counter as the report lists it: name, metric, event, source, hardware, type, config ("0x..."), status, reason. */
 json_t *report_counter_info_json(const struct counter_info *ci);
-
-/* ---- writer.c: JSON onto a stream and into a file (report_write_file() in report.h is the writer itself) ---- */
-
-/*
- * Write root to path ("-" = stdout) the way every tlbprof file is written
- * (report_write_file(): a temporary file renamed over path; a device in
- * place; a symlink's target replaced). root is not consumed. Returns 0 or
- * -errno with a one-line reason in err.
- */
-int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);
-
-/*
- * Write root to the stream f, indented, with a final newline. Returns 0 or
- * the -errno of the failed write (-ENOSPC on a full disk; -EIO when stdio
- * kept none); a write the buffer still holds fails at the flush instead.
- */
-int report_json_dumpf(const json_t *root, FILE *f);
-
-/* ---- gbench.c, openmetrics.c, junit.c, csv.c: one writer per format, called by formats.c ---- */
-
-/*
- * Each writes its format of the report to the stream f (as
- * report_format_write() in report.h: 0, or -errno when the document cannot
- * be built; write errors are left on the stream).
- */
-int report_gbench_write(const struct report_input *in, FILE *f);
-int report_openmetrics_write(const struct report_input *in, FILE *f);
-int report_junit_write(const struct report_input *in, FILE *f);
-int report_csv_write(const struct report_input *in, FILE *f);
 
 /* ---- facts.c: what every format reads off a report ---- */
 
@@ -116,6 +93,31 @@ double report_counter_running(const struct counter_reading *cr);
  * "NaN", "+Inf", "-Inf" for what is not finite.
  */
 const char *report_num_text(double v, char *buf, size_t len);
+
+/* ---- labels.c: short labels for people ---- */
+
+/* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
+void report_backing_label(const struct phase_result *r, char *buf, size_t len);
+
+/* "SIGSEGV" for SIGSEGV, "?" for a signal without a name; in a static buffer the next call overwrites. */
+const char *report_signal_name(int sig);
+
+/* ---- writer.c: JSON onto a stream and into a file (report_write_file() in report.h is the writer itself) ---- */
+
+/*
+ * Write root to path ("-" = stdout) the way every tlbprof file is written
+ * (report_write_file(): a temporary file renamed over path; a device in
+ * place; a symlink's target replaced). root is not consumed. Returns 0 or
+ * -errno with a one-line reason in err.
+ */
+int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);
+
+/*
+ * Write root to the stream f, indented, with a final newline. Returns 0 or
+ * the -errno of the failed write (-ENOSPC on a full disk; -EIO when stdio
+ * kept none); a write the buffer still holds fails at the flush instead.
+ */
+int report_json_dumpf(const json_t *root, FILE *f);
 
 /* ---- text.c: text from outside as well-formed UTF-8, escaped for each format ---- */
 
