@@ -114,14 +114,13 @@ static bool cap_bit(const struct environment *env, unsigned bit)
 	return env->cap_known && (env->cap_effective >> bit & 1);
 }
 
-static void print_env_text(const struct report_env_input *in, FILE *f)
+/* The CPU section: model, signature, logical CPUs, hypervisor, PMU and core clock. */
+static void print_cpu(const struct report_env_input *in, FILE *f)
 {
 	const struct environment *env = in->env;
-	const struct diagnosis *d = in->diagnosis;
 	const char *pmu = in->counters ? counter_set_pmu_name(in->counters) : "unknown";
-	char a[16], b[16];
 
-	fprintf(f, "tlbprof env: what this machine can measure, and what stops it\n\nCPU\n");
+	fprintf(f, "CPU\n");
 	fprintf(f, "  %-20s %s\n", "model", env->cpu_model_name[0] ? env->cpu_model_name : "unknown");
 	fprintf(f, "  %-20s %s family %u model %#x stepping %u%s%s%s\n", "signature",
 		env->cpu_vendor[0] ? env->cpu_vendor : "unknown", env->cpu_family, env->cpu_model, env->cpu_stepping,
@@ -133,7 +132,11 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	if (in->clock->core_clock_ghz > 0)
 		fprintf(f, "  %-20s %.2f GHz (calibrated: %s), clock overhead %.1f ns\n", "core clock",
 			in->clock->core_clock_ghz, in->clock->core_clock_method, in->clock->clock_overhead_ns);
+}
 
+/* The TLB section: each level CPUID reports, with its reach. */
+static void print_tlb(const struct environment *env, FILE *f)
+{
 	fprintf(f, "\nTLB (CPUID %s)\n", env->tlb.source[0] ? env->tlb.source : "none");
 	print_tlb_level(f, "L1 dTLB 4K", env->tlb.l1d_4k_entries, env->tlb.l1d_4k_ways, 4096);
 	print_tlb_level(f, "L1 dTLB 2M", env->tlb.l1d_2m_entries, env->tlb.l1d_2m_ways, 2ull << 20);
@@ -143,6 +146,12 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	print_tlb_level(f, "L2 TLB 1G", env->tlb.l2d_1g_entries, env->tlb.l2d_1g_ways, 1ull << 30);
 	if (!env->tlb.l1d_4k_entries && !env->tlb.l2d_4k_entries)
 		fprintf(f, "  %-20s not reported\n", "geometry");
+}
+
+/* The Caches section: each cache's size, ways, line and sets. */
+static void print_caches(const struct environment *env, FILE *f)
+{
+	char a[16];
 
 	fprintf(f, "\nCaches\n");
 	for (size_t i = 0; i < env->n_caches; i++) {
@@ -154,6 +163,12 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	}
 	if (!env->n_caches)
 		fprintf(f, "  %-20s not reported\n", "caches");
+}
+
+/* The Kernel and memory section: kernel, perf_event_paranoid, privileges, THP, hugetlb pools, fault-around. */
+static void print_kernel(const struct environment *env, FILE *f)
+{
+	char a[16], b[16];
 
 	fprintf(f, "\nKernel and memory\n");
 	fprintf(f, "  %-20s %s\n", "kernel", env->kernel);
@@ -183,6 +198,12 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	else
 		fprintf(f, "  %-20s unknown: %s\n", "fault_around_bytes",
 			env->fault_around_why[0] ? env->fault_around_why : "debugfs is unreadable");
+}
+
+/* The Frequency and noise section: cpufreq, turbo and the steal time sampled. */
+static void print_frequency(const struct report_env_input *in, FILE *f)
+{
+	const struct environment *env = in->env;
 
 	fprintf(f, "\nFrequency and noise\n");
 	if (env->cpufreq_driver[0] || env->cpufreq_governor[0])
@@ -196,6 +217,12 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 			in->steal->window_ms);
 	else
 		fprintf(f, "  %-20s could not be sampled\n", "steal");
+}
+
+/* The Counters section (each counter's status), then Can measure: what the diagnosis says is possible here. */
+static void print_counters(const struct report_env_input *in, FILE *f)
+{
+	const struct diagnosis *d = in->diagnosis;
 
 	fprintf(f, "\nCounters (maps: %s)\n", in->events_dir);
 	if (!in->counters)
@@ -218,7 +245,11 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	fprintf(f, "  %-20s %s\n", "attribution",
 		d->tlb_misses ? "counters (per dTLB miss)"
 			      : "differential (packed control phases run by default)");
+}
 
+/* The Problems section: each problem with its fix, wrapped. */
+static void print_problems(const struct diagnosis *d, FILE *f)
+{
 	fprintf(f, "\nProblems (%zu)\n", d->n_problems);
 	if (!d->n_problems)
 		fprintf(f, "  none\n");
@@ -233,6 +264,18 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 			print_wrapped(f, p->advice, 14, 14);
 		}
 	}
+}
+
+static void print_env_text(const struct report_env_input *in, FILE *f)
+{
+	fprintf(f, "tlbprof env: what this machine can measure, and what stops it\n\n");
+	print_cpu(in, f);
+	print_tlb(in->env, f);
+	print_caches(in->env, f);
+	print_kernel(in->env, f);
+	print_frequency(in, f);
+	print_counters(in, f);
+	print_problems(in->diagnosis, f);
 	fprintf(f, "\ntlbprof records the system's state; it never changes it. Run a fix yourself, then tlbprof env again.\n");
 }
 

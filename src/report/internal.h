@@ -1,5 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* What the report writers (src/report*.c) share; not for other modules. */
+/*
+ * What the files of src/report/ share; not for other modules. Each group
+ * names the file that provides it. The calls go one way, from the top:
+ * emit.c (report_emit) calls table.c and formats.c; formats.c dispatches to
+ * each format, to the JSON (json.c) and to the writer; the formats and the
+ * JSON call down to facts.c, labels.c, writer.c and text.c, never back up,
+ * and those four call no other file of the folder. The other commands'
+ * writers (env.c, compare.c, svg.c) call the same lower files, and
+ * report_error() in emit.c.
+ */
 #pragma once
 
 #include <jansson.h>
@@ -14,8 +23,19 @@
 #include "report/report.h"
 #include "machine/timing.h"
 
-/* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
-void report_backing_label(const struct phase_result *r, char *buf, size_t len);
+/* ---- gbench.c, openmetrics.c, junit.c, csv.c: one writer per format, called by formats.c ---- */
+
+/*
+ * Each writes its format of the report to the stream f (as
+ * report_format_write() in report.h: 0, or -errno when the document cannot
+ * be built; write errors are left on the stream).
+ */
+int report_gbench_write(const struct report_input *in, FILE *f);
+int report_openmetrics_write(const struct report_input *in, FILE *f);
+int report_junit_write(const struct report_input *in, FILE *f);
+int report_csv_write(const struct report_input *in, FILE *f);
+
+/* ---- json.c: the native document ---- */
 
 /* The native tlbprof.report/1 document (a re-analysis keeps every field it read); NULL on OOM. Caller decrefs. */
 json_t *report_json_build(const struct report_input *in);
@@ -31,10 +51,63 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 /* One counter as the report lists it: name, metric, event, source, hardware, type, config ("0x..."), status, reason. */
 json_t *report_counter_info_json(const struct counter_info *ci);
 
+/* ---- facts.c: what every format reads off a report ---- */
+
+/*
+ * The workload the report is about: the phases' own ("run" or "command" for
+ * tlbprof run, whose configuration keeps the measuring default "chase"); a
+ * report without phases names its command.
+ */
+const char *report_workload_of(const struct report_input *in);
+
+/* Whether a phase has timed samples (status ok and something measured). */
+bool report_phase_measured(const struct phase_result *r);
+
+/* A tlbprof run phase that declared no accesses: measured, but only as wall time per occurrence. */
+bool report_phase_wall_only(const struct phase_result *r);
+
+/* Why a phase has no measurement: its reason, or what its status says. */
+const char *report_phase_why(const struct phase_result *r);
+
+/* The wall time per occurrence of a report_phase_wall_only() phase, in ns. */
+struct stats_summary report_phase_wall_stats(const struct phase_result *r);
+
+/* The ns-per-access statistics of phase i: the analysis has them; recomputed if it does not. */
+struct stats_summary report_phase_stats(const struct report_input *in, size_t i);
+
+/* Timed accesses of a phase over all its samples (pages touched for pagefault; what a run phase declared). */
+double report_phase_accesses(const struct phase_result *r);
+
+/* The comparison whose variant is phase i, or NULL. */
+const struct comparison *report_comparison_of(const struct analysis *a, size_t i);
+
+/* A counter that produced a value in this phase (ok or multiplexed, and scheduled at all). */
+bool report_counter_counted(const struct counter_info *ci, const struct counter_reading *cr);
+
+/* Share of the enabled time a counter ran: 1 when not multiplexed. */
+double report_counter_running(const struct counter_reading *cr);
+
+/*
+ * v as text in buf, returned: the shortest of 15 to 17 significant digits
+ * that reads back exactly ("47.12", not "47.119999999999997"); never "-0";
+ * "NaN", "+Inf", "-Inf" for what is not finite.
+ */
+const char *report_num_text(double v, char *buf, size_t len);
+
+/* ---- labels.c: short labels for people ---- */
+
+/* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
+void report_backing_label(const struct phase_result *r, char *buf, size_t len);
+
+/* "SIGSEGV" for SIGSEGV, "?" for a signal without a name; in a static buffer the next call overwrites. */
+const char *report_signal_name(int sig);
+
+/* ---- writer.c: JSON onto a stream and into a file (report_write_file() in report.h is the writer itself) ---- */
+
 /*
  * Write root to path ("-" = stdout) the way every tlbprof file is written
- * (write_file() in report.c: a temporary file renamed over path; a device
- * in place; a symlink's target replaced). root is not consumed. Returns 0 or
+ * (report_write_file(): a temporary file renamed over path; a device in
+ * place; a symlink's target replaced). root is not consumed. Returns 0 or
  * -errno with a one-line reason in err.
  */
 int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);
@@ -46,10 +119,12 @@ int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);
  */
 int report_json_dumpf(const json_t *root, FILE *f);
 
+/* ---- text.c: text from outside as well-formed UTF-8, escaped for each format ---- */
+
 /*
  * Text from outside (argv, paths, reasons, symbol names, what a benchmark
  * sent) is arbitrary bytes on Linux; every document tlbprof writes is UTF-8.
- * The rule everywhere (src/report_text.c): each byte that is not part of a
+ * The rule everywhere: each byte that is not part of a
  * well-formed UTF-8 sequence (Unicode Table 3-7: no overlong forms, no
  * surrogates, nothing above U+10FFFF) becomes U+FFFD, so a value is never
  * dropped or cut short and a reader sees where bytes were lost.

@@ -466,23 +466,17 @@ static int read_declared(struct reader *rd, json_t *d, const char *where, struct
 	return 0;
 }
 
-static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct counter_info *infos, size_t n_infos,
-		      struct phase_result *r)
+/* What a phase is: its name, workload, status and reason, role, and for a control what it controls. */
+static int read_phase_status(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
 {
-	char where[32];
-	json_t *page, *params, *v;
-	const char *name, *workload, *status, *requested, *str;
-	uint64_t u;
+	const char *name, *workload, *status, *str;
+	json_t *v;
 	int rc;
 
-	snprintf(where, sizeof(where), "phases[%zu]", idx);
-	if (!json_is_object(p))
-		return bad(rd, "%s: not an object", where);
 	if ((rc = get_str(rd, p, "name", where, false, &name)) || (rc = get_str(rd, p, "workload", where, false, &workload)) ||
 	    (rc = get_str(rd, p, "status", where, false, &status)))
 		return rc;
 	snprintf(r->spec.name, sizeof(r->spec.name), "%s", name);
-	r->spec.index = (unsigned)idx;
 	r->spec.workload = workload_find(workload);
 	if (!r->spec.workload)
 		return bad(rd, "%s.workload: unknown workload '%s'", where, workload);
@@ -504,10 +498,16 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 		    get_u64(rd, v, "stride_bytes", where, &r->spec.controls_stride_bytes))
 			return bad(rd, "%s.controls: a control phase needs size_bytes and stride_bytes", where);
 	}
+	return 0;
+}
 
-	json_t *declared = json_object_get(p, "declared");
-	if (json_is_object(declared) && (rc = read_declared(rd, declared, where, r)))
-		return rc;
+/* The page size asked for and, where the report has it, the backing smaps verified. After read_declared(). */
+static int read_page(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
+{
+	json_t *page, *v;
+	const char *requested, *str;
+	int rc;
+
 	/* A phase of tlbprof run that declared no page size has none (null). */
 	if ((rc = get_obj(rd, p, "page", where, &page)) ||
 	    (rc = get_str(rd, page, "requested", where, r->target != NULL, &requested)))
@@ -532,8 +532,18 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 		v = json_object_get(page, "anon_huge_bytes");
 		r->backing.anon_huge_bytes = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 	}
+	return 0;
+}
 
+/* The phase's parameters: region, stride, iterations, repeat, seed, CPU, layout and how it sampled. */
+static int read_params(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
+{
+	json_t *params, *v;
+	const char *str;
 	char pw[48];
+	uint64_t u;
+	int rc;
+
 	snprintf(pw, sizeof(pw), "%s.params", where);
 	if ((rc = get_obj(rd, p, "params", where, &params)) ||
 	    (rc = get_u64(rd, params, "size_bytes", pw, &r->spec.size_bytes)) ||
@@ -554,45 +564,36 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	get_str(rd, params, "iterations_mode", where, true, &str);
 	r->spec.iterations_auto = strcmp(str, "auto") == 0;
 	r->spec.allocations = opt_uint(params, "allocations");
+	return 0;
+}
 
-	if ((rc = read_samples(rd, p, where, r)) || (rc = read_fault_samples(rd, p, where, r)))
-		return rc;
-	if (r->status == PHASE_OK && !r->n_samples && !(r->target && !r->target->has_accesses))
-		return bad(rd, "%s: status ok but no samples", where);
+/* Which allocation each sample timed (optional): one index per sample. After read_samples(). */
+static int read_sample_allocations(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
+{
 	json_t *al = json_object_get(p, "sample_allocations");
-	if (json_is_array(al)) {
-		if (json_array_size(al) != r->n_samples)
-			return bad(rd, "%s.sample_allocations: %zu entries for %zu samples", where, json_array_size(al),
-				   r->n_samples);
-		r->sample_alloc = calloc(r->n_samples + 1, sizeof(*r->sample_alloc));
-		if (!r->sample_alloc)
-			return -ENOMEM;
-		for (size_t i = 0; i < r->n_samples; i++) {
-			json_t *ai = json_array_get(al, i);
-			if (!json_is_integer(ai) || json_integer_value(ai) < 0 || json_integer_value(ai) > 255)
-				return bad(rd, "%s.sample_allocations[%zu]: not an allocation index", where, i);
-			r->sample_alloc[i] = (unsigned)json_integer_value(ai);
-		}
-	}
-	json_t *cyc = json_object_get(p, "cycles_per_access");
-	r->cycles_per_ns = 0;
-	if (json_is_object(cyc))
-		get_num(rd, cyc, "core_clock_ghz", where, true, 0, &r->cycles_per_ns);
-	if (r->cycles_per_ns <= 0)
-		r->cycles_per_ns = rd->doc->clock.core_clock_ghz;
-	if ((rc = read_phase_counters(rd, p, where, infos, n_infos, r)))
-		return rc;
-	json_t *ru = json_object_get(p, "rusage");
-	if (json_is_object(ru)) {
-		v = json_object_get(ru, "minor_faults");
-		r->rusage_minflt = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-		v = json_object_get(ru, "major_faults");
-		r->rusage_majflt = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-	}
-	get_num(rd, p, "steal_ms", where, true, 0, &r->steal_ms);
-	get_num(rd, p, "timed_ns", where, true, 0, &r->timed_ns);
 
+	if (!json_is_array(al))
+		return 0;
+	if (json_array_size(al) != r->n_samples)
+		return bad(rd, "%s.sample_allocations: %zu entries for %zu samples", where, json_array_size(al),
+			   r->n_samples);
+	r->sample_alloc = calloc(r->n_samples + 1, sizeof(*r->sample_alloc));
+	if (!r->sample_alloc)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_samples; i++) {
+		json_t *ai = json_array_get(al, i);
+		if (!json_is_integer(ai) || json_integer_value(ai) < 0 || json_integer_value(ai) > 255)
+			return bad(rd, "%s.sample_allocations[%zu]: not an allocation index", where, i);
+		r->sample_alloc[i] = (unsigned)json_integer_value(ai);
+	}
+	return 0;
+}
+
+/* The phase's self-checks (at most PHASE_MAX_SELF_CHECKS): id, status, message. */
+static int read_self_checks(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
+{
 	json_t *checks = json_object_get(p, "self_checks");
+
 	if (!json_is_array(checks))
 		return bad(rd, "%s.self_checks: missing or not an array", where);
 	for (size_t i = 0; i < json_array_size(checks) && r->n_self_checks < PHASE_MAX_SELF_CHECKS; i++) {
@@ -618,6 +619,50 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 		r->n_self_checks++;
 	}
 	return 0;
+}
+
+/* Phase idx of the report into r: what it is, what it declared (tlbprof run), its page, params, samples, counters. */
+static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct counter_info *infos, size_t n_infos,
+		      struct phase_result *r)
+{
+	char where[32];
+	json_t *v;
+	int rc;
+
+	snprintf(where, sizeof(where), "phases[%zu]", idx);
+	if (!json_is_object(p))
+		return bad(rd, "%s: not an object", where);
+	r->spec.index = (unsigned)idx;
+	if ((rc = read_phase_status(rd, p, where, r)))
+		return rc;
+	json_t *declared = json_object_get(p, "declared");
+	if (json_is_object(declared) && (rc = read_declared(rd, declared, where, r)))
+		return rc;
+	if ((rc = read_page(rd, p, where, r)) || (rc = read_params(rd, p, where, r)) ||
+	    (rc = read_samples(rd, p, where, r)) || (rc = read_fault_samples(rd, p, where, r)))
+		return rc;
+	if (r->status == PHASE_OK && !r->n_samples && !(r->target && !r->target->has_accesses))
+		return bad(rd, "%s: status ok but no samples", where);
+	if ((rc = read_sample_allocations(rd, p, where, r)))
+		return rc;
+	json_t *cyc = json_object_get(p, "cycles_per_access");
+	r->cycles_per_ns = 0;
+	if (json_is_object(cyc))
+		get_num(rd, cyc, "core_clock_ghz", where, true, 0, &r->cycles_per_ns);
+	if (r->cycles_per_ns <= 0)
+		r->cycles_per_ns = rd->doc->clock.core_clock_ghz;
+	if ((rc = read_phase_counters(rd, p, where, infos, n_infos, r)))
+		return rc;
+	json_t *ru = json_object_get(p, "rusage");
+	if (json_is_object(ru)) {
+		v = json_object_get(ru, "minor_faults");
+		r->rusage_minflt = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+		v = json_object_get(ru, "major_faults");
+		r->rusage_majflt = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+	}
+	get_num(rd, p, "steal_ms", where, true, 0, &r->steal_ms);
+	get_num(rd, p, "timed_ns", where, true, 0, &r->timed_ns);
+	return read_self_checks(rd, p, where, r);
 }
 
 int report_read_json(const char *path, struct report_doc *doc, char *err, size_t err_len)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The only writer of output: the JSON report (jansson), the formats for
- * dashboards and CI (report_formats.c), the SVG plot (report_svg.c), all
- * written atomically, and the table for people.
+ * The only writer of output: the JSON report (jansson, src/report/json.c),
+ * the formats for dashboards and CI (src/report/formats.c), the SVG plot
+ * (src/report/svg.c), all written atomically (src/report/writer.c), and the
+ * table for people (src/report/table.c).
  */
 #pragma once
 
@@ -185,7 +186,7 @@ int report_emit(const struct report_input *in, const struct report_outputs *out)
 #define REPORT_ENV_SCHEMA "tlbprof.env/1"
 #define REPORT_EVENTS_SCHEMA "tlbprof.events/1"
 
-/* What tlbprof env found (src/report_env.c); all borrowed. */
+/* What tlbprof env found (src/report/env.c); all borrowed. */
 struct report_env_input {
 	const struct environment *env;
 	const struct timing_calibration *clock;
@@ -219,7 +220,7 @@ struct report_events_input {
 int report_events_emit(const struct report_events_input *in, const struct report_outputs *out);
 
 /*
- * The progress line of a measurement (src/report_progress.c): one line on a
+ * The progress line of a measurement (src/report/progress.c): one line on a
  * terminal, "tlbprof: phase 3/7 chase/2m/256M/r0, 4.1 s elapsed, about 6 s
  * left", redrawn in place ("\r" + clear to end of line) at each phase start
  * and, at most four times a second, at the runner's safe points inside a

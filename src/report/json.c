@@ -1,29 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The only writer of output: the JSON report (jansson, written atomically) and the table for people. */
-#include "report/report.h"
-
-#include <errno.h>
-#include <fcntl.h>
+/* The native tlbprof.report/1 document: environment, counters, phases, analysis and, for tlbprof run, the command. */
 #include <inttypes.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "pmu/elfinfo.h"
 #include "parse.h"
+#include "pmu/elfinfo.h"
 #include "report/internal.h"
+#include "report/report.h"
 #include "target/target.h"
 #include "version.h"
 #include "measure/workload.h"
-
-void report_error(const char *msg)
-{
-	fprintf(stderr, "tlbprof: %s\n", msg);
-}
 
 /* json_real() for finite numbers, null otherwise (JSON has no NaN or infinity). */
 static json_t *num(double v)
@@ -315,24 +303,11 @@ static json_t *declared_json(const struct phase_result *r)
 	return o;
 }
 
-static json_t *phase_json(const struct phase_result *r)
+/* What was asked of the page size and, where smaps verified it, what backed the region. */
+static json_t *page_json(const struct phase_result *r)
 {
 	const struct phase_spec *s = &r->spec;
-	json_t *o = json_object(), *page = json_object(), *params = json_object(), *ctrs = json_object();
-	json_t *checks = json_array(), *cyc;
-	struct stats_summary st;
-	double accesses = s->accesses_total ? (double)s->accesses_total : (double)s->iterations * (double)r->n_samples;
-	double cycles;
-
-	json_object_set_new(o, "name", report_json_text(s->name));
-	json_object_set_new(o, "workload", json_string(s->workload->name));
-	json_object_set_new(o, "role", json_string(phase_role_name(s->role)));
-	if (s->role == PHASE_ROLE_CONTROL)
-		json_object_set_new(o, "controls", json_pack("{s:I, s:I}", "size_bytes", (json_int_t)s->controls_size_bytes,
-							     "stride_bytes", (json_int_t)s->controls_stride_bytes));
-	json_object_set_new(o, "status", json_string(phase_status_name(r->status)));
-	json_object_set_new(o, "reason", report_json_text(r->reason));
-	json_object_set_new(o, "unavailable", json_boolean(r->unavailable));
+	json_t *page = json_object();
 
 	if (r->target && !r->target->has_page) {
 		/* tlbprof run: the phase declared no page size. */
@@ -364,7 +339,14 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(page, "kernel_page_bytes", json_null());
 		json_object_set_new(page, "huge_fraction", json_null());
 	}
-	json_object_set_new(o, "page", page);
+	return page;
+}
+
+/* The phase's parameters: region, stride, iterations, placement. */
+static json_t *params_json(const struct phase_result *r)
+{
+	const struct phase_spec *s = &r->spec;
+	json_t *params = json_object();
 
 	json_object_set_new(params, "size_bytes", json_integer((json_int_t)s->size_bytes));
 	json_object_set_new(params, "stride_bytes", json_integer((json_int_t)s->stride_bytes));
@@ -380,7 +362,17 @@ static json_t *phase_json(const struct phase_result *r)
 	/* Accesses that share one page: the TLB reuse the access pattern allows (below 1: pages skipped). */
 	uint64_t page_bytes = s->page.bytes;
 	json_object_set_new(params, "accesses_per_page", num((double)page_bytes / (double)s->stride_bytes));
-	json_object_set_new(o, "params", params);
+	return params;
+}
+
+/*
+ * How the phase was measured, into o: setup times, the counters' own cost,
+ * how sampling ended, the warmup, and which allocation each sample timed.
+ */
+static void method_json(json_t *o, const struct phase_result *r)
+{
+	const struct phase_spec *s = &r->spec;
+
 	json_object_set_new(o, "prepare_ms", num(r->prepare_ms));
 	json_object_set_new(o, "build_ms", num(r->build_ms));
 	json_object_set_new(o, "overhead_us", json_pack("{s:o, s:o}", "counter_open", num(r->counter_open_us),
@@ -407,28 +399,41 @@ static json_t *phase_json(const struct phase_result *r)
 			json_array_append_new(al, json_integer(r->sample_alloc[i]));
 		json_object_set_new(o, "sample_allocations", al);
 	}
+}
 
-	if (r->n_samples) {
-		stats_summarize(r->samples_ns, r->n_samples, &st);
-		json_object_set_new(o, "ns_per_access", stats_json(&st, r->samples_ns, r->n_samples, 1.0));
-		if (r->cycles_per_ns > 0) {
-			cyc = stats_json(&st, r->samples_ns, r->n_samples, r->cycles_per_ns);
-			json_object_set_new(cyc, "method", json_string("calibrated_clock"));
-			json_object_set_new(cyc, "core_clock_ghz", num(r->cycles_per_ns));
-		} else {
-			cyc = json_object();
-			json_object_set_new(cyc, "median", json_null());
-			json_object_set_new(cyc, "method", json_string("unavailable"));
-		}
-		if (analysis_counter(r, METRIC_CYCLES, &cycles) && accesses > 0)
-			json_object_set_new(cyc, "counter_mean", num(cycles / accesses));
-		json_object_set_new(o, "cycles_per_access", cyc);
-	} else {
+/* The time per access into o: ns_per_access and cycles_per_access (null for a phase without samples). */
+static void latency_json(json_t *o, const struct phase_result *r, double accesses)
+{
+	struct stats_summary st;
+	json_t *cyc;
+	double cycles;
+
+	if (!r->n_samples) {
 		json_object_set_new(o, "ns_per_access", json_null());
 		json_object_set_new(o, "cycles_per_access", json_null());
+		return;
 	}
+	stats_summarize(r->samples_ns, r->n_samples, &st);
+	json_object_set_new(o, "ns_per_access", stats_json(&st, r->samples_ns, r->n_samples, 1.0));
+	if (r->cycles_per_ns > 0) {
+		cyc = stats_json(&st, r->samples_ns, r->n_samples, r->cycles_per_ns);
+		json_object_set_new(cyc, "method", json_string("calibrated_clock"));
+		json_object_set_new(cyc, "core_clock_ghz", num(r->cycles_per_ns));
+	} else {
+		cyc = json_object();
+		json_object_set_new(cyc, "median", json_null());
+		json_object_set_new(cyc, "method", json_string("unavailable"));
+	}
+	if (analysis_counter(r, METRIC_CYCLES, &cycles) && accesses > 0)
+		json_object_set_new(cyc, "counter_mean", num(cycles / accesses));
+	json_object_set_new(o, "cycles_per_access", cyc);
+}
 
-	/* Only counters that counted; the rest are listed with their status at the top level. */
+/* Only counters that counted; the rest are listed with their status at the top level. */
+static json_t *phase_counters_json(const struct phase_result *r, double accesses)
+{
+	json_t *ctrs = json_object();
+
 	for (size_t i = 0; i < r->n_counters; i++) {
 		const struct counter_info *ci = &r->counter_info[i];
 		const struct counter_reading *cr = &r->counters[i];
@@ -444,7 +449,30 @@ static json_t *phase_json(const struct phase_result *r)
 		json_object_set_new(c, "metric", json_string(metric_name(ci->metric)));
 		json_object_set_new(ctrs, ci->name, c);
 	}
-	json_object_set_new(o, "counters", ctrs);
+	return ctrs;
+}
+
+/* One entry of "phases": what ran, on what pages, how it was measured, what it measured and its self-checks. */
+static json_t *phase_json(const struct phase_result *r)
+{
+	const struct phase_spec *s = &r->spec;
+	json_t *o = json_object(), *checks = json_array();
+	double accesses = s->accesses_total ? (double)s->accesses_total : (double)s->iterations * (double)r->n_samples;
+
+	json_object_set_new(o, "name", report_json_text(s->name));
+	json_object_set_new(o, "workload", json_string(s->workload->name));
+	json_object_set_new(o, "role", json_string(phase_role_name(s->role)));
+	if (s->role == PHASE_ROLE_CONTROL)
+		json_object_set_new(o, "controls", json_pack("{s:I, s:I}", "size_bytes", (json_int_t)s->controls_size_bytes,
+							     "stride_bytes", (json_int_t)s->controls_stride_bytes));
+	json_object_set_new(o, "status", json_string(phase_status_name(r->status)));
+	json_object_set_new(o, "reason", report_json_text(r->reason));
+	json_object_set_new(o, "unavailable", json_boolean(r->unavailable));
+	json_object_set_new(o, "page", page_json(r));
+	json_object_set_new(o, "params", params_json(r));
+	method_json(o, r);
+	latency_json(o, r, accesses);
+	json_object_set_new(o, "counters", phase_counters_json(r, accesses));
 	if (s->fault_case != FAULT_NONE)
 		fault_json(o, r);
 	else
@@ -567,17 +595,6 @@ static json_t *analysis_json(const struct report_input *in)
 	return o;
 }
 
-static const char *signal_name(int sig)
-{
-	const char *abbrev = sigabbrev_np(sig);
-	static char buf[16];
-
-	if (!abbrev)
-		return "?";
-	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
-	return buf;
-}
-
 /* tlbprof run --sample: where the command's page faults came from (functions) and went (regions). */
 static json_t *sampling_json(const struct target_result *tr)
 {
@@ -633,7 +650,7 @@ static json_t *target_json(const struct report_input *in)
 	json_object_set_new(o, "pid", json_integer(tr->pid));
 	json_object_set_new(o, "started", json_boolean(tr->started));
 	json_object_set_new(o, "exit_code", tr->exited ? json_integer(tr->exit_code) : json_null());
-	json_object_set_new(o, "signal", tr->term_signal ? json_string(signal_name(tr->term_signal)) : json_null());
+	json_object_set_new(o, "signal", tr->term_signal ? json_string(report_signal_name(tr->term_signal)) : json_null());
 	json_object_set_new(o, "core_dumped", json_boolean(tr->core_dumped));
 	json_object_set_new(o, "wall_ns", num(tr->wall_ns));
 	json_object_set_new(o, "interrupted", json_boolean(tr->interrupted));
@@ -717,512 +734,4 @@ json_t *report_json_build(const struct report_input *in)
 	json_object_set_new(root, "interrupted", json_boolean(in->results->interrupted));
 	json_object_set_new(root, "verdict", json_string(verdict_name(in->analysis->verdict)));
 	return root;
-}
-
-/* Flush f and turn a failed write into -errno (ENOSPC on /dev/full, EIO when stdio kept no errno). */
-static int finish_stream(FILE *f)
-{
-	errno = 0;
-	if (fflush(f) != 0 || ferror(f))
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
-char *report_link_target(const char *path)
-{
-	char *cur = strdup(path), buf[4096];
-
-	/* As the kernel does: at most 40 links in a chain, then ELOOP. */
-	for (int hops = 0; cur; hops++) {
-		struct stat st;
-		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
-			return cur;
-		ssize_t n = hops < 40 ? readlink(cur, buf, sizeof(buf) - 1) : (errno = ELOOP, -1);
-		if (n < 0) {
-			free(cur);
-			return NULL;
-		}
-		buf[n] = '\0';
-		char *next = NULL, *dir = strdup(cur);
-		/* A relative link is relative to the link's own directory. */
-		if (!dir || (buf[0] == '/' ? !(next = strdup(buf)) : asprintf(&next, "%s/%s", dirname(dir), buf) < 0)) {
-			next = NULL;
-			errno = ENOMEM;
-		}
-		free(dir);
-		free(cur);
-		cur = next;
-	}
-	return NULL;
-}
-
-int report_write_file(const char *path, const char *option, const char *what,
-		      int (*emit)(FILE *f, const void *ctx), const void *ctx, char *err, size_t err_len)
-{
-	char *tmp = NULL, *dircopy = NULL;
-	int rc = 0, fd = -1;
-	FILE *f = NULL;
-
-	if (!path) {
-		snprintf(err, err_len, "%s: no file to write the %s to", option, what);
-		return -EINVAL;
-	}
-	if (strcmp(path, "-") == 0) {
-		if ((rc = emit(stdout, ctx)) == 0)
-			rc = finish_stream(stdout);
-		if (rc)
-			snprintf(err, err_len, "cannot write the %s to stdout: %s", what, strerror(-rc));
-		return rc;
-	}
-	/*
-	 * A device, FIFO or socket (/dev/stdout, a pipe) is written in place:
-	 * renaming over it would replace the device node with a file.
-	 */
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode)) {
-			rc = -EISDIR;
-			snprintf(err, err_len, "%s '%s': is a directory", option, path);
-		} else if (!(f = fopen(path, "we"))) {
-			rc = -errno;
-			snprintf(err, err_len, "%s '%s': cannot open: %s", option, path, strerror(-rc));
-		} else {
-			if ((rc = emit(f, ctx)) == 0)
-				rc = finish_stream(f);
-			if (fclose(f) != 0 && !rc)
-				rc = -errno;
-			if (rc)
-				snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
-		}
-		return rc;
-	}
-	/*
-	 * A symlink: replace the file it names and keep the link, also when
-	 * that file does not exist yet (as a shell's "> link" creates it).
-	 */
-	char *target = report_link_target(path);
-	if (!target) {
-		rc = -errno;
-		snprintf(err, err_len, "%s '%s': cannot follow the link: %s", option, path, strerror(-rc));
-		goto out;
-	}
-	/* The mode a plain write would leave: the replaced file's, or 0666 less the umask for a new one. */
-	mode_t mode;
-	if (stat(target, &st) == 0) {
-		mode = st.st_mode & 07777;
-	} else {
-		mode = umask(0);	/* the only way to read it; set back at once */
-		umask(mode);
-		mode = 0666 & ~mode;
-	}
-	/* A temporary file next to the target, created exclusively (never through a symlink), then renamed. */
-	dircopy = strdup(target);
-	if (!dircopy || asprintf(&tmp, "%s/.tlbprof-%s.XXXXXX", dirname(dircopy), what) < 0) {
-		tmp = NULL;
-		rc = -ENOMEM;
-		snprintf(err, err_len, "out of memory");
-		goto out;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, err_len, "%s '%s': cannot create a file in the directory of %s: %s", option, path, target,
-			 strerror(-rc));
-		free(tmp);
-		tmp = NULL;
-		goto out;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		rc = -errno;
-		close(fd);
-		goto fail;
-	}
-	if (fchmod(fd, mode) != 0) {
-		rc = -errno;
-		fclose(f);
-		goto fail;
-	}
-	if ((rc = emit(f, ctx)) != 0 || (rc = finish_stream(f)) != 0 || (fsync(fd) != 0 && (rc = -errno))) {
-		fclose(f);
-		goto fail;
-	}
-	if (fclose(f) != 0) {
-		rc = -errno;
-		goto fail;
-	}
-	if (rename(tmp, target) != 0) {
-		rc = -errno;
-		goto fail;
-	}
-	goto out;
-fail:
-	snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
-	unlink(tmp);
-out:
-	free(tmp);
-	free(dircopy);
-	free(target);
-	return rc;
-}
-
-int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)
-{
-	return report_write_format(in, OUTPUT_JSON, path, "--json", err, err_len);
-}
-
-int report_json_dumpf(const json_t *root, FILE *f)
-{
-	errno = 0;
-	if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
-/* A JSON document as the stream writer of write_file(). */
-static int json_stream(FILE *f, const void *ctx)
-{
-	return report_json_dumpf((const json_t *)ctx, f);
-}
-
-int report_json_dump(json_t *root, const char *path, char *err, size_t err_len)
-{
-	return report_write_file(path, "--json", "report", json_stream, root, err, err_len);
-}
-
-/* A format as the stream writer of write_file(). */
-struct format_job {
-	const struct report_input *in;
-	enum output_format format;
-};
-
-static int format_stream(FILE *f, const void *ctx)
-{
-	const struct format_job *job = ctx;
-
-	return report_format_write(job->in, job->format, f);
-}
-
-int report_write_format(const struct report_input *in, enum output_format fmt, const char *path, const char *option,
-			char *err, size_t err_len)
-{
-	const struct format_job job = { .in = in, .format = fmt };
-	int rc = report_write_file(path, option, "report", format_stream, &job, err, err_len);
-
-	if (rc == -ENOMEM)
-		snprintf(err, err_len, "out of memory building the %s report", output_format_name(fmt));
-	return rc;
-}
-
-/* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
-void report_backing_label(const struct phase_result *r, char *buf, size_t len)
-{
-	char sz[16];
-
-	if (!r->backing_known) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	if (r->backing.kind == PAGE_THP)
-		snprintf(buf, len, "thp %.0f%% 2M", 100.0 * r->backing.huge_fraction);
-	else
-		snprintf(buf, len, "%s %s", page_kind_name(r->backing.kind),
-			 format_size(r->backing.kernel_page_bytes, sz, sizeof(sz)));
-}
-
-/* A per-access counter rate, or "n/a" when the counter did not count. */
-static void rate_label(const struct phase_result *r, enum metric m, char *buf, size_t len)
-{
-	double v;
-
-	if (analysis_per_access(r, m, &v))
-		snprintf(buf, len, "%.3g", v);
-	else
-		snprintf(buf, len, "n/a");
-}
-
-static void count_label(const struct phase_result *r, enum metric m, char *buf, size_t len)
-{
-	double v;
-
-	if (analysis_counter(r, m, &v))
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "n/a");
-}
-
-/* Table order: run order, except that a tlbsize sweep is listed by pages touched. */
-static int cmp_table_order(const void *pa, const void *pb, void *ctx)
-{
-	const struct phase_result *ph = ctx;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	const struct phase_spec *x = &ph[a].spec, *y = &ph[b].spec;
-
-	if (x->workload == y->workload && x->workload->sweep == WORKLOAD_SWEEP_PAGE_COUNTS && x->size_bytes != y->size_bytes)
-		return x->size_bytes < y->size_bytes ? -1 : 1;
-	return (a > b) - (a < b);
-}
-
-static const char *signal_name(int sig);
-
-/* tlbprof run: the command's line of the table header. */
-static void print_target(const struct target_report *t, FILE *f)
-{
-	const struct target_result *tr = t->result;
-	char how[64];
-
-	if (tr->term_signal)
-		snprintf(how, sizeof(how), "was killed by %s", signal_name(tr->term_signal));
-	else if (tr->exited)
-		snprintf(how, sizeof(how), "exited %d", tr->exit_code);
-	else
-		snprintf(how, sizeof(how), "did not start");
-	fprintf(f, "command: %s %s after %.3f s; %u marker/control message%s", *t->path ? t->path : t->argv[0], how,
-		tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
-	if (tr->errors)
-		fprintf(f, " (%u refused, first: %s)", tr->errors, tr->error_lines[0]);
-	if (tr->messages)
-		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
-	fputc('\n', f);
-	if (tr->sampled) {
-		const struct sample_summary *sum = &tr->sample_summary;
-		fprintf(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
-			(unsigned long long)tr->sample_info.lost, *tr->sample_info.note ? "; " : "", tr->sample_info.note);
-		for (size_t i = 0; i < sum->n_functions && i < 5; i++)
-			fprintf(f, "  %5.1f%%  %s in %s\n", 100 * sum->functions[i].share, sum->functions[i].function,
-				sum->functions[i].object);
-		for (size_t i = 0; i < sum->n_regions && i < 5; i++)
-			fprintf(f, "  %5.1f%%  of faults in %s 0x%llx-0x%llx (%.1f MiB)\n", 100 * sum->regions[i].share,
-				sum->regions[i].name, (unsigned long long)sum->regions[i].start,
-				(unsigned long long)sum->regions[i].end,
-				(double)(sum->regions[i].end - sum->regions[i].start) / (1 << 20));
-	} else if (*tr->sample_error) {
-		fprintf(f, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
-	}
-	if (t->binary)
-		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
-			*t->binary->comment ? t->binary->comment : "compiler not recorded",
-			*t->binary->opt_level ? t->binary->opt_level : "not recorded",
-			strcmp(t->binary->opt_level, "mixed") == 0 ? " " : "", strcmp(t->binary->opt_level, "mixed") == 0
-			? t->binary->opt_levels : "", *t->binary->opt_level ? (t->binary->opt_source == ELF_OPT_SOURCE_COMMAND_LINE
-			? " (.GCC.command.line)" : " (DWARF producer)") : "");
-	else
-		fprintf(f, "binary: not read (%s)\n", t->binary_error);
-}
-
-void report_print_text(const struct report_input *in, FILE *f)
-{
-	const struct environment *env = in->env;
-	const struct run_results *rr = in->results;
-	const struct analysis *a = in->analysis;
-	size_t ok = 0, hw = 0, total = 0;
-
-	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", a->summary);
-	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target || !in->workload ? "run" : in->workload->name,
-		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
-		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
-	if (in->clock->core_clock_ghz > 0)
-		fprintf(f, "core clock %.2f GHz (dependent adds, IQR %.1f%%), clock overhead %.0f ns, THP %s\n",
-			in->clock->core_clock_ghz, 100 * in->clock->core_clock_spread, in->clock->clock_overhead_ns,
-			*env->thp_enabled ? env->thp_enabled : "unknown");
-	for (size_t i = 0; i < rr->n && !total; i++) {
-		for (size_t j = 0; j < rr->phases[i].n_counters; j++) {
-			const struct counter_info *ci = &rr->phases[i].counter_info[j];
-			total++;
-			ok += ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED;
-			hw += ci->hardware && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED);
-		}
-	}
-	if (total)
-		fprintf(f, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
-			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
-	if (in->target)
-		print_target(in->target, f);
-
-	int w = 5;	/* the phase column fits the longest name */
-	for (size_t i = 0; i < rr->n; i++)
-		if ((int)strlen(rr->phases[i].spec.name) > w)
-			w = (int)strlen(rr->phases[i].spec.name);
-	fprintf(f, "\n%-*s %-12s %10s %7s %8s %8s %10s  %s\n", w, "phase", "backing", "ns/access", "spread",
-		"cycles", "faults", "dTLB-miss", "self-checks");
-	/* A tlbsize sweep runs in random order; people read it as a curve, by pages. */
-	size_t *order = malloc((rr->n ? rr->n : 1) * sizeof(*order));
-	for (size_t i = 0; order && i < rr->n; i++)
-		order[i] = i;
-	if (order)
-		qsort_r(order, rr->n, sizeof(*order), cmp_table_order, (void *)rr->phases);
-	for (size_t row = 0; row < rr->n; row++) {
-		const struct phase_result *r = &rr->phases[order ? order[row] : row];
-		char back[32], faults[24], miss[24];
-		size_t pass = 0;
-
-		report_backing_label(r, back, sizeof(back));
-		if (r->status == PHASE_OK && !r->n_samples && r->target) {
-			/* A marked phase that declared no accesses: its wall time is all there is per occurrence. */
-			struct stats_summary wst;
-			count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
-			stats_summarize(r->target->wall_ns, r->target->n_wall, &wst);
-			fprintf(f, "%-*s %-12s %u occurrence%s, wall median %.3f ms (spread %.1f%%), %s page faults\n", w,
-				r->spec.name, back, r->target->occurrences, r->target->occurrences == 1 ? "" : "s",
-				wst.median / 1e6, 100 * wst.rel_spread, faults);
-			continue;
-		}
-		if (r->status != PHASE_OK || !r->n_samples) {
-			fprintf(f, "%-*s %-12s %s: %s\n", w, r->spec.name, back, phase_status_name(r->status), r->reason);
-			continue;
-		}
-		/* The analysis already has each phase's statistics. */
-		const struct stats_summary st = a->phases[order ? order[row] : row].ns;
-		count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
-		rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
-		size_t ran = 0;	/* a skipped self-check (too few slots to judge) is neither */
-		for (size_t k = 0; k < r->n_self_checks; k++) {
-			pass += r->self_checks[k].status == CHECK_PASS;
-			ran += r->self_checks[k].status != CHECK_SKIP;
-		}
-		fprintf(f, "%-*s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", w, r->spec.name, back, st.median,
-			100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, ran);
-	}
-	free(order);
-	fprintf(f, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
-		"faults during the timed samples; dTLB-miss: per access)\n");
-
-	if (a->n_comparisons) {
-		fprintf(f, "\n%-8s %-16s %10s %10s %9s %8s %11s  %s\n", "size", "pages", "base ns", "variant ns",
-			"delta ns", "speedup", "translation", "method");
-		for (size_t i = 0; i < a->n_comparisons; i++) {
-			const struct comparison *c = &a->comparisons[i];
-			const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
-			const struct phase_analysis *pb = &a->phases[c->baseline];
-			char label[48], sz[16], tr[24] = "n/a";
-			if (b->fault_case != FAULT_NONE)
-				snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label,
-					 fault_case_name(b->fault_case));
-			else if (b->workload->sweep == WORKLOAD_SWEEP_STRIDES)
-				snprintf(label, sizeof(label), "%s -> %s s%s", b->page.label, v->page.label,
-					 format_size(b->stride_bytes, sz, sizeof(sz)));
-			else
-				snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
-			if (pb->has_control)
-				snprintf(tr, sizeof(tr), "%.1f ns", pb->translation_ns);
-			fprintf(f, "%-8s %-16s %10.2f %10.2f %9.2f %7.2fx %11s  %s", format_size(v->size_bytes, sz, sizeof(sz)),
-				label, pb->ns.median, a->phases[c->variant].ns.median, c->delta_ns, c->speedup, tr, c->method);
-			if (c->ns_per_tlb_miss > 0)
-				fprintf(f, ", %.1f ns (%.0f cycles) per dTLB miss", c->ns_per_tlb_miss, c->cycles_per_tlb_miss);
-			fputc('\n', f);
-		}
-		fprintf(f, "(translation: %s ns per access minus its packed control's, where a control ran)\n",
-			"baseline");
-	}
-	bool faults = false;
-	for (size_t i = 0; i < a->n_phases; i++)
-		faults |= a->phases[i].faults.valid;
-	if (faults) {
-		fprintf(f, "\n%-14s %-5s %9s %10s %11s %9s %7s %8s %8s %8s %6s %5s\n", "case", "pages", "ns/page", "ns/fault",
-			"pages/fault", "minor", "major", "user ms", "sys ms", "wall ms", "MiB/s", "procs");
-		for (size_t i = 0; i < a->n_phases; i++) {
-			const struct fault_metrics *fm = &a->phases[i].faults;
-			const struct phase_spec *sp = &rr->phases[i].spec;
-			if (!fm->valid || rr->phases[i].status != PHASE_OK)
-				continue;
-			fprintf(f, "%-14s %-5s %9.1f %10.0f %11.3g %9.0f %7.0f %8.1f %8.1f %8.1f %6.0f %5u\n",
-				fault_case_name(sp->fault_case), sp->page.label, fm->ns_per_page.median,
-				fm->ns_per_fault.n ? fm->ns_per_fault.median : 0.0,
-				fm->pages_per_fault.n ? fm->pages_per_fault.median : 0.0, fm->minor, fm->major,
-				1e3 * fm->user_s, 1e3 * fm->sys_s, 1e3 * fm->wall_s, fm->mib_per_s.median, fm->processes);
-		}
-		fprintf(f, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
-			   "ms: totals over all samples; faults from %s. A minor fault burns kernel CPU "
-			   "(sys close to wall); a major fault waits on I/O (wall far above user + sys). file_warm maps "
-			   "several page-cache pages per fault (fault-around, %s).)\n",
-			"the perf software counters, cross-checked with getrusage",
-			in->env->fault_around_bytes > 0 ? "see fault_around_bytes" : "fault_around_bytes unreadable here");
-	}
-	if (a->n_stride_steps) {
-		fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-12s %s\n", "size", "pages", "stride", "delta ns", "cycles",
-			"step", "dTLB misses/access");
-		for (size_t i = 0; i < a->n_stride_steps; i++) {
-			const struct stride_step *st = &a->stride_steps[i];
-			const struct phase_spec *fr = &rr->phases[st->from].spec, *to = &rr->phases[st->to].spec;
-			char sz[16], s1[16], s2[16], label[40], miss[48] = "n/a";
-			snprintf(label, sizeof(label), "%sB -> %sB", format_size(fr->stride_bytes, s1, sizeof(s1)),
-				 format_size(to->stride_bytes, s2, sizeof(s2)));
-			if (st->have_misses)
-				snprintf(miss, sizeof(miss), "%.3g -> %.3g", st->misses_from, st->misses_to);
-			fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
-				fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, miss);
-		}
-		fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
-			   "per page either way; within-page: huge pages, still many accesses per page)\n");
-	}
-	if (a->n_knees) {
-		fprintf(f, "\n%-10s %-10s %10s %10s %10s  %s\n", "knee at", "next", "before ns", "after ns", "confidence",
-			"CPUID");
-		for (size_t i = 0; i < a->n_knees; i++) {
-			const struct tlb_knee *tk = &a->knees[i];
-			char cpuid[80] = "not reported";
-			if (tk->cpuid_level)
-				snprintf(cpuid, sizeof(cpuid), "%s %s %u (%+.0f %%)", tk->matches ? "matches" : "nearest",
-					 tk->cpuid_level, tk->cpuid_entries, 100 * tk->relative_error);
-			fprintf(f, "%-10.0f %-10.0f %10.2f %10.2f %10.1f  %s\n", tk->knee.x_before, tk->knee.x_after,
-				tk->knee.before_ns, tk->knee.after_ns, tk->knee.confidence, cpuid);
-		}
-		fprintf(f, "(pages: 4 KiB pages touched; a knee is a candidate capacity, confirmed only by CPUID)\n");
-	}
-	for (size_t i = 0; i < a->n_findings; i++)
-		fprintf(f, "\nfinding %s: %s\n", a->findings[i].id, a->findings[i].message);
-
-	fprintf(f, "\nchecks:\n");
-	for (size_t i = 0; i < a->n_checks; i++)
-		fprintf(f, "  %-5s %-26s %s\n", check_status_name(a->checks[i].status), a->checks[i].id,
-			a->checks[i].message);
-	fprintf(f, "verdict: %s%s\n", verdict_name(a->verdict), rr->interrupted ? " (interrupted)" : "");
-}
-
-int report_emit(const struct report_input *in, const struct report_outputs *out)
-{
-	bool to_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
-	char msg[512];
-
-	for (size_t i = 0; i < out->n_formats; i++) {
-		const char *p = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
-			      : out->output_dir ? NULL : out->output_path;
-		to_stdout |= p && strcmp(p, "-") == 0;
-	}
-
-	if (!out->quiet) {
-		FILE *f = to_stdout ? stderr : stdout;
-		report_print_text(in, f);
-		if (fflush(f) != 0 || ferror(f)) {
-			snprintf(msg, sizeof(msg), "cannot write the table to %s: %s", to_stdout ? "stderr" : "stdout",
-				 strerror(errno));
-			report_error(msg);
-			return -1;
-		}
-	}
-	/* Every output is tried, so one that cannot be written does not cost the others. */
-	int rc = 0;
-	if (out->json_path && report_write_json(in, out->json_path, msg, sizeof(msg)) != 0) {
-		report_error(msg);
-		rc = -1;
-	}
-	for (size_t i = 0; i < out->n_formats; i++) {
-		char *path = NULL;
-		const char *target = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
-									: out->output_path;
-		if (!out->format_paths[out->formats[i]] && out->output_dir) {
-			size_t n = strlen(out->output_path);
-			const char *sep = n && out->output_path[n - 1] == '/' ? "" : "/";
-			if (asprintf(&path, "%s%s%s", out->output_path, sep, report_format_file_name(out->formats[i])) < 0) {
-				report_error("out of memory");
-				return -1;
-			}
-		}
-		if (report_write_format(in, out->formats[i], path ? path : target, "--output", msg, sizeof(msg)) != 0) {
-			report_error(msg);
-			rc = -1;
-		}
-		free(path);
-	}
-	return rc;
 }

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* The report as CSV (RFC 4180) in the manner of perf stat -x: a row per value of each phase. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/internal.h"
+#include "report/report.h"
+
+/* One field, RFC 4180: quoted (with doubled quotes) when it holds a comma, a quote or a line break; UTF-8. */
+static void csv_field(FILE *f, const char *s, bool last)
+{
+	bool quote = strpbrk(s, ",\"\r\n") != NULL;
+
+	if (quote)
+		fputc('"', f);
+	report_put_text(f, s, quote ? REPORT_TEXT_CSV_QUOTED : REPORT_TEXT_PLAIN);
+	if (quote)
+		fputc('"', f);
+	fputc(last ? '\n' : ',', f);
+}
+
+/* One row: phase, value, unit, metric, running %, note. */
+static void csv_row(FILE *f, const char *phase, const char *value, const char *unit, const char *metric,
+		    const char *running, const char *note)
+{
+	csv_field(f, phase, false);
+	csv_field(f, value, false);
+	csv_field(f, unit, false);
+	csv_field(f, metric, false);
+	csv_field(f, running, false);
+	csv_field(f, note, true);
+}
+
+/* A row with a number; one that is not finite (nothing to say) is left out, never written as NaN. */
+static void csv_num(FILE *f, const char *phase, double v, const char *unit, const char *metric, const char *note)
+{
+	char buf[40];
+
+	if (!isfinite(v))
+		return;
+	csv_row(f, phase, report_num_text(v, buf, sizeof(buf)), unit, metric, "", note);
+}
+
+/*
+ * The counters of a phase as perf stat -x prints them: the count, its unit,
+ * the event, the share of time counted; with per_access, each rate per
+ * access after it.
+ */
+static void csv_counters(FILE *f, const struct phase_result *r, bool per_access)
+{
+	char buf[40], pct[16], key[96];
+
+	for (size_t k = 0; k < r->n_counters; k++) {
+		const struct counter_info *ci = &r->counter_info[k];
+		const struct counter_reading *cr = &r->counters[k];
+		const char *unit = ci->metric == METRIC_TASK_CLOCK ? "ns" : "";
+		if (!report_counter_counted(ci, cr)) {
+			csv_row(f, r->spec.name, ci->status == COUNTER_UNSUPPORTED ? "<not supported>" : "<not counted>", unit,
+				ci->name, "", ci->reason);
+			continue;
+		}
+		snprintf(pct, sizeof(pct), "%.2f", 100 * report_counter_running(cr));
+		csv_row(f, r->spec.name, report_num_text(cr->scaled, buf, sizeof(buf)), unit, ci->name, pct,
+			ci->status == COUNTER_MULTIPLEXED ? "multiplexed, scaled" : "");
+		if (!per_access)
+			continue;
+		snprintf(key, sizeof(key), "%s_per_access", metric_name(ci->metric));
+		csv_row(f, r->spec.name, report_num_text(cr->scaled / report_phase_accesses(r), buf, sizeof(buf)), "", key, pct,
+			"");
+	}
+}
+
+int report_csv_write(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+	char buf[40], note[600];
+
+	fputs("# phase,value,unit,metric,running_pct,note\n", f);
+	for (size_t i = 0; i < rr->n; i++) {
+		const struct phase_result *r = &rr->phases[i];
+		const char *name = r->spec.name;
+		if (report_phase_wall_only(r)) {
+			/* A run phase that declared no accesses: its wall time per occurrence and its counter totals. */
+			const struct stats_summary w = report_phase_wall_stats(r);
+			snprintf(note, sizeof(note), "median of %zu occurrence%s", r->target->n_wall,
+				 r->target->n_wall == 1 ? "" : "s");
+			csv_num(f, name, w.median, "ns", "wall_ns", note);
+			csv_num(f, name, w.min, "ns", "wall_ns_min", "");
+			csv_num(f, name, w.max, "ns", "wall_ns_max", "");
+			csv_num(f, name, (double)r->target->n_wall, "", "occurrences", "");
+			csv_counters(f, r, false);
+			continue;
+		}
+		if (!report_phase_measured(r)) {
+			snprintf(note, sizeof(note), "%s: %s", phase_status_name(r->status), report_phase_why(r));
+			csv_row(f, name, "<not counted>", "ns", "ns_per_access", "", note);
+			continue;
+		}
+		const struct stats_summary st = report_phase_stats(in, i);
+		snprintf(note, sizeof(note), "median of %zu samples%s", r->n_samples,
+			 r->spec.fault_case != FAULT_NONE ? ", per page touched" : "");
+		csv_num(f, name, st.median, "ns", "ns_per_access", note);
+		csv_num(f, name, st.min, "ns", "ns_per_access_min", "");
+		csv_num(f, name, st.max, "ns", "ns_per_access_max", "");
+		csv_num(f, name, 100 * st.rel_spread, "%", "spread", "(max - min) / median");
+		if (r->cycles_per_ns > 0) {
+			snprintf(note, sizeof(note), "calibrated core clock %s GHz",
+				 report_num_text(r->cycles_per_ns, buf, sizeof(buf)));
+			csv_num(f, name, st.median * r->cycles_per_ns, "cycles", "cycles_per_access", note);
+		}
+		if (i < a->n_phases && a->phases[i].has_control) {
+			snprintf(note, sizeof(note), "minus the control %s", rr->phases[a->phases[i].control].spec.name);
+			csv_num(f, name, a->phases[i].translation_ns, "ns", "translation_ns", note);
+		}
+		csv_num(f, name, report_phase_accesses(r), "", "accesses", "timed, over all samples");
+		csv_counters(f, r, report_phase_accesses(r) > 0);
+		const struct comparison *c = report_comparison_of(a, i);
+		if (c) {
+			snprintf(note, sizeof(note), "vs %s (%s)", rr->phases[c->baseline].spec.name, c->method ? c->method : "");
+			csv_num(f, name, c->speedup, "x", "speedup", note);
+			csv_num(f, name, c->delta_ns, "ns", "delta_ns", note);
+			if (c->ns_per_tlb_miss > 0)
+				csv_num(f, name, c->ns_per_tlb_miss, "ns", "ns_per_tlb_miss", note);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* report_emit(): the table for people, then every document a command asked for; and the one-line error. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/internal.h"
+#include "report/report.h"
+
+void report_error(const char *msg)
+{
+	fprintf(stderr, "tlbprof: %s\n", msg);
+}
+
+int report_emit(const struct report_input *in, const struct report_outputs *out)
+{
+	bool to_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
+	char msg[512];
+
+	for (size_t i = 0; i < out->n_formats; i++) {
+		const char *p = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
+			      : out->output_dir ? NULL : out->output_path;
+		to_stdout |= p && strcmp(p, "-") == 0;
+	}
+
+	if (!out->quiet) {
+		FILE *f = to_stdout ? stderr : stdout;
+		report_print_text(in, f);
+		if (fflush(f) != 0 || ferror(f)) {
+			snprintf(msg, sizeof(msg), "cannot write the table to %s: %s", to_stdout ? "stderr" : "stdout",
+				 strerror(errno));
+			report_error(msg);
+			return -1;
+		}
+	}
+	/* Every output is tried, so one that cannot be written does not cost the others. */
+	int rc = 0;
+	if (out->json_path && report_write_json(in, out->json_path, msg, sizeof(msg)) != 0) {
+		report_error(msg);
+		rc = -1;
+	}
+	for (size_t i = 0; i < out->n_formats; i++) {
+		char *path = NULL;
+		const char *target = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
+									: out->output_path;
+		if (!out->format_paths[out->formats[i]] && out->output_dir) {
+			size_t n = strlen(out->output_path);
+			const char *sep = n && out->output_path[n - 1] == '/' ? "" : "/";
+			if (asprintf(&path, "%s%s%s", out->output_path, sep, report_format_file_name(out->formats[i])) < 0) {
+				report_error("out of memory");
+				return -1;
+			}
+		}
+		if (report_write_format(in, out->formats[i], path ? path : target, "--output", msg, sizeof(msg)) != 0) {
+			report_error(msg);
+			rc = -1;
+		}
+		free(path);
+	}
+	return rc;
+}

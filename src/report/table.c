@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* The table for people: the run's header, a row per phase, then comparisons, faults, steps, knees, findings, checks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "pmu/elfinfo.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "target/target.h"
+#include "version.h"
+#include "measure/workload.h"
+
+/* A per-access counter rate, or "n/a" when the counter did not count. */
+static void rate_label(const struct phase_result *r, enum metric m, char *buf, size_t len)
+{
+	double v;
+
+	if (analysis_per_access(r, m, &v))
+		snprintf(buf, len, "%.3g", v);
+	else
+		snprintf(buf, len, "n/a");
+}
+
+static void count_label(const struct phase_result *r, enum metric m, char *buf, size_t len)
+{
+	double v;
+
+	if (analysis_counter(r, m, &v))
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "n/a");
+}
+
+/* Table order: run order, except that a tlbsize sweep is listed by pages touched. */
+static int cmp_table_order(const void *pa, const void *pb, void *ctx)
+{
+	const struct phase_result *ph = ctx;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct phase_spec *x = &ph[a].spec, *y = &ph[b].spec;
+
+	if (x->workload == y->workload && x->workload->sweep == WORKLOAD_SWEEP_PAGE_COUNTS && x->size_bytes != y->size_bytes)
+		return x->size_bytes < y->size_bytes ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* tlbprof run: the command's line of the table header. */
+static void print_target(const struct target_report *t, FILE *f)
+{
+	const struct target_result *tr = t->result;
+	char how[64];
+
+	if (tr->term_signal)
+		snprintf(how, sizeof(how), "was killed by %s", report_signal_name(tr->term_signal));
+	else if (tr->exited)
+		snprintf(how, sizeof(how), "exited %d", tr->exit_code);
+	else
+		snprintf(how, sizeof(how), "did not start");
+	fprintf(f, "command: %s %s after %.3f s; %u marker/control message%s", *t->path ? t->path : t->argv[0], how,
+		tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
+	if (tr->errors)
+		fprintf(f, " (%u refused, first: %s)", tr->errors, tr->error_lines[0]);
+	if (tr->messages)
+		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
+	fputc('\n', f);
+	if (tr->sampled) {
+		const struct sample_summary *sum = &tr->sample_summary;
+		fprintf(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
+			(unsigned long long)tr->sample_info.lost, *tr->sample_info.note ? "; " : "", tr->sample_info.note);
+		for (size_t i = 0; i < sum->n_functions && i < 5; i++)
+			fprintf(f, "  %5.1f%%  %s in %s\n", 100 * sum->functions[i].share, sum->functions[i].function,
+				sum->functions[i].object);
+		for (size_t i = 0; i < sum->n_regions && i < 5; i++)
+			fprintf(f, "  %5.1f%%  of faults in %s 0x%llx-0x%llx (%.1f MiB)\n", 100 * sum->regions[i].share,
+				sum->regions[i].name, (unsigned long long)sum->regions[i].start,
+				(unsigned long long)sum->regions[i].end,
+				(double)(sum->regions[i].end - sum->regions[i].start) / (1 << 20));
+	} else if (*tr->sample_error) {
+		fprintf(f, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
+	}
+	if (t->binary)
+		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
+			*t->binary->comment ? t->binary->comment : "compiler not recorded",
+			*t->binary->opt_level ? t->binary->opt_level : "not recorded",
+			strcmp(t->binary->opt_level, "mixed") == 0 ? " " : "", strcmp(t->binary->opt_level, "mixed") == 0
+			? t->binary->opt_levels : "", *t->binary->opt_level ? (t->binary->opt_source == ELF_OPT_SOURCE_COMMAND_LINE
+			? " (.GCC.command.line)" : " (DWARF producer)") : "");
+	else
+		fprintf(f, "binary: not read (%s)\n", t->binary_error);
+}
+
+/* The summary, then what ran where: tool, workload, machine, clock, counters and, for tlbprof run, the command. */
+static void print_header(const struct report_input *in, FILE *f)
+{
+	const struct environment *env = in->env;
+	const struct run_results *rr = in->results;
+	size_t ok = 0, hw = 0, total = 0;
+
+	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", in->analysis->summary);
+	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target || !in->workload ? "run" : in->workload->name,
+		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
+		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
+	if (in->clock->core_clock_ghz > 0)
+		fprintf(f, "core clock %.2f GHz (dependent adds, IQR %.1f%%), clock overhead %.0f ns, THP %s\n",
+			in->clock->core_clock_ghz, 100 * in->clock->core_clock_spread, in->clock->clock_overhead_ns,
+			*env->thp_enabled ? env->thp_enabled : "unknown");
+	for (size_t i = 0; i < rr->n && !total; i++) {
+		for (size_t j = 0; j < rr->phases[i].n_counters; j++) {
+			const struct counter_info *ci = &rr->phases[i].counter_info[j];
+			total++;
+			ok += ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED;
+			hw += ci->hardware && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED);
+		}
+	}
+	if (total)
+		fprintf(f, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
+			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
+	if (in->target)
+		print_target(in->target, f);
+}
+
+/* The row of phase i in the phase table; w: the phase column's width. */
+static void print_phase_row(const struct report_input *in, size_t i, int w, FILE *f)
+{
+	const struct phase_result *r = &in->results->phases[i];
+	char back[32], faults[24], miss[24];
+	size_t pass = 0;
+
+	report_backing_label(r, back, sizeof(back));
+	if (r->status == PHASE_OK && !r->n_samples && r->target) {
+		/* A marked phase that declared no accesses: its wall time is all there is per occurrence. */
+		struct stats_summary wst;
+		count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
+		stats_summarize(r->target->wall_ns, r->target->n_wall, &wst);
+		fprintf(f, "%-*s %-12s %u occurrence%s, wall median %.3f ms (spread %.1f%%), %s page faults\n", w,
+			r->spec.name, back, r->target->occurrences, r->target->occurrences == 1 ? "" : "s",
+			wst.median / 1e6, 100 * wst.rel_spread, faults);
+		return;
+	}
+	if (r->status != PHASE_OK || !r->n_samples) {
+		fprintf(f, "%-*s %-12s %s: %s\n", w, r->spec.name, back, phase_status_name(r->status), r->reason);
+		return;
+	}
+	/* The analysis already has each phase's statistics. */
+	const struct stats_summary st = in->analysis->phases[i].ns;
+	count_label(r, METRIC_PAGE_FAULTS, faults, sizeof(faults));
+	rate_label(r, METRIC_DTLB_LOAD_MISSES, miss, sizeof(miss));
+	size_t ran = 0;	/* a skipped self-check (too few slots to judge) is neither */
+	for (size_t k = 0; k < r->n_self_checks; k++) {
+		pass += r->self_checks[k].status == CHECK_PASS;
+		ran += r->self_checks[k].status != CHECK_SKIP;
+	}
+	fprintf(f, "%-*s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", w, r->spec.name, back, st.median,
+		100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, ran);
+}
+
+/* The phase table: a row per phase in table order (cmp_table_order()), with its legend. */
+static void print_phases(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	int w = 5;	/* the phase column fits the longest name */
+
+	for (size_t i = 0; i < rr->n; i++)
+		if ((int)strlen(rr->phases[i].spec.name) > w)
+			w = (int)strlen(rr->phases[i].spec.name);
+	fprintf(f, "\n%-*s %-12s %10s %7s %8s %8s %10s  %s\n", w, "phase", "backing", "ns/access", "spread",
+		"cycles", "faults", "dTLB-miss", "self-checks");
+	/* A tlbsize sweep runs in random order; people read it as a curve, by pages. */
+	size_t *order = malloc((rr->n ? rr->n : 1) * sizeof(*order));
+	for (size_t i = 0; order && i < rr->n; i++)
+		order[i] = i;
+	if (order)
+		qsort_r(order, rr->n, sizeof(*order), cmp_table_order, (void *)rr->phases);
+	for (size_t row = 0; row < rr->n; row++)
+		print_phase_row(in, order ? order[row] : row, w, f);
+	free(order);
+	fprintf(f, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
+		"faults during the timed samples; dTLB-miss: per access)\n");
+}
+
+/* Baseline against variant at each size: the time per access, the speedup and the translation part. */
+static void print_comparisons(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+
+	if (!a->n_comparisons)
+		return;
+	fprintf(f, "\n%-8s %-16s %10s %10s %9s %8s %11s  %s\n", "size", "pages", "base ns", "variant ns",
+		"delta ns", "speedup", "translation", "method");
+	for (size_t i = 0; i < a->n_comparisons; i++) {
+		const struct comparison *c = &a->comparisons[i];
+		const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
+		const struct phase_analysis *pb = &a->phases[c->baseline];
+		char label[48], sz[16], tr[24] = "n/a";
+		if (b->fault_case != FAULT_NONE)
+			snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label,
+				 fault_case_name(b->fault_case));
+		else if (b->workload->sweep == WORKLOAD_SWEEP_STRIDES)
+			snprintf(label, sizeof(label), "%s -> %s s%s", b->page.label, v->page.label,
+				 format_size(b->stride_bytes, sz, sizeof(sz)));
+		else
+			snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
+		if (pb->has_control)
+			snprintf(tr, sizeof(tr), "%.1f ns", pb->translation_ns);
+		fprintf(f, "%-8s %-16s %10.2f %10.2f %9.2f %7.2fx %11s  %s", format_size(v->size_bytes, sz, sizeof(sz)),
+			label, pb->ns.median, a->phases[c->variant].ns.median, c->delta_ns, c->speedup, tr, c->method);
+		if (c->ns_per_tlb_miss > 0)
+			fprintf(f, ", %.1f ns (%.0f cycles) per dTLB miss", c->ns_per_tlb_miss, c->cycles_per_tlb_miss);
+		fputc('\n', f);
+	}
+	fprintf(f, "(translation: %s ns per access minus its packed control's, where a control ran)\n",
+		"baseline");
+}
+
+/* The page-fault cases: time per page and per fault, the faults, and where the time went (user, sys, wall). */
+static void print_faults(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+	bool faults = false;
+
+	for (size_t i = 0; i < a->n_phases; i++)
+		faults |= a->phases[i].faults.valid;
+	if (!faults)
+		return;
+	fprintf(f, "\n%-14s %-5s %9s %10s %11s %9s %7s %8s %8s %8s %6s %5s\n", "case", "pages", "ns/page", "ns/fault",
+		"pages/fault", "minor", "major", "user ms", "sys ms", "wall ms", "MiB/s", "procs");
+	for (size_t i = 0; i < a->n_phases; i++) {
+		const struct fault_metrics *fm = &a->phases[i].faults;
+		const struct phase_spec *sp = &rr->phases[i].spec;
+		if (!fm->valid || rr->phases[i].status != PHASE_OK)
+			continue;
+		fprintf(f, "%-14s %-5s %9.1f %10.0f %11.3g %9.0f %7.0f %8.1f %8.1f %8.1f %6.0f %5u\n",
+			fault_case_name(sp->fault_case), sp->page.label, fm->ns_per_page.median,
+			fm->ns_per_fault.n ? fm->ns_per_fault.median : 0.0,
+			fm->pages_per_fault.n ? fm->pages_per_fault.median : 0.0, fm->minor, fm->major,
+			1e3 * fm->user_s, 1e3 * fm->sys_s, 1e3 * fm->wall_s, fm->mib_per_s.median, fm->processes);
+	}
+	fprintf(f, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
+		   "ms: totals over all samples; faults from %s. A minor fault burns kernel CPU "
+		   "(sys close to wall); a major fault waits on I/O (wall far above user + sys). file_warm maps "
+		   "several page-cache pages per fault (fault-around, %s).)\n",
+		"the perf software counters, cross-checked with getrusage",
+		in->env->fault_around_bytes > 0 ? "see fault_around_bytes" : "fault_around_bytes unreadable here");
+}
+
+/* A stride sweep: what each step to a larger stride cost, and whether the cache or the TLB paid it. */
+static void print_steps(const struct report_input *in, FILE *f)
+{
+	const struct run_results *rr = in->results;
+	const struct analysis *a = in->analysis;
+
+	if (!a->n_stride_steps)
+		return;
+	fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-12s %s\n", "size", "pages", "stride", "delta ns", "cycles",
+		"step", "dTLB misses/access");
+	for (size_t i = 0; i < a->n_stride_steps; i++) {
+		const struct stride_step *st = &a->stride_steps[i];
+		const struct phase_spec *fr = &rr->phases[st->from].spec, *to = &rr->phases[st->to].spec;
+		char sz[16], s1[16], s2[16], label[40], miss[48] = "n/a";
+		snprintf(label, sizeof(label), "%sB -> %sB", format_size(fr->stride_bytes, s1, sizeof(s1)),
+			 format_size(to->stride_bytes, s2, sizeof(s2)));
+		if (st->have_misses)
+			snprintf(miss, sizeof(miss), "%.3g -> %.3g", st->misses_from, st->misses_to);
+		fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
+			fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, miss);
+	}
+	fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
+		   "per page either way; within-page: huge pages, still many accesses per page)\n");
+}
+
+/* A page-count sweep: each knee of the curve, and whether CPUID names a TLB of that many entries. */
+static void print_knees(const struct analysis *a, FILE *f)
+{
+	if (!a->n_knees)
+		return;
+	fprintf(f, "\n%-10s %-10s %10s %10s %10s  %s\n", "knee at", "next", "before ns", "after ns", "confidence",
+		"CPUID");
+	for (size_t i = 0; i < a->n_knees; i++) {
+		const struct tlb_knee *tk = &a->knees[i];
+		char cpuid[80] = "not reported";
+		if (tk->cpuid_level)
+			snprintf(cpuid, sizeof(cpuid), "%s %s %u (%+.0f %%)", tk->matches ? "matches" : "nearest",
+				 tk->cpuid_level, tk->cpuid_entries, 100 * tk->relative_error);
+		fprintf(f, "%-10.0f %-10.0f %10.2f %10.2f %10.1f  %s\n", tk->knee.x_before, tk->knee.x_after,
+			tk->knee.before_ns, tk->knee.after_ns, tk->knee.confidence, cpuid);
+	}
+	fprintf(f, "(pages: 4 KiB pages touched; a knee is a candidate capacity, confirmed only by CPUID)\n");
+}
+
+/* Each check of the measurement, then the verdict. */
+static void print_checks(const struct report_input *in, FILE *f)
+{
+	const struct analysis *a = in->analysis;
+
+	fprintf(f, "\nchecks:\n");
+	for (size_t i = 0; i < a->n_checks; i++)
+		fprintf(f, "  %-5s %-26s %s\n", check_status_name(a->checks[i].status), a->checks[i].id,
+			a->checks[i].message);
+	fprintf(f, "verdict: %s%s\n", verdict_name(a->verdict), in->results->interrupted ? " (interrupted)" : "");
+}
+
+void report_print_text(const struct report_input *in, FILE *f)
+{
+	const struct analysis *a = in->analysis;
+
+	print_header(in, f);
+	print_phases(in, f);
+	print_comparisons(in, f);
+	print_faults(in, f);
+	print_steps(in, f);
+	print_knees(a, f);
+	for (size_t i = 0; i < a->n_findings; i++)
+		fprintf(f, "\nfinding %s: %s\n", a->findings[i].id, a->findings[i].message);
+	print_checks(in, f);
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one atomic writer: every file tlbprof writes goes through
+ * report_write_file() (a temporary file renamed over the target, a symlink's
+ * file replaced, a device written in place), and JSON onto a stream.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/internal.h"
+#include "report/report.h"
+
+/* Flush f and turn a failed write into -errno (ENOSPC on /dev/full, EIO when stdio kept no errno). */
+static int finish_stream(FILE *f)
+{
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+char *report_link_target(const char *path)
+{
+	char *cur = strdup(path), buf[4096];
+
+	/* As the kernel does: at most 40 links in a chain, then ELOOP. */
+	for (int hops = 0; cur; hops++) {
+		struct stat st;
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			return cur;
+		ssize_t n = hops < 40 ? readlink(cur, buf, sizeof(buf) - 1) : (errno = ELOOP, -1);
+		if (n < 0) {
+			free(cur);
+			return NULL;
+		}
+		buf[n] = '\0';
+		char *next = NULL, *dir = strdup(cur);
+		/* A relative link is relative to the link's own directory. */
+		if (!dir || (buf[0] == '/' ? !(next = strdup(buf)) : asprintf(&next, "%s/%s", dirname(dir), buf) < 0)) {
+			next = NULL;
+			errno = ENOMEM;
+		}
+		free(dir);
+		free(cur);
+		cur = next;
+	}
+	return NULL;
+}
+
+/* The stream writer report_write_file() calls: 0 or -errno. */
+typedef int (*emit_fn)(FILE *f, const void *ctx);
+
+/* "-": the document onto stdout, flushed so that a full pipe or disk is an error here. */
+static int write_stdout(const char *what, emit_fn emit, const void *ctx, char *err, size_t err_len)
+{
+	int rc;
+
+	if ((rc = emit(stdout, ctx)) == 0)
+		rc = finish_stream(stdout);
+	if (rc)
+		snprintf(err, err_len, "cannot write the %s to stdout: %s", what, strerror(-rc));
+	return rc;
+}
+
+/*
+ * A device, FIFO or socket (/dev/stdout, a pipe) is written in place:
+ * renaming over it would replace the device node with a file. st is what
+ * stat() said of path; a directory is refused.
+ */
+static int write_in_place(const char *path, const struct stat *st, const char *option, const char *what,
+			  emit_fn emit, const void *ctx, char *err, size_t err_len)
+{
+	FILE *f = NULL;
+	int rc = 0;
+
+	if (S_ISDIR(st->st_mode)) {
+		rc = -EISDIR;
+		snprintf(err, err_len, "%s '%s': is a directory", option, path);
+	} else if (!(f = fopen(path, "we"))) {
+		rc = -errno;
+		snprintf(err, err_len, "%s '%s': cannot open: %s", option, path, strerror(-rc));
+	} else {
+		if ((rc = emit(f, ctx)) == 0)
+			rc = finish_stream(f);
+		if (fclose(f) != 0 && !rc)
+			rc = -errno;
+		if (rc)
+			snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
+	}
+	return rc;
+}
+
+/* The mode a plain write would leave: the replaced file's, or 0666 less the umask for a new one. */
+static mode_t replaced_mode(const char *target)
+{
+	struct stat st;
+	mode_t mode;
+
+	if (stat(target, &st) == 0)
+		return st.st_mode & 07777;
+	mode = umask(0);	/* the only way to read it; set back at once */
+	umask(mode);
+	return 0666 & ~mode;
+}
+
+/*
+ * A temporary file next to target, created exclusively (never through a
+ * symlink), to be renamed over it: its name in *tmp (caller frees) and its
+ * descriptor in *fd. Returns 0, or -errno with the reason in err.
+ */
+static int temp_create(const char *path, const char *target, const char *option, const char *what, char **tmp,
+		       int *fd, char *err, size_t err_len)
+{
+	char *dircopy = strdup(target);
+	int rc = 0;
+
+	*tmp = NULL;
+	if (!dircopy || asprintf(tmp, "%s/.tlbprof-%s.XXXXXX", dirname(dircopy), what) < 0) {
+		*tmp = NULL;
+		rc = -ENOMEM;
+		snprintf(err, err_len, "out of memory");
+		goto out;
+	}
+	*fd = mkostemp(*tmp, O_CLOEXEC);
+	if (*fd < 0) {
+		rc = -errno;
+		snprintf(err, err_len, "%s '%s': cannot create a file in the directory of %s: %s", option, path, target,
+			 strerror(-rc));
+		free(*tmp);
+		*tmp = NULL;
+	}
+out:
+	free(dircopy);
+	return rc;
+}
+
+/* The document into the temporary file fd, with mode, and on the disk (fsync) before any rename; fd is closed. */
+static int temp_fill(int fd, mode_t mode, emit_fn emit, const void *ctx)
+{
+	FILE *f = fdopen(fd, "w");
+	int rc;
+
+	if (!f) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (fchmod(fd, mode) != 0) {
+		rc = -errno;
+		fclose(f);
+		return rc;
+	}
+	if ((rc = emit(f, ctx)) != 0 || (rc = finish_stream(f)) != 0 || (fsync(fd) != 0 && (rc = -errno))) {
+		fclose(f);
+		return rc;
+	}
+	if (fclose(f) != 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A regular file, or none yet: written to a temporary file renamed over it.
+ * A symlink: replace the file it names and keep the link, also when that
+ * file does not exist yet (as a shell's "> link" creates it).
+ */
+static int write_replacing(const char *path, const char *option, const char *what, emit_fn emit,
+			   const void *ctx, char *err, size_t err_len)
+{
+	char *target = report_link_target(path), *tmp = NULL;
+	int rc, fd;
+
+	if (!target) {
+		rc = -errno;
+		snprintf(err, err_len, "%s '%s': cannot follow the link: %s", option, path, strerror(-rc));
+		return rc;
+	}
+	mode_t mode = replaced_mode(target);
+	if ((rc = temp_create(path, target, option, what, &tmp, &fd, err, err_len)) != 0)
+		goto out;
+	if ((rc = temp_fill(fd, mode, emit, ctx)) == 0 && rename(tmp, target) != 0)
+		rc = -errno;
+	if (rc) {
+		snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	free(target);
+	return rc;
+}
+
+int report_write_file(const char *path, const char *option, const char *what,
+		      int (*emit)(FILE *f, const void *ctx), const void *ctx, char *err, size_t err_len)
+{
+	struct stat st;
+
+	if (!path) {
+		snprintf(err, err_len, "%s: no file to write the %s to", option, what);
+		return -EINVAL;
+	}
+	if (strcmp(path, "-") == 0)
+		return write_stdout(what, emit, ctx, err, err_len);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_in_place(path, &st, option, what, emit, ctx, err, err_len);
+	return write_replacing(path, option, what, emit, ctx, err, err_len);
+}
+
+int report_json_dumpf(const json_t *root, FILE *f)
+{
+	errno = 0;
+	if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* A JSON document as the stream writer of report_write_file(). */
+static int json_stream(FILE *f, const void *ctx)
+{
+	return report_json_dumpf((const json_t *)ctx, f);
+}
+
+int report_json_dump(json_t *root, const char *path, char *err, size_t err_len)
+{
+	return report_write_file(path, "--json", "report", json_stream, root, err, err_len);
+}
