@@ -3,6 +3,7 @@
 #include "machine/environment.h"
 
 #include "pmu/elfinfo.h"
+#include "pmu/paranoid.h"
 
 /* Meson's generated version.h carries TLBPROF_BUILD_FLAGS and TLBPROF_BUILD_TYPE; a bare compile has neither. */
 #if defined(__has_include)
@@ -957,10 +958,7 @@ static void collect_kernel(struct environment *env)
 	if (read_text("/sys/kernel/mm/transparent_hugepage/defrag", text, sizeof(text)) == 0)
 		env_parse_thp_selected(text, env->thp_defrag, sizeof(env->thp_defrag));
 	collect_pools(env);
-	env->perf_event_paranoid = INT32_MIN;
-	if (read_text("/proc/sys/kernel/perf_event_paranoid", text, sizeof(text)) == 0 &&
-	    env_parse_long(text, &v) == 0 && v >= INT32_MIN + 1 && v <= INT32_MAX)
-		env->perf_event_paranoid = (int)v;
+	env->perf_event_paranoid = paranoid_level();
 	env->euid = (unsigned)geteuid();
 	/* /proc/self/status is a few KiB; CapEff is in its first half. */
 	char status[4096];

@@ -14,6 +14,8 @@
 
 #include "pmu/counters.h"
 
+#include "pmu/paranoid.h"
+
 /* meson's generated header defines TLBPROF_EVENTS_DIR; a bare compile has none. */
 #if defined(__has_include)
 #if __has_include("version.h")
@@ -580,19 +582,6 @@ static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-/* perf_event_paranoid as text ("2"), or "unknown". */
-static void read_paranoid(char *buf, size_t len)
-{
-	snprintf(buf, len, "unknown");
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	if (!f)
-		return;
-	char tmp[16];
-	if (fgets(tmp, sizeof(tmp), f))
-		snprintf(buf, len, "%s", trim(tmp));
-	fclose(f);
-}
-
 /*
  * Whether the kernel exposes a core PMU at all. Without one (a VM whose
  * hypervisor hides the PMU) there is no "cpu" event source in sysfs and every
@@ -614,17 +603,17 @@ static bool kernel_has_core_pmu(void)
 static void classify_open_error(const struct counter_set *set, struct counter_event *ev, int err)
 {
 	struct counter_info *info = &ev->info;
-	char paranoid[16];
+	char paranoid[16], fix[64];
 
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		read_paranoid(paranoid, sizeof(paranoid));
+		paranoid_level_text(paranoid_level(), paranoid, sizeof(paranoid));
+		/* The same command tlbprof env's Problems section gives: level 1 lets a user count the kernel side. */
+		paranoid_fix(1, geteuid() == 0, fix, sizeof(fix));
 		info->status = COUNTER_DENIED;
-		/* The same command tlbprof env's Problems section gives: sudo unless root. */
 		snprintf(info->reason, sizeof(info->reason),
-			 "%s (perf_event_paranoid=%s; allow with '%ssysctl kernel.perf_event_paranoid=1'"
-			 " or CAP_PERFMON)", strerror(err), paranoid, geteuid() == 0 ? "" : "sudo ");
+			 "%s (perf_event_paranoid=%s; allow with '%s' or CAP_PERFMON)", strerror(err), paranoid, fix);
 		return;
 	case ENOENT:
 	case EOPNOTSUPP:
@@ -730,7 +719,7 @@ static bool open_in_group(const struct counter_set *set, struct counter_event *e
 		*leader_fd = fd;
 	if (user_only) {
 		char paranoid[16];
-		read_paranoid(paranoid, sizeof(paranoid));
+		paranoid_level_text(paranoid_level(), paranoid, sizeof(paranoid));
 		snprintf(ev->info.reason, sizeof(ev->info.reason),
 			 "user space only: counting kernel side denied (perf_event_paranoid=%s)",
 			 paranoid);

@@ -3,6 +3,7 @@
 #include "pmu/sample.h"
 
 #include "grow.h"
+#include "pmu/paranoid.h"
 #include "pmu/symbols.h"
 
 #include <errno.h>
@@ -60,20 +61,6 @@ static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-/* perf_event_paranoid as a number, or INT32_MIN when unreadable. */
-static int read_paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = INT32_MIN;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = INT32_MIN;
-		fclose(f);
-	}
-	return v;
-}
-
 /*
  * The online CPUs ("0-3,6\n" in /sys/devices/system/cpu/online) into cpus
  * (capacity max). Falls back to 0 .. nprocs-1 when the file is unreadable.
@@ -121,19 +108,20 @@ static size_t online_cpus(int *cpus, size_t max)
 static void describe_open_error(char *reason, size_t size, const struct sample_info *info, pid_t pid, int err)
 {
 	const char *why;
-	char paranoid[48] = "";
+	char paranoid[48] = "", denied[128];
 
 	switch (err) {
 	case EACCES:
 	case EPERM: {
-		int level = read_paranoid();
+		int level = paranoid_level();
+		char fix[64];
 
-		if (level != INT32_MIN)
+		if (level != PARANOID_UNKNOWN)
 			snprintf(paranoid, sizeof(paranoid), "perf_event_paranoid=%d; ", level);
-		why = geteuid() == 0 ? "not allowed: allow with 'sysctl kernel.perf_event_paranoid=2' (user-side sampling)"
-				       " or CAP_PERFMON"
-				     : "not allowed: allow with 'sudo sysctl kernel.perf_event_paranoid=2' (user-side "
-				       "sampling) or CAP_PERFMON";
+		/* Level 2 is enough to sample user space, which is what the retry without the kernel side needs. */
+		paranoid_fix(2, geteuid() == 0, fix, sizeof(fix));
+		snprintf(denied, sizeof(denied), "not allowed: allow with '%s' (user-side sampling) or CAP_PERFMON", fix);
+		why = denied;
 		break;
 	}
 	case ENOENT:
@@ -322,7 +310,7 @@ int sample_open(struct sample_session **out, pid_t pid, const struct sample_opti
 			s->info.exclude_kernel = s->info.exclude_hv = true;
 			snprintf(s->info.note, sizeof(s->info.note),
 				 "user space only: sampling the kernel side was denied (perf_event_paranoid=%d)",
-				 read_paranoid());
+				 paranoid_level());
 			continue;
 		}
 		/*
