@@ -15,6 +15,7 @@
 #include "pmu/counters.h"
 
 #include "pmu/paranoid.h"
+#include "pmu/perf_open.h"
 
 /* meson's generated header defines TLBPROF_EVENTS_DIR; a bare compile has none. */
 #if defined(__has_include)
@@ -29,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <perfmon/pfmlib_perf_event.h>
@@ -576,12 +576,6 @@ void counter_set_delete(struct counter_set *set)
 
 /* ---- perf_event_open ------------------------------------------------- */
 
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
-			       unsigned long flags)
-{
-	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
-
 /*
  * Whether the kernel exposes a core PMU at all. Without one (a VM whose
  * hypervisor hides the PMU) there is no "cpu" event source in sysfs and every
@@ -602,42 +596,28 @@ static bool kernel_has_core_pmu(void)
 /* Record why opening ev failed with errno err (positive). */
 static void classify_open_error(const struct counter_set *set, struct counter_event *ev, int err)
 {
+	static const enum counter_status status_of[] = {
+		[PERF_OPEN_UNSUPPORTED] = COUNTER_UNSUPPORTED,
+		[PERF_OPEN_DENIED] = COUNTER_DENIED,
+		[PERF_OPEN_ERROR] = COUNTER_ERROR,
+	};
 	struct counter_info *info = &ev->info;
-	char paranoid[16], fix[64];
+	/* Level 1 lets a user count the kernel side: the command tlbprof env's Problems section gives too. */
+	enum perf_open_class class = perf_open_classify(err, 1, info->reason, sizeof(info->reason));
 
-	switch (err) {
-	case EACCES:
-	case EPERM:
-		paranoid_level_text(paranoid_level(), paranoid, sizeof(paranoid));
-		/* The same command tlbprof env's Problems section gives: level 1 lets a user count the kernel side. */
-		paranoid_fix(1, geteuid() == 0, fix, sizeof(fix));
-		info->status = COUNTER_DENIED;
-		snprintf(info->reason, sizeof(info->reason),
-			 "%s (perf_event_paranoid=%s; allow with '%s' or CAP_PERFMON)", strerror(err), paranoid, fix);
-		return;
-	case ENOENT:
-	case EOPNOTSUPP:
-	case ENODEV:
-	case EINVAL:
-		if (info->hardware && (strcmp(set->pmu_name, "none") == 0 || !kernel_has_core_pmu())) {
-			info->status = COUNTER_UNSUPPORTED;
-			snprintf(info->reason, sizeof(info->reason),
-				 "no hardware PMU visible (hypervisor hides it?): %s", strerror(err));
-			return;
-		}
-		if (err != EINVAL) {
-			info->status = COUNTER_UNSUPPORTED;
-			snprintf(info->reason, sizeof(info->reason),
-				 "not supported by this kernel/PMU: %s", strerror(err));
-			return;
-		}
-		/* EINVAL with a PMU present: the kernel rejects the encoding; a map bug. */
-		break;
-	default:
-		break;
+	info->status = status_of[class];
+	/*
+	 * Without a core PMU every hardware event fails, with ENOENT or EINVAL,
+	 * whatever libpfm4 thinks the CPU is: say that rather than blame the
+	 * event. (EINVAL with a PMU present is the kernel rejecting the
+	 * encoding: a map bug, an error.)
+	 */
+	if ((class == PERF_OPEN_UNSUPPORTED || err == EINVAL) && info->hardware &&
+	    (strcmp(set->pmu_name, "none") == 0 || !kernel_has_core_pmu())) {
+		info->status = COUNTER_UNSUPPORTED;
+		snprintf(info->reason, sizeof(info->reason), "no hardware PMU visible (hypervisor hides it?): %s",
+			 strerror(err));
 	}
-	info->status = COUNTER_ERROR;
-	snprintf(info->reason, sizeof(info->reason), "perf_event_open: %s", strerror(err));
 }
 
 /*
@@ -673,7 +653,7 @@ static int open_event(const struct counter_set *set, struct counter_event *ev, i
 	 */
 	attr.inherit = set->inherit;
 	attr.enable_on_exec = set->enable_on_exec && group_fd == -1;
-	int fd = sys_perf_event_open(&attr, set->pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	int fd = perf_open(&attr, set->pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	return fd;
@@ -700,8 +680,8 @@ static bool open_in_group(const struct counter_set *set, struct counter_event *e
 			return true;
 		}
 	}
-	if ((fd == -EACCES || fd == -EPERM) && !ev->info.hardware && !ev->attr.exclude_kernel &&
-	    !sw_counts_only_in_kernel(ev->attr.config)) {
+	if (fd < 0 && perf_open_classify(-fd, 0, NULL, 0) == PERF_OPEN_DENIED && !ev->info.hardware &&
+	    !ev->attr.exclude_kernel && !sw_counts_only_in_kernel(ev->attr.config)) {
 		int retry = open_event(set, ev, *leader_fd, true);
 		if (retry >= 0) {
 			fd = retry;

@@ -4,6 +4,7 @@
 
 #include "grow.h"
 #include "pmu/paranoid.h"
+#include "pmu/perf_open.h"
 #include "pmu/symbols.h"
 
 #include <errno.h>
@@ -16,7 +17,6 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,11 +55,6 @@ struct sample_session {
 };
 
 /* ---- opening ------------------------------------------------------------ */
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags)
-{
-	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
 
 /*
  * The online CPUs ("0-3,6\n" in /sys/devices/system/cpu/online) into cpus
@@ -104,48 +99,6 @@ static size_t online_cpus(int *cpus, size_t max)
 	return n;
 }
 
-/* One line saying why opening failed with err (positive), naming the event and the target. */
-static void describe_open_error(char *reason, size_t size, const struct sample_info *info, pid_t pid, int err)
-{
-	const char *why;
-	char paranoid[48] = "", denied[128];
-
-	switch (err) {
-	case EACCES:
-	case EPERM: {
-		int level = paranoid_level();
-		char fix[64];
-
-		if (level != PARANOID_UNKNOWN)
-			snprintf(paranoid, sizeof(paranoid), "perf_event_paranoid=%d; ", level);
-		/* Level 2 is enough to sample user space, which is what the retry without the kernel side needs. */
-		paranoid_fix(2, geteuid() == 0, fix, sizeof(fix));
-		snprintf(denied, sizeof(denied), "not allowed: allow with '%s' (user-side sampling) or CAP_PERFMON", fix);
-		why = denied;
-		break;
-	}
-	case ENOENT:
-	case ENODEV:
-	case EOPNOTSUPP:
-		why = "the event is not supported here (no such PMU event, or the hypervisor hides the PMU)";
-		break;
-	case EINVAL:
-		why = "the kernel rejects the event's attributes (precise_ip, period or sample type for this PMU)";
-		break;
-	case ESRCH:
-		why = "no such process";
-		break;
-	case ENOSYS:
-		why = "perf_event_open is not available (kernel without perf events, or blocked by seccomp)";
-		break;
-	default:
-		why = "perf_event_open failed";
-		break;
-	}
-	snprintf(reason, size, "sampling %s on pid %ld: %s (%s%s)", info->event, (long)pid, strerror(err), paranoid,
-		 why);
-}
-
 static void rings_close(struct sample_session *s)
 {
 	for (size_t i = 0; i < s->n_rings; i++) {
@@ -177,7 +130,7 @@ static int rings_open(struct sample_session *s, struct perf_event_attr *attr, pi
 		struct ring *r = &s->rings[s->n_rings];
 		int err;
 
-		*r = (struct ring){ .fd = sys_perf_event_open(attr, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC) };
+		*r = (struct ring){ .fd = perf_open(attr, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC) };
 		if (r->fd < 0) {
 			err = -errno;
 			rings_close(s);
@@ -304,7 +257,8 @@ int sample_open(struct sample_session **out, pid_t pid, const struct sample_opti
 		 * user space: retry without the kernel (and hypervisor) side, as
 		 * perf record does, and say so.
 		 */
-		if ((err == -EACCES || err == -EPERM) && !mmap_failed && !attr.exclude_kernel) {
+		if (err && !mmap_failed && perf_open_classify(-err, 0, NULL, 0) == PERF_OPEN_DENIED &&
+		    !attr.exclude_kernel) {
 			attr.exclude_kernel = 1;
 			attr.exclude_hv = 1;
 			s->info.exclude_kernel = s->info.exclude_hv = true;
@@ -342,7 +296,11 @@ int sample_open(struct sample_session **out, pid_t pid, const struct sample_opti
 		snprintf(reason, reason_size, "sampling %s on pid %ld: mapping a %zu KiB ring per CPU: %s",
 			 s->info.event, (long)pid, (pages + 1) * page_size / 1024, strerror(-err));
 	} else {
-		describe_open_error(reason, reason_size, &s->info, pid, -err);
+		/* Level 2 lets a user sample user space, all the retry without the kernel side needs. */
+		char why[256];
+
+		perf_open_classify(-err, 2, why, sizeof(why));
+		snprintf(reason, reason_size, "sampling %s on pid %ld: %s", s->info.event, (long)pid, why);
 	}
 	if (err) {
 		sample_close(s);
