@@ -54,8 +54,8 @@ enum perf_open_class perf_open_classify(int err, int wanted_level, char *reason,
 
 		paranoid_level_text(paranoid_level(), level, sizeof(level));
 		paranoid_fix(wanted_level, geteuid() == 0, fix, sizeof(fix));
-		snprintf(reason, reason_len, "%s (perf_event_paranoid=%s; allow with '%s' or CAP_PERFMON)", strerror(err),
-			 level, fix);
+		snprintf(reason, reason_len, "%s (perf_event_paranoid=%s; allow with '%s' or CAP_PERFMON)",
+			 strerror(err), level, fix);
 	} else {
 		snprintf(reason, reason_len, "%s (%s)", strerror(err), why);
 	}
