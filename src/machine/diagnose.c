@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "pmu/paranoid.h"
 
 /* The unstable check of the analysis flags a phase above the same 1 % of stolen CPU time. */
 static const double STEAL_FRACTION_MAX = 0.01;
@@ -148,12 +149,11 @@ static void diagnose_privileges(const struct diagnose_input *in, struct diagnosi
 	char effect[560];
 	snprintf(effect, sizeof(effect), "%s%s%s%s%s", denied[0] ? "denied: " : "", denied,
 		 denied[0] && user_only[0] ? "; " : "", user_only[0] ? "user space only: " : "", user_only);
-	if (env->perf_event_paranoid > 1 || env->perf_event_paranoid == INT32_MIN) {
-		char level[16] = "unknown";
-		if (env->perf_event_paranoid != INT32_MIN)
-			snprintf(level, sizeof(level), "%d", env->perf_event_paranoid);
-		add(d, "perf_event_paranoid", DIAGNOSE_WARN,
-		    root ? "sysctl kernel.perf_event_paranoid=1" : "sudo sysctl kernel.perf_event_paranoid=1",
+	if (env->perf_event_paranoid > 1 || env->perf_event_paranoid == PARANOID_UNKNOWN) {
+		char level[16], fix[64];
+		paranoid_level_text(env->perf_event_paranoid, level, sizeof(level));
+		paranoid_fix(1, root, fix, sizeof(fix));
+		add(d, "perf_event_paranoid", DIAGNOSE_WARN, fix,
 		    "or, without changing the system: sudo setcap cap_perfmon+ep \"$(command -v tlbprof)\" "
 		    "(Linux >= 5.8); kernel.perf_event_paranoid=1 in /etc/sysctl.d/ keeps it after a reboot",
 		    "perf_event_paranoid=%s%s: %s", level,

@@ -1,78 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* Counters: resolve metrics through the events/ maps, encode them with libpfm4 and count them with perf_event_open. */
-
-/*
- * This is the only file that talks to libpfm4 and perf_event_open(2).
- *
- * libpfm4 keeps its state in process globals: pfm_initialize() reads
- * LIBPFM_FORCE_PMU once, detects the PMUs and is idempotent afterwards.
- * counter_set_new() calls it every time (cheap) and nothing here calls
- * pfm_terminate(), since another set may still be using the library; its
- * tables are freed at exit. Changing LIBPFM_FORCE_PMU after the first
- * counter_set_new() therefore has no effect in this process.
- */
+/* Counters, counting side: a resolved set's events opened as perf_event groups, enabled, read, scaled and closed. */
 
 #include "pmu/counters.h"
 
-/* meson's generated header defines TLBPROF_EVENTS_DIR; a bare compile has none. */
-#if defined(__has_include)
-#if __has_include("version.h")
-#include "version.h"
-#endif
-#endif
+#include "pmu/counter_set.h"
+#include "pmu/paranoid.h"
+#include "pmu/perf_open.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <perfmon/pfmlib_perf_event.h>
-
-/* ---- metrics --------------------------------------------------------- */
-
-struct metric_desc {
-	const char *key;	/* map-file and report key */
-	const char *display;	/* perf-like display name */
-	bool software;		/* expected to be a software event (for unresolved ones) */
-};
-
-static const struct metric_desc metric_descs[METRIC_COUNT] = {
-	[METRIC_DTLB_LOADS] = { .key = "dtlb_loads", .display = "dTLB-loads" },
-	[METRIC_DTLB_LOAD_MISSES] = { .key = "dtlb_load_misses", .display = "dTLB-load-misses" },
-	[METRIC_PAGE_FAULTS] = { .key = "page_faults", .display = "page-faults", .software = true },
-	[METRIC_MINOR_FAULTS] = { .key = "minor_faults", .display = "minor-faults", .software = true },
-	[METRIC_MAJOR_FAULTS] = { .key = "major_faults", .display = "major-faults", .software = true },
-	[METRIC_CYCLES] = { .key = "cycles", .display = "cycles" },
-	[METRIC_INSTRUCTIONS] = { .key = "instructions", .display = "instructions" },
-	[METRIC_LLC_LOAD_MISSES] = { .key = "llc_load_misses", .display = "LLC-load-misses" },
-	[METRIC_WALK_ACTIVE] = { .key = "walk_active", .display = "walk-active" },
-	[METRIC_WALK_COMPLETED] = { .key = "walk_completed", .display = "walk-completed" },
-	[METRIC_STLB_HITS] = { .key = "stlb_hits", .display = "stlb-hits" },
-	[METRIC_TASK_CLOCK] = { .key = "task_clock", .display = "task-clock", .software = true },
-	[METRIC_CONTEXT_SWITCHES] = { .key = "context_switches", .display = "context-switches", .software = true },
-	[METRIC_CPU_MIGRATIONS] = { .key = "cpu_migrations", .display = "cpu-migrations", .software = true },
-};
-
-const char *metric_name(enum metric m)
-{
-	if ((int)m < 0 || m >= METRIC_COUNT)
-		return NULL;
-	return metric_descs[m].key;
-}
-
-int metric_from_name(const char *name)
-{
-	if (!name)
-		return -1;
-	for (int m = 0; m < METRIC_COUNT; m++)
-		if (strcmp(metric_descs[m].key, name) == 0)
-			return m;
-	return -1;
-}
+/* ---- statuses and scaling ---------------------------------------------- */
 
 static const char *const status_names[] = {
 	[COUNTER_OK] = "ok",
@@ -111,487 +52,7 @@ void counter_reading_add_delta(struct counter_reading *acc, const struct counter
 	acc->scaled = hardware ? counter_scale(acc->value, acc->enabled_ns, acc->running_ns, NULL) : (double)acc->value;
 }
 
-const char *counters_default_events_dir(void)
-{
-#ifdef TLBPROF_EVENTS_DIR
-	return TLBPROF_EVENTS_DIR;
-#else
-	return "events";
-#endif
-}
-
-int counters_force_pmu(const char *pmu)
-{
-	/* libpfm4 deactivates every other PMU, its perf:: PMU too: ENCODE_INACTIVE keeps the generic events encodable. */
-	if (setenv("LIBPFM_FORCE_PMU", pmu, 1) != 0 || setenv("LIBPFM_ENCODE_INACTIVE", "1", 1) != 0)
-		return -errno;
-	return 0;
-}
-
-/* ---- the set --------------------------------------------------------- */
-
-#define EVENT_MAX (sizeof(((struct counter_info *)0)->event))
-
-struct counter_event {
-	struct counter_info info;
-	struct perf_event_attr attr;	/* as encoded; open() adjusts a copy */
-	bool encoded;			/* attr is valid */
-	int fd;				/* -1 when not open */
-	bool leader;			/* fd leads a group (enable/disable/reset target) */
-	uint64_t base_enabled_ns;	/* times at the last reset (see counter_set_reset) */
-	uint64_t base_running_ns;
-	/* Status and note as opened; each read starts from them, so one multiplexed reading does not stick. */
-	enum counter_status open_status;
-	char open_reason[sizeof(((struct counter_info *)0)->reason)];
-};
-
-struct counter_set {
-	struct counter_event *events;
-	size_t n;
-	char pmu_name[64];
-	char pmu_desc[128];
-	int pmu_num_cntrs;		/* generic counters libpfm4 reports; 0 unknown */
-	bool forced;			/* LIBPFM_FORCE_PMU was set */
-	/* What open() attaches to: the calling thread (pid 0), or another process (counter_set_open_task). */
-	pid_t pid;
-	bool inherit;
-	bool enable_on_exec;
-	/* The PMU map's precise dTLB-miss sampling event, encoded (counter_set_sample_event). */
-	struct counter_sample_event sample_dtlb;
-	int sample_dtlb_err;		/* 0, or -errno with sample_dtlb_reason */
-	char sample_dtlb_reason[320];
-};
-
-size_t counter_set_size(const struct counter_set *set)
-{
-	return set ? set->n : 0;
-}
-
-const struct counter_info *counter_set_info(const struct counter_set *set, size_t i)
-{
-	if (!set || i >= set->n)
-		return NULL;
-	return &set->events[i].info;
-}
-
-const char *counter_set_pmu_name(const struct counter_set *set)
-{
-	return set->pmu_name;
-}
-
-const char *counter_set_pmu_desc(const struct counter_set *set)
-{
-	return set->pmu_desc;
-}
-
-/* ---- map files ------------------------------------------------------- */
-
-struct event_map {
-	char name[32];			/* "skx", "generic" */
-	char event[METRIC_COUNT][EVENT_MAX];	/* "" = not listed */
-	int line[METRIC_COUNT];
-	/* "sample.dtlb_load_misses = EVENT": a precise event whose samples carry the missing load's address. */
-	char sample_dtlb[EVENT_MAX];
-};
-
-#define SAMPLE_DTLB_KEY "sample.dtlb_load_misses"
-
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *end = s + strlen(s);
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = '\0';
-	return s;
-}
-
-/*
- * Parse <dir>/<name>.events into *map. A missing optional file leaves the map
- * empty and returns 0. Returns -errno (ENOENT for a missing required file,
- * EINVAL for a malformed line) with a message naming path or path:line.
- */
-static int event_map_load(struct event_map *map, const char *dir, const char *name, bool required,
-			  char *errmsg, size_t errmsg_len)
-{
-	memset(map, 0, sizeof(*map));
-	snprintf(map->name, sizeof(map->name), "%s", name);
-
-	char path[4096];
-	int len = snprintf(path, sizeof(path), "%s/%s.events", dir, name);
-	if (len < 0 || (size_t)len >= sizeof(path)) {
-		snprintf(errmsg, errmsg_len, "events directory path too long: %s", dir);
-		return -ENAMETOOLONG;
-	}
-
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		int err = errno;
-		if (err == ENOENT && !required)
-			return 0;
-		snprintf(errmsg, errmsg_len, "cannot open %s: %s", path, strerror(err));
-		return -err;
-	}
-
-	char buf[512];
-	int lineno = 0;
-	int ret = 0;
-	while (fgets(buf, sizeof(buf), f)) {
-		lineno++;
-		size_t n = strlen(buf);
-		if (n == sizeof(buf) - 1 && buf[n - 1] != '\n' && !feof(f)) {
-			snprintf(errmsg, errmsg_len, "%s:%d: line longer than %zu characters",
-				 path, lineno, sizeof(buf) - 2);
-			ret = -EINVAL;
-			break;
-		}
-		char *hash = strchr(buf, '#');
-		if (hash)
-			*hash = '\0';
-		char *line = trim(buf);
-		if (*line == '\0')
-			continue;
-
-		/* Only the first '=' separates: libpfm4 attributes use '=' too (":c=1"). */
-		char *eq = strchr(line, '=');
-		if (!eq) {
-			snprintf(errmsg, errmsg_len, "%s:%d: expected 'metric = event', got '%.64s'",
-				 path, lineno, line);
-			ret = -EINVAL;
-			break;
-		}
-		*eq = '\0';
-		char *key = trim(line);
-		char *event = trim(eq + 1);
-
-		if (strcmp(key, SAMPLE_DTLB_KEY) == 0) {
-			if (*event == '\0' || strcspn(event, " \t") != strlen(event) || strlen(event) >= EVENT_MAX) {
-				snprintf(errmsg, errmsg_len, "%s:%d: '%s' needs one event without whitespace", path, lineno,
-					 key);
-				ret = -EINVAL;
-				break;
-			}
-			snprintf(map->sample_dtlb, sizeof(map->sample_dtlb), "%s", event);
-			continue;
-		}
-		int m = metric_from_name(key);
-		if (m < 0) {
-			snprintf(errmsg, errmsg_len, "%s:%d: unknown metric '%.64s'", path, lineno, key);
-			ret = -EINVAL;
-			break;
-		}
-		if (*event == '\0') {
-			snprintf(errmsg, errmsg_len, "%s:%d: metric '%s' has no event", path, lineno, key);
-			ret = -EINVAL;
-			break;
-		}
-		if (strcspn(event, " \t") != strlen(event)) {
-			snprintf(errmsg, errmsg_len, "%s:%d: event for '%s' contains whitespace",
-				 path, lineno, key);
-			ret = -EINVAL;
-			break;
-		}
-		if (strlen(event) >= EVENT_MAX) {
-			snprintf(errmsg, errmsg_len, "%s:%d: event for '%s' is longer than %zu characters",
-				 path, lineno, key, EVENT_MAX - 1);
-			ret = -EINVAL;
-			break;
-		}
-		if (map->event[m][0]) {
-			snprintf(errmsg, errmsg_len, "%s:%d: metric '%s' given twice (first at line %d)",
-				 path, lineno, key, map->line[m]);
-			ret = -EINVAL;
-			break;
-		}
-		memcpy(map->event[m], event, strlen(event) + 1);
-		map->line[m] = lineno;
-	}
-	if (ret == 0 && ferror(f)) {
-		snprintf(errmsg, errmsg_len, "cannot read %s: %s", path, strerror(EIO));
-		ret = -EIO;
-	}
-	fclose(f);
-	return ret;
-}
-
-/* ---- libpfm4 --------------------------------------------------------- */
-
-/* Translate a libpfm4 error into -errno, once, at this boundary. */
-static int pfm_to_errno(int pfm_err)
-{
-	switch (pfm_err) {
-	case PFM_SUCCESS:
-		return 0;
-	case PFM_ERR_NOMEM:
-		return -ENOMEM;
-	case PFM_ERR_NOTSUPP:
-		return -EOPNOTSUPP;
-	case PFM_ERR_NOTFOUND:
-		return -ENOENT;
-	default:
-		return -EINVAL;
-	}
-}
-
-/*
- * Pick the core PMU libpfm4 detected (with LIBPFM_FORCE_PMU, the forced one is
- * the only active PMU). On Intel the architectural "ix86arch" PMU is active
- * next to the model's own; prefer the model. On hybrid parts the first core
- * PMU is taken (a hybrid-aware choice is future work).
- */
-static void detect_pmu(struct counter_set *set)
-{
-	pfm_pmu_info_t chosen = { 0 };
-	bool found = false;
-
-	for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; p++) {
-		pfm_pmu_info_t info = { .size = sizeof(info) };
-		if (pfm_get_pmu_info((pfm_pmu_t)p, &info) != PFM_SUCCESS)
-			continue;
-		if (!info.is_present || info.type != PFM_PMU_TYPE_CORE)
-			continue;
-		bool architectural = strcmp(info.name, "ix86arch") == 0;
-		if (!found || (strcmp(chosen.name, "ix86arch") == 0 && !architectural)) {
-			chosen = info;
-			found = true;
-		}
-	}
-
-	if (found) {
-		snprintf(set->pmu_name, sizeof(set->pmu_name), "%s", chosen.name);
-		snprintf(set->pmu_desc, sizeof(set->pmu_desc), "%s", chosen.desc ? chosen.desc : "");
-		set->pmu_num_cntrs = chosen.num_cntrs;
-	} else {
-		snprintf(set->pmu_name, sizeof(set->pmu_name), "none");
-		snprintf(set->pmu_desc, sizeof(set->pmu_desc),
-			 "no core PMU known to libpfm4 (software events only)");
-		set->pmu_num_cntrs = 0;
-	}
-}
-
-static int encode_one(const char *event, int plm, struct perf_event_attr *attr)
-{
-	memset(attr, 0, sizeof(*attr));
-	pfm_perf_encode_arg_t arg = {
-		.attr = attr,
-		.size = sizeof(arg),
-	};
-	return pfm_get_os_event_encoding(event, plm, PFM_OS_PERF_EVENT_EXT, &arg);
-}
-
-/*
- * Encode ev->info.event. Hardware events count user space only (PFM_PLM3),
- * like the measured loop. Software events are re-encoded for user and kernel
- * (PFM_PLM0|PFM_PLM3): faults taken in kernel mode (copy_to_user) are faults
- * too, and the kernel records context switches and migrations in kernel
- * context, so with exclude_kernel they would always read 0. An explicit
- * modifier in the map (":u") still wins, as libpfm4 applies it over the default.
- */
-static void encode_event(struct counter_set *set, struct counter_event *ev)
-{
-	struct counter_info *info = &ev->info;
-	int ret = encode_one(info->event, PFM_PLM3, &ev->attr);
-	if (ret == PFM_SUCCESS && ev->attr.type == PERF_TYPE_SOFTWARE)
-		ret = encode_one(info->event, PFM_PLM0 | PFM_PLM3, &ev->attr);
-	if (ret != PFM_SUCCESS) {
-		info->status = COUNTER_UNSUPPORTED;
-		const char *hint = "";
-		if (set->forced && ret == PFM_ERR_NOTFOUND && strncmp(info->event, "perf::", 6) == 0 &&
-		    !getenv("LIBPFM_ENCODE_INACTIVE"))
-			hint = " (LIBPFM_FORCE_PMU deactivates libpfm4's perf:: PMU;"
-			       " set LIBPFM_ENCODE_INACTIVE=1)";
-		snprintf(info->reason, sizeof(info->reason), "not encodable for PMU %s: %s%s",
-			 set->pmu_name, pfm_strerror(ret), hint);
-		return;
-	}
-
-	ev->attr.size = sizeof(ev->attr);	/* libpfm4 leaves it 0 */
-	if (ev->attr.type != PERF_TYPE_SOFTWARE)
-		ev->attr.exclude_hv = 1;
-	ev->encoded = true;
-	info->encoded = true;
-	info->type = ev->attr.type;
-	info->config = ev->attr.config;
-	info->hardware = ev->attr.type != PERF_TYPE_SOFTWARE;
-}
-
-/*
- * The PMU map's precise dTLB-miss event for sampling, encoded for user space
- * (where the benchmark's loads are): a map without one (AMD's equivalent is
- * IBS, a separate PMU, not offered here), a machine without a PMU, or an
- * event libpfm4 cannot encode leaves the reason instead.
- */
-static void encode_sample_dtlb(struct counter_set *set, const struct event_map *model)
-{
-	struct counter_sample_event *se = &set->sample_dtlb;
-	struct perf_event_attr attr;
-
-	if (!model->sample_dtlb[0]) {
-		set->sample_dtlb_err = -ENOENT;
-		snprintf(set->sample_dtlb_reason, sizeof(set->sample_dtlb_reason),
-			 strcmp(set->pmu_name, "none") == 0
-				 ? "no PMU: precise dTLB-miss sampling needs hardware events"
-				 : "no precise dTLB-miss event with data addresses in %s.events",
-			 set->pmu_name);
-		return;
-	}
-	int ret = encode_one(model->sample_dtlb, PFM_PLM3, &attr);
-	if (ret != PFM_SUCCESS) {
-		set->sample_dtlb_err = pfm_to_errno(ret);
-		snprintf(set->sample_dtlb_reason, sizeof(set->sample_dtlb_reason), "%s not encodable for PMU %s: %s",
-			 model->sample_dtlb, set->pmu_name, pfm_strerror(ret));
-		return;
-	}
-	snprintf(se->event, sizeof(se->event), "%s", model->sample_dtlb);
-	snprintf(se->source, sizeof(se->source), "%s", model->name);
-	se->type = attr.type;
-	se->config = attr.config;
-	se->config1 = attr.config1;
-	se->config2 = attr.config2;
-	se->precise_ip = attr.precise_ip;
-	set->sample_dtlb_err = 0;
-}
-
-int counter_set_sample_event(const struct counter_set *set, struct counter_sample_event *out, char *why,
-			     size_t why_len)
-{
-	if (!set)
-		return -EINVAL;
-	if (set->sample_dtlb_err) {
-		snprintf(why, why_len, "%s", set->sample_dtlb_reason);
-		return set->sample_dtlb_err;
-	}
-	*out = set->sample_dtlb;
-	return 0;
-}
-
-int counter_set_new(struct counter_set **out, const char *events_dir, const bool *want,
-		    char *errmsg, size_t errmsg_len)
-{
-	char scratch[8];
-	if (!errmsg) {
-		errmsg = scratch;
-		errmsg_len = sizeof(scratch);
-	}
-	if (errmsg_len)
-		errmsg[0] = '\0';
-	if (!out) {
-		snprintf(errmsg, errmsg_len, "counter_set_new: no output pointer");
-		return -EINVAL;
-	}
-	*out = NULL;
-	if (!events_dir)
-		events_dir = counters_default_events_dir();
-
-	int ret = pfm_initialize();
-	if (ret != PFM_SUCCESS) {
-		snprintf(errmsg, errmsg_len, "libpfm4 initialisation failed: %s", pfm_strerror(ret));
-		return pfm_to_errno(ret);
-	}
-
-	struct counter_set *set = calloc(1, sizeof(*set));
-	struct event_map *generic = malloc(sizeof(*generic));
-	struct event_map *model = malloc(sizeof(*model));
-	int err = 0;
-	if (!set || !generic || !model) {
-		snprintf(errmsg, errmsg_len, "out of memory");
-		err = -ENOMEM;
-		goto out;
-	}
-	set->forced = getenv("LIBPFM_FORCE_PMU") != NULL;
-	detect_pmu(set);
-
-	err = event_map_load(generic, events_dir, "generic", true, errmsg, errmsg_len);
-	if (err)
-		goto out;
-	if (strcmp(set->pmu_name, "none") != 0) {
-		err = event_map_load(model, events_dir, set->pmu_name, false, errmsg, errmsg_len);
-		if (err)
-			goto out;
-	} else {
-		memset(model, 0, sizeof(*model));
-	}
-
-	encode_sample_dtlb(set, model);
-	size_t n = 0;
-	for (int m = 0; m < METRIC_COUNT; m++)
-		n += !want || want[m];
-	set->events = calloc(n ? n : 1, sizeof(*set->events));
-	if (!set->events) {
-		snprintf(errmsg, errmsg_len, "out of memory");
-		err = -ENOMEM;
-		goto out;
-	}
-
-	for (int m = 0; m < METRIC_COUNT; m++) {
-		if (want && !want[m])
-			continue;
-		struct counter_event *ev = &set->events[set->n++];
-		struct counter_info *info = &ev->info;
-		ev->fd = -1;
-		info->metric = (enum metric)m;
-		info->hardware = !metric_descs[m].software;
-		info->status = COUNTER_OK;
-		snprintf(info->name, sizeof(info->name), "%s", metric_descs[m].display);
-
-		const struct event_map *from = model->event[m][0] ? model
-					     : generic->event[m][0] ? generic : NULL;
-		if (!from) {
-			info->status = COUNTER_UNSUPPORTED;
-			if (strcmp(set->pmu_name, "none") == 0)
-				snprintf(info->reason, sizeof(info->reason),
-					 "no event for %s in generic.events", metric_descs[m].key);
-			else
-				snprintf(info->reason, sizeof(info->reason),
-					 "no event for %s in %s.events or generic.events",
-					 metric_descs[m].key, set->pmu_name);
-			continue;
-		}
-		snprintf(info->source, sizeof(info->source), "%s", from->name);
-		snprintf(info->event, sizeof(info->event), "%s", from->event[m]);
-		encode_event(set, ev);
-	}
-
-out:
-	free(generic);
-	free(model);
-	if (err) {
-		counter_set_delete(set);
-		return err;
-	}
-	*out = set;
-	return 0;
-}
-
-void counter_set_delete(struct counter_set *set)
-{
-	if (!set)
-		return;
-	counter_set_close(set);
-	free(set->events);
-	free(set);
-}
-
 /* ---- perf_event_open ------------------------------------------------- */
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
-			       unsigned long flags)
-{
-	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
-
-/* perf_event_paranoid as text ("2"), or "unknown". */
-static void read_paranoid(char *buf, size_t len)
-{
-	snprintf(buf, len, "unknown");
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	if (!f)
-		return;
-	char tmp[16];
-	if (fgets(tmp, sizeof(tmp), f))
-		snprintf(buf, len, "%s", trim(tmp));
-	fclose(f);
-}
 
 /*
  * Whether the kernel exposes a core PMU at all. Without one (a VM whose
@@ -613,42 +74,28 @@ static bool kernel_has_core_pmu(void)
 /* Record why opening ev failed with errno err (positive). */
 static void classify_open_error(const struct counter_set *set, struct counter_event *ev, int err)
 {
+	static const enum counter_status status_of[] = {
+		[PERF_OPEN_UNSUPPORTED] = COUNTER_UNSUPPORTED,
+		[PERF_OPEN_DENIED] = COUNTER_DENIED,
+		[PERF_OPEN_ERROR] = COUNTER_ERROR,
+	};
 	struct counter_info *info = &ev->info;
-	char paranoid[16];
+	/* Level 1 lets a user count the kernel side: the command tlbprof env's Problems section gives too. */
+	enum perf_open_class class = perf_open_classify(err, 1, info->reason, sizeof(info->reason));
 
-	switch (err) {
-	case EACCES:
-	case EPERM:
-		read_paranoid(paranoid, sizeof(paranoid));
-		info->status = COUNTER_DENIED;
-		/* The same command tlbprof env's Problems section gives: sudo unless root. */
-		snprintf(info->reason, sizeof(info->reason),
-			 "%s (perf_event_paranoid=%s; allow with '%ssysctl kernel.perf_event_paranoid=1'"
-			 " or CAP_PERFMON)", strerror(err), paranoid, geteuid() == 0 ? "" : "sudo ");
-		return;
-	case ENOENT:
-	case EOPNOTSUPP:
-	case ENODEV:
-	case EINVAL:
-		if (info->hardware && (strcmp(set->pmu_name, "none") == 0 || !kernel_has_core_pmu())) {
-			info->status = COUNTER_UNSUPPORTED;
-			snprintf(info->reason, sizeof(info->reason),
-				 "no hardware PMU visible (hypervisor hides it?): %s", strerror(err));
-			return;
-		}
-		if (err != EINVAL) {
-			info->status = COUNTER_UNSUPPORTED;
-			snprintf(info->reason, sizeof(info->reason),
-				 "not supported by this kernel/PMU: %s", strerror(err));
-			return;
-		}
-		/* EINVAL with a PMU present: the kernel rejects the encoding; a map bug. */
-		break;
-	default:
-		break;
+	info->status = status_of[class];
+	/*
+	 * Without a core PMU every hardware event fails, with ENOENT or EINVAL,
+	 * whatever libpfm4 thinks the CPU is: say that rather than blame the
+	 * event. (EINVAL with a PMU present is the kernel rejecting the
+	 * encoding: a map bug, an error.)
+	 */
+	if ((class == PERF_OPEN_UNSUPPORTED || err == EINVAL) && info->hardware &&
+	    (strcmp(set->pmu_name, "none") == 0 || !kernel_has_core_pmu())) {
+		info->status = COUNTER_UNSUPPORTED;
+		snprintf(info->reason, sizeof(info->reason), "no hardware PMU visible (hypervisor hides it?): %s",
+			 strerror(err));
 	}
-	info->status = COUNTER_ERROR;
-	snprintf(info->reason, sizeof(info->reason), "perf_event_open: %s", strerror(err));
 }
 
 /*
@@ -684,7 +131,7 @@ static int open_event(const struct counter_set *set, struct counter_event *ev, i
 	 */
 	attr.inherit = set->inherit;
 	attr.enable_on_exec = set->enable_on_exec && group_fd == -1;
-	int fd = sys_perf_event_open(&attr, set->pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	int fd = perf_open(&attr, set->pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	return fd;
@@ -711,8 +158,8 @@ static bool open_in_group(const struct counter_set *set, struct counter_event *e
 			return true;
 		}
 	}
-	if ((fd == -EACCES || fd == -EPERM) && !ev->info.hardware && !ev->attr.exclude_kernel &&
-	    !sw_counts_only_in_kernel(ev->attr.config)) {
+	if (fd < 0 && perf_open_classify(-fd, 0, NULL, 0) == PERF_OPEN_DENIED && !ev->info.hardware &&
+	    !ev->attr.exclude_kernel && !sw_counts_only_in_kernel(ev->attr.config)) {
 		int retry = open_event(set, ev, *leader_fd, true);
 		if (retry >= 0) {
 			fd = retry;
@@ -730,7 +177,7 @@ static bool open_in_group(const struct counter_set *set, struct counter_event *e
 		*leader_fd = fd;
 	if (user_only) {
 		char paranoid[16];
-		read_paranoid(paranoid, sizeof(paranoid));
+		paranoid_level_text(paranoid_level(), paranoid, sizeof(paranoid));
 		snprintf(ev->info.reason, sizeof(ev->info.reason),
 			 "user space only: counting kernel side denied (perf_event_paranoid=%s)",
 			 paranoid);

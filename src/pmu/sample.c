@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Counters layer, sampling side: perf_event_open on another process, per-CPU rings merged in time order, summary. */
+/* Sampling, opening side: one perf_event and ring per online CPU on the target, its session, and closing it. */
 #include "pmu/sample.h"
 
-#include "grow.h"
-#include "pmu/symbols.h"
+#include "pmu/paranoid.h"
+#include "pmu/perf_open.h"
+#include "pmu/sample_session.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -15,7 +15,6 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,56 +22,6 @@
 #define SAMPLE_MIN_RING_PAGES 8
 /* CPUs considered when /sys/devices/system/cpu/online cannot be read. */
 #define SAMPLE_MAX_CPUS 4096
-
-/* One CPU's event and ring. */
-struct ring {
-	int fd;				/* -1 for a ring of sample_session_over_rings() */
-	struct perf_event_mmap_page *meta;
-	void *base;			/* the mapping (one metadata page, then the data), NULL when not ours */
-	size_t map_bytes;
-	unsigned char *data;
-	size_t data_size;		/* a power of two */
-};
-
-/* A record copied out of a ring, waiting to be handed over in time order. */
-struct pending {
-	uint64_t time_ns, seq;		/* seq: arrival order, for equal times */
-	size_t off;			/* into the arena */
-	uint16_t size;
-};
-
-struct sample_session {
-	struct ring *rings;
-	size_t n_rings;
-	int epoll_fd;
-	unsigned char *arena;		/* pending records' bytes */
-	size_t arena_len, arena_cap;
-	struct pending *pend;
-	size_t n_pend, cap_pend;
-	uint64_t seq;
-	struct sample_info info;
-};
-
-/* ---- opening ------------------------------------------------------------ */
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags)
-{
-	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
-
-/* perf_event_paranoid as a number, or INT32_MIN when unreadable. */
-static int read_paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = INT32_MIN;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = INT32_MIN;
-		fclose(f);
-	}
-	return v;
-}
 
 /*
  * The online CPUs ("0-3,6\n" in /sys/devices/system/cpu/online) into cpus
@@ -117,47 +66,6 @@ static size_t online_cpus(int *cpus, size_t max)
 	return n;
 }
 
-/* One line saying why opening failed with err (positive), naming the event and the target. */
-static void describe_open_error(char *reason, size_t size, const struct sample_info *info, pid_t pid, int err)
-{
-	const char *why;
-	char paranoid[48] = "";
-
-	switch (err) {
-	case EACCES:
-	case EPERM: {
-		int level = read_paranoid();
-
-		if (level != INT32_MIN)
-			snprintf(paranoid, sizeof(paranoid), "perf_event_paranoid=%d; ", level);
-		why = geteuid() == 0 ? "not allowed: allow with 'sysctl kernel.perf_event_paranoid=2' (user-side sampling)"
-				       " or CAP_PERFMON"
-				     : "not allowed: allow with 'sudo sysctl kernel.perf_event_paranoid=2' (user-side "
-				       "sampling) or CAP_PERFMON";
-		break;
-	}
-	case ENOENT:
-	case ENODEV:
-	case EOPNOTSUPP:
-		why = "the event is not supported here (no such PMU event, or the hypervisor hides the PMU)";
-		break;
-	case EINVAL:
-		why = "the kernel rejects the event's attributes (precise_ip, period or sample type for this PMU)";
-		break;
-	case ESRCH:
-		why = "no such process";
-		break;
-	case ENOSYS:
-		why = "perf_event_open is not available (kernel without perf events, or blocked by seccomp)";
-		break;
-	default:
-		why = "perf_event_open failed";
-		break;
-	}
-	snprintf(reason, size, "sampling %s on pid %ld: %s (%s%s)", info->event, (long)pid, strerror(err), paranoid,
-		 why);
-}
-
 static void rings_close(struct sample_session *s)
 {
 	for (size_t i = 0; i < s->n_rings; i++) {
@@ -189,7 +97,7 @@ static int rings_open(struct sample_session *s, struct perf_event_attr *attr, pi
 		struct ring *r = &s->rings[s->n_rings];
 		int err;
 
-		*r = (struct ring){ .fd = sys_perf_event_open(attr, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC) };
+		*r = (struct ring){ .fd = perf_open(attr, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC) };
 		if (r->fd < 0) {
 			err = -errno;
 			rings_close(s);
@@ -227,6 +135,112 @@ static struct sample_session *session_new(size_t n_rings)
 	return s;
 }
 
+/* The event of opts, what its samples record and the side-band records a symbolizer needs; the event named in info. */
+static void sample_attr_init(struct perf_event_attr *attr, const struct sample_options *opts, struct sample_info *info)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	if (opts->custom_event) {
+		attr->type = opts->type;
+		attr->config = opts->config;
+		attr->config1 = opts->config1;
+		attr->config2 = opts->config2;
+		attr->precise_ip = opts->precise_ip;
+		attr->sample_period = opts->period ? opts->period : SAMPLE_DEFAULT_PERIOD;
+		if (opts->name)
+			snprintf(info->event, sizeof(info->event), "%s", opts->name);
+		else
+			snprintf(info->event, sizeof(info->event), "%" PRIu32 ":0x%" PRIx64, opts->type, opts->config);
+	} else {
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = PERF_COUNT_SW_PAGE_FAULTS;
+		attr->sample_period = opts->period ? opts->period : 1;
+		snprintf(info->event, sizeof(info->event), "page-faults");
+	}
+	/* For a page fault, PERF_SAMPLE_ADDR is the faulting address (do_user_addr_fault passes it). */
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR;
+	/* Side-band records end with {pid, tid, time} too, so all records of all rings merge by time. */
+	attr->sample_id_all = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;	/* NMI-safe, and comparable with clock_gettime() for the hold-back */
+	/*
+	 * inherit: threads and children created after the open get events of
+	 * their own that write into these rings. disabled + enable_on_exec: the
+	 * kernel enables the events in the target's execve(), before the new
+	 * program's ELF loader maps it, so the MMAP2 records of the executable,
+	 * the interpreter and the libraries all arrive (as perf record learns
+	 * them); a disabled event gets no side-band records.
+	 */
+	attr->inherit = 1;
+	attr->disabled = opts->enable_on_exec;
+	attr->enable_on_exec = opts->enable_on_exec;
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->mmap_data = 1;	/* data mappings too (anonymous ones as "//anon"), for the data regions */
+	attr->comm = 1;
+	attr->comm_exec = 1;	/* marks the COMM record of an exec: the address space is new */
+	attr->task = 1;
+
+	info->type = attr->type;
+	info->config = attr->config;
+	info->period = attr->sample_period;
+	info->precise_ip = opts->precise_ip;
+}
+
+/*
+ * rings_open(), stepping back where the machine allows less: user space
+ * only when the kernel side is refused, smaller rings (*pages halved) when
+ * they cannot all be locked. Returns 0 or the last -errno, *mmap_failed as
+ * rings_open() left it.
+ */
+static int rings_open_fitting(struct sample_session *s, struct perf_event_attr *attr, pid_t pid, const int *cpus,
+			      size_t n_cpus, size_t *pages, size_t page_size, bool *mmap_failed)
+{
+	for (;;) {
+		int err = rings_open(s, attr, pid, cpus, n_cpus, *pages, page_size, mmap_failed);
+		/*
+		 * At perf_event_paranoid >= 2 an unprivileged user may only sample
+		 * user space: retry without the kernel (and hypervisor) side, as
+		 * perf record does, and say so.
+		 */
+		if (err && !*mmap_failed && perf_open_classify(-err, 0, NULL, 0) == PERF_OPEN_DENIED &&
+		    !attr->exclude_kernel) {
+			attr->exclude_kernel = 1;
+			attr->exclude_hv = 1;
+			s->info.exclude_kernel = s->info.exclude_hv = true;
+			snprintf(s->info.note, sizeof(s->info.note),
+				 "user space only: sampling the kernel side was denied (perf_event_paranoid=%d)",
+				 paranoid_level());
+			continue;
+		}
+		/*
+		 * The events opened but the rings could not all be locked
+		 * (perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK): again with
+		 * smaller rings, so that the watermark fits the rings used.
+		 */
+		if ((err == -EPERM || err == -ENOMEM) && *mmap_failed && *pages > SAMPLE_MIN_RING_PAGES) {
+			*pages /= 2;
+			continue;
+		}
+		return err;
+	}
+}
+
+/* One epoll set over the session's rings, for sample_poll_fd(). 0 or -errno. */
+static int rings_poll_init(struct sample_session *s)
+{
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epoll_fd < 0)
+		return -errno;
+	for (size_t i = 0; i < s->n_rings; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
+
+		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->rings[i].fd, &ev) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int sample_open(struct sample_session **out, pid_t pid, const struct sample_options *opts, char *reason,
 		size_t reason_size)
 {
@@ -261,92 +275,11 @@ int sample_open(struct sample_session **out, pid_t pid, const struct sample_opti
 		return -ENOMEM;
 	}
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	if (opts->custom_event) {
-		attr.type = opts->type;
-		attr.config = opts->config;
-		attr.config1 = opts->config1;
-		attr.config2 = opts->config2;
-		attr.precise_ip = opts->precise_ip;
-		attr.sample_period = opts->period ? opts->period : SAMPLE_DEFAULT_PERIOD;
-		if (opts->name)
-			snprintf(s->info.event, sizeof(s->info.event), "%s", opts->name);
-		else
-			snprintf(s->info.event, sizeof(s->info.event), "%" PRIu32 ":0x%" PRIx64, opts->type, opts->config);
-	} else {
-		attr.type = PERF_TYPE_SOFTWARE;
-		attr.config = PERF_COUNT_SW_PAGE_FAULTS;
-		attr.sample_period = opts->period ? opts->period : 1;
-		snprintf(s->info.event, sizeof(s->info.event), "page-faults");
-	}
-	/* For a page fault, PERF_SAMPLE_ADDR is the faulting address (do_user_addr_fault passes it). */
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR;
-	/* Side-band records end with {pid, tid, time} too, so all records of all rings merge by time. */
-	attr.sample_id_all = 1;
-	attr.use_clockid = 1;
-	attr.clockid = CLOCK_MONOTONIC;	/* NMI-safe, and comparable with clock_gettime() for the hold-back */
-	/*
-	 * inherit: threads and children created after the open get events of
-	 * their own that write into these rings. disabled + enable_on_exec: the
-	 * kernel enables the events in the target's execve(), before the new
-	 * program's ELF loader maps it, so the MMAP2 records of the executable,
-	 * the interpreter and the libraries all arrive (as perf record learns
-	 * them); a disabled event gets no side-band records.
-	 */
-	attr.inherit = 1;
-	attr.disabled = opts->enable_on_exec;
-	attr.enable_on_exec = opts->enable_on_exec;
-	attr.mmap = 1;
-	attr.mmap2 = 1;
-	attr.mmap_data = 1;	/* data mappings too (anonymous ones as "//anon"), for the data regions */
-	attr.comm = 1;
-	attr.comm_exec = 1;	/* marks the COMM record of an exec: the address space is new */
-	attr.task = 1;
-
-	s->info.type = attr.type;
-	s->info.config = attr.config;
-	s->info.period = attr.sample_period;
-	s->info.precise_ip = opts->precise_ip;
-
-	for (;;) {
-		err = rings_open(s, &attr, pid, cpus, n_cpus, pages, page_size, &mmap_failed);
-		/*
-		 * At perf_event_paranoid >= 2 an unprivileged user may only sample
-		 * user space: retry without the kernel (and hypervisor) side, as
-		 * perf record does, and say so.
-		 */
-		if ((err == -EACCES || err == -EPERM) && !mmap_failed && !attr.exclude_kernel) {
-			attr.exclude_kernel = 1;
-			attr.exclude_hv = 1;
-			s->info.exclude_kernel = s->info.exclude_hv = true;
-			snprintf(s->info.note, sizeof(s->info.note),
-				 "user space only: sampling the kernel side was denied (perf_event_paranoid=%d)",
-				 read_paranoid());
-			continue;
-		}
-		/*
-		 * The events opened but the rings could not all be locked
-		 * (perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK): again with
-		 * smaller rings, so that the watermark fits the rings used.
-		 */
-		if ((err == -EPERM || err == -ENOMEM) && mmap_failed && pages > SAMPLE_MIN_RING_PAGES) {
-			pages /= 2;
-			continue;
-		}
-		break;
-	}
+	sample_attr_init(&attr, opts, &s->info);
+	err = rings_open_fitting(s, &attr, pid, cpus, n_cpus, &pages, page_size, &mmap_failed);
 	free(cpus);
 	if (!err) {
-		s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-		if (s->epoll_fd < 0)
-			err = -errno;
-		for (size_t i = 0; i < s->n_rings && !err; i++) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
-
-			if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->rings[i].fd, &ev) != 0)
-				err = -errno;
-		}
+		err = rings_poll_init(s);
 		if (err)
 			snprintf(reason, reason_size, "sampling %s on pid %ld: epoll: %s", s->info.event, (long)pid,
 				 strerror(-err));
@@ -354,7 +287,11 @@ int sample_open(struct sample_session **out, pid_t pid, const struct sample_opti
 		snprintf(reason, reason_size, "sampling %s on pid %ld: mapping a %zu KiB ring per CPU: %s",
 			 s->info.event, (long)pid, (pages + 1) * page_size / 1024, strerror(-err));
 	} else {
-		describe_open_error(reason, reason_size, &s->info, pid, -err);
+		/* Level 2 lets a user sample user space, all the retry without the kernel side needs. */
+		char why[256];
+
+		perf_open_classify(-err, 2, why, sizeof(why));
+		snprintf(reason, reason_size, "sampling %s on pid %ld: %s", s->info.event, (long)pid, why);
 	}
 	if (err) {
 		sample_close(s);
@@ -403,575 +340,4 @@ void sample_close(struct sample_session *s)
 	free(s->arena);
 	free(s->pend);
 	free(s);
-}
-
-/* ---- records ------------------------------------------------------------- */
-
-/* Little readers over a record's body, bounds-checked. */
-struct cursor {
-	const unsigned char *p;
-	size_t left;
-	bool short_read;
-};
-
-static uint64_t get_u64(struct cursor *c)
-{
-	uint64_t v = 0;
-
-	if (c->left < 8) {
-		c->short_read = true;
-		return 0;
-	}
-	memcpy(&v, c->p, 8);
-	c->p += 8;
-	c->left -= 8;
-	return v;
-}
-
-static uint32_t get_u32(struct cursor *c)
-{
-	uint32_t v = 0;
-
-	if (c->left < 4) {
-		c->short_read = true;
-		return 0;
-	}
-	memcpy(&v, c->p, 4);
-	c->p += 4;
-	c->left -= 4;
-	return v;
-}
-
-/* A NUL-terminated string at the cursor (the rest of the body), copied into buf; cut at the body's end. */
-static const char *get_string(struct cursor *c, char *buf, size_t size)
-{
-	size_t n = strnlen((const char *)c->p, c->left);
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(buf, c->p, n);
-	buf[n] = '\0';
-	c->p += c->left;
-	c->left = 0;
-	return buf;
-}
-
-/* sample_id_all's trailer {u32 pid, tid; u64 time} (TID and TIME are the sample type's id fields). */
-#define SAMPLE_ID_BYTES 16
-
-/*
- * The time of a record: in the body of a sample (after ip and pid/tid), at
- * the end of every other record. 0 when the record is too short for it.
- */
-static uint64_t record_time(const struct perf_event_header *hdr, const unsigned char *rec)
-{
-	uint64_t t = 0;
-
-	if (hdr->type == PERF_RECORD_SAMPLE) {
-		if (hdr->size >= sizeof(*hdr) + 24)
-			memcpy(&t, rec + sizeof(*hdr) + 16, 8);
-	} else if (hdr->size >= sizeof(*hdr) + SAMPLE_ID_BYTES) {
-		memcpy(&t, rec + hdr->size - 8, 8);
-	}
-	return t;
-}
-
-/* Hand one record (header included, contiguous) to the sink. */
-static int dispatch(const struct perf_event_header *hdr, const unsigned char *rec, struct sample_info *info,
-		    const struct sample_sink *sink)
-{
-	struct cursor c = { .p = rec + sizeof(*hdr), .left = hdr->size - sizeof(*hdr) };
-	char text[4096];
-	int ret = 0;
-
-	/* Side-band records end with the sample_id trailer: their own fields are what comes before it. */
-	if (hdr->type != PERF_RECORD_SAMPLE) {
-		if (c.left < SAMPLE_ID_BYTES) {
-			info->bad_records++;
-			return 0;
-		}
-		c.left -= SAMPLE_ID_BYTES;
-	}
-	switch (hdr->type) {
-	case PERF_RECORD_SAMPLE: {
-		/* The fields in sample_type's bit order: IP, TID, TIME, ADDR. */
-		struct sample_record r;
-
-		r.ip = get_u64(&c);
-		r.pid = get_u32(&c);
-		r.tid = get_u32(&c);
-		r.time_ns = get_u64(&c);
-		r.addr = get_u64(&c);
-		if (c.short_read)
-			break;
-		info->samples++;
-		if (sink->sample)
-			ret = sink->sample(sink->ctx, &r);
-		return ret;
-	}
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2: {
-		struct sample_mmap m = { .time_ns = record_time(hdr, rec) };
-
-		m.pid = get_u32(&c);
-		m.tid = get_u32(&c);
-		m.start = get_u64(&c);
-		m.len = get_u64(&c);
-		m.pgoff = get_u64(&c);
-		if (hdr->type == PERF_RECORD_MMAP2) {
-			m.major = get_u32(&c);
-			m.minor = get_u32(&c);
-			m.inode = get_u64(&c);
-			(void)get_u64(&c);	/* ino_generation */
-			m.prot = get_u32(&c);
-			m.flags = get_u32(&c);
-			/* With attr.build_id the device and inode carry a build-id instead (not asked for). */
-			if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-				m.major = m.minor = 0;
-				m.inode = 0;
-			}
-			m.executable = (m.prot & PROT_EXEC) != 0;
-		} else {
-			m.executable = !(hdr->misc & PERF_RECORD_MISC_MMAP_DATA);
-		}
-		if (c.short_read || c.left == 0)
-			break;
-		m.filename = get_string(&c, text, sizeof(text));
-		info->mmaps++;
-		if (sink->mmap)
-			ret = sink->mmap(sink->ctx, &m);
-		return ret;
-	}
-	case PERF_RECORD_COMM: {
-		struct sample_task t = { .kind = SAMPLE_TASK_EXEC, .time_ns = record_time(hdr, rec) };
-
-		t.pid = get_u32(&c);
-		t.tid = get_u32(&c);
-		if (c.short_read || c.left == 0)
-			break;
-		t.comm = get_string(&c, text, sizeof(text));
-		/* A renamed thread (prctl PR_SET_NAME) keeps its address space: only an exec matters. */
-		if (!(hdr->misc & PERF_RECORD_MISC_COMM_EXEC)) {
-			info->other_records++;
-			return 0;
-		}
-		info->tasks++;
-		if (sink->task)
-			ret = sink->task(sink->ctx, &t);
-		return ret;
-	}
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT: {
-		struct sample_task t = { .kind = hdr->type == PERF_RECORD_FORK ? SAMPLE_TASK_FORK : SAMPLE_TASK_EXIT };
-
-		t.pid = get_u32(&c);
-		t.ppid = get_u32(&c);
-		t.tid = get_u32(&c);
-		t.ptid = get_u32(&c);
-		t.time_ns = get_u64(&c);
-		if (c.short_read)
-			break;
-		info->tasks++;
-		if (sink->task)
-			ret = sink->task(sink->ctx, &t);
-		return ret;
-	}
-	case PERF_RECORD_LOST: {
-		uint64_t lost;
-
-		(void)get_u64(&c);	/* id */
-		lost = get_u64(&c);
-		if (c.short_read)
-			break;
-		info->lost += lost;
-		return 0;
-	}
-	case PERF_RECORD_LOST_SAMPLES: {
-		uint64_t lost = get_u64(&c);
-
-		if (c.short_read)
-			break;
-		info->lost += lost;
-		return 0;
-	}
-	case PERF_RECORD_THROTTLE:
-		info->throttled++;
-		return 0;
-	default:
-		info->other_records++;
-		return 0;
-	}
-	info->bad_records++;
-	return 0;
-}
-
-/* ---- rings and the time-ordered hand-over ----------------------------------- */
-
-/*
- * Copy the records of one ring into the pending list and free their space.
- * The kernel writes records, then data_head (release); reading data_head
- * with acquire orders the record reads after it, and storing data_tail with
- * release tells the kernel the space is free only after the copies are done
- * (as tools/include/linux/ring_buffer.h does). Returns 0, -ENOMEM (what was
- * copied stays copied, the rest stays in the ring), -EIO (a record that
- * cannot be walked: the rest of the ring is dropped).
- */
-static int ring_read(struct sample_session *s, struct ring *r)
-{
-	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->meta->data_tail;
-	int ret = 0;
-
-	while (tail != head) {
-		struct perf_event_header hdr;
-		size_t off = (size_t)(tail & (r->data_size - 1)), first = r->data_size - off;
-		uint64_t avail = head - tail;
-		unsigned char *dst;
-
-		if (avail < sizeof(hdr) || avail > r->data_size) {
-			s->info.bad_records++;
-			ret = -EIO;
-			break;
-		}
-		/* The kernel keeps records 8-byte aligned, so a header never wraps; a ring made by hand may. */
-		memcpy(&hdr, r->data + off, first < sizeof(hdr) ? first : sizeof(hdr));
-		if (first < sizeof(hdr))
-			memcpy((unsigned char *)&hdr + first, r->data, sizeof(hdr) - first);
-		if (hdr.size < sizeof(hdr) || hdr.size > avail) {
-			s->info.bad_records++;
-			ret = -EIO;
-			break;
-		}
-		if (!array_grow((void **)&s->arena, &s->arena_cap, s->arena_len + hdr.size, 1, 64) ||
-		    !array_grow((void **)&s->pend, &s->cap_pend, s->n_pend + 1, sizeof(*s->pend), 64)) {
-			ret = -ENOMEM;
-			break;
-		}
-		dst = s->arena + s->arena_len;
-		memcpy(dst, r->data + off, first < hdr.size ? first : hdr.size);
-		if (first < hdr.size)
-			memcpy(dst + first, r->data, hdr.size - first);
-		s->pend[s->n_pend++] = (struct pending){
-			.time_ns = record_time(&hdr, dst), .seq = s->seq++, .off = s->arena_len, .size = hdr.size,
-		};
-		s->arena_len += hdr.size;
-		tail += hdr.size;
-	}
-	/* A corrupt ring cannot be walked further: drop what is left rather than read garbage again. */
-	if (ret == -EIO)
-		tail = head;
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-	return ret;
-}
-
-static int pending_cmp(const void *a, const void *b)
-{
-	const struct pending *x = a, *y = b;
-
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Drop the first n pending records, moving the rest (and their bytes) to the front. */
-static void pending_drop(struct sample_session *s, size_t n)
-{
-	size_t len = 0;
-
-	if (n == 0)
-		return;
-	memmove(s->pend, s->pend + n, (s->n_pend - n) * sizeof(*s->pend));
-	s->n_pend -= n;
-	/* The survivors' bytes are scattered (sorted by time, not by offset): pack them anew. */
-	if (s->n_pend) {
-		unsigned char *packed = malloc(s->arena_len);
-
-		if (packed) {
-			for (size_t i = 0; i < s->n_pend; i++) {
-				memcpy(packed + len, s->arena + s->pend[i].off, s->pend[i].size);
-				s->pend[i].off = len;
-				len += s->pend[i].size;
-			}
-			free(s->arena);
-			s->arena = packed;
-			s->arena_cap = s->arena_len;
-			s->arena_len = len;
-		}
-		return;	/* without memory the arena keeps its holes until the next drop */
-	}
-	s->arena_len = 0;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-int sample_drain(struct sample_session *s, const struct sample_sink *sink, bool final)
-{
-	static const struct sample_sink nothing = { 0 };
-	/* Taken before the rings are read: whatever is older has arrived by then. */
-	uint64_t now = monotonic_ns();
-	uint64_t cutoff = final ? UINT64_MAX : now > SAMPLE_HOLDBACK_NS ? now - SAMPLE_HOLDBACK_NS : 0;
-	size_t done = 0;
-	int ret = 0, read_ret = 0;
-
-	if (!sink)
-		sink = &nothing;
-	for (size_t i = 0; i < s->n_rings; i++) {
-		int r = ring_read(s, &s->rings[i]);
-
-		if (r && !read_ret)
-			read_ret = r;
-	}
-	if (s->n_pend)
-		qsort(s->pend, s->n_pend, sizeof(*s->pend), pending_cmp);
-	while (done < s->n_pend && s->pend[done].time_ns <= cutoff) {
-		const unsigned char *rec = s->arena + s->pend[done].off;
-		struct perf_event_header hdr;
-
-		memcpy(&hdr, rec, sizeof(hdr));
-		ret = dispatch(&hdr, rec, &s->info, sink);
-		done++;
-		if (ret)
-			break;
-	}
-	pending_drop(s, done);
-	return ret ? ret : read_ret;
-}
-
-/* ---- collecting ---------------------------------------------------------- */
-
-int sample_list_append(struct sample_list *list, const struct sample_record *r)
-{
-	if (list->count == list->capacity) {
-		size_t cap = list->capacity ? list->capacity * 2 : 4096;
-		struct sample_record *items = realloc(list->items, cap * sizeof(*items));
-
-		if (!items)
-			return -ENOMEM;
-		list->items = items;
-		list->capacity = cap;
-	}
-	list->items[list->count++] = *r;
-	return 0;
-}
-
-void sample_list_free(struct sample_list *list)
-{
-	free(list->items);
-	*list = (struct sample_list){ 0 };
-}
-
-static int collect_sample(void *ctx, const struct sample_record *r)
-{
-	struct sample_collector *c = ctx;
-
-	return c->list ? sample_list_append(c->list, r) : 0;
-}
-
-static int collect_mmap(void *ctx, const struct sample_mmap *m)
-{
-	struct sample_collector *c = ctx;
-	struct symbols_mapping map = {
-		.start = m->start, .end = m->start + m->len, .offset = m->pgoff,
-		.dev_major = m->major, .dev_minor = m->minor, .inode = m->inode, .path = m->filename,
-	};
-
-	if (!c->syms || m->len == 0 || map.end < map.start)
-		return 0;
-	if (m->prot || m->flags)
-		snprintf(map.perms, sizeof(map.perms), "%c%c%c%c", m->prot & PROT_READ ? 'r' : '-',
-			 m->prot & PROT_WRITE ? 'w' : '-', m->prot & PROT_EXEC ? 'x' : '-',
-			 m->flags & MAP_SHARED ? 's' : 'p');
-	return symbols_mapping_add(c->syms, (pid_t)m->pid, &map) == -ENOMEM ? -ENOMEM : 0;
-}
-
-static int collect_task(void *ctx, const struct sample_task *t)
-{
-	struct sample_collector *c = ctx;
-
-	if (!c->syms)
-		return 0;
-	if (t->kind == SAMPLE_TASK_EXEC)
-		symbols_exec(c->syms, (pid_t)t->pid);
-	else if (t->kind == SAMPLE_TASK_FORK && t->pid != t->ppid)
-		return symbols_fork(c->syms, (pid_t)t->ppid, (pid_t)t->pid);
-	return 0;
-}
-
-void sample_collector_sink(struct sample_collector *c, struct sample_sink *sink)
-{
-	*sink = (struct sample_sink){
-		.sample = collect_sample, .mmap = collect_mmap, .task = collect_task, .ctx = c,
-	};
-}
-
-/* ---- the summary ----------------------------------------------------------- */
-
-/*
- * One sample's group: interned names (owned by the symbolizer, so equal
- * names are equal pointers) and, for regions, the mapping's start. The end
- * rides along: a region's name and start fix its mapping.
- */
-struct group_key {
-	const char *a, *b;		/* functions: object, function; regions: name, NULL */
-	uint64_t start, end;
-	bool anonymous;
-};
-
-static int key_cmp(const void *x, const void *y)
-{
-	const struct group_key *p = x, *q = y;
-
-	if (p->a != q->a)
-		return (uintptr_t)p->a < (uintptr_t)q->a ? -1 : 1;
-	if (p->b != q->b)
-		return (uintptr_t)p->b < (uintptr_t)q->b ? -1 : 1;
-	if (p->start != q->start)
-		return p->start < q->start ? -1 : 1;
-	return 0;
-}
-
-struct group {
-	struct group_key key;
-	uint64_t count;
-};
-
-/* Most samples first; ties by name (function, then object) and start, so the order is the same every run. */
-static int group_cmp(const void *x, const void *y)
-{
-	const struct group *p = x, *q = y;
-	int c;
-
-	if (p->count != q->count)
-		return p->count > q->count ? -1 : 1;
-	if (p->key.b && q->key.b && (c = strcmp(p->key.b, q->key.b)) != 0)
-		return c;
-	if ((c = strcmp(p->key.a, q->key.a)) != 0)
-		return c;
-	if (p->key.start != q->key.start)
-		return p->key.start < q->key.start ? -1 : 1;
-	return 0;
-}
-
-/* Sort keys, count runs into groups (allocated, *n_groups), then order the groups by count. NULL: no memory. */
-static struct group *count_groups(struct group_key *keys, size_t n, size_t *n_groups)
-{
-	struct group *groups;
-	size_t g = 0;
-
-	*n_groups = 0;
-	qsort(keys, n, sizeof(*keys), key_cmp);
-	groups = calloc(n ? n : 1, sizeof(*groups));
-	if (!groups)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (g && key_cmp(&groups[g - 1].key, &keys[i]) == 0) {
-			groups[g - 1].count++;
-			continue;
-		}
-		groups[g].key = keys[i];
-		groups[g].count = 1;
-		g++;
-	}
-	qsort(groups, g, sizeof(*groups), group_cmp);
-	*n_groups = g;
-	return groups;
-}
-
-void sample_summary_free(struct sample_summary *summary)
-{
-	if (!summary)
-		return;
-	for (size_t i = 0; summary->functions && i < summary->n_functions; i++) {
-		free(summary->functions[i].object);
-		free(summary->functions[i].function);
-	}
-	for (size_t i = 0; summary->regions && i < summary->n_regions; i++)
-		free(summary->regions[i].name);
-	free(summary->functions);
-	free(summary->regions);
-	*summary = (struct sample_summary){ 0 };
-}
-
-static size_t min_size(size_t a, size_t b)
-{
-	return a < b ? a : b;
-}
-
-int sample_summarize(const struct sample_record *samples, size_t n, uint64_t lost, struct symbols *syms,
-		     size_t top_n, struct sample_summary *out)
-{
-	struct group_key *fkeys = calloc(n ? n : 1, sizeof(*fkeys)), *rkeys = calloc(n ? n : 1, sizeof(*rkeys));
-	struct group *fgroups = NULL, *rgroups = NULL;
-	size_t nf = 0, nr = 0;
-	int err = -ENOMEM;
-
-	*out = (struct sample_summary){ .samples = n, .lost = lost };
-	if (!fkeys || !rkeys)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		struct symbols_location loc;
-		struct symbols_region region = { .name = SYMBOLS_UNKNOWN };
-
-		symbols_resolve(syms, (pid_t)samples[i].pid, samples[i].ip, &loc);
-		if (!loc.resolved)
-			out->unresolved_ip++;
-		fkeys[i] = (struct group_key){ .a = loc.object, .b = loc.function };
-		/* Address 0: the event gives none (or a NULL dereference, which no mapping holds either). */
-		if (samples[i].addr)
-			symbols_classify(syms, (pid_t)samples[i].pid, samples[i].addr, &region);
-		if (region.start == 0 && region.end == 0)
-			out->unresolved_addr++;
-		rkeys[i] = (struct group_key){
-			.a = region.name, .start = region.start, .end = region.end, .anonymous = region.anonymous,
-		};
-	}
-	fgroups = count_groups(fkeys, n, &nf);
-	rgroups = count_groups(rkeys, n, &nr);
-	if (!fgroups || !rgroups)
-		goto out;
-	out->distinct_functions = nf;
-	out->distinct_regions = nr;
-	out->functions = calloc(min_size(nf, top_n) + 1, sizeof(*out->functions));
-	out->regions = calloc(min_size(nr, top_n) + 1, sizeof(*out->regions));
-	if (!out->functions || !out->regions)
-		goto out;
-	for (size_t i = 0; i < min_size(nf, top_n); i++) {
-		struct sample_function_count *f = &out->functions[i];
-
-		f->object = strdup(fgroups[i].key.a);
-		f->function = strdup(fgroups[i].key.b);
-		out->n_functions++;	/* counted first, so a failure below frees what was made */
-		if (!f->object || !f->function)
-			goto out;
-		f->count = fgroups[i].count;
-		f->share = (double)f->count / (double)n;
-	}
-	for (size_t i = 0; i < min_size(nr, top_n); i++) {
-		struct sample_region_count *r = &out->regions[i];
-
-		r->name = strdup(rgroups[i].key.a);
-		out->n_regions++;
-		if (!r->name)
-			goto out;
-		r->start = rgroups[i].key.start;
-		r->end = rgroups[i].key.end;
-		r->anonymous = rgroups[i].key.anonymous;
-		r->count = rgroups[i].count;
-		r->share = (double)r->count / (double)n;
-	}
-	err = 0;
-out:
-	if (err)
-		sample_summary_free(out);
-	free(fkeys);
-	free(rkeys);
-	free(fgroups);
-	free(rgroups);
-	return err;
 }

@@ -13,6 +13,8 @@
 
 #include "check.h"
 #include "pmu/counters.h"
+#include "pmu/paranoid.h"
+#include "pmu/perf_open.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -100,6 +102,53 @@ static ssize_t find_index(const struct counter_set *set, enum metric m)
 }
 
 /* ---- pure functions --------------------------------------------------- */
+
+/*
+ * The one classification of perf_event_open errors (counters and sampler):
+ * class and the meaning in the reason. A denial names the level and the fix
+ * for the level the caller asks for, sudo unless root.
+ */
+static void test_open_errors(void)
+{
+	static const struct {
+		int line, err;
+		enum perf_open_class class;
+		const char *reason_has;
+	} rows[] = {
+		{ __LINE__, EACCES, PERF_OPEN_DENIED, "kernel.perf_event_paranoid=1' or CAP_PERFMON)" },
+		{ __LINE__, EPERM, PERF_OPEN_DENIED, "(perf_event_paranoid=" },
+		{ __LINE__, ENOENT, PERF_OPEN_UNSUPPORTED, "(the event is not supported here" },
+		{ __LINE__, ENODEV, PERF_OPEN_UNSUPPORTED, "hypervisor hides the PMU)" },
+		{ __LINE__, EOPNOTSUPP, PERF_OPEN_UNSUPPORTED, "not supported here" },
+		{ __LINE__, EINVAL, PERF_OPEN_ERROR, "the kernel rejects the event's attributes" },
+		{ __LINE__, ESRCH, PERF_OPEN_ERROR, "no such process" },
+		{ __LINE__, ENOSYS, PERF_OPEN_ERROR, "perf_event_open is not available" },
+		{ __LINE__, EBUSY, PERF_OPEN_ERROR, "(perf_event_open failed)" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char reason[256];
+		enum perf_open_class class = perf_open_classify(rows[i].err, 1, reason, sizeof(reason));
+		CHECK_ROW(rows[i].line, class == rows[i].class, "class %d", (int)class);
+		CHECK_ROW(rows[i].line, perf_open_classify(rows[i].err, 1, NULL, 0) == class, "class without a reason");
+		/* "<strerror> (<what it means>)" */
+		CHECK_ROW(rows[i].line, strstr(reason, strerror(rows[i].err)) == reason, "reason '%s'", reason);
+		CHECK_ROW(rows[i].line, strstr(reason, rows[i].reason_has), "reason '%s'", reason);
+	}
+	char fix[64], reason[256], level[16];
+	paranoid_fix(2, false, fix, sizeof(fix));
+	CHECK(strcmp(fix, "sudo sysctl kernel.perf_event_paranoid=2") == 0, "fix '%s'", fix);
+	paranoid_fix(1, true, fix, sizeof(fix));
+	CHECK(strcmp(fix, "sysctl kernel.perf_event_paranoid=1") == 0, "root fix '%s'", fix);
+	perf_open_classify(EACCES, 2, reason, sizeof(reason));
+	const char *level2 = geteuid() == 0 ? "'sysctl kernel.perf_event_paranoid=2'"
+					    : "'sudo sysctl kernel.perf_event_paranoid=2'";
+	CHECK(strstr(reason, level2), "level 2 fix: '%s'", reason);
+	paranoid_level_text(PARANOID_UNKNOWN, level, sizeof(level));
+	CHECK(strcmp(level, "unknown") == 0, "unknown level '%s'", level);
+	paranoid_level_text(-1, level, sizeof(level));
+	CHECK(strcmp(level, "-1") == 0, "level -1 '%s'", level);
+	CHECK(paranoid_level() == paranoid_level(), "the level is read once");
+}
 
 static void test_metric_names(void)
 {
@@ -789,6 +838,8 @@ static int read_paranoid(void)
 static void unprivileged(const struct test_ctx *ctx)
 {
 	int paranoid = read_paranoid();
+	CHECK(paranoid_level() == (paranoid == -100 ? PARANOID_UNKNOWN : paranoid), "paranoid_level() %d, the file %d",
+	      paranoid_level(), paranoid);
 	if (paranoid < 2) {
 		fprintf(stderr, "    perf_event_paranoid=%d allows kernel counting: skipped\n", paranoid);
 		return;
@@ -869,6 +920,7 @@ int main(int argc, char **argv)
 
 	test_metric_names();
 	test_scale();
+	test_open_errors();
 	for (size_t i = 0; i < sizeof(golden_pmus) / sizeof(golden_pmus[0]); i++) {
 		char what[64];
 		snprintf(what, sizeof(what), "golden %s", golden_pmus[i]);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for environment: parsers on fixture text, TLB decoding on recorded CPUID, and a live collection. */
 #include "check.h"
+#include "machine/cpuid.h"
 #include "machine/environment.h"
 
 /* Meson's generated version.h carries TLBPROF_BUILD_FLAGS and TLBPROF_BUILD_TYPE; a bare compile has neither. */

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to pmu/: the counter set that events.c resolves and encodes and counters.c opens, reads and closes. */
+#pragma once
+
+#include "pmu/counters.h"
+
+#include <perfmon/pfmlib_perf_event.h>
+
+struct counter_event {
+	struct counter_info info;
+	struct perf_event_attr attr;	/* as encoded; open() adjusts a copy */
+	bool encoded;			/* attr is valid */
+	int fd;				/* -1 when not open */
+	bool leader;			/* fd leads a group (enable/disable/reset target) */
+	uint64_t base_enabled_ns;	/* times at the last reset (see counter_set_reset) */
+	uint64_t base_running_ns;
+	/* Status and note as opened; each read starts from them, so one multiplexed reading does not stick. */
+	enum counter_status open_status;
+	char open_reason[sizeof(((struct counter_info *)0)->reason)];
+};
+
+struct counter_set {
+	struct counter_event *events;
+	size_t n;
+	char pmu_name[64];
+	char pmu_desc[128];
+	int pmu_num_cntrs;		/* generic counters libpfm4 reports; 0 unknown */
+	bool forced;			/* LIBPFM_FORCE_PMU was set */
+	/* What open() attaches to: the calling thread (pid 0), or another process (counter_set_open_task). */
+	pid_t pid;
+	bool inherit;
+	bool enable_on_exec;
+	/* The PMU map's precise dTLB-miss sampling event, encoded (counter_set_sample_event). */
+	struct counter_sample_event sample_dtlb;
+	int sample_dtlb_err;		/* 0, or -errno with sample_dtlb_reason */
+	char sample_dtlb_reason[320];
+};

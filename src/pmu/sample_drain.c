@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/* Sampling, draining side: records copied out of every CPU's ring, decoded and handed to a sink in time order. */
+#include "pmu/sample.h"
+
+#include "grow.h"
+#include "pmu/sample_session.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+/* ---- records ------------------------------------------------------------- */
+
+/* Little readers over a record's body, bounds-checked. */
+struct cursor {
+	const unsigned char *p;
+	size_t left;
+	bool short_read;
+};
+
+static uint64_t get_u64(struct cursor *c)
+{
+	uint64_t v = 0;
+
+	if (c->left < 8) {
+		c->short_read = true;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	c->left -= 8;
+	return v;
+}
+
+static uint32_t get_u32(struct cursor *c)
+{
+	uint32_t v = 0;
+
+	if (c->left < 4) {
+		c->short_read = true;
+		return 0;
+	}
+	memcpy(&v, c->p, 4);
+	c->p += 4;
+	c->left -= 4;
+	return v;
+}
+
+/* A NUL-terminated string at the cursor (the rest of the body), copied into buf; cut at the body's end. */
+static const char *get_string(struct cursor *c, char *buf, size_t size)
+{
+	size_t n = strnlen((const char *)c->p, c->left);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, c->p, n);
+	buf[n] = '\0';
+	c->p += c->left;
+	c->left = 0;
+	return buf;
+}
+
+/* sample_id_all's trailer {u32 pid, tid; u64 time} (TID and TIME are the sample type's id fields). */
+#define SAMPLE_ID_BYTES 16
+
+/*
+ * The time of a record: in the body of a sample (after ip and pid/tid), at
+ * the end of every other record. 0 when the record is too short for it.
+ */
+static uint64_t record_time(const struct perf_event_header *hdr, const unsigned char *rec)
+{
+	uint64_t t = 0;
+
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		if (hdr->size >= sizeof(*hdr) + 24)
+			memcpy(&t, rec + sizeof(*hdr) + 16, 8);
+	} else if (hdr->size >= sizeof(*hdr) + SAMPLE_ID_BYTES) {
+		memcpy(&t, rec + hdr->size - 8, 8);
+	}
+	return t;
+}
+
+/* A PERF_RECORD_SAMPLE body: the fields in sample_type's bit order, IP, TID, TIME, ADDR. false when too short. */
+static bool decode_sample(struct cursor *c, struct sample_record *r)
+{
+	r->ip = get_u64(c);
+	r->pid = get_u32(c);
+	r->tid = get_u32(c);
+	r->time_ns = get_u64(c);
+	r->addr = get_u64(c);
+	return !c->short_read;
+}
+
+/* A PERF_RECORD_MMAP or MMAP2 body; the file name goes into text. false when too short or without a name. */
+static bool decode_mmap(const struct perf_event_header *hdr, struct cursor *c, struct sample_mmap *m, char *text,
+			size_t text_size)
+{
+	m->pid = get_u32(c);
+	m->tid = get_u32(c);
+	m->start = get_u64(c);
+	m->len = get_u64(c);
+	m->pgoff = get_u64(c);
+	if (hdr->type == PERF_RECORD_MMAP2) {
+		m->major = get_u32(c);
+		m->minor = get_u32(c);
+		m->inode = get_u64(c);
+		(void)get_u64(c);	/* ino_generation */
+		m->prot = get_u32(c);
+		m->flags = get_u32(c);
+		/* With attr.build_id the device and inode carry a build-id instead (not asked for). */
+		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			m->major = m->minor = 0;
+			m->inode = 0;
+		}
+		m->executable = (m->prot & PROT_EXEC) != 0;
+	} else {
+		m->executable = !(hdr->misc & PERF_RECORD_MISC_MMAP_DATA);
+	}
+	if (c->short_read || c->left == 0)
+		return false;
+	m->filename = get_string(c, text, text_size);
+	return true;
+}
+
+/* A PERF_RECORD_COMM body; the command name goes into text. false when too short or without a name. */
+static bool decode_comm(struct cursor *c, struct sample_task *t, char *text, size_t text_size)
+{
+	t->pid = get_u32(c);
+	t->tid = get_u32(c);
+	if (c->short_read || c->left == 0)
+		return false;
+	t->comm = get_string(c, text, text_size);
+	return true;
+}
+
+/* A PERF_RECORD_FORK or EXIT body. false when too short. */
+static bool decode_fork_exit(struct cursor *c, struct sample_task *t)
+{
+	t->pid = get_u32(c);
+	t->ppid = get_u32(c);
+	t->tid = get_u32(c);
+	t->ptid = get_u32(c);
+	t->time_ns = get_u64(c);
+	return !c->short_read;
+}
+
+/* Hand one record (header included, contiguous) to the sink. */
+static int dispatch(const struct perf_event_header *hdr, const unsigned char *rec, struct sample_info *info,
+		    const struct sample_sink *sink)
+{
+	struct cursor c = { .p = rec + sizeof(*hdr), .left = hdr->size - sizeof(*hdr) };
+	char text[4096];
+
+	/* Side-band records end with the sample_id trailer: their own fields are what comes before it. */
+	if (hdr->type != PERF_RECORD_SAMPLE) {
+		if (c.left < SAMPLE_ID_BYTES) {
+			info->bad_records++;
+			return 0;
+		}
+		c.left -= SAMPLE_ID_BYTES;
+	}
+	switch (hdr->type) {
+	case PERF_RECORD_SAMPLE: {
+		struct sample_record r;
+
+		if (!decode_sample(&c, &r))
+			break;
+		info->samples++;
+		return sink->sample ? sink->sample(sink->ctx, &r) : 0;
+	}
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		struct sample_mmap m = { .time_ns = record_time(hdr, rec) };
+
+		if (!decode_mmap(hdr, &c, &m, text, sizeof(text)))
+			break;
+		info->mmaps++;
+		return sink->mmap ? sink->mmap(sink->ctx, &m) : 0;
+	}
+	case PERF_RECORD_COMM: {
+		struct sample_task t = { .kind = SAMPLE_TASK_EXEC, .time_ns = record_time(hdr, rec) };
+
+		if (!decode_comm(&c, &t, text, sizeof(text)))
+			break;
+		/* A renamed thread (prctl PR_SET_NAME) keeps its address space: only an exec matters. */
+		if (!(hdr->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+			info->other_records++;
+			return 0;
+		}
+		info->tasks++;
+		return sink->task ? sink->task(sink->ctx, &t) : 0;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		struct sample_task t = { .kind = hdr->type == PERF_RECORD_FORK ? SAMPLE_TASK_FORK : SAMPLE_TASK_EXIT };
+
+		if (!decode_fork_exit(&c, &t))
+			break;
+		info->tasks++;
+		return sink->task ? sink->task(sink->ctx, &t) : 0;
+	}
+	case PERF_RECORD_LOST: {
+		uint64_t lost;
+
+		(void)get_u64(&c);	/* id */
+		lost = get_u64(&c);
+		if (c.short_read)
+			break;
+		info->lost += lost;
+		return 0;
+	}
+	case PERF_RECORD_LOST_SAMPLES: {
+		uint64_t lost = get_u64(&c);
+
+		if (c.short_read)
+			break;
+		info->lost += lost;
+		return 0;
+	}
+	case PERF_RECORD_THROTTLE:
+		info->throttled++;
+		return 0;
+	default:
+		info->other_records++;
+		return 0;
+	}
+	info->bad_records++;
+	return 0;
+}
+
+/* ---- rings and the time-ordered hand-over ----------------------------------- */
+
+/*
+ * Copy the records of one ring into the pending list and free their space.
+ * The kernel writes records, then data_head (release); reading data_head
+ * with acquire orders the record reads after it, and storing data_tail with
+ * release tells the kernel the space is free only after the copies are done
+ * (as tools/include/linux/ring_buffer.h does). Returns 0, -ENOMEM (what was
+ * copied stays copied, the rest stays in the ring), -EIO (a record that
+ * cannot be walked: the rest of the ring is dropped).
+ */
+static int ring_read(struct sample_session *s, struct ring *r)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	int ret = 0;
+
+	while (tail != head) {
+		struct perf_event_header hdr;
+		size_t off = (size_t)(tail & (r->data_size - 1)), first = r->data_size - off;
+		uint64_t avail = head - tail;
+		unsigned char *dst;
+
+		if (avail < sizeof(hdr) || avail > r->data_size) {
+			s->info.bad_records++;
+			ret = -EIO;
+			break;
+		}
+		/* The kernel keeps records 8-byte aligned, so a header never wraps; a ring made by hand may. */
+		memcpy(&hdr, r->data + off, first < sizeof(hdr) ? first : sizeof(hdr));
+		if (first < sizeof(hdr))
+			memcpy((unsigned char *)&hdr + first, r->data, sizeof(hdr) - first);
+		if (hdr.size < sizeof(hdr) || hdr.size > avail) {
+			s->info.bad_records++;
+			ret = -EIO;
+			break;
+		}
+		if (!array_grow((void **)&s->arena, &s->arena_cap, s->arena_len + hdr.size, 1, 64) ||
+		    !array_grow((void **)&s->pend, &s->cap_pend, s->n_pend + 1, sizeof(*s->pend), 64)) {
+			ret = -ENOMEM;
+			break;
+		}
+		dst = s->arena + s->arena_len;
+		memcpy(dst, r->data + off, first < hdr.size ? first : hdr.size);
+		if (first < hdr.size)
+			memcpy(dst + first, r->data, hdr.size - first);
+		s->pend[s->n_pend++] = (struct pending){
+			.time_ns = record_time(&hdr, dst), .seq = s->seq++, .off = s->arena_len, .size = hdr.size,
+		};
+		s->arena_len += hdr.size;
+		tail += hdr.size;
+	}
+	/* A corrupt ring cannot be walked further: drop what is left rather than read garbage again. */
+	if (ret == -EIO)
+		tail = head;
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return ret;
+}
+
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Drop the first n pending records, moving the rest (and their bytes) to the front. */
+static void pending_drop(struct sample_session *s, size_t n)
+{
+	size_t len = 0;
+
+	if (n == 0)
+		return;
+	memmove(s->pend, s->pend + n, (s->n_pend - n) * sizeof(*s->pend));
+	s->n_pend -= n;
+	/* The survivors' bytes are scattered (sorted by time, not by offset): pack them anew. */
+	if (s->n_pend) {
+		unsigned char *packed = malloc(s->arena_len);
+
+		if (packed) {
+			for (size_t i = 0; i < s->n_pend; i++) {
+				memcpy(packed + len, s->arena + s->pend[i].off, s->pend[i].size);
+				s->pend[i].off = len;
+				len += s->pend[i].size;
+			}
+			free(s->arena);
+			s->arena = packed;
+			s->arena_cap = s->arena_len;
+			s->arena_len = len;
+		}
+		return;	/* without memory the arena keeps its holes until the next drop */
+	}
+	s->arena_len = 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int sample_drain(struct sample_session *s, const struct sample_sink *sink, bool final)
+{
+	static const struct sample_sink nothing = { 0 };
+	/* Taken before the rings are read: whatever is older has arrived by then. */
+	uint64_t now = monotonic_ns();
+	uint64_t cutoff = final ? UINT64_MAX : now > SAMPLE_HOLDBACK_NS ? now - SAMPLE_HOLDBACK_NS : 0;
+	size_t done = 0;
+	int ret = 0, read_ret = 0;
+
+	if (!sink)
+		sink = &nothing;
+	for (size_t i = 0; i < s->n_rings; i++) {
+		int r = ring_read(s, &s->rings[i]);
+
+		if (r && !read_ret)
+			read_ret = r;
+	}
+	if (s->n_pend)
+		qsort(s->pend, s->n_pend, sizeof(*s->pend), pending_cmp);
+	while (done < s->n_pend && s->pend[done].time_ns <= cutoff) {
+		const unsigned char *rec = s->arena + s->pend[done].off;
+		struct perf_event_header hdr;
+
+		memcpy(&hdr, rec, sizeof(hdr));
+		ret = dispatch(&hdr, rec, &s->info, sink);
+		done++;
+		if (ret)
+			break;
+	}
+	pending_drop(s, done);
+	return ret ? ret : read_ret;
+}
