@@ -41,50 +41,71 @@ int page_request_parse(const char *s, struct page_request *out)
 	return -EINVAL;
 }
 
+int name_lookup(const char *const *names, const char *s)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* The name of value v in the NULL-terminated names, "?" past the end. */
+static const char *name_of(const char *const *names, unsigned v)
+{
+	for (unsigned i = 0; names[i]; i++)
+		if (i == v)
+			return names[i];
+	return "?";
+}
+
+const char *const page_kind_names[] = { [PAGE_BASE] = "base", [PAGE_THP] = "thp", [PAGE_HUGETLB] = "hugetlb", NULL };
+
 const char *page_kind_name(enum page_kind k)
 {
-	static const char *const names[] = { [PAGE_BASE] = "base", [PAGE_THP] = "thp", [PAGE_HUGETLB] = "hugetlb" };
-
-	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+	return name_of(page_kind_names, (unsigned)k);
 }
 
 const char *const layout_names[] = { [LAYOUT_COLORED] = "colored", [LAYOUT_ALIGNED] = "aligned", NULL };
 
 const char *layout_name(enum chase_layout l)
 {
-	return l == LAYOUT_ALIGNED ? layout_names[LAYOUT_ALIGNED] : layout_names[LAYOUT_COLORED];
+	return name_of(layout_names, (unsigned)l);
 }
 
 const char *const controls_mode_names[] = {
 	[CONTROLS_AUTO] = "auto", [CONTROLS_ALWAYS] = "always", [CONTROLS_NONE] = "none", NULL,
 };
 
+const char *const phase_status_names[] = {
+	[PHASE_OK] = "ok", [PHASE_FAILED] = "failed", [PHASE_SKIPPED] = "skipped", NULL,
+};
+
 const char *phase_status_name(enum phase_status s)
 {
-	static const char *const names[] = { [PHASE_OK] = "ok", [PHASE_FAILED] = "failed", [PHASE_SKIPPED] = "skipped" };
-
-	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+	return name_of(phase_status_names, (unsigned)s);
 }
+
+const char *const check_status_names[] = {
+	[CHECK_PASS] = "pass", [CHECK_WARN] = "warn", [CHECK_FAIL] = "fail", [CHECK_SKIP] = "skip", NULL,
+};
 
 const char *check_status_name(enum check_status s)
 {
-	static const char *const names[] = {
-		[CHECK_PASS] = "pass", [CHECK_WARN] = "warn", [CHECK_FAIL] = "fail", [CHECK_SKIP] = "skip",
-	};
-
-	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+	return name_of(check_status_names, (unsigned)s);
 }
+
+const char *const phase_role_names[] = { [PHASE_ROLE_MEASURE] = "measure", [PHASE_ROLE_CONTROL] = "control", NULL };
 
 const char *phase_role_name(enum phase_role r)
 {
-	return r == PHASE_ROLE_CONTROL ? "control" : "measure";
+	return name_of(phase_role_names, (unsigned)r);
 }
 
 const char *const fail_on_names[] = { [FAIL_ON_FAIL] = "fail", [FAIL_ON_WARN] = "warn", [FAIL_ON_NEVER] = "never", NULL };
 
 const char *fail_on_name(enum fail_on f)
 {
-	return (unsigned)f <= FAIL_ON_NEVER ? fail_on_names[f] : "?";
+	return name_of(fail_on_names, (unsigned)f);
 }
 
 static const char *const output_format_names[OUTPUT_FORMATS] = {

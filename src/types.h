@@ -20,7 +20,15 @@ struct page_request {
 	uint64_t bytes;		/* requested page size */
 };
 
+/*
+ * The names of an enum are one NULL-terminated array indexed by value
+ * (designated initializers); its _name() function reads it ("?" out of
+ * range) and name_lookup() inverts it: the value of s, or -1.
+ */
+int name_lookup(const char *const *names, const char *s);
+
 /* "base", "thp", "hugetlb". */
+extern const char *const page_kind_names[];
 const char *page_kind_name(enum page_kind k);
 
 /*

@@ -15,6 +15,7 @@ enum phase_role {
 	PHASE_ROLE_CONTROL,	/* "packed": the cache-line footprint of a measured size on few pages */
 };
 /* "measure", "control". */
+extern const char *const phase_role_names[];
 const char *phase_role_name(enum phase_role r);
 
 /* What the plan asks for: everything needed to run one phase. Plain data. */
@@ -54,11 +55,13 @@ struct phase_spec {
 };
 
 enum phase_status { PHASE_OK, PHASE_FAILED, PHASE_SKIPPED };
-/* "ok", "failed", "skipped". */
+/* "ok", "failed", "skipped" (types.c). */
+extern const char *const phase_status_names[];
 const char *phase_status_name(enum phase_status s);
 
 enum check_status { CHECK_PASS, CHECK_WARN, CHECK_FAIL, CHECK_SKIP };
-/* "pass", "warn", "fail", "skip". */
+/* "pass", "warn", "fail", "skip" (types.c). */
+extern const char *const check_status_names[];
 const char *check_status_name(enum check_status s);
 
 /* A self-check a workload ran on its own data structure. */

@@ -15,19 +15,20 @@
 
 /* ---- statuses and scaling ---------------------------------------------- */
 
-static const char *const status_names[] = {
+const char *const counter_status_names[] = {
 	[COUNTER_OK] = "ok",
 	[COUNTER_UNSUPPORTED] = "unsupported",
 	[COUNTER_DENIED] = "denied",
 	[COUNTER_MULTIPLEXED] = "multiplexed",
 	[COUNTER_ERROR] = "error",
+	NULL,
 };
 
 const char *counter_status_name(enum counter_status s)
 {
-	if ((int)s < 0 || (size_t)s >= sizeof(status_names) / sizeof(status_names[0]))
+	if ((int)s < 0 || (size_t)s > COUNTER_ERROR)
 		return "error";
-	return status_names[s];
+	return counter_status_names[s];
 }
 
 double counter_scale(uint64_t value, uint64_t enabled_ns, uint64_t running_ns, bool *multiplexed)

@@ -42,7 +42,8 @@ enum counter_status {
 	COUNTER_ERROR,		/* anything else; reason says what */
 };
 
-/* "ok", "unsupported", "denied", "multiplexed", "error". */
+/* "ok", "unsupported", "denied", "multiplexed", "error": by value, NULL-terminated (types.h: name_lookup()). */
+extern const char *const counter_status_names[];
 const char *counter_status_name(enum counter_status s);
 
 /* One event of a set, as resolved and (after open) as opened. */

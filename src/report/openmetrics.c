@@ -93,8 +93,6 @@ static void om_state(struct om_family *m, const char *key, const char *state, co
 static void om_run(const struct report_input *in, FILE *f)
 {
 	const struct environment *env = in->env;
-	static const char *const verdicts[] = { "ok", "warn", "fail" };
-
 	struct om_family info = {
 		.f = f,
 		/* Not "_info": OpenMetrics reserves that suffix for its info type, which the textfile collector refuses. */
@@ -117,9 +115,9 @@ static void om_run(const struct report_input *in, FILE *f)
 		.name = "tlbprof_verdict",
 		.help = "Verdict of the checks: 1 for the current one of ok, warn, fail.",
 	};
-	for (size_t s = 0; s < sizeof(verdicts) / sizeof(verdicts[0]); s++) {
+	for (int v = VERDICT_OK; v <= VERDICT_FAIL; v++) {
 		om_begin(&verdict);
-		om_state(&verdict, "verdict", verdicts[s], verdict_name(in->analysis->verdict));
+		om_state(&verdict, "verdict", verdict_name((enum verdict)v), verdict_name(in->analysis->verdict));
 	}
 }
 
@@ -128,8 +126,6 @@ static void om_statuses(const struct report_input *in, FILE *f)
 {
 	const struct run_results *rr = in->results;
 	const struct analysis *a = in->analysis;
-	static const char *const check_states[] = { "pass", "warn", "fail", "skip" };
-	static const char *const phase_states[] = { "ok", "failed", "skipped" };
 
 	struct om_family checks = {
 		.f = f,
@@ -137,10 +133,10 @@ static void om_statuses(const struct report_input *in, FILE *f)
 		.help = "Each check of the measurement: 1 for its current status of pass, warn, fail, skip.",
 	};
 	for (size_t i = 0; i < a->n_checks; i++)
-		for (size_t s = 0; s < sizeof(check_states) / sizeof(check_states[0]); s++) {
+		for (size_t s = 0; check_status_names[s]; s++) {
 			om_begin(&checks);
 			om_label(&checks, "check", a->checks[i].id);
-			om_state(&checks, "status", check_states[s], check_status_name(a->checks[i].status));
+			om_state(&checks, "status", check_status_names[s], check_status_name(a->checks[i].status));
 		}
 
 	struct om_family status = {
@@ -149,9 +145,9 @@ static void om_statuses(const struct report_input *in, FILE *f)
 		.help = "Each phase: 1 for its current status of ok, failed, skipped.",
 	};
 	for (size_t i = 0; i < rr->n; i++)
-		for (size_t s = 0; s < sizeof(phase_states) / sizeof(phase_states[0]); s++) {
+		for (size_t s = 0; phase_status_names[s]; s++) {
 			om_phase(&status, &rr->phases[i]);
-			om_state(&status, "status", phase_states[s], phase_status_name(rr->phases[i].status));
+			om_state(&status, "status", phase_status_names[s], phase_status_name(rr->phases[i].status));
 		}
 }
 

@@ -214,13 +214,6 @@ static int read_environment(struct reader *rd, json_t *root)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	enum counter_status status;
-} counter_statuses[] = {
-	{ "ok", COUNTER_OK }, { "unsupported", COUNTER_UNSUPPORTED }, { "denied", COUNTER_DENIED },
-	{ "multiplexed", COUNTER_MULTIPLEXED }, { "error", COUNTER_ERROR },
-};
 
 /* The top-level counter list: one counter_info per event, shared by every phase. */
 static int read_counter_infos(struct reader *rd, json_t *root, struct counter_info **out, size_t *n)
@@ -256,13 +249,10 @@ static int read_counter_infos(struct reader *rd, json_t *root, struct counter_in
 		copy_str(ci->source, sizeof(ci->source), c, "source");
 		copy_str(ci->reason, sizeof(ci->reason), c, "reason");
 		ci->hardware = json_is_true(json_object_get(c, "hardware"));
-		size_t k;
-		for (k = 0; k < sizeof(counter_statuses) / sizeof(counter_statuses[0]); k++)
-			if (strcmp(status, counter_statuses[k].name) == 0)
-				break;
-		if (k == sizeof(counter_statuses) / sizeof(counter_statuses[0]))
+		int st = name_lookup(counter_status_names, status);
+		if (st < 0)
 			return bad(rd, "%s.status: unknown status '%s'", where, status);
-		ci->status = counter_statuses[k].status;
+		ci->status = (enum counter_status)st;
 		(*n)++;
 	}
 	return 0;
@@ -385,8 +375,6 @@ static int read_fault_samples(struct reader *rd, json_t *p, const char *where, s
 	return 0;
 }
 
-static const char *const page_kinds[] = { [PAGE_BASE] = "base", [PAGE_THP] = "thp", [PAGE_HUGETLB] = "hugetlb" };
-
 /* tlbprof run: how the benchmark was built (target.binary) and its marker traffic, when the report says. */
 static void read_target(struct report_doc *doc, json_t *root)
 {
@@ -480,18 +468,14 @@ static int read_phase_status(struct reader *rd, json_t *p, const char *where, st
 	r->spec.workload = workload_find(workload);
 	if (!r->spec.workload)
 		return bad(rd, "%s.workload: unknown workload '%s'", where, workload);
-	if (strcmp(status, "ok") == 0)
-		r->status = PHASE_OK;
-	else if (strcmp(status, "failed") == 0)
-		r->status = PHASE_FAILED;
-	else if (strcmp(status, "skipped") == 0)
-		r->status = PHASE_SKIPPED;
-	else
+	int st = name_lookup(phase_status_names, status);
+	if (st < 0)
 		return bad(rd, "%s.status: unknown status '%s'", where, status);
+	r->status = (enum phase_status)st;
 	copy_str(r->reason, sizeof(r->reason), p, "reason");
 	r->unavailable = json_is_true(json_object_get(p, "unavailable"));
 	get_str(rd, p, "role", where, true, &str);
-	r->spec.role = strcmp(str, "control") == 0 ? PHASE_ROLE_CONTROL : PHASE_ROLE_MEASURE;
+	r->spec.role = name_lookup(phase_role_names, str) == PHASE_ROLE_CONTROL ? PHASE_ROLE_CONTROL : PHASE_ROLE_MEASURE;
 	v = json_object_get(p, "controls");
 	if (r->spec.role == PHASE_ROLE_CONTROL) {
 		if (!json_is_object(v) || get_u64(rd, v, "size_bytes", where, &r->spec.controls_size_bytes) ||
@@ -515,11 +499,10 @@ static int read_page(struct reader *rd, json_t *p, const char *where, struct pha
 	if (page_request_parse(requested, &r->spec.page) != 0 && !(r->target && !*requested))
 		return bad(rd, "%s.page.requested: unknown page size '%s'", where, requested);
 	get_str(rd, page, "backing", where, true, &str);
-	for (size_t k = 0; k < sizeof(page_kinds) / sizeof(page_kinds[0]); k++) {
-		if (strcmp(str, page_kinds[k]) == 0) {
-			r->backing_known = true;
-			r->backing.kind = (enum page_kind)k;
-		}
+	int kind = name_lookup(page_kind_names, str);
+	if (kind >= 0) {
+		r->backing_known = true;
+		r->backing.kind = (enum page_kind)kind;
 	}
 	if (r->backing_known) {
 		double frac;
@@ -605,16 +588,10 @@ static int read_self_checks(struct reader *rd, json_t *p, const char *where, str
 		sc->id = keep(rd->doc, id);
 		if (!sc->id)
 			return -ENOMEM;
-		if (strcmp(st, "pass") == 0)
-			sc->status = CHECK_PASS;
-		else if (strcmp(st, "warn") == 0)
-			sc->status = CHECK_WARN;
-		else if (strcmp(st, "fail") == 0)
-			sc->status = CHECK_FAIL;
-		else if (strcmp(st, "skip") == 0)
-			sc->status = CHECK_SKIP;
-		else
+		int cs = name_lookup(check_status_names, st);
+		if (cs < 0)
 			return bad(rd, "%s.self_checks[%zu].status: unknown '%s'", where, i, st);
+		sc->status = (enum check_status)cs;
 		copy_str(sc->message, sizeof(sc->message), c, "message");
 		r->n_self_checks++;
 	}
