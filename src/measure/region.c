@@ -217,36 +217,7 @@ void region_populate(struct region *r)
 
 int region_verify(const struct region *r, struct region_backing *out)
 {
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char *text = NULL;
-	size_t cap = 0, len = 0;
-	int rc;
-
-	if (!f)
-		return -errno;
-	/* smaps is generated on read; slurp it whole (it can be a few MiB). */
-	for (;;) {
-		if (cap - len < 65536) {
-			char *t = realloc(text, cap + 262144);
-			if (!t) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = t;
-			cap += 262144;
-		}
-		size_t n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	fclose(f);
-	text[len] = '\0';
-	rc = smaps_summarize(text, (uintptr_t)r->base, (uintptr_t)r->base + r->bytes,
-			     (uint64_t)sysconf(_SC_PAGESIZE), out);
-	free(text);
-	return rc;
+	return smaps_read(0, (uintptr_t)r->base, r->bytes, out);
 }
 
 int region_check_backing(const struct page_request *page, const struct region_backing *b, char *why,

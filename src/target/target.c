@@ -141,58 +141,13 @@ static void reply(const struct channel *c, const char *text, size_t len)
 	}
 }
 
-/* Read the whole /proc/PID/smaps (NUL-terminated, caller frees), or NULL. */
-static char *read_smaps(pid_t pid)
-{
-	char path[64];
-	size_t cap = 1 << 16, len = 0;
-	char *text = malloc(cap);
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !text) {
-		if (fd >= 0)
-			close(fd);
-		free(text);
-		return NULL;
-	}
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			char *bigger = realloc(text, cap * 2);
-			if (!bigger) {
-				free(text);
-				close(fd);
-				return NULL;
-			}
-			text = bigger;
-			cap *= 2;
-		}
-		ssize_t n = read(fd, text + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	text[len] = '\0';
-	return text;
-}
-
 /* The declared page size against what the kernel gave the declared region (smaps, at phase end). */
 static void verify_region(struct target_state *st, struct phase_result *r)
 {
 	struct target_phase *tp = r->target;
 	struct region_backing b;
-	char *text = read_smaps(st->pid);
 
-	if (!text)
-		return;
-	int rc = smaps_summarize(text, (uintptr_t)tp->region_addr, (uintptr_t)(tp->region_addr + tp->region_bytes),
-				 4096, &b);
-	free(text);
-	if (rc != 0)
+	if (smaps_read(st->pid, tp->region_addr, tp->region_bytes, &b) != 0)
 		return;
 	/* "2m" names the size the benchmark intends; a 2 MiB hugetlb region is what it asked for too. */
 	if (r->spec.page.bytes == (2ull << 20) && b.kind == PAGE_HUGETLB && b.kernel_page_bytes == r->spec.page.bytes)
