@@ -102,19 +102,14 @@ static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_l
 	return 0;
 }
 
+/* The THP mode the kernel selected ("never", "madvise", "always"), parsed as tlbprof env parses it. */
 static int thp_mode(char *mode, size_t len)
 {
 	char buf[128];
-	char *a, *b;
 
 	if (read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <= 0)
 		return -ENOENT;
-	a = strchr(buf, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (!a || !b)
-		return -EINVAL;
-	snprintf(mode, len, "%.*s", (int)(b - a - 1), a + 1);
-	return 0;
+	return env_parse_thp_selected(buf, mode, len);
 }
 
 static int map_anon(struct region *r, uint64_t bytes, char *why, size_t why_len)
