@@ -102,19 +102,14 @@ static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_l
 	return 0;
 }
 
+/* The THP mode the kernel selected ("never", "madvise", "always"), parsed as tlbprof env parses it. */
 static int thp_mode(char *mode, size_t len)
 {
 	char buf[128];
-	char *a, *b;
 
 	if (read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <= 0)
 		return -ENOENT;
-	a = strchr(buf, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (!a || !b)
-		return -EINVAL;
-	snprintf(mode, len, "%.*s", (int)(b - a - 1), a + 1);
-	return 0;
+	return env_parse_thp_selected(buf, mode, len);
 }
 
 static int map_anon(struct region *r, uint64_t bytes, char *why, size_t why_len)
@@ -217,36 +212,7 @@ void region_populate(struct region *r)
 
 int region_verify(const struct region *r, struct region_backing *out)
 {
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char *text = NULL;
-	size_t cap = 0, len = 0;
-	int rc;
-
-	if (!f)
-		return -errno;
-	/* smaps is generated on read; slurp it whole (it can be a few MiB). */
-	for (;;) {
-		if (cap - len < 65536) {
-			char *t = realloc(text, cap + 262144);
-			if (!t) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = t;
-			cap += 262144;
-		}
-		size_t n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	fclose(f);
-	text[len] = '\0';
-	rc = smaps_summarize(text, (uintptr_t)r->base, (uintptr_t)r->base + r->bytes,
-			     (uint64_t)sysconf(_SC_PAGESIZE), out);
-	free(text);
-	return rc;
+	return smaps_read(0, (uintptr_t)r->base, r->bytes, out);
 }
 
 int region_check_backing(const struct page_request *page, const struct region_backing *b, char *why,

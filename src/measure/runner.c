@@ -552,80 +552,95 @@ static void add_sample(struct phase_result *res, uint64_t ns, uint64_t accesses,
 	res->timed_ns += (double)ns;
 }
 
-/*
- * One allocation of a phase: a fresh region and a fresh chain (seeded per
- * allocation), verified, warmed up, then sampled. The first allocation's
- * prefault is counted and its self-checks are reported; every allocation's
- * self-checks and backing must pass. Returns false when the phase must stop.
- */
-static bool run_allocation(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
-			   struct counter_set *cs, unsigned a, bool extend, size_t cap, uint64_t phase_t0)
+/* A fresh region for allocation a, faulted in: the first allocation's prefault counted, the others' not. */
+static bool map_allocation(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
+			   struct counter_set *cs, unsigned a, struct region *region)
 {
-	const struct workload_ops *w = ph->workload;
-	struct phase_spec spec = *ph;
-	struct region region = { 0 };
-	struct self_check checks[PHASE_MAX_SELF_CHECKS];
-	size_t n_checks = 0;
 	char why[400] = "";
-	void *state = NULL;
-	uint64_t min0, maj0, min1, maj1;
-	struct prepare_info info = { 0 };
-	int rc;
+	int rc = region_map(region, &ph->page, ph->size_bytes, why, sizeof(why));
 
-	rc = region_map(&region, &ph->page, ph->size_bytes, why, sizeof(why));
 	if (rc) {
 		phase_fail(res, rc == -ENOMEM || rc == -EOPNOTSUPP, "%s", why);
 		return false;
 	}
 	if (a == 0)
-		prefault(&region, cs, res);
+		prefault(region, cs, res);
 	else
-		region_populate(&region);
+		region_populate(region);
 	progress_tick(ctx);
+	return true;
+}
+
+/*
+ * Prepare the workload on the region (a fresh chain, seeded per allocation),
+ * then verify it: every self-check and the page backing must pass. The first
+ * allocation's preparation times and self-checks are the ones reported.
+ * *state: the workload's state, also on failure (release it). *units: what
+ * the workload says one pass is. Returns false when the phase failed.
+ */
+static bool prepare_verified(const struct phase_spec *ph, struct phase_result *res, unsigned a,
+			     struct region *region, void **state, uint64_t *units)
+{
+	const struct workload_ops *w = ph->workload;
+	struct phase_spec spec = *ph;
+	struct self_check checks[PHASE_MAX_SELF_CHECKS];
+	size_t n_checks = 0;
+	char why[400] = "";
+	struct prepare_info info = { 0 };
+	int rc;
 
 	/* A fresh chain: another seed per allocation, the same for the same --seed. */
 	spec.seed = ph->seed + a * 0x9e3779b97f4a7c15ull;
 	uint64_t t0 = timing_now_ns();
-	rc = w->prepare(&state, &spec, &region, checks, &n_checks, &info, why, sizeof(why));
+	rc = w->prepare(state, &spec, region, checks, &n_checks, &info, why, sizeof(why));
 	if (a == 0) {
 		res->prepare_ms = (double)(timing_now_ns() - t0) / 1e6;
 		res->build_ms = info.build_ms;
 	}
-	uint64_t slots = info.units;
+	*units = info.units;
 	if (rc) {
 		phase_fail(res, rc == -ENOMEM, "preparing %s failed: %s", w->name, *why ? why : strerror(-rc));
-		goto out;
+		return false;
 	}
 	if (a == 0) {
 		memcpy(res->self_checks, checks, sizeof(checks));
 		res->n_self_checks = n_checks;
-		res->slots = slots;
+		res->slots = info.units;
 	}
 	for (size_t i = 0; i < n_checks; i++) {
 		if (checks[i].status == CHECK_FAIL) {
 			phase_fail(res, false, "self-check %s failed on allocation %u: %s", checks[i].id, a,
 				   checks[i].message);
-			goto out;
+			return false;
 		}
 	}
-	rc = region_verify(&region, &res->backing);
+	rc = region_verify(region, &res->backing);
 	if (rc) {
 		phase_fail(res, false, "cannot verify the page backing from /proc/self/smaps: %s", strerror(-rc));
-		goto out;
+		return false;
 	}
 	res->backing_known = true;
 	if (region_check_backing(&ph->page, &res->backing, why, sizeof(why)) != 0) {
 		phase_fail(res, true, "%s", why);
-		goto out;
+		return false;
 	}
+	return true;
+}
 
-	/* Before the warm-up, not after: whatever drawing the line touches is warmed over again. */
-	progress_tick(ctx);
-	/* Warm-up on the very same code path: caches, TLBs, page walks, branch predictors, core clock. */
+/*
+ * Warm-up on the very same code path: caches, TLBs, page walks, branch
+ * predictors, core clock. Auto: until steady, and on the first allocation
+ * the batch is chosen after it. Returns the batch of a timed sample.
+ */
+static uint64_t warm_up(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
+			void *state, uint64_t units)
+{
+	const struct workload_ops *w = ph->workload;
 	uint64_t wt0 = timing_now_ns(), warm;
+
 	if (ph->iterations_auto) {
 		unsigned passes = 0;
-		bool steady = warm_until_steady(w, state, slots, ph->time_budget_s / 4, ctx, &passes, &warm);
+		bool steady = warm_until_steady(w, state, units, ph->time_budget_s / 4, ctx, &passes, &warm);
 		res->warmup_passes += passes;
 		if (passes > res->warmup_max_passes)
 			res->warmup_max_passes = passes;
@@ -640,7 +655,21 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 		res->spec.iterations = auto_batch(w, state, ctx);
 		res->spec.warmup_iterations = warm;
 	}
-	uint64_t batch = res->spec.iterations;
+	return res->spec.iterations;
+}
+
+/*
+ * The timed samples of allocation a, batch accesses each: --repeat of them,
+ * or (extend: auto with one allocation) more until the median is precise
+ * enough, the time budget is spent or cap samples are taken. The counters
+ * count from the first allocation's first sample on; the rusage faults of
+ * the samples are added up.
+ */
+static void take_samples(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
+			 struct counter_set *cs, void *state, uint64_t batch, unsigned a, bool extend, size_t cap,
+			 uint64_t phase_t0)
+{
+	uint64_t min0, maj0, min1, maj1;
 
 	if (a == 0 && cs)
 		counter_set_reset(cs);
@@ -660,7 +689,7 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 				break;
 			}
 		}
-		add_sample(res, timed_run(w, state, batch, cs), batch, a);
+		add_sample(res, timed_run(ph->workload, state, batch, cs), batch, a);
 		progress_tick(ctx);
 	}
 	if (res->n_samples >= cap && extend && !res->stop_reason)
@@ -669,15 +698,43 @@ static bool run_allocation(const struct phase_spec *ph, const struct run_context
 	res->rusage_minflt += min1 - min0;
 	res->rusage_majflt += maj1 - maj0;
 	res->allocations_run = a + 1;
+}
 
-	/* Check again: khugepaged may collapse or split pages while the phase runs. */
+/* Check the backing again after the samples: khugepaged may collapse or split pages while the phase runs. */
+static void verify_after(const struct phase_spec *ph, struct phase_result *res, const struct region *region)
+{
 	struct region_backing after;
-	if (region_verify(&region, &after) == 0 && region_check_backing(&ph->page, &after, why, sizeof(why)) != 0) {
+	char why[400] = "";
+
+	if (region_verify(region, &after) == 0 && region_check_backing(&ph->page, &after, why, sizeof(why)) != 0) {
 		res->backing = after;
 		phase_fail(res, true, "the page backing changed during the timed run: %s", why);
 	}
-out:
-	workload_release(w, state);
+}
+
+/*
+ * One allocation of a phase: a fresh region and a fresh chain (seeded per
+ * allocation), verified, warmed up, then sampled. The first allocation's
+ * prefault is counted and its self-checks are reported; every allocation's
+ * self-checks and backing must pass. Returns false when the phase must stop.
+ */
+static bool run_allocation(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
+			   struct counter_set *cs, unsigned a, bool extend, size_t cap, uint64_t phase_t0)
+{
+	struct region region = { 0 };
+	void *state = NULL;
+	uint64_t units = 0;
+
+	if (!map_allocation(ph, ctx, res, cs, a, &region))
+		return false;
+	if (prepare_verified(ph, res, a, &region, &state, &units)) {
+		/* Before the warm-up, not after: whatever drawing the line touches is warmed over again. */
+		progress_tick(ctx);
+		uint64_t batch = warm_up(ph, ctx, res, state, units);
+		take_samples(ph, ctx, res, cs, state, batch, a, extend, cap, phase_t0);
+		verify_after(ph, res, &region);
+	}
+	workload_release(ph->workload, state);
 	region_unmap(&region);
 	return res->status == PHASE_OK && !stop_requested(ctx);
 }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Parse /proc/<pid>/smaps text into the verified page backing of an address range (pure). */
+/* The verified page backing of an address range: the pure parser of /proc/<pid>/smaps text, and its one reader. */
 #include "measure/smaps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A VMA header line: "start-end perms offset dev inode [path]". */
 static bool parse_header(const char *line, uintptr_t *lo, uintptr_t *hi)
@@ -88,4 +90,66 @@ int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t b
 		out->huge_fraction = 0.0;
 	}
 	return 0;
+}
+
+/* The whole of /proc/PID/smaps, NUL-terminated, into *text (caller frees). Returns 0 or -errno. */
+static int slurp_smaps(pid_t pid, char **text)
+{
+	char path[64];
+	size_t cap = 1 << 16, len = 0;
+	char *buf;
+	int fd, err = 0;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/smaps");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			char *bigger = realloc(buf, cap * 2);
+			if (!bigger) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		/* smaps is generated as it is read, some records per call: read on until end of file. */
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[len] = '\0';
+	*text = buf;
+	return 0;
+}
+
+int smaps_read(pid_t pid, uint64_t addr, uint64_t len, struct region_backing *out)
+{
+	char *text = NULL;
+	int rc = slurp_smaps(pid, &text);
+
+	if (rc)
+		return rc;
+	rc = smaps_summarize(text, (uintptr_t)addr, (uintptr_t)(addr + len), (uint64_t)sysconf(_SC_PAGESIZE), out);
+	free(text);
+	return rc;
 }

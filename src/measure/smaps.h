@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Parse /proc/<pid>/smaps text into the verified page backing of an address range (pure). */
+/* The verified page backing of an address range: the pure parser of /proc/<pid>/smaps text, and its one reader. */
 #pragma once
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "measure/phase.h"
 
@@ -17,3 +18,12 @@
  */
 int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t base_page_bytes,
 		    struct region_backing *out);
+
+/*
+ * Read /proc/PID/smaps (pid 0: /proc/self/smaps) whole and summarise the
+ * VMAs that overlap [addr, addr + len) with smaps_summarize(), on the
+ * system's base page size. The file is generated on read and can be a few
+ * MiB; it is read once, then parsed. Returns 0, -ENOENT when no VMA overlaps
+ * (or the process is gone), -ENOMEM, or the -errno of the failing open/read.
+ */
+int smaps_read(pid_t pid, uint64_t addr, uint64_t len, struct region_backing *out);

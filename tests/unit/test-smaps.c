@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* smaps parsing from fixture text: 4k, THP, hugetlb, mixed and malformed records. */
+/* smaps parsing from fixture text: 4k, THP, hugetlb, mixed and malformed records; and reading this process's own. */
 #include <errno.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "measure/smaps.h"
@@ -51,6 +54,29 @@ static const char fixture_mixed[] =
 
 static const char fixture_garbage[] = "this is not smaps\nRss: 12 kB\n\n-\nzz-yy\n";
 
+/* smaps_read on a region of this process's own, by pid 0 and by its pid; nothing where nothing is mapped. */
+static void test_read(void)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), len = 16 * page;
+	struct region_backing b;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(p != MAP_FAILED, "mmap");
+	if (p == MAP_FAILED)
+		return;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	for (uint64_t off = 0; off < len; off += page)
+		p[off] = 1;
+	CHECK(smaps_read(0, (uintptr_t)p, len, &b) == 0, "own smaps (pid 0)");
+	CHECK(b.vmas >= 1 && b.mapped_bytes == len && b.rss_bytes >= len && b.kind == PAGE_BASE,
+	      "vmas %u mapped %llu rss %llu kind %d", (unsigned)b.vmas, (unsigned long long)b.mapped_bytes,
+	      (unsigned long long)b.rss_bytes, b.kind);
+	CHECK(smaps_read(getpid(), (uintptr_t)p, len, &b) == 0 && b.mapped_bytes == len, "own smaps by pid");
+	munmap(p, len);
+	CHECK(smaps_read(0, (uintptr_t)p, len, &b) == -ENOENT, "unmapped");
+	CHECK(smaps_read(INT_MAX, (uintptr_t)p, len, &b) == -ENOENT, "no such process");
+}
+
 int main(void)
 {
 	const uintptr_t lo = 0x7f1000000000ull, hi = 0x7f1010000000ull;
@@ -89,5 +115,6 @@ int main(void)
 	CHECK(smaps_summarize(fixture_4k, 0x10000, 0x20000, 4096, &b) == -ENOENT, "no overlap");
 	CHECK(smaps_summarize(fixture_garbage, lo, hi, 4096, &b) == -ENOENT, "garbage has no VMA");
 	CHECK(smaps_summarize("", lo, hi, 4096, &b) == -ENOENT, "empty");
+	test_read();
 	return check_finish();
 }
