@@ -16,18 +16,16 @@
 /* The repetition part of every phase name (plan.h says why it is always 0). */
 #define PHASE_REPETITION "r0"
 
-void plan_name(struct phase_spec *ph, ...)
+void plan_name(struct phase_spec *ph, const char *fmt, ...)
 {
-	size_t len = 0;
 	va_list ap;
+	int len;
 
-	ph->name[0] = '\0';
-	va_start(ap, ph);
-	for (const char *part; (part = va_arg(ap, const char *)) != NULL;)
-		len += (size_t)snprintf(ph->name + len, len < sizeof(ph->name) ? sizeof(ph->name) - len : 0, "%s/", part);
+	va_start(ap, fmt);
+	len = vsnprintf(ph->name, sizeof(ph->name), fmt, ap);
 	va_end(ap);
-	if (len < sizeof(ph->name))
-		snprintf(ph->name + len, sizeof(ph->name) - len, "%s", PHASE_REPETITION);
+	if (len >= 0 && (size_t)len < sizeof(ph->name))
+		snprintf(ph->name + len, sizeof(ph->name) - (size_t)len, "/%s", PHASE_REPETITION);
 }
 
 struct phase_spec *plan_add(struct plan *p, const struct plan_request *req, const struct page_request *page,
@@ -67,7 +65,7 @@ struct phase_spec *plan_add(struct plan *p, const struct plan_request *req, cons
 		.file = req->child ? req->child->file : NULL,
 		.drop_caches = req->drop_caches,
 	};
-	plan_name(ph, req->workload->name, page->label, format_size(size_bytes, size, sizeof(size)), NULL);
+	plan_name(ph, "%s/%s/%s", req->workload->name, page->label, format_size(size_bytes, size, sizeof(size)));
 	return ph;
 }
 
@@ -88,8 +86,7 @@ int plan_grid(const struct plan_request *req, const struct plan_context *ctx, st
 			ph->role = PHASE_ROLE_CONTROL;
 			ph->controls_size_bytes = req->sizes_bytes[s];
 			ph->controls_stride_bytes = req->stride_bytes;
-			plan_name(ph, req->workload->name, "4k:packed", format_size(req->sizes_bytes[s], size, sizeof(size)),
-				  NULL);
+			plan_name(ph, "%s/4k:packed/%s", req->workload->name, format_size(req->sizes_bytes[s], size, sizeof(size)));
 		}
 		for (size_t p = 0; p < req->n_pages; p++)
 			if (!plan_add(out, req, &req->pages[p], req->sizes_bytes[s]))

@@ -86,9 +86,9 @@ struct phase_spec *plan_add(struct plan *p, const struct plan_request *req, cons
 int plan_grid(const struct plan_request *req, const struct plan_context *ctx, struct plan *out);
 
 /*
- * Name phase ph "PART/PART/.../r0" from the parts given (a NULL ends them).
- * The last part, "r0", is the repetition of the phase in its run: the v1
- * report contract names phases so, and every plan measures each phase once
- * (its allocations are told apart by the samples' allocation, not by name).
+ * Name phase ph from the printf format and "/r0": "chase/4k/256M/r0". The
+ * last part is the repetition of the phase in its run: the v1 report
+ * contract names phases so, and every plan measures each phase once (its
+ * allocations are told apart by the samples' allocation, not by name).
  */
-__attribute__((sentinel)) void plan_name(struct phase_spec *ph, ...);
+__attribute__((format(printf, 2, 3))) void plan_name(struct phase_spec *ph, const char *fmt, ...);

@@ -27,7 +27,7 @@ static enum option_result set_stride(const struct option_spec *o, const char *ar
 				    rc == -ERANGE ? "out of range" : "not a size (use e.g. 64, 4K)");
 	if (v < 8 || (v & (v - 1)))
 		return option_error(msg, len, "--stride '%s': must be a power of two of at least 8 bytes", arg);
-	*(uint64_t *)((char *)opts + o->offset) = v;
+	option_store(o, opts, &v, sizeof(v));
 	return OPTION_OK;
 }
 

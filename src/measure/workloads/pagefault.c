@@ -392,8 +392,8 @@ static int pagefault_expand(const struct plan_request *req, const struct plan_co
 				ph->iterations_auto = false;	/* a sample touches every page once, by definition */
 				ph->allocations = 1;		/* every sample is a fresh allocation already */
 				ph->processes = req->child ? 1 : req->processes;
-				plan_name(ph, "pagefault", page->label, format_size(req->sizes_bytes[s], size, sizeof(size)),
-					  fault_case_name(ph->fault_case), NULL);
+				plan_name(ph, "pagefault/%s/%s/%s", page->label,
+					  format_size(req->sizes_bytes[s], size, sizeof(size)), fault_case_name(ph->fault_case));
 			}
 		}
 	}

@@ -153,10 +153,9 @@ static int stride_expand(const struct plan_request *req, const struct plan_conte
 				if (!ph)
 					return -ENOMEM;
 				ph->stride_bytes = req->strides_bytes[k];
-				snprintf(stride, sizeof(stride), "s");
-				format_size(ph->stride_bytes, stride + 1, sizeof(stride) - 1);
-				plan_name(ph, "stride", req->pages[p].label, format_size(req->sizes_bytes[s], size, sizeof(size)),
-					  stride, NULL);
+				plan_name(ph, "stride/%s/%s/s%s", req->pages[p].label,
+					  format_size(req->sizes_bytes[s], size, sizeof(size)),
+					  format_size(ph->stride_bytes, stride, sizeof(stride)));
 			}
 		}
 	}

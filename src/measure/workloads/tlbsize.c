@@ -132,7 +132,6 @@ static int tlbsize_expand(const struct plan_request *req, const struct plan_cont
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct phase_spec *ph = plan_add(out, req, base, pts[i] * base->bytes);
-		char pages[24];
 		if (!ph)
 			return -ENOMEM;
 		ph->stride_bytes = base->bytes;
@@ -140,8 +139,7 @@ static int tlbsize_expand(const struct plan_request *req, const struct plan_cont
 		ph->allocations = 1;
 		if (ph->cpu < 0 && ctx)
 			ph->cpu = ctx->current_cpu;
-		snprintf(pages, sizeof(pages), "%llup", (unsigned long long)pts[i]);
-		plan_name(ph, "tlbsize", base->label, pages, NULL);
+		plan_name(ph, "tlbsize/%s/%llup", base->label, (unsigned long long)pts[i]);
 	}
 	return 0;
 }
