@@ -217,74 +217,11 @@ static void analyse_phases(const struct phase_result *res, size_t n, struct anal
 	}
 }
 
-int analysis_check_build(struct analysis *a, const struct phase_result *results, size_t n,
-			 const struct analysis_build *build)
-{
-	const char *level = build->opt_level ? build->opt_level : "";
-	const char *levels = build->opt_levels ? build->opt_levels : "";
-	const char *source = build->source ? build->source : "none";
-	struct analysis_check *c;
-
-	/* Where the level was read, in words. */
-	if (strcmp(source, "gcc-command-line") == 0)
-		source = ".GCC.command.line section";
-	else if (strcmp(source, "dwarf-producer") == 0)
-		source = "DWARF producer strings";
-
-	(void)n;
-	if (!a->checks || a->n_checks >= MAX_CHECKS)
-		return -ENOMEM;
-	if (build->unreadable && *build->unreadable)
-		c = checks_add(a, "build_optimised", CHECK_SKIP, "the executable was not read as ELF (%s): no recorded build "
-			       "to judge", build->unreadable);
-	else if (!*level)
-		c = checks_add(a, "build_optimised", CHECK_SKIP,
-			       "%s records no optimisation level (clang records none by default: build with "
-			       "-frecord-command-line, or gcc -g / -frecord-gcc-switches)", build->binary);
-	else if (strcmp(level, "-O0") == 0)
-		c = checks_add(a, "build_optimised", CHECK_WARN,
-			       "%s was compiled -O0%s (read from its %s): unoptimised code spills and reloads around "
-			       "every access, so the phases time the compiler's bookkeeping as well as the memory "
-			       "system; build the benchmark with -O2", build->binary,
-			       build->defaulted ? " (no -O given: the compiler's default)" : "", source);
-	else if (strcmp(level, "mixed") == 0 && strstr(levels, "-O0"))
-		c = checks_add(a, "build_optimised", CHECK_WARN,
-			       "%s mixes optimisation levels (%s, read from its %s): the parts built -O0 spill and "
-			       "reload around every access; check that the timed loop is not among them", build->binary,
-			       levels, source);
-	else
-		c = checks_add(a, "build_optimised", CHECK_PASS, "%s was compiled %s (read from its %s)", build->binary,
-			       strcmp(level, "mixed") == 0 ? levels : level, source);
-	checks_evidence(c, "defaulted", build->defaulted);
-	analysis_finish(results, a);
-	return 0;
-}
-
-int analysis_check_markers(struct analysis *a, const struct phase_result *results, size_t n, unsigned messages,
-			   unsigned refused, const char *first)
-{
-	struct analysis_check *c;
-
-	(void)n;
-	if (!a->checks || a->n_checks >= MAX_CHECKS)
-		return -ENOMEM;
-	if (!messages)
-		c = checks_add(a, "marker_protocol", CHECK_SKIP, "the command sent no marker or control line");
-	else if (refused)
-		c = checks_add(a, "marker_protocol", CHECK_WARN,
-			       "tlbprof refused %u of the command's %u marker or control lines (first: %s): the phases "
-			       "they marked are missing or incomplete", refused, messages, first && *first ? first : "?");
-	else
-		c = checks_add(a, "marker_protocol", CHECK_PASS, "all %u marker or control lines were accepted", messages);
-	checks_evidence(c, "messages", messages);
-	checks_evidence(c, "refused", refused);
-	analysis_finish(results, a);
-	return 0;
-}
-
 int analysis_run(const struct phase_result *results, size_t n, const struct environment *env,
 		 const struct timing_calibration *clock, struct analysis *out)
 {
+	const struct analysis_input in = { .results = results, .n = n, .env = env, .clock = clock };
+
 	memset(out, 0, sizeof(*out));
 	out->checks = calloc(MAX_CHECKS, sizeof(*out->checks));
 	out->findings = calloc(MAX_FINDINGS, sizeof(*out->findings));
@@ -293,33 +230,43 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 		goto oom;
 	out->n_phases = n;
 	analyse_phases(results, n, out);
-	if (analysis_build_comparisons(results, n, clock, out) != 0 || analysis_build_stride_steps(results, n, clock, out) != 0 ||
-	    analysis_build_knees(results, n, env, out) != 0)
+	if (analysis_build_comparisons(results, n, clock, out) != 0 ||
+	    analysis_build_stride_steps(results, n, clock, out) != 0 || analysis_build_knees(results, n, env, out) != 0)
 		goto oom;
-
-	checks_phases(results, n, out);
-	checks_self_checks(results, n, out);
-	checks_backing(results, n, out);
-	checks_set_aliasing(results, n, env, out);
-	checks_timer(results, n, clock, out);
-	checks_too_fast(results, n, env, clock, out);
-	checks_tlb_pressure(results, n, env, out);
-	checks_multiplexed(results, n, out);
-	checks_pmu(results, n, out);
-	checks_unstable(results, n, out);
-	checks_migrations(results, n, out);
-	checks_warmup(results, n, out);
-	checks_faults(results, n, out);
-	checks_frequency(env, clock, out);
-	checks_huge_ineffective(results, env, out);
-	checks_tlb_geometry(results, n, env, out);
-	checks_page_faults(results, n, out);
+	checks_run(&in, ANALYSIS_CHECK_BY_RUN, out);
 	analysis_find_shrinking_speedup(results, out);
 	analysis_finish(results, out);
 	return 0;
 oom:
 	analysis_free(out);
 	return -ENOMEM;
+}
+
+/* Run the checks that input adds to a (tlbprof run's), then derive the verdict and the summary again. */
+static int add_checks(struct analysis *a, const struct analysis_input *in, enum analysis_check_by by)
+{
+	if (!a->checks || a->n_checks >= MAX_CHECKS)
+		return -ENOMEM;
+	checks_run(in, by, a);
+	analysis_finish(in->results, a);
+	return 0;
+}
+
+int analysis_check_build(struct analysis *a, const struct phase_result *results, size_t n,
+			 const struct analysis_build *build)
+{
+	const struct analysis_input in = { .results = results, .n = n, .build = build };
+
+	return add_checks(a, &in, ANALYSIS_CHECK_BY_BUILD);
+}
+
+int analysis_check_markers(struct analysis *a, const struct phase_result *results, size_t n, unsigned messages,
+			   unsigned refused, const char *first)
+{
+	const struct analysis_markers markers = { .messages = messages, .refused = refused, .first = first };
+	const struct analysis_input in = { .results = results, .n = n, .markers = &markers };
+
+	return add_checks(a, &in, ANALYSIS_CHECK_BY_MARKERS);
 }
 
 void analysis_free(struct analysis *a)

@@ -5,8 +5,11 @@
 
 #include "judge/analysis_internal.h"
 
-void checks_multiplexed(const struct phase_result *res, size_t n, struct analysis *a)
+void checks_multiplexed_counters(const struct analysis_check_def *def, const struct analysis_input *in,
+				 struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
 	char names[256] = "";
 	size_t count = 0;
 
@@ -23,16 +26,18 @@ void checks_multiplexed(const struct phase_result *res, size_t n, struct analysi
 	}
 	struct analysis_check *c;
 	if (count)
-		c = checks_add(a, "multiplexed_counters", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "%s counted only part of the time and were scaled by time_enabled/time_running: the "
 			       "values are estimates; request fewer events or pin to a CPU", names);
 	else
-		c = checks_add(a, "multiplexed_counters", CHECK_PASS, "no counter was multiplexed");
+		c = checks_add(a, def, CHECK_PASS, "no counter was multiplexed");
 	checks_evidence(c, "multiplexed_readings", (double)count);
 }
 
-void checks_pmu(const struct phase_result *res, size_t n, struct analysis *a)
+void checks_pmu_unavailable(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
 	size_t hw = 0, hw_ok = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -49,13 +54,13 @@ void checks_pmu(const struct phase_result *res, size_t n, struct analysis *a)
 	}
 	struct analysis_check *c;
 	if (!hw)
-		c = checks_add(a, "pmu_unavailable", CHECK_SKIP, "no hardware event was requested");
+		c = checks_add(a, def, CHECK_SKIP, "no hardware event was requested");
 	else if (!hw_ok)
-		c = checks_add(a, "pmu_unavailable", CHECK_PASS,
+		c = checks_add(a, def, CHECK_PASS,
 			       "informational: no hardware event could be opened (no PMU visible, as in most cloud VMs): "
 			       "cycles come from the calibrated core clock and comparisons use the differential method");
 	else
-		c = checks_add(a, "pmu_unavailable", CHECK_PASS, "%zu of %zu hardware events counted", hw_ok, hw);
+		c = checks_add(a, def, CHECK_PASS, "%zu of %zu hardware events counted", hw_ok, hw);
 	checks_evidence(c, "hardware_events", (double)hw);
 	checks_evidence(c, "hardware_events_ok", (double)hw_ok);
 }

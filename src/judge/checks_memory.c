@@ -9,61 +9,74 @@
 /* Randomly placed lines conflict in a set-associative cache once they fill this share of it. */
 static const double ALIASED_LOAD = 0.5;
 
-void checks_backing(const struct phase_result *res, size_t n, struct analysis *a)
+void checks_control_thp_contamination(const struct analysis_check_def *def, const struct analysis_input *in,
+				       struct analysis *a)
 {
-	size_t base = 0, base_bad = 0, huge = 0, huge_bad = 0;
-	double worst_base = 0, worst_huge = 1;
+	size_t base = 0, base_bad = 0;
+	double worst_base = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct phase_result *r = &res[i];
-		if (!r->backing_known) {
-			/* A huge-page phase the machine could not map at all was not granted either. */
-			if (r->spec.page.kind != PAGE_BASE && r->status == PHASE_FAILED && r->unavailable) {
-				huge++;
-				huge_bad++;
-				worst_huge = 0;
-			}
+	for (size_t i = 0; i < in->n; i++) {
+		const struct phase_result *r = &in->results[i];
+		if (!r->backing_known || r->spec.page.kind != PAGE_BASE)
 			continue;
-		}
-		if (r->spec.page.kind == PAGE_BASE) {
-			base++;
-			if (r->backing.kind != PAGE_BASE) {
-				base_bad++;
-				worst_base = fmax(worst_base, r->backing.huge_fraction);
-			}
-		} else {
-			huge++;
-			if (r->backing.kind != r->spec.page.kind || r->backing.huge_fraction < 0.999) {
-				huge_bad++;
-				worst_huge = fmin(worst_huge, r->backing.huge_fraction);
-			}
+		base++;
+		if (r->backing.kind != PAGE_BASE) {
+			base_bad++;
+			worst_base = fmax(worst_base, r->backing.huge_fraction);
 		}
 	}
 	struct analysis_check *c;
 	if (!base)
-		c = checks_add(a, "control_thp_contamination", CHECK_SKIP, "no 4k phase was verified");
+		c = checks_add(a, def, CHECK_SKIP, "no 4k phase was verified");
 	else if (base_bad)
-		c = checks_add(a, "control_thp_contamination", CHECK_FAIL,
+		c = checks_add(a, def, CHECK_FAIL,
 			       "%zu of %zu 4k phases are partly on huge pages (up to %.0f %%): the control is "
 			       "contaminated and understates what huge pages buy; check THP (enabled/khugepaged)",
 			       base_bad, base, 100 * worst_base);
 	else
-		c = checks_add(a, "control_thp_contamination", CHECK_PASS,
+		c = checks_add(a, def, CHECK_PASS,
 			       "every 4k phase was verified on 4 KiB pages with no AnonHugePages (%zu %s)", base,
 			       checks_phases_word(base));
 	checks_evidence(c, "phases", (double)base);
 	checks_evidence(c, "contaminated", (double)base_bad);
 	if (base_bad)
 		checks_evidence(c, "worst_huge_fraction", worst_base);
+}
 
+void checks_huge_pages_granted(const struct analysis_check_def *def, const struct analysis_input *in,
+			       struct analysis *a)
+{
+	size_t huge = 0, huge_bad = 0;
+	double worst_huge = 1;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const struct phase_result *r = &in->results[i];
+		if (r->spec.page.kind == PAGE_BASE)
+			continue;
+		if (!r->backing_known) {
+			/* A huge-page phase the machine could not map at all was not granted either. */
+			if (r->status == PHASE_FAILED && r->unavailable) {
+				huge++;
+				huge_bad++;
+				worst_huge = 0;
+			}
+			continue;
+		}
+		huge++;
+		if (r->backing.kind != r->spec.page.kind || r->backing.huge_fraction < 0.999) {
+			huge_bad++;
+			worst_huge = fmin(worst_huge, r->backing.huge_fraction);
+		}
+	}
+	struct analysis_check *c;
 	if (!huge)
-		c = checks_add(a, "huge_pages_granted", CHECK_SKIP, "no huge-page phase was verified");
+		c = checks_add(a, def, CHECK_SKIP, "no huge-page phase was verified");
 	else if (huge_bad)
-		c = checks_add(a, "huge_pages_granted", CHECK_FAIL,
+		c = checks_add(a, def, CHECK_FAIL,
 			       "%zu of %zu huge-page phases did not get the pages they asked for (worst: %.0f %% "
 			       "huge); each phase's reason has the fix", huge_bad, huge, 100 * worst_huge);
 	else
-		c = checks_add(a, "huge_pages_granted", CHECK_PASS,
+		c = checks_add(a, def, CHECK_PASS,
 			       "every huge-page phase was verified fully on the requested page size (%zu %s)", huge,
 			       checks_phases_word(huge));
 	checks_evidence(c, "phases", (double)huge);
@@ -90,16 +103,19 @@ static double used_set_fraction(const struct env_cache *cache, uint64_t stride, 
 	return aliased ? 1.0 / (double)aliased : 1.0;
 }
 
-void checks_set_aliasing(const struct phase_result *res, size_t n, const struct environment *env,
-			 struct analysis *a)
+void checks_cache_set_aliasing(const struct analysis_check_def *def, const struct analysis_input *in,
+			       struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
+	const struct environment *env = in->env;
 	const struct phase_result *worst = NULL;
 	double worst_frac = 1, worst_cap = 0, worst_full = 0;
 	unsigned worst_level = 0;
 	size_t aligned = 0, known = 0;
 
 	if (!env || !env->n_caches) {
-		checks_add(a, "cache_set_aliasing", CHECK_SKIP, "cache geometry unknown");
+		checks_add(a, def, CHECK_SKIP, "cache geometry unknown");
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -137,7 +153,7 @@ void checks_set_aliasing(const struct phase_result *res, size_t n, const struct 
 	struct analysis_check *c;
 	if (worst) {
 		char line_fp[16], capacity[16], full[16];
-		c = checks_add(a, "cache_set_aliasing", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "%s: %s every slot sits at %s %llu-byte cell%s, so its lines use "
 			       "only 1/%.0f of the L%u sets: the effective L%u shrinks from %siB to %siB, and the %siB of "
 			       "touched lines (%.1f× that; conflict misses start past %.1f×), which the whole cache would "
@@ -155,15 +171,15 @@ void checks_set_aliasing(const struct phase_result *res, size_t n, const struct 
 		checks_evidence(c, "effective_capacity_bytes", worst_cap);
 		checks_evidence(c, "line_footprint_bytes", (double)worst->slots * 64);
 	} else if (aligned) {
-		c = checks_add(a, "cache_set_aliasing", CHECK_PASS,
+		c = checks_add(a, def, CHECK_PASS,
 			       "aligned layout in %zu %s, but the touched lines fit the aliased sets or exceed "
 			       "the caches anyway", aligned, checks_phases_word(aligned));
 		checks_evidence(c, "aligned_phases", (double)aligned);
 	} else if (!known) {
-		checks_add(a, "cache_set_aliasing", CHECK_SKIP, "no phase with a known slot layout (declare chain= to have "
+		checks_add(a, def, CHECK_SKIP, "no phase with a known slot layout (declare chain= to have "
 			   "a benchmark's chain inspected)");
 	} else {
-		checks_add(a, "cache_set_aliasing", CHECK_PASS,
+		checks_add(a, def, CHECK_PASS,
 			   "slots are colored (or at most one line per cell): the touched lines spread over all cache sets");
 	}
 }

@@ -2,8 +2,10 @@
 /* Checks that the phases ran and their access patterns are what they claim. */
 #include "judge/analysis_internal.h"
 
-void checks_phases(const struct phase_result *res, size_t n, struct analysis *a)
+void checks_phases_completed(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
 	size_t failed = 0, unavailable = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -12,19 +14,22 @@ void checks_phases(const struct phase_result *res, size_t n, struct analysis *a)
 	}
 	struct analysis_check *c;
 	if (failed)
-		c = checks_add(a, "phases_completed", CHECK_FAIL, "%zu of %zu %s failed (see %s)", failed, n,
+		c = checks_add(a, def, CHECK_FAIL, "%zu of %zu %s failed (see %s)", failed, n,
 			       checks_phases_word(n), failed == 1 ? "its reason" : "their reasons");
 	else if (n == 1)
-		c = checks_add(a, "phases_completed", CHECK_PASS, "the 1 phase completed");
+		c = checks_add(a, def, CHECK_PASS, "the 1 phase completed");
 	else
-		c = checks_add(a, "phases_completed", CHECK_PASS, "all %zu phases completed", n);
+		c = checks_add(a, def, CHECK_PASS, "all %zu phases completed", n);
 	checks_evidence(c, "phases", (double)n);
 	checks_evidence(c, "failed", (double)failed);
 	checks_evidence(c, "unavailable", (double)unavailable);
 }
 
-void checks_self_checks(const struct phase_result *res, size_t n, struct analysis *a)
+void checks_workload_self_checks(const struct analysis_check_def *def, const struct analysis_input *in,
+				 struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
 	size_t pass = 0, fail = 0, total = 0;
 	const char *first = NULL, *where = NULL;
 
@@ -43,13 +48,13 @@ void checks_self_checks(const struct phase_result *res, size_t n, struct analysi
 	}
 	struct analysis_check *c;
 	if (!total)
-		c = checks_add(a, "workload_self_checks", CHECK_SKIP, "no phase ran a self-check");
+		c = checks_add(a, def, CHECK_SKIP, "no phase ran a self-check");
 	else if (fail)
-		c = checks_add(a, "workload_self_checks", CHECK_FAIL,
+		c = checks_add(a, def, CHECK_FAIL,
 			       "%zu of %zu self-checks failed (first: %s in %s): the access pattern is not what it "
 			       "claims to be, so its latency means nothing", fail, total, first, where);
 	else
-		c = checks_add(a, "workload_self_checks", CHECK_PASS,
+		c = checks_add(a, def, CHECK_PASS,
 			       "%zu self-checks passed (every chain is one random cycle with non-constant strides)", pass);
 	checks_evidence(c, "total", (double)total);
 	checks_evidence(c, "failed", (double)fail);

@@ -20,13 +20,15 @@ static const double MIN_L1_CYCLES = 3.0;
 /* Steal above this share of a phase's wall time: the hypervisor took the CPU away. */
 static const double STEAL_SHARE_MAX = 0.01;
 
-void checks_timer(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
-		  struct analysis *a)
+void checks_timer_resolution(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
+	const struct timing_calibration *clock = in->clock;
 	double shortest = 0;
 
 	if (!clock || clock->clock_overhead_ns <= 0) {
-		checks_add(a, "timer_resolution", CHECK_SKIP, "clock overhead not measured");
+		checks_add(a, def, CHECK_SKIP, "clock overhead not measured");
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -45,17 +47,17 @@ void checks_timer(const struct phase_result *res, size_t n, const struct timing_
 			shortest = interval;
 	}
 	if (shortest == 0) {
-		checks_add(a, "timer_resolution", CHECK_SKIP, "no phase was timed");
+		checks_add(a, def, CHECK_SKIP, "no phase was timed");
 		return;
 	}
 	double ratio = shortest / fmax(clock->clock_overhead_ns, clock->clock_resolution_ns);
 	struct analysis_check *c;
 	if (ratio >= 100)
-		c = checks_add(a, "timer_resolution", CHECK_PASS,
+		c = checks_add(a, def, CHECK_PASS,
 			       "the shortest timed sample (%.3g ns) is %.0f× the clock overhead (%.1f ns)", shortest,
 			       ratio, clock->clock_overhead_ns);
 	else
-		c = checks_add(a, "timer_resolution", CHECK_FAIL,
+		c = checks_add(a, def, CHECK_FAIL,
 			       "the shortest timed sample (%.3g ns) is only %.1f× the clock overhead (%.1f ns): timer "
 			       "noise is the size of the signal; time longer intervals (tlbprof: raise --iters; "
 			       "pagefault: --size)", shortest, ratio,
@@ -65,9 +67,12 @@ void checks_timer(const struct phase_result *res, size_t n, const struct timing_
 	checks_evidence(c, "ratio", ratio);
 }
 
-void checks_too_fast(const struct phase_result *res, size_t n, const struct environment *env,
-		     const struct timing_calibration *clock, struct analysis *a)
+void checks_too_fast(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
+	const struct environment *env = in->env;
+	const struct timing_calibration *clock = in->clock;
 	double floor_cycles = env && env->l1_latency_cycles ? TOO_FAST_FRACTION * env->l1_latency_cycles : MIN_L1_CYCLES;
 	const struct phase_result *worst = NULL;
 	double worst_cycles = 0;
@@ -86,19 +91,19 @@ void checks_too_fast(const struct phase_result *res, size_t n, const struct envi
 		}
 	}
 	if (!timed) {
-		checks_add(a, "too_fast", CHECK_SKIP, "no latency phase was timed with a known core clock");
+		checks_add(a, def, CHECK_SKIP, "no latency phase was timed with a known core clock");
 		return;
 	}
 	struct analysis_check *c;
 	if (worst_cycles < floor_cycles)
-		c = checks_add(a, "too_fast", CHECK_FAIL,
+		c = checks_add(a, def, CHECK_FAIL,
 			       "%s: %.2f cycles per access is faster than an L1 hit (%s %.0f cycles): the loads were "
 			       "not dependent or the loop was optimised away; the number is not a latency",
 			       worst->spec.name, worst_cycles,
 			       env && env->l1_latency_cycles ? "documented" : "no core answers in under",
 			       env && env->l1_latency_cycles ? (double)env->l1_latency_cycles : MIN_L1_CYCLES);
 	else
-		c = checks_add(a, "too_fast", CHECK_PASS,
+		c = checks_add(a, def, CHECK_PASS,
 			       "the fastest phase (%s, %.2f cycles per access) is no faster than an L1 hit (%s %.0f cycles)",
 			       worst->spec.name, worst_cycles, env && env->l1_latency_cycles ? "documented" : "at least",
 			       env && env->l1_latency_cycles ? (double)env->l1_latency_cycles : MIN_L1_CYCLES);
@@ -106,8 +111,10 @@ void checks_too_fast(const struct phase_result *res, size_t n, const struct envi
 	checks_evidence(c, "floor_cycles", floor_cycles);
 }
 
-void checks_unstable(const struct phase_result *res, size_t n, struct analysis *a)
+void checks_unstable(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
 	const struct phase_result *worst = NULL, *stolen = NULL;
 	double worst_cv = 0, worst_steal = 0;
 	size_t timed = 0;
@@ -136,7 +143,7 @@ void checks_unstable(const struct phase_result *res, size_t n, struct analysis *
 		}
 	}
 	if (!timed) {
-		checks_add(a, "unstable", CHECK_SKIP, "no phase has two or more samples");
+		checks_add(a, def, CHECK_SKIP, "no phase has two or more samples");
 		return;
 	}
 	struct analysis_check *c;
@@ -146,7 +153,7 @@ void checks_unstable(const struct phase_result *res, size_t n, struct analysis *
 		snprintf(split, sizeof(split), " (between allocations: medians %.1f %% apart; within one: %.1f %%)",
 			 100 * wp->between_allocations, 100 * wp->within_allocation);
 	if (worst_cv > UNSTABLE_CV)
-		c = checks_add(a, "unstable", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "%s: samples vary by %.1f %% (standard deviation / mean, limit %.0f %%)%s%s%s: %s",
 			       worst->spec.name, 100 * worst_cv, 100 * UNSTABLE_CV, split,
 			       worst_steal > STEAL_SHARE_MAX ? "; the hypervisor stole CPU time during " : "",
@@ -156,18 +163,20 @@ void checks_unstable(const struct phase_result *res, size_t n, struct analysis *
 					 "several (--realloc) rather than one"
 				       : "the machine is noisy; pin with --cpu, raise --repeat, and compare medians with care");
 	else if (worst_steal > STEAL_SHARE_MAX)
-		c = checks_add(a, "unstable", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "%s: the hypervisor stole %.1f %% of the CPU time while it ran (steal time): "
 			       "its samples may hide pauses", stolen->spec.name, 100 * worst_steal);
 	else
-		c = checks_add(a, "unstable", CHECK_PASS, "samples agree within %.1f %% (standard deviation / mean)",
+		c = checks_add(a, def, CHECK_PASS, "samples agree within %.1f %% (standard deviation / mean)",
 			       100 * worst_cv);
 	checks_evidence(c, "worst_cv", worst_cv);
 	checks_evidence(c, "worst_steal_share", worst_steal);
 }
 
-void checks_migrations(const struct phase_result *res, size_t n, struct analysis *a)
+void checks_cpu_migrations(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
 	double total = 0, v;
 	size_t counted = 0;
 	const struct phase_result *where = NULL;
@@ -182,18 +191,18 @@ void checks_migrations(const struct phase_result *res, size_t n, struct analysis
 	}
 	struct analysis_check *c;
 	if (!counted)
-		c = checks_add(a, "cpu_migrations", CHECK_SKIP, "the cpu-migrations counter is not available");
+		c = checks_add(a, def, CHECK_SKIP, "the cpu-migrations counter is not available");
 	else if (total > 0 && where->target)
-		c = checks_add(a, "cpu_migrations", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "the command's threads moved between CPUs %.0f times inside its phases (first in %s): "
 			       "caches and TLBs went cold mid-phase; pin it with tlbprof run --cpu (or taskset for "
 			       "several threads)", total, where->spec.name);
 	else if (total > 0)
-		c = checks_add(a, "cpu_migrations", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "the measuring thread moved between CPUs %.0f times during timed samples (first in %s): "
 			       "caches and TLBs went cold mid-sample; pin it with --cpu", total, where->spec.name);
 	else
-		c = checks_add(a, "cpu_migrations", CHECK_PASS, "no CPU migration during the timed samples");
+		c = checks_add(a, def, CHECK_PASS, "no CPU migration during the timed samples");
 	checks_evidence(c, "migrations", total);
 }
 
@@ -232,8 +241,11 @@ static bool first_sample_excess(const struct phase_result *r, double *excess)
 	return true;
 }
 
-void checks_warmup(const struct phase_result *res, size_t n, struct analysis *a)
+void checks_warmup_insufficient(const struct analysis_check_def *def, const struct analysis_input *in,
+				struct analysis *a)
 {
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
 	const struct phase_result *worst = NULL;
 	double worst_excess = 0, excess;
 	size_t eligible = 0;
@@ -251,11 +263,11 @@ void checks_warmup(const struct phase_result *res, size_t n, struct analysis *a)
 	}
 	struct analysis_check *c;
 	if (!eligible) {
-		checks_add(a, "warmup_insufficient", CHECK_SKIP, "needs three or more samples on an allocation");
+		checks_add(a, def, CHECK_SKIP, "needs three or more samples on an allocation");
 		return;
 	}
 	if (worst_excess > WARMUP_EXCESS)
-		c = checks_add(a, "warmup_insufficient", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "%s: the first sample of an allocation is %.0f %% slower than the median of its others "
 			       "(median over the allocations): caches, TLBs or page walks were still warming up; %s",
 			       worst->spec.name, 100 * worst_excess,
@@ -265,38 +277,39 @@ void checks_warmup(const struct phase_result *res, size_t n, struct analysis *a)
 					 "down after the warm-up: rerun, or pin with --cpu"
 				       : "raise --warmup-frac, or use --iters auto (it warms up until a pass is no longer faster)");
 	else
-		c = checks_add(a, "warmup_insufficient", CHECK_PASS,
+		c = checks_add(a, def, CHECK_PASS,
 			       "first samples are within %.0f %% of the rest of their allocation (median over the "
 			       "allocations)", 100 * WARMUP_EXCESS);
 	checks_evidence(c, "worst_first_sample_excess", worst_excess);
 }
 
-void checks_frequency(const struct environment *env, const struct timing_calibration *clock,
-		      struct analysis *a)
+void checks_frequency_scaling(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
+	const struct environment *env = in->env;
+	const struct timing_calibration *clock = in->clock;
 	struct analysis_check *c;
 
 	if (clock && clock->core_clock_ghz > 0 && clock->core_clock_spread > CLOCK_SPREAD_MAX) {
-		c = checks_add(a, "frequency_scaling", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "the core-clock calibration runs disagree by %.0f %% (interquartile range): the clock moved (frequency "
 			       "scaling, or the hypervisor descheduled the vCPU), so cycles per access are uncertain "
 			       "by as much", 100 * clock->core_clock_spread);
 	} else if (env && *env->cpufreq_governor && strcmp(env->cpufreq_governor, "performance") != 0) {
-		c = checks_add(a, "frequency_scaling", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "the cpufreq governor is '%s'%s: the core clock follows load, so latency in ns drifts; "
 			       "for stable numbers: cpupower frequency-set -g performance%s", env->cpufreq_governor,
 			       env->turbo == 1 ? " and turbo is on" : "",
 			       env->turbo == 1 ? ", and disable turbo/boost" : "");
 	} else if (env && env->turbo == 1) {
-		c = checks_add(a, "frequency_scaling", CHECK_WARN,
+		c = checks_add(a, def, CHECK_WARN,
 			       "turbo/boost is on: the core clock depends on temperature and load on other cores; "
 			       "cycles come from the clock calibrated at start");
 	} else if (env && (*env->cpufreq_governor || env->turbo == 0)) {
-		c = checks_add(a, "frequency_scaling", CHECK_PASS, "governor '%s', turbo %s",
+		c = checks_add(a, def, CHECK_PASS, "governor '%s', turbo %s",
 			       *env->cpufreq_governor ? env->cpufreq_governor : "unknown",
 			       env->turbo == 0 ? "off" : "unknown");
 	} else {
-		c = checks_add(a, "frequency_scaling", CHECK_SKIP,
+		c = checks_add(a, def, CHECK_SKIP,
 			       "cpufreq is not exposed (usual in VMs); the calibrated core clock varied %.1f %% between runs",
 			       clock ? 100 * clock->core_clock_spread : 0.0);
 	}
