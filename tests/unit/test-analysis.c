@@ -565,7 +565,8 @@ static void test_check_table(void)
 		CHECK(d->id && *d->id, "entry %zu has an id", i);
 		CHECK(d->fn, "%s has a function", d->id);
 		CHECK(d->by <= ANALYSIS_CHECK_BY_MARKERS, "%s is added by analysis_run or tlbprof run", d->id);
-		CHECK(d->doc && *d->doc && !strchr(d->doc, '\n') && strlen(d->doc) <= 100, "%s has a one-line doc", d->id);
+		CHECK(d->doc && *d->doc && !strchr(d->doc, '\n') && strlen(d->doc) <= 100, "%s has a one-line doc",
+		      d->id);
 		for (size_t j = 0; j < i; j++)
 			CHECK(strcmp(analysis_checks[j].id, d->id) != 0, "%s is in the table once", d->id);
 		by_run += d->by == ANALYSIS_CHECK_BY_RUN;
@@ -580,8 +581,8 @@ static void test_check_table(void)
 	CHECK(a.n_checks == analysis_n_checks, "%zu checks in the report, %zu in the table", a.n_checks,
 	      analysis_n_checks);
 	for (size_t i = 0; i < a.n_checks && i < analysis_n_checks; i++)
-		CHECK(strcmp(a.checks[i].id, analysis_checks[i].id) == 0, "check %zu of the report is %s, the table's %s", i,
-		      a.checks[i].id, analysis_checks[i].id);
+		CHECK(strcmp(a.checks[i].id, analysis_checks[i].id) == 0, "check %zu of the report is %s, the table's %s",
+		      i, a.checks[i].id, analysis_checks[i].id);
 	analysis_free(&a);
 	fixture_free(s.r, s.n);
 }
