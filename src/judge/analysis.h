@@ -132,6 +132,28 @@ struct analysis {
 	enum verdict verdict;
 };
 
+struct analysis_input;	/* what a check reads; private to src/judge/ (analysis_internal.h) */
+
+/* Which call adds a check: analysis_run(), or one of the two that tlbprof run makes with input only it has. */
+enum analysis_check_by {
+	ANALYSIS_CHECK_BY_RUN,		/* analysis_run(), on any phases */
+	ANALYSIS_CHECK_BY_BUILD,	/* analysis_check_build(): the benchmark's build */
+	ANALYSIS_CHECK_BY_MARKERS,	/* analysis_check_markers(): the marker lines the benchmark sent */
+};
+
+/* One check of a measurement, as data: the one place its id is written. */
+struct analysis_check_def {
+	const char *id;			/* as the report, the summary and the man page's CHECKS name it */
+	/* Adds exactly one check, with def->id, to a; called by the function that by names. */
+	void (*fn)(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+	enum analysis_check_by by;
+	const char *doc;		/* one line: what the check catches */
+};
+
+/* Every check, in the order the report lists them: analysis_run()'s, then tlbprof run's two. */
+extern const struct analysis_check_def analysis_checks[];
+extern const size_t analysis_n_checks;
+
 /* Whether a verdict makes the exit status 1 under --fail-on. */
 bool analysis_fails(enum verdict v, enum fail_on fail_on);
 
@@ -155,20 +177,21 @@ struct analysis_build {
 };
 
 /*
- * Add the check "build_optimised" for a benchmark's build to a, then derive
- * the verdict and the summary again over results[0..n-1]: warn when the
- * benchmark (or part of it) was compiled -O0, whose loads and stores around
- * every access measure the compiler rather than the memory system; skip
- * when no level is recorded. Pure. Returns 0, or -ENOMEM when a has no
- * room left for a check.
+ * Add the check build_optimised (the analysis_checks entry by BUILD) for a
+ * benchmark's build to a, then derive the verdict and the summary again
+ * over results[0..n-1]: warn when the benchmark (or part of it) was compiled
+ * -O0, whose loads and stores around every access measure the compiler
+ * rather than the memory system; skip when no level is recorded. Pure.
+ * Returns 0, or -ENOMEM when a has no room left for a check.
  */
 int analysis_check_build(struct analysis *a, const struct phase_result *results, size_t n,
 			 const struct analysis_build *build);
 
 /*
- * Add the check "marker_protocol" for a tlbprof run: warn when the command
- * sent lines tlbprof refused (bad syntax, nested or unknown phases, more
- * than 256 phase names): its report then lacks what those lines marked.
+ * Add the check marker_protocol (the analysis_checks entry by MARKERS) for a
+ * tlbprof run: warn when the command sent lines tlbprof refused (bad
+ * syntax, nested or unknown phases, more than 256 phase names): its report
+ * then lacks what those lines marked.
  * first is the first refusal ("LINE: reason"). Derives the verdict and the
  * summary again. Pure. Returns 0, or -ENOMEM when a has no room left.
  */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Analysis on fixtures from published measurements: comparisons, and checks that fire and stay quiet. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "judge/analysis.h"
@@ -548,11 +549,85 @@ static void test_allocations(void)
 	fixture_free(&r, 1);
 }
 
+/*
+ * The table of checks: every entry has an id (once), a function, the call
+ * that adds it and a one-line doc; the report lists the checks in the
+ * table's order (analysis_run()'s, then tlbprof run's two).
+ */
+static void test_check_table(void)
+{
+	struct scenario s;
+	struct analysis a;
+	size_t by_run = 0;
+
+	for (size_t i = 0; i < analysis_n_checks; i++) {
+		const struct analysis_check_def *d = &analysis_checks[i];
+		CHECK(d->id && *d->id, "entry %zu has an id", i);
+		CHECK(d->fn, "%s has a function", d->id);
+		CHECK(d->by <= ANALYSIS_CHECK_BY_MARKERS, "%s is added by analysis_run or tlbprof run", d->id);
+		CHECK(d->doc && *d->doc && !strchr(d->doc, '\n') && strlen(d->doc) <= 100, "%s has a one-line doc",
+		      d->id);
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(analysis_checks[j].id, d->id) != 0, "%s is in the table once", d->id);
+		by_run += d->by == ANALYSIS_CHECK_BY_RUN;
+	}
+
+	const struct analysis_build build = { .binary = "bench", .opt_level = "-O2", .source = "gcc-command-line" };
+	scenario_clean(&s);
+	CHECK(analysis_run(s.r, s.n, &s.env, &s.clk, &a) == 0, "analysis runs");
+	CHECK(a.n_checks == by_run, "analysis_run adds %zu checks, the table has %zu", a.n_checks, by_run);
+	CHECK(analysis_check_build(&a, s.r, s.n, &build) == 0, "the build check is added");
+	CHECK(analysis_check_markers(&a, s.r, s.n, 3, 0, NULL) == 0, "the marker check is added");
+	CHECK(a.n_checks == analysis_n_checks, "%zu checks in the report, %zu in the table", a.n_checks,
+	      analysis_n_checks);
+	for (size_t i = 0; i < a.n_checks && i < analysis_n_checks; i++)
+		CHECK(strcmp(a.checks[i].id, analysis_checks[i].id) == 0, "check %zu of the report is %s, the table's %s",
+		      i, a.checks[i].id, analysis_checks[i].id);
+	analysis_free(&a);
+	fixture_free(s.r, s.n);
+}
+
+/* The man page's CHECKS section (each ".TP" then ".I id") lists the table's ids, in the table's order. */
+static void test_man_checks(void)
+{
+	const char *dir = getenv("TLBPROF_TEST_SOURCE_DIR");
+	char path[4096], line[512];
+	bool in_checks = false, after_tp = false;
+	size_t k = 0;
+
+	CHECK(dir, "TLBPROF_TEST_SOURCE_DIR names the source tree (meson test sets it)");
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/man/tlbprof.1", dir);
+	FILE *f = fopen(path, "r");
+	CHECK(f, "%s opens", path);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, ".SH", 3) == 0) {
+			in_checks = strcmp(line, ".SH CHECKS") == 0;
+			continue;
+		}
+		if (in_checks && after_tp && strncmp(line, ".I ", 3) == 0) {
+			CHECK(k < analysis_n_checks && strcmp(line + 3, analysis_checks[k].id) == 0,
+			      "CHECKS entry %zu of man/tlbprof.1 is %s, the table's is %s", k, line + 3,
+			      k < analysis_n_checks ? analysis_checks[k].id : "(past its end)");
+			k++;
+		}
+		after_tp = strcmp(line, ".TP") == 0;
+	}
+	fclose(f);
+	CHECK(k == analysis_n_checks, "man/tlbprof.1 lists %zu checks, the table %zu", k, analysis_n_checks);
+}
+
 int main(void)
 {
 	test_cloud_xeon_counters();
 	test_differential();
 	test_checks_table();
+	test_check_table();
+	test_man_checks();
 	test_pmu_message();
 	test_fail_on();
 	test_size_sweep();

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* What the files of the analysis (src/judge/analysis.c, attribution.c, checks*.c, ...) share; not for other modules. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "judge/analysis.h"
+
+/* Room in an analysis, allocated by analysis_run(). */
+enum {
+	MAX_CHECKS = 32,
+	MAX_FINDINGS = 4,
+};
+
+/* A measured phase that completed with samples: what comparisons, sweeps and most checks look at. */
+bool analysis_measured_ok(const struct phase_result *r);
+
+/* The core clock to turn ns into cycles: the calibrated one (clock may be NULL), else the phase's own. */
+double analysis_clock_ghz(const struct timing_calibration *clock, const struct phase_result *r);
+
+/*
+ * Compare every page size with the smallest measured at the same working-set
+ * size (a->comparisons), and every stride with the next larger one
+ * (a->stride_steps), from a->phases. Return 0 or -ENOMEM.
+ */
+int analysis_build_comparisons(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
+			       struct analysis *a);
+int analysis_build_stride_steps(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
+				struct analysis *a);
+
+/* A knee this close to a CPUID capacity matches it: the grid is 2^(1/4) apart, ~19 %, plus noise. */
+static const double KNEE_MATCH_TOLERANCE = 0.25;
+
+/* The knees of the tlbsize curve in res (a->knees), matched with env's CPUID TLB (env may be NULL). 0 or -ENOMEM. */
+int analysis_build_knees(const struct phase_result *res, size_t n, const struct environment *env, struct analysis *a);
+
+/* tlbprof run's marker lines, for marker_protocol. */
+struct analysis_markers {
+	unsigned messages;		/* marker and control lines the command sent */
+	unsigned refused;		/* of those, refused */
+	const char *first;		/* the first refusal ("LINE: reason"), or NULL */
+};
+
+/* What a check reads. env and clock may be NULL; build and markers are set only for the checks that read them. */
+struct analysis_input {
+	const struct phase_result *results;
+	size_t n;
+	const struct environment *env;
+	const struct timing_calibration *clock;
+	const struct analysis_build *build;	/* ANALYSIS_CHECK_BY_BUILD */
+	const struct analysis_markers *markers;	/* ANALYSIS_CHECK_BY_MARKERS */
+};
+
+/* Run the entries of analysis_checks that by names, in the table's order, on in; each adds its one check to a. */
+void checks_run(const struct analysis_input *in, enum analysis_check_by by, struct analysis *a);
+
+/*
+ * Add the check of def with status st and a printf message to a; returns it
+ * for its evidence. Past MAX_CHECKS the check goes to a scratch slot and is lost.
+ */
+__attribute__((format(printf, 4, 5)))
+struct analysis_check *checks_add(struct analysis *a, const struct analysis_check_def *def, enum check_status st,
+				  const char *fmt, ...);
+
+/* Add key = value to e; past ANALYSIS_MAX_EVIDENCE items it is dropped. key is a static string. */
+void analysis_evidence_add(struct analysis_evidence *e, const char *key, double value);
+
+/* Add key = value to the evidence of check c. */
+void checks_evidence(struct analysis_check *c, const char *key, double value);
+
+/* "phase" or "phases" for a count of n: messages say "1 phase", never "1 phases". */
+const char *checks_phases_word(size_t n);
+
+/*
+ * The check functions of analysis_checks, one per id, named after it:
+ * checks_phases.c, checks_memory.c, checks_timing.c, checks_counters.c,
+ * checks_tlb.c, checks_faults.c, checks_target.c.
+ */
+void checks_phases_completed(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_workload_self_checks(const struct analysis_check_def *def, const struct analysis_input *in,
+				 struct analysis *a);
+void checks_control_thp_contamination(const struct analysis_check_def *def, const struct analysis_input *in,
+				      struct analysis *a);
+void checks_huge_pages_granted(const struct analysis_check_def *def, const struct analysis_input *in,
+			       struct analysis *a);
+void checks_cache_set_aliasing(const struct analysis_check_def *def, const struct analysis_input *in,
+			       struct analysis *a);
+void checks_timer_resolution(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_too_fast(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_tlb_pressure_expected(const struct analysis_check_def *def, const struct analysis_input *in,
+				  struct analysis *a);
+void checks_multiplexed_counters(const struct analysis_check_def *def, const struct analysis_input *in,
+				 struct analysis *a);
+void checks_pmu_unavailable(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_unstable(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_cpu_migrations(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_warmup_insufficient(const struct analysis_check_def *def, const struct analysis_input *in,
+				struct analysis *a);
+void checks_faults_in_timed_phase(const struct analysis_check_def *def, const struct analysis_input *in,
+				  struct analysis *a);
+void checks_frequency_scaling(const struct analysis_check_def *def, const struct analysis_input *in,
+			      struct analysis *a);
+void checks_huge_pages_ineffective(const struct analysis_check_def *def, const struct analysis_input *in,
+				   struct analysis *a);
+void checks_tlb_geometry(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_anon_cold_faults_per_page(const struct analysis_check_def *def, const struct analysis_input *in,
+				      struct analysis *a);
+void checks_anon_prefault_no_faults(const struct analysis_check_def *def, const struct analysis_input *in,
+				    struct analysis *a);
+void checks_file_cold_major_faults(const struct analysis_check_def *def, const struct analysis_input *in,
+				   struct analysis *a);
+void checks_fault_counts_agree(const struct analysis_check_def *def, const struct analysis_input *in,
+			       struct analysis *a);
+void checks_process_spread(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+
+/* Findings over several phases (a->findings), from the comparisons. */
+void analysis_find_shrinking_speedup(const struct phase_result *res, struct analysis *a);
+
+/* The verdict (the worst check) and the plain-language summary, from the checks as they stand. */
+void analysis_finish(const struct phase_result *results, struct analysis *a);

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* Comparisons between page sizes, the attribution of their delta (TLB, cache, unexplained), and stride steps. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge/analysis_internal.h"
+#include "measure/workload.h"
+
+/* LLC misses per access that count as "the cache behaviour changed". */
+static const double LLC_DELTA_SIGNIFICANT = 0.01;
+
+static void attribute(const struct phase_result *b, const struct phase_result *v, const struct timing_calibration *clock,
+		      struct comparison *c)
+{
+	if (b->spec.workload->faults_expected) {
+		/* Page faults: the larger page means fewer, larger faults, not cheaper translation. */
+		c->method = "fault_path";
+		c->assumption = "page-fault phases: the delta per page is the fault path (one fault per large page "
+				"instead of one per 4 KiB page), not address translation";
+		return;
+	}
+	double mb_miss, mv_miss, wb, wv, lb, lv;
+	bool llc = analysis_per_access(b, METRIC_LLC_LOAD_MISSES, &lb) &&
+		   analysis_per_access(v, METRIC_LLC_LOAD_MISSES, &lv);
+	bool llc_changed = llc && fabs(lb - lv) >= LLC_DELTA_SIGNIFICANT;
+	double ghz = analysis_clock_ghz(clock, b);
+
+	c->have_tlb_counts = analysis_per_access(b, METRIC_DTLB_LOAD_MISSES, &mb_miss) &&
+			     analysis_per_access(v, METRIC_DTLB_LOAD_MISSES, &mv_miss);
+	c->have_walk_cycles = ghz > 0 && analysis_per_access(b, METRIC_WALK_ACTIVE, &wb) &&
+			      analysis_per_access(v, METRIC_WALK_ACTIVE, &wv);
+	if (c->have_tlb_counts) {
+		c->delta_tlb_misses_per_access = mb_miss - mv_miss;
+		if (c->delta_tlb_misses_per_access > 1e-6) {
+			c->ns_per_tlb_miss = c->delta_ns / c->delta_tlb_misses_per_access;
+			if (ghz > 0)
+				c->cycles_per_tlb_miss = c->ns_per_tlb_miss * ghz;
+		}
+	}
+	if (c->have_walk_cycles) {
+		/* Page-walk cycles measure translation directly; what is left is cache or unexplained. */
+		c->method = "counters";
+		c->tlb_ns = (wb - wv) / ghz;
+		double rest = c->delta_ns - c->tlb_ns;
+		if (llc_changed)
+			c->cache_ns = rest;
+		else
+			c->unexplained_ns = rest;
+		c->assumption = llc_changed ? "tlb_ns from page-walk cycles (walk_active); the rest is cache, since "
+					      "LLC misses per access changed"
+					    : "tlb_ns from page-walk cycles (walk_active); LLC misses did not change, "
+					      "so the rest is unexplained";
+	} else if (c->have_tlb_counts) {
+		c->method = "counters";
+		if (llc_changed) {
+			c->unexplained_ns = c->delta_ns;
+			c->assumption = "LLC misses per access changed as well and no page-walk cycles are counted, "
+					"so the delta cannot be split between TLB and cache";
+		} else {
+			c->tlb_ns = c->delta_ns;
+			c->assumption = "same chain and cache-line footprint in both phases and no change in LLC "
+					"misses: the delta per avoided dTLB miss is the cost of one miss";
+		}
+	} else {
+		c->method = "differential";
+		c->tlb_ns = c->delta_ns;
+		c->assumption = "no dTLB counters: both phases walk the same chain over the same cache-line "
+				"footprint and differ only in page size, so the whole delta is address translation";
+	}
+}
+
+/* Compare every page size with the smallest measured at the same working-set size. */
+int analysis_build_comparisons(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
+			       struct analysis *a)
+{
+	a->comparisons = calloc(n ? n : 1, sizeof(*a->comparisons));
+	if (!a->comparisons)
+		return -ENOMEM;
+	for (size_t v = 0; v < n; v++) {
+		size_t b = SIZE_MAX;
+		if (!analysis_measured_ok(&res[v]))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (i == v || !analysis_measured_ok(&res[i]) || res[i].spec.size_bytes != res[v].spec.size_bytes ||
+			    res[i].spec.stride_bytes != res[v].spec.stride_bytes ||
+			    res[i].spec.fault_case != res[v].spec.fault_case ||
+			    res[i].spec.workload != res[v].spec.workload || res[i].spec.page.bytes >= res[v].spec.page.bytes)
+				continue;
+			if (b == SIZE_MAX || res[i].spec.page.bytes < res[b].spec.page.bytes)
+				b = i;
+		}
+		if (b == SIZE_MAX)
+			continue;
+
+		struct comparison *c = &a->comparisons[a->n_comparisons++];
+		double mb = a->phases[b].ns.median, mv = a->phases[v].ns.median;
+		c->baseline = b;
+		c->variant = v;
+		c->delta_ns = mb - mv;
+		c->speedup = mv > 0 ? mb / mv : 0;
+		attribute(&res[b], &res[v], clock, c);
+		/* With a packed control: each side's translation part, next to the delta between them. */
+		c->has_control = a->phases[b].has_control && a->phases[v].has_control;
+		c->baseline_translation_ns = a->phases[b].translation_ns;
+		c->variant_translation_ns = a->phases[v].translation_ns;
+	}
+	return 0;
+}
+
+/* ---- stride steps ---- */
+
+/* What a step between two strides changes, with 64 B lines, on pages of page_bytes. */
+static const char *stride_label(uint64_t from, uint64_t to, uint64_t page_bytes)
+{
+	if (to <= 512)
+		return "cache";		/* each access touches a new line more often; pages are still shared */
+	if (from >= page_bytes)
+		return "flat";		/* one access per page either way: the miss penalty is flat */
+	if (page_bytes > 4096)
+		return "within-page";	/* a new line each access and still many accesses per huge page: no TLB step */
+	if (from >= 512)
+		return "tlb";		/* same cache behaviour (a new line each access), more pages per access */
+	return "cache+tlb";
+}
+
+int analysis_build_stride_steps(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
+				struct analysis *a)
+{
+	a->stride_steps = calloc(n ? n : 1, sizeof(*a->stride_steps));
+	if (!a->stride_steps)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct phase_spec *si = &res[i].spec;
+		size_t next = SIZE_MAX;
+		if (!analysis_measured_ok(&res[i]) || si->workload->sweep != WORKLOAD_SWEEP_STRIDES)
+			continue;
+		/* The next larger stride at the same size, page size and workload. */
+		for (size_t j = 0; j < n; j++) {
+			const struct phase_spec *sj = &res[j].spec;
+			if (!analysis_measured_ok(&res[j]) || sj->workload != si->workload || sj->size_bytes != si->size_bytes ||
+			    strcmp(sj->page.label, si->page.label) != 0 || sj->stride_bytes <= si->stride_bytes)
+				continue;
+			if (next == SIZE_MAX || sj->stride_bytes < res[next].spec.stride_bytes)
+				next = j;
+		}
+		if (next == SIZE_MAX)
+			continue;
+		struct stride_step *st = &a->stride_steps[a->n_stride_steps++];
+		double ghz = analysis_clock_ghz(clock, &res[i]);
+		st->from = i;
+		st->to = next;
+		st->label = stride_label(si->stride_bytes, res[next].spec.stride_bytes, si->page.bytes);
+		st->delta_ns = a->phases[next].ns.median - a->phases[i].ns.median;
+		st->delta_cycles = st->delta_ns * ghz;
+		st->have_misses = analysis_per_access(&res[i], METRIC_DTLB_LOAD_MISSES, &st->misses_from) &&
+				  analysis_per_access(&res[next], METRIC_DTLB_LOAD_MISSES, &st->misses_to);
+	}
+	return 0;
+}

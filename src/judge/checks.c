@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* The table of checks (id, the function that adds it, what it catches) and what every check uses to add itself. */
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "judge/analysis_internal.h"
+
+/*
+ * The order of this table is the order of the report's checks (and of the
+ * man page's CHECKS, which test-analysis compares with it): analysis_run()'s,
+ * then the two tlbprof run adds.
+ */
+const struct analysis_check_def analysis_checks[] = {
+	{ .id = "phases_completed", .fn = checks_phases_completed, .doc = "a phase failed" },
+	{ .id = "workload_self_checks", .fn = checks_workload_self_checks,
+	  .doc = "the chain is not one random cycle, or its strides are constant" },
+	{ .id = "control_thp_contamination", .fn = checks_control_thp_contamination,
+	  .doc = "a 4k region was (partly) on huge pages" },
+	{ .id = "huge_pages_granted", .fn = checks_huge_pages_granted,
+	  .doc = "a huge-page phase did not get its pages" },
+	{ .id = "cache_set_aliasing", .fn = checks_cache_set_aliasing,
+	  .doc = "aligned slots use a fraction of the cache sets, and the touched lines no longer fit" },
+	{ .id = "timer_resolution", .fn = checks_timer_resolution,
+	  .doc = "a timed sample is less than 100 times the clock overhead" },
+	{ .id = "too_fast", .fn = checks_too_fast, .doc = "faster than an L1 hit: the loop was optimised away" },
+	{ .id = "tlb_pressure_expected", .fn = checks_tlb_pressure_expected,
+	  .doc = "a 4k working set far beyond the TLB reach shows almost no dTLB misses" },
+	{ .id = "multiplexed_counters", .fn = checks_multiplexed_counters,
+	  .doc = "a counter ran part of the time and was scaled" },
+	{ .id = "pmu_unavailable", .fn = checks_pmu_unavailable,
+	  .doc = "informational: which method replaced the hardware counters" },
+	{ .id = "unstable", .fn = checks_unstable,
+	  .doc = "samples vary by more than 5 %, or the hypervisor stole more than 1 % of a phase's time" },
+	{ .id = "cpu_migrations", .fn = checks_cpu_migrations,
+	  .doc = "the thread moved between CPUs during a timed sample" },
+	{ .id = "warmup_insufficient", .fn = checks_warmup_insufficient,
+	  .doc = "the first sample of an allocation is more than 10 % slower than its others" },
+	{ .id = "faults_in_timed_phase", .fn = checks_faults_in_timed_phase,
+	  .doc = "page faults inside timed samples" },
+	{ .id = "frequency_scaling", .fn = checks_frequency_scaling,
+	  .doc = "the core clock moved during calibration, the governor is not performance, or turbo is on" },
+	{ .id = "huge_pages_ineffective", .fn = checks_huge_pages_ineffective,
+	  .doc = "granted huge pages far beyond the 4 KiB TLB reach are not faster beyond noise" },
+	{ .id = "tlb_geometry", .fn = checks_tlb_geometry,
+	  .doc = "CPUID reports no TLB, an implausible one, or none that matches a tlbsize knee" },
+	{ .id = "anon_cold_faults_per_page", .fn = checks_anon_cold_faults_per_page,
+	  .doc = "a first touch did not fault once per page (once per 2 MiB with THP)" },
+	{ .id = "anon_prefault_no_faults", .fn = checks_anon_prefault_no_faults, .doc = "a prefaulted touch faulted" },
+	{ .id = "file_cold_major_faults", .fn = checks_file_cold_major_faults,
+	  .doc = "file_cold took no major fault although its file was evicted" },
+	{ .id = "fault_counts_agree", .fn = checks_fault_counts_agree,
+	  .doc = "the perf fault counters and getrusage disagree" },
+	{ .id = "process_spread", .fn = checks_process_spread,
+	  .doc = "the processes' medians differ by more than 10 %" },
+	{ .id = "build_optimised", .fn = checks_build_optimised, .by = ANALYSIS_CHECK_BY_BUILD,
+	  .doc = "tlbprof run: the benchmark was compiled -O0, as its ELF file records" },
+	{ .id = "marker_protocol", .fn = checks_marker_protocol, .by = ANALYSIS_CHECK_BY_MARKERS,
+	  .doc = "tlbprof run: tlbprof refused marker or control lines the command sent" },
+};
+const size_t analysis_n_checks = sizeof(analysis_checks) / sizeof(analysis_checks[0]);
+
+_Static_assert(sizeof(analysis_checks) / sizeof(analysis_checks[0]) <= MAX_CHECKS, "every check has room");
+
+void checks_run(const struct analysis_input *in, enum analysis_check_by by, struct analysis *a)
+{
+	for (size_t i = 0; i < analysis_n_checks; i++) {
+		const struct analysis_check_def *def = &analysis_checks[i];
+		size_t before = a->n_checks;
+		if (def->by != by)
+			continue;
+		def->fn(def, in, a);
+		/* Each function adds exactly its own check (none is added past MAX_CHECKS). */
+		assert(a->n_checks == before + 1 || before == MAX_CHECKS);
+	}
+}
+
+const char *checks_phases_word(size_t n)
+{
+	return n == 1 ? "phase" : "phases";
+}
+
+__attribute__((format(printf, 4, 5)))
+struct analysis_check *checks_add(struct analysis *a, const struct analysis_check_def *def, enum check_status st,
+				  const char *fmt, ...)
+{
+	static struct analysis_check overflow;
+	struct analysis_check *c = a->n_checks < MAX_CHECKS ? &a->checks[a->n_checks++] : &overflow;
+	va_list ap;
+
+	memset(c, 0, sizeof(*c));
+	c->id = def->id;
+	c->status = st;
+	va_start(ap, fmt);
+	vsnprintf(c->message, sizeof(c->message), fmt, ap);
+	va_end(ap);
+	return c;
+}
+
+void checks_evidence(struct analysis_check *c, const char *key, double value)
+{
+	analysis_evidence_add(&c->evidence, key, value);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Checks only tlbprof run makes, on input only it has: how the benchmark was built, and the marker lines it sent. */
+#include <string.h>
+
+#include "judge/analysis_internal.h"
+
+void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct analysis_build *build = in->build;
+	const char *level = build->opt_level ? build->opt_level : "";
+	const char *levels = build->opt_levels ? build->opt_levels : "";
+	const char *source = build->source ? build->source : "none";
+	struct analysis_check *c;
+
+	/* Where the level was read, in words. */
+	if (strcmp(source, "gcc-command-line") == 0)
+		source = ".GCC.command.line section";
+	else if (strcmp(source, "dwarf-producer") == 0)
+		source = "DWARF producer strings";
+
+	if (build->unreadable && *build->unreadable)
+		c = checks_add(a, def, CHECK_SKIP, "the executable was not read as ELF (%s): no recorded build "
+			       "to judge", build->unreadable);
+	else if (!*level)
+		c = checks_add(a, def, CHECK_SKIP,
+			       "%s records no optimisation level (clang records none by default: build with "
+			       "-frecord-command-line, or gcc -g / -frecord-gcc-switches)", build->binary);
+	else if (strcmp(level, "-O0") == 0)
+		c = checks_add(a, def, CHECK_WARN,
+			       "%s was compiled -O0%s (read from its %s): unoptimised code spills and reloads around "
+			       "every access, so the phases time the compiler's bookkeeping as well as the memory "
+			       "system; build the benchmark with -O2", build->binary,
+			       build->defaulted ? " (no -O given: the compiler's default)" : "", source);
+	else if (strcmp(level, "mixed") == 0 && strstr(levels, "-O0"))
+		c = checks_add(a, def, CHECK_WARN,
+			       "%s mixes optimisation levels (%s, read from its %s): the parts built -O0 spill and "
+			       "reload around every access; check that the timed loop is not among them", build->binary,
+			       levels, source);
+	else
+		c = checks_add(a, def, CHECK_PASS, "%s was compiled %s (read from its %s)", build->binary,
+			       strcmp(level, "mixed") == 0 ? levels : level, source);
+	checks_evidence(c, "defaulted", build->defaulted);
+}
+
+void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct analysis_markers *m = in->markers;
+	struct analysis_check *c;
+
+	if (!m->messages)
+		c = checks_add(a, def, CHECK_SKIP, "the command sent no marker or control line");
+	else if (m->refused)
+		c = checks_add(a, def, CHECK_WARN,
+			       "tlbprof refused %u of the command's %u marker or control lines (first: %s): the phases "
+			       "they marked are missing or incomplete", m->refused, m->messages,
+			       m->first && *m->first ? m->first : "?");
+	else
+		c = checks_add(a, def, CHECK_PASS, "all %u marker or control lines were accepted", m->messages);
+	checks_evidence(c, "messages", m->messages);
+	checks_evidence(c, "refused", m->refused);
+}

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/* Checks on the timing: clock resolution, speed of light, noise, migrations, warm-up and frequency scaling. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "judge/analysis_internal.h"
+#include "measure/workload.h"
+
+/* A sample's coefficient of variation above this is noise the size of a small TLB effect. */
+static const double UNSTABLE_CV = 0.05;
+/* The first sample this much slower than the others still carried warm-up. */
+static const double WARMUP_EXCESS = 0.10;
+/* A calibration whose runs disagree by more than this: the clock moved during calibration. */
+static const double CLOCK_SPREAD_MAX = 0.10;
+/* No core answers an L1 hit in fewer than 90 % of its documented load-to-use cycles. */
+static const double TOO_FAST_FRACTION = 0.9;
+/* Without a documented value: no x86 or Arm core has an L1 load-to-use latency below 3 cycles. */
+static const double MIN_L1_CYCLES = 3.0;
+/* Steal above this share of a phase's wall time: the hypervisor took the CPU away. */
+static const double STEAL_SHARE_MAX = 0.01;
+
+void checks_timer_resolution(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
+	const struct timing_calibration *clock = in->clock;
+	double shortest = 0;
+
+	if (!clock || clock->clock_overhead_ns <= 0) {
+		checks_add(a, def, CHECK_SKIP, "clock overhead not measured");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].status != PHASE_OK || !res[i].n_samples)
+			continue;
+		double interval = a->phases[i].ns.min * (double)res[i].spec.iterations;
+		/* A benchmark under tlbprof run may time a phase as many separately clocked pieces. */
+		if (res[i].target && res[i].target->n_wall) {
+			struct stats_summary w;
+			stats_summarize(res[i].target->wall_ns, res[i].target->n_wall, &w);
+			interval = w.min;
+		}
+		if (res[i].spec.timings > 1)
+			interval /= (double)res[i].spec.timings;
+		if (shortest == 0 || interval < shortest)
+			shortest = interval;
+	}
+	if (shortest == 0) {
+		checks_add(a, def, CHECK_SKIP, "no phase was timed");
+		return;
+	}
+	double ratio = shortest / fmax(clock->clock_overhead_ns, clock->clock_resolution_ns);
+	struct analysis_check *c;
+	if (ratio >= 100)
+		c = checks_add(a, def, CHECK_PASS,
+			       "the shortest timed sample (%.3g ns) is %.0f× the clock overhead (%.1f ns)", shortest,
+			       ratio, clock->clock_overhead_ns);
+	else
+		c = checks_add(a, def, CHECK_FAIL,
+			       "the shortest timed sample (%.3g ns) is only %.1f× the clock overhead (%.1f ns): timer "
+			       "noise is the size of the signal; time longer intervals (tlbprof: raise --iters; "
+			       "pagefault: --size)", shortest, ratio,
+			       clock->clock_overhead_ns);
+	checks_evidence(c, "shortest_sample_ns", shortest);
+	checks_evidence(c, "clock_overhead_ns", clock->clock_overhead_ns);
+	checks_evidence(c, "ratio", ratio);
+}
+
+void checks_too_fast(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
+	const struct environment *env = in->env;
+	const struct timing_calibration *clock = in->clock;
+	double floor_cycles = env && env->l1_latency_cycles ? TOO_FAST_FRACTION * env->l1_latency_cycles : MIN_L1_CYCLES;
+	const struct phase_result *worst = NULL;
+	double worst_cycles = 0;
+	size_t timed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double ghz = analysis_clock_ghz(clock, &res[i]);
+		if (res[i].status != PHASE_OK || !res[i].n_samples || ghz <= 0 || !res[i].spec.workload->latency ||
+		    res[i].spec.throughput)
+			continue;
+		timed++;
+		double cyc = a->phases[i].ns.median * ghz;
+		if (!worst || cyc < worst_cycles) {
+			worst = &res[i];
+			worst_cycles = cyc;
+		}
+	}
+	if (!timed) {
+		checks_add(a, def, CHECK_SKIP, "no latency phase was timed with a known core clock");
+		return;
+	}
+	struct analysis_check *c;
+	if (worst_cycles < floor_cycles)
+		c = checks_add(a, def, CHECK_FAIL,
+			       "%s: %.2f cycles per access is faster than an L1 hit (%s %.0f cycles): the loads were "
+			       "not dependent or the loop was optimised away; the number is not a latency",
+			       worst->spec.name, worst_cycles,
+			       env && env->l1_latency_cycles ? "documented" : "no core answers in under",
+			       env && env->l1_latency_cycles ? (double)env->l1_latency_cycles : MIN_L1_CYCLES);
+	else
+		c = checks_add(a, def, CHECK_PASS,
+			       "the fastest phase (%s, %.2f cycles per access) is no faster than an L1 hit (%s %.0f cycles)",
+			       worst->spec.name, worst_cycles, env && env->l1_latency_cycles ? "documented" : "at least",
+			       env && env->l1_latency_cycles ? (double)env->l1_latency_cycles : MIN_L1_CYCLES);
+	checks_evidence(c, "fastest_cycles_per_access", worst_cycles);
+	checks_evidence(c, "floor_cycles", floor_cycles);
+}
+
+void checks_unstable(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
+	const struct phase_result *worst = NULL, *stolen = NULL;
+	double worst_cv = 0, worst_steal = 0;
+	size_t timed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct phase_analysis *pa = &a->phases[i];
+		const struct stats_summary *st = &pa->ns;
+		struct stats_summary wall;
+		/* A run phase that declared no accesses: its occurrences' wall times are its samples. */
+		if (res[i].status == PHASE_OK && res[i].n_samples < 2 && res[i].target && res[i].target->n_wall >= 2) {
+			stats_summarize(res[i].target->wall_ns, res[i].target->n_wall, &wall);
+			st = &wall;
+		} else if (res[i].status != PHASE_OK || res[i].n_samples < 2) {
+			continue;
+		}
+		timed++;
+		double cv = st->mean > 0 ? st->stddev / st->mean : 0;
+		if (cv > worst_cv) {
+			worst = &res[i];
+			worst_cv = cv;
+		}
+		double share = res[i].timed_ns > 0 ? res[i].steal_ms * 1e6 / res[i].timed_ns : 0;
+		if (share > worst_steal) {
+			stolen = &res[i];
+			worst_steal = share;
+		}
+	}
+	if (!timed) {
+		checks_add(a, def, CHECK_SKIP, "no phase has two or more samples");
+		return;
+	}
+	struct analysis_check *c;
+	const struct phase_analysis *wp = worst ? &a->phases[worst - res] : NULL;
+	char split[160] = "";
+	if (wp && wp->allocations > 1)
+		snprintf(split, sizeof(split), " (between allocations: medians %.1f %% apart; within one: %.1f %%)",
+			 100 * wp->between_allocations, 100 * wp->within_allocation);
+	if (worst_cv > UNSTABLE_CV)
+		c = checks_add(a, def, CHECK_WARN,
+			       "%s: samples vary by %.1f %% (standard deviation / mean, limit %.0f %%)%s%s%s: %s",
+			       worst->spec.name, 100 * worst_cv, 100 * UNSTABLE_CV, split,
+			       worst_steal > STEAL_SHARE_MAX ? "; the hypervisor stole CPU time during " : "",
+			       worst_steal > STEAL_SHARE_MAX ? stolen->spec.name : "",
+			       wp && wp->allocations > 1 && wp->between_allocations > 2 * wp->within_allocation
+				       ? "physical page placement differs between allocations; report the median over "
+					 "several (--realloc) rather than one"
+				       : "the machine is noisy; pin with --cpu, raise --repeat, and compare medians with care");
+	else if (worst_steal > STEAL_SHARE_MAX)
+		c = checks_add(a, def, CHECK_WARN,
+			       "%s: the hypervisor stole %.1f %% of the CPU time while it ran (steal time): "
+			       "its samples may hide pauses", stolen->spec.name, 100 * worst_steal);
+	else
+		c = checks_add(a, def, CHECK_PASS, "samples agree within %.1f %% (standard deviation / mean)",
+			       100 * worst_cv);
+	checks_evidence(c, "worst_cv", worst_cv);
+	checks_evidence(c, "worst_steal_share", worst_steal);
+}
+
+void checks_cpu_migrations(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
+	double total = 0, v;
+	size_t counted = 0;
+	const struct phase_result *where = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].status != PHASE_OK || !analysis_counter(&res[i], METRIC_CPU_MIGRATIONS, &v))
+			continue;
+		counted++;
+		if (v > 0 && !where)
+			where = &res[i];
+		total += v;
+	}
+	struct analysis_check *c;
+	if (!counted)
+		c = checks_add(a, def, CHECK_SKIP, "the cpu-migrations counter is not available");
+	else if (total > 0 && where->target)
+		c = checks_add(a, def, CHECK_WARN,
+			       "the command's threads moved between CPUs %.0f times inside its phases (first in %s): "
+			       "caches and TLBs went cold mid-phase; pin it with tlbprof run --cpu (or taskset for "
+			       "several threads)", total, where->spec.name);
+	else if (total > 0)
+		c = checks_add(a, def, CHECK_WARN,
+			       "the measuring thread moved between CPUs %.0f times during timed samples (first in %s): "
+			       "caches and TLBs went cold mid-sample; pin it with --cpu", total, where->spec.name);
+	else
+		c = checks_add(a, def, CHECK_PASS, "no CPU migration during the timed samples");
+	checks_evidence(c, "migrations", total);
+}
+
+/*
+ * How much slower the first sample of an allocation is than the median of
+ * that allocation's other samples, as the median over the allocations with
+ * three or more samples (all samples are one allocation without tags).
+ * Another allocation's placement is not a warm-up, so allocations are not
+ * mixed; and a cold start repeats on every allocation, where one noisy
+ * first sample among many allocations does not. Returns false when no
+ * allocation has three samples.
+ */
+static bool first_sample_excess(const struct phase_result *r, double *excess)
+{
+	double per[STATS_MAX_GROUPS];
+	struct stats_groups g;
+	size_t na = 0;
+
+	*excess = 0;
+	if (stats_group(r->samples_ns, r->sample_alloc, r->n_samples, &g))
+		return false;
+	for (size_t i = 0; i < g.k && na < STATS_MAX_GROUPS; i++) {
+		const double *first = g.v + g.start[i];
+		if (g.len[i] < 3)
+			continue;
+		struct stats_summary st;
+		stats_summarize(first + 1, g.len[i] - 1, &st);
+		per[na++] = st.median > 0 ? first[0] / st.median - 1 : 0;
+	}
+	stats_groups_free(&g);
+	if (!na)
+		return false;
+	struct stats_summary st;
+	stats_summarize(per, na, &st);
+	*excess = st.median;
+	return true;
+}
+
+void checks_warmup_insufficient(const struct analysis_check_def *def, const struct analysis_input *in,
+				struct analysis *a)
+{
+	const struct phase_result *res = in->results;
+	size_t n = in->n;
+	const struct phase_result *worst = NULL;
+	double worst_excess = 0, excess;
+	size_t eligible = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		/* Fresh memory per sample has no warm-up: its first sample is like the others by design. */
+		if (res[i].status != PHASE_OK || res[i].n_samples < 3 || res[i].spec.workload->per_sample_memory ||
+		    !first_sample_excess(&res[i], &excess))
+			continue;
+		eligible++;
+		if (excess > worst_excess) {
+			worst = &res[i];
+			worst_excess = excess;
+		}
+	}
+	struct analysis_check *c;
+	if (!eligible) {
+		checks_add(a, def, CHECK_SKIP, "needs three or more samples on an allocation");
+		return;
+	}
+	if (worst_excess > WARMUP_EXCESS)
+		c = checks_add(a, def, CHECK_WARN,
+			       "%s: the first sample of an allocation is %.0f %% slower than the median of its others "
+			       "(median over the allocations): caches, TLBs or page walks were still warming up; %s",
+			       worst->spec.name, 100 * worst_excess,
+			       worst->spec.iterations_auto
+				       ? "where the phase's warmup.unsettled counts allocations whose warm-up hit its cap (a "
+					 "quarter of --time-budget), raise --time-budget; where none did, the host slowed "
+					 "down after the warm-up: rerun, or pin with --cpu"
+				       : "raise --warmup-frac, or use --iters auto (it warms up until a pass is no longer faster)");
+	else
+		c = checks_add(a, def, CHECK_PASS,
+			       "first samples are within %.0f %% of the rest of their allocation (median over the "
+			       "allocations)", 100 * WARMUP_EXCESS);
+	checks_evidence(c, "worst_first_sample_excess", worst_excess);
+}
+
+void checks_frequency_scaling(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct environment *env = in->env;
+	const struct timing_calibration *clock = in->clock;
+	struct analysis_check *c;
+
+	if (clock && clock->core_clock_ghz > 0 && clock->core_clock_spread > CLOCK_SPREAD_MAX) {
+		c = checks_add(a, def, CHECK_WARN,
+			       "the core-clock calibration runs disagree by %.0f %% (interquartile range): the clock moved (frequency "
+			       "scaling, or the hypervisor descheduled the vCPU), so cycles per access are uncertain "
+			       "by as much", 100 * clock->core_clock_spread);
+	} else if (env && *env->cpufreq_governor && strcmp(env->cpufreq_governor, "performance") != 0) {
+		c = checks_add(a, def, CHECK_WARN,
+			       "the cpufreq governor is '%s'%s: the core clock follows load, so latency in ns drifts; "
+			       "for stable numbers: cpupower frequency-set -g performance%s", env->cpufreq_governor,
+			       env->turbo == 1 ? " and turbo is on" : "",
+			       env->turbo == 1 ? ", and disable turbo/boost" : "");
+	} else if (env && env->turbo == 1) {
+		c = checks_add(a, def, CHECK_WARN,
+			       "turbo/boost is on: the core clock depends on temperature and load on other cores; "
+			       "cycles come from the clock calibrated at start");
+	} else if (env && (*env->cpufreq_governor || env->turbo == 0)) {
+		c = checks_add(a, def, CHECK_PASS, "governor '%s', turbo %s",
+			       *env->cpufreq_governor ? env->cpufreq_governor : "unknown",
+			       env->turbo == 0 ? "off" : "unknown");
+	} else {
+		c = checks_add(a, def, CHECK_SKIP,
+			       "cpufreq is not exposed (usual in VMs); the calibrated core clock varied %.1f %% between runs",
+			       clock ? 100 * clock->core_clock_spread : 0.0);
+	}
+	if (clock)
+		checks_evidence(c, "core_clock_spread", clock->core_clock_spread);
+	if (env)
+		checks_evidence(c, "turbo", env->turbo);
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* The verdict and the plain-language summary the text output opens with. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "judge/analysis_internal.h"
+#include "parse.h"
+
+/* Append formatted text to the NUL-terminated s of capacity cap (truncating). */
+__attribute__((format(printf, 3, 4)))
+static void appendf(char *s, size_t cap, const char *fmt, ...)
+{
+	size_t len = strlen(s);
+	va_list ap;
+
+	if (len + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s + len, cap - len, fmt, ap);
+	va_end(ap);
+}
+
+/* "N checks failed (a, b)" / "N warnings (c)" for the checks at status st; nothing when none. */
+static void append_checks(const struct analysis *a, enum check_status st, const char *one, const char *many, char *s,
+			  size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->n_checks; i++)
+		n += a->checks[i].status == st;
+	if (!n)
+		return;
+	appendf(s, cap, "%s%zu %s (", *s ? "; " : "", n, n > 1 ? many : one);
+	for (size_t i = 0, k = 0; i < a->n_checks; i++)
+		if (a->checks[i].status == st)
+			appendf(s, cap, "%s%s", k++ ? ", " : "", a->checks[i].id);
+	appendf(s, cap, ")");
+}
+
+static void summarise(const struct phase_result *res, struct analysis *a)
+{
+	char *s = a->summary;
+	size_t cap = sizeof(a->summary);
+
+	*s = '\0';
+	for (size_t i = 0; i < a->n_comparisons; i++) {
+		const struct comparison *c = &a->comparisons[i];
+		const struct phase_result *b = &res[c->baseline], *v = &res[c->variant];
+		const struct phase_analysis *pb = &a->phases[c->baseline];
+		char sz[16];
+		if (a->n_stride_steps || res[c->baseline].spec.fault_case != FAULT_NONE)
+			continue;	/* stride and fault sweeps are summed up by their own figures */
+		appendf(s, cap, "%sat %siB, %s pages are %.2f× %s than %s", *s ? "; " : "",
+			format_size(v->spec.size_bytes, sz, sizeof(sz)), v->spec.page.label,
+			c->speedup >= 1 ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0),
+			c->speedup >= 1 ? "faster" : "slower", b->spec.page.label);
+		if (pb->has_control)
+			appendf(s, cap, "; address translation is %.1f of %.1f ns per access at %s", pb->translation_ns,
+				pb->ns.median, b->spec.page.label);
+		else if (c->have_walk_cycles)
+			appendf(s, cap, "; page walks account for %.1f of %.1f ns per access at %s", c->tlb_ns,
+				pb->ns.median, b->spec.page.label);
+		else if (c->delta_ns > 0)
+			appendf(s, cap, "; %s pages remove %.1f of %.1f ns per access", v->spec.page.label, c->delta_ns,
+				pb->ns.median);
+	}
+	for (size_t i = 0; i < a->n_stride_steps; i++) {
+		const struct stride_step *st = &a->stride_steps[i];
+		const struct phase_spec *f = &res[st->from].spec, *t = &res[st->to].spec;
+		char sz[16], s1[16], s2[16];
+		if (strcmp(st->label, "tlb") != 0)
+			continue;
+		appendf(s, cap, "%sat %siB on %s pages the TLB step (%sB -> %sB stride) adds %.2f ns (%.1f cycles) per access",
+			*s ? "; " : "", format_size(f->size_bytes, sz, sizeof(sz)), f->page.label,
+			format_size(f->stride_bytes, s1, sizeof(s1)), format_size(t->stride_bytes, s2, sizeof(s2)),
+			st->delta_ns, st->delta_cycles);
+	}
+	for (size_t i = 0; i < a->n_phases; i++) {
+		const struct fault_metrics *fm = &a->phases[i].faults;
+		if (!analysis_measured_ok(&res[i]) || !fm->valid)
+			continue;
+		appendf(s, cap, "%s%s on %s: %.0f ns per page", *s ? "; " : "", fault_case_name(res[i].spec.fault_case),
+			res[i].spec.page.label, fm->ns_per_page.median);
+		if (fm->ns_per_fault.n)
+			appendf(s, cap, ", %.0f ns per fault, %.3g pages per fault", fm->ns_per_fault.median,
+				fm->pages_per_fault.median);
+		else
+			appendf(s, cap, ", no faults");
+	}
+	if (a->n_knees) {
+		appendf(s, cap, "%scandidate TLB capacities at", *s ? "; " : "");
+		for (size_t i = 0; i < a->n_knees; i++) {
+			const struct tlb_knee *tk = &a->knees[i];
+			appendf(s, cap, "%s %.0f pages (%.1f -> %.1f ns", i ? "," : "", tk->knee.x_before, tk->knee.before_ns,
+				tk->knee.after_ns);
+			if (tk->matches)
+				appendf(s, cap, ", CPUID %s %u", tk->cpuid_level, tk->cpuid_entries);
+			appendf(s, cap, ")");
+		}
+	}
+	if (!a->n_comparisons && !a->n_stride_steps && !a->n_knees)
+		for (size_t i = 0; i < a->n_phases; i++) {
+			const struct target_phase *tp = res[i].target;
+			if (analysis_measured_ok(&res[i]) && !a->phases[i].faults.valid) {
+				appendf(s, cap, "%s%s: %.1f ns per access", *s ? "; " : "", res[i].spec.name,
+					a->phases[i].ns.median);
+			} else if (res[i].status == PHASE_OK && tp && !res[i].n_samples && tp->n_wall) {
+				/* A run phase without declared accesses: its wall time per occurrence. */
+				struct stats_summary w;
+				stats_summarize(tp->wall_ns, tp->n_wall, &w);
+				appendf(s, cap, "%s%s: %.3g ms%s", *s ? "; " : "", res[i].spec.name, w.median / 1e6,
+					tp->n_wall > 1 ? " per occurrence (median)" : "");
+			}
+		}
+	if (a->verdict == VERDICT_OK) {
+		appendf(s, cap, "%sall checks passed", *s ? "; " : "");
+		return;
+	}
+	append_checks(a, CHECK_FAIL, "check failed", "checks failed", s, cap);
+	append_checks(a, CHECK_WARN, "warning", "warnings", s, cap);
+}
+
+/* The verdict (the worst check) and the plain-language summary, from the checks as they stand. */
+void analysis_finish(const struct phase_result *results, struct analysis *out)
+{
+	out->verdict = VERDICT_OK;
+	for (size_t i = 0; i < out->n_checks; i++) {
+		if (out->checks[i].status == CHECK_FAIL)
+			out->verdict = VERDICT_FAIL;
+		else if (out->checks[i].status == CHECK_WARN && out->verdict == VERDICT_OK)
+			out->verdict = VERDICT_WARN;
+	}
+	summarise(results, out);
+}
