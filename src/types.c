@@ -6,7 +6,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "measure/phase.h"
 
 static const struct {
 	const char *spelling;
@@ -49,8 +48,7 @@ int name_lookup(const char *const *names, const char *s)
 	return -1;
 }
 
-/* The name of value v in the NULL-terminated names, "?" past the end. */
-static const char *name_of(const char *const *names, unsigned v)
+const char *name_of(const char *const *names, unsigned v)
 {
 	for (unsigned i = 0; names[i]; i++)
 		if (i == v)
@@ -75,31 +73,6 @@ const char *layout_name(enum chase_layout l)
 const char *const controls_mode_names[] = {
 	[CONTROLS_AUTO] = "auto", [CONTROLS_ALWAYS] = "always", [CONTROLS_NONE] = "none", NULL,
 };
-
-const char *const phase_status_names[] = {
-	[PHASE_OK] = "ok", [PHASE_FAILED] = "failed", [PHASE_SKIPPED] = "skipped", NULL,
-};
-
-const char *phase_status_name(enum phase_status s)
-{
-	return name_of(phase_status_names, (unsigned)s);
-}
-
-const char *const check_status_names[] = {
-	[CHECK_PASS] = "pass", [CHECK_WARN] = "warn", [CHECK_FAIL] = "fail", [CHECK_SKIP] = "skip", NULL,
-};
-
-const char *check_status_name(enum check_status s)
-{
-	return name_of(check_status_names, (unsigned)s);
-}
-
-const char *const phase_role_names[] = { [PHASE_ROLE_MEASURE] = "measure", [PHASE_ROLE_CONTROL] = "control", NULL };
-
-const char *phase_role_name(enum phase_role r)
-{
-	return name_of(phase_role_names, (unsigned)r);
-}
 
 const char *const fail_on_names[] = { [FAIL_ON_FAIL] = "fail", [FAIL_ON_WARN] = "warn", [FAIL_ON_NEVER] = "never", NULL };
 

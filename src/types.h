@@ -26,6 +26,8 @@ struct page_request {
  * range) and name_lookup() inverts it: the value of s, or -1.
  */
 int name_lookup(const char *const *names, const char *s);
+/* The name of value v in names, "?" past the end. */
+const char *name_of(const char *const *names, unsigned v);
 
 /* "base", "thp", "hugetlb". */
 extern const char *const page_kind_names[];

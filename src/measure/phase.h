@@ -55,12 +55,12 @@ struct phase_spec {
 };
 
 enum phase_status { PHASE_OK, PHASE_FAILED, PHASE_SKIPPED };
-/* "ok", "failed", "skipped" (types.c). */
+/* "ok", "failed", "skipped" (phase.c). */
 extern const char *const phase_status_names[];
 const char *phase_status_name(enum phase_status s);
 
 enum check_status { CHECK_PASS, CHECK_WARN, CHECK_FAIL, CHECK_SKIP };
-/* "pass", "warn", "fail", "skip" (types.c). */
+/* "pass", "warn", "fail", "skip" (phase.c). */
 extern const char *const check_status_names[];
 const char *check_status_name(enum check_status s);
 
