@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Pure comparison of two analysed reports: per phase and per page-size comparison, judged from the samples. */
+/* Pure comparison of two analysed reports: phases by name, page-size comparisons by their two names, checks by id. */
 #include "judge/compare.h"
 
 #include <errno.h>
@@ -8,196 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
 #include "stats.h"
-#include "measure/workload.h"
-
-/* median(b) / median(a). */
-static double stat_ratio(const double *m)
-{
-	return m[0] > 0 ? m[1] / m[0] : NAN;
-}
-
-/* (new x / new y) / (old x / old y), medians of {old x, old y, new x, new y}. */
-static double stat_ratio_of_ratios(const double *m)
-{
-	return m[0] > 0 && m[1] > 0 && m[3] > 0 ? (m[2] / m[3]) / (m[0] / m[1]) : NAN;
-}
-
-int compare_bootstrap_ratio(const struct stats_set *a, const struct stats_set *b, double alpha, uint64_t seed,
-			    double *lo, double *hi, double *p_value)
-{
-	const struct stats_set sets[] = { *a, *b };
-
-	return stats_bootstrap(sets, 2, stat_ratio, alpha, seed, COMPARE_BOOTSTRAP_RESAMPLES, lo, hi, p_value);
-}
-
-/* ---- verdicts ---- */
-
-static const char *const verdict_names[] = {
-	[COMPARE_INSUFFICIENT] = "insufficient_samples",
-	[COMPARE_NO_CHANGE] = "no_change",
-	[COMPARE_NOISE] = "noise",
-	[COMPARE_BETTER_SMALL] = "better_within_threshold",
-	[COMPARE_WORSE_SMALL] = "worse_within_threshold",
-	[COMPARE_BETTER] = "better",
-	[COMPARE_REGRESSION] = "regression",
-	[COMPARE_NOT_COMPARABLE] = "not_comparable",
-	[COMPARE_MACHINE_SLOWER] = "machine_slower",
-	[COMPARE_MACHINE_FASTER] = "machine_faster",
-	[COMPARE_SMALLER_UNCOUNTED] = "smaller_no_phase_slower",
-};
-
-const char *compare_verdict_name(enum compare_verdict v)
-{
-	return (unsigned)v < sizeof(verdict_names) / sizeof(verdict_names[0]) ? verdict_names[v] : "?";
-}
-
-const char *compare_verdict_label(enum compare_verdict v, bool higher_is_better)
-{
-	switch (v) {
-	case COMPARE_INSUFFICIENT:
-		return "insufficient samples";
-	case COMPARE_NO_CHANGE:
-		return "no significant change";
-	case COMPARE_NOISE:
-		return "within noise";
-	case COMPARE_BETTER_SMALL:
-		return higher_is_better ? "larger, within threshold" : "faster, within threshold";
-	case COMPARE_WORSE_SMALL:
-		return higher_is_better ? "smaller, within threshold" : "slower, within threshold";
-	case COMPARE_BETTER:
-		return higher_is_better ? "larger" : "faster";
-	case COMPARE_REGRESSION:
-		return higher_is_better ? "smaller (regression)" : "slower (regression)";
-	case COMPARE_NOT_COMPARABLE:
-		return "not comparable";
-	case COMPARE_MACHINE_SLOWER:
-		return "slower with its control (the machine)";
-	case COMPARE_MACHINE_FASTER:
-		return "faster with its control (the machine)";
-	case COMPARE_SMALLER_UNCOUNTED:
-		return "smaller, no phase slower (informational)";
-	}
-	return "?";
-}
-
-bool compare_verdict_judged(enum compare_verdict v)
-{
-	return v != COMPARE_INSUFFICIENT && v != COMPARE_NOT_COMPARABLE;
-}
-
-enum compare_verdict compare_judge(double change, double p, double lo, double hi, double floor, size_t n_base,
-				   size_t n_new, double threshold, bool higher_is_better)
-{
-	if (!n_base || !n_new)
-		return COMPARE_NOT_COMPARABLE;
-	if (n_base < COMPARE_MIN_SAMPLES || n_new < COMPARE_MIN_SAMPLES)
-		return COMPARE_INSUFFICIENT;
-	if (!isfinite(change) || isnan(p))
-		return COMPARE_NOT_COMPARABLE;
-	/* The rank test alone never decides: the interval must exclude 1 and the change exceed the floor. */
-	bool interval_excludes_one = isfinite(lo) && isfinite(hi) && (lo > 1 || hi < 1);
-	bool above_floor = !(fabs(change) <= (isfinite(floor) ? floor : 0));
-	bool significant = p < COMPARE_ALPHA && interval_excludes_one && above_floor;
-	bool beyond = fabs(change) - threshold > COMPARE_THRESHOLD_TOLERANCE;
-	bool worse = higher_is_better ? change < 0 : change > 0;
-	if (significant && change == 0)
-		return COMPARE_NO_CHANGE;	/* the shapes differ, the medians do not */
-	if (significant && beyond)
-		return worse ? COMPARE_REGRESSION : COMPARE_BETTER;
-	if (significant)
-		return worse ? COMPARE_WORSE_SMALL : COMPARE_BETTER_SMALL;
-	return beyond ? COMPARE_NOISE : COMPARE_NO_CHANGE;
-}
-
-static void samples_clear(struct compare_samples *s)
-{
-	*s = (struct compare_samples){ .base = NAN, .new = NAN, .change = NAN, .ratio_lo = NAN, .ratio_hi = NAN,
-				       .p = NAN, .noise_floor = NAN, .verdict = COMPARE_NOT_COMPARABLE };
-}
-
-/* The cluster count and spread of a set into *k and *spread; *floor becomes the larger spread so far. */
-static int floor_of(const struct stats_set *s, size_t *k, double *floor)
-{
-	double spread;
-	int rc = stats_cluster_spread(s, k, &spread);
-
-	if (rc == 0 && (isnan(*floor) || spread > *floor))
-		*floor = spread;
-	return rc == -ENOMEM ? rc : 0;
-}
-
-int compare_samples(const struct stats_set *base, const struct stats_set *new, double threshold,
-		    struct compare_samples *out)
-{
-	struct stats_rank_test mw;
-	int rc;
-
-	samples_clear(out);
-	out->n_base = base->n;
-	out->n_new = new->n;
-	out->base = stats_median(base->v, base->n);
-	out->new = stats_median(new->v, new->n);
-	if (out->base > 0 && isfinite(out->new))
-		out->change = out->new / out->base - 1;
-	if (base->n >= COMPARE_MIN_SAMPLES && new->n >= COMPARE_MIN_SAMPLES && isfinite(out->change)) {
-		rc = stats_mann_whitney(base->v, base->n, new->v, new->n, &mw);
-		if (rc == -ENOMEM)
-			return rc;
-		if (rc == 0) {
-			out->p = mw.p;
-			out->exact = mw.exact;
-			out->test = "mann_whitney_u";
-		}
-		if ((rc = floor_of(base, &out->clusters_base, &out->noise_floor)) ||
-		    (rc = floor_of(new, &out->clusters_new, &out->noise_floor)))
-			return rc;
-		rc = compare_bootstrap_ratio(base, new, COMPARE_ALPHA, COMPARE_BOOTSTRAP_SEED, &out->ratio_lo,
-					     &out->ratio_hi, NULL);
-		if (rc == -ENOMEM)
-			return rc;
-	}
-	out->verdict = compare_judge(out->change, out->p, out->ratio_lo, out->ratio_hi, out->noise_floor, out->n_base,
-				     out->n_new, threshold, false);
-	return 0;
-}
-
-int compare_ratio(const struct stats_set sets[4], double threshold, bool higher_is_better,
-		  struct compare_samples *out)
-{
-	double m[4];
-	int rc;
-
-	samples_clear(out);
-	for (size_t s = 0; s < 4; s++)
-		m[s] = stats_median(sets[s].v, sets[s].n);
-	/* A ratio rests on the smaller of its two sample sets. */
-	out->n_base = sets[0].n < sets[1].n ? sets[0].n : sets[1].n;
-	out->n_new = sets[2].n < sets[3].n ? sets[2].n : sets[3].n;
-	out->base = m[1] > 0 ? m[0] / m[1] : NAN;
-	out->new = m[3] > 0 ? m[2] / m[3] : NAN;
-	if (out->base > 0 && isfinite(out->new))
-		out->change = out->new / out->base - 1;
-	if (out->n_base >= COMPARE_MIN_SAMPLES && out->n_new >= COMPARE_MIN_SAMPLES && isfinite(out->change)) {
-		size_t k[4];
-		for (size_t s = 0; s < 4; s++)
-			if ((rc = floor_of(&sets[s], &k[s], &out->noise_floor)))
-				return rc;
-		out->clusters_base = k[0] < k[1] ? k[0] : k[1];
-		out->clusters_new = k[2] < k[3] ? k[2] : k[3];
-		/* The four sets are independent; a ratio of ratios has no rank test, so the bootstrap decides. */
-		rc = stats_bootstrap(sets, 4, stat_ratio_of_ratios, COMPARE_ALPHA, COMPARE_BOOTSTRAP_SEED,
-				     COMPARE_BOOTSTRAP_RESAMPLES, &out->ratio_lo, &out->ratio_hi, &out->p);
-		if (rc == -ENOMEM)
-			return rc;
-		if (rc == 0)
-			out->test = "bootstrap";
-	}
-	out->verdict = compare_judge(out->change, out->p, out->ratio_lo, out->ratio_hi, out->noise_floor, out->n_base,
-				     out->n_new, threshold, higher_is_better);
-	return 0;
-}
+#include "judge/compare_internal.h"
 
 /* ---- matching ---- */
 
@@ -398,9 +210,9 @@ static int compare_phase_pair(const struct phase_result *b, const struct phase_r
 {
 	int rc = 0;
 
-	samples_clear(&cp->ns);
-	samples_clear(&cp->ns_per_fault);
-	samples_clear(&cp->vs_control);
+	compare_samples_clear(&cp->ns);
+	compare_samples_clear(&cp->ns_per_fault);
+	compare_samples_clear(&cp->vs_control);
 	cp->faults = (b && b->spec.fault_case != FAULT_NONE) || (n && n->spec.fault_case != FAULT_NONE);
 	cp->control = (b && b->spec.role == PHASE_ROLE_CONTROL) || (n && n->spec.role == PHASE_ROLE_CONTROL);
 	/* Wall time per occurrence only where no side has samples per access: like is compared with like. */
@@ -506,65 +318,6 @@ out:
 	return rc;
 }
 
-/* ---- parameters ---- */
-
-static void param_diff(struct compare_phase *cp, const char *param, const char *b, const char *n)
-{
-	if (strcmp(b, n) == 0 || cp->n_params >= COMPARE_MAX_PARAM_DIFFS)
-		return;
-	struct compare_param_diff *d = &cp->params[cp->n_params++];
-	snprintf(d->param, sizeof(d->param), "%s", param);
-	snprintf(d->base, sizeof(d->base), "%s", b);
-	snprintf(d->new, sizeof(d->new), "%s", n);
-}
-
-static void param_u64(struct compare_phase *cp, const char *param, uint64_t b, uint64_t n)
-{
-	char sb[24], sn[24];
-
-	snprintf(sb, sizeof(sb), "%llu", (unsigned long long)b);
-	snprintf(sn, sizeof(sn), "%llu", (unsigned long long)n);
-	param_diff(cp, param, sb, sn);
-}
-
-static const char *cpu_text(int cpu, char *buf, size_t len)
-{
-	if (cpu < 0)
-		snprintf(buf, len, "not pinned");
-	else
-		snprintf(buf, len, "%d", cpu);
-	return buf;
-}
-
-void compare_parameters(const struct phase_result *b, const struct phase_result *n, struct compare_phase *cp)
-{
-	const struct phase_spec *sb = &b->spec, *sn = &n->spec;
-	char x[48], y[48];
-
-	cp->n_params = 0;
-	param_diff(cp, "page", sb->page.label, sn->page.label);
-	param_diff(cp, "layout", layout_name(sb->layout), layout_name(sn->layout));
-	param_u64(cp, "stride_bytes", sb->stride_bytes, sn->stride_bytes);
-	param_diff(cp, "iterations_mode", sb->iterations_auto ? "auto" : "fixed", sn->iterations_auto ? "auto" : "fixed");
-	/* Auto mode sizes its batches to the clock on each run: only fixed counts are parameters. */
-	if (!sb->iterations_auto && !sn->iterations_auto && !b->target && !n->target)
-		param_u64(cp, "iterations", sb->iterations, sn->iterations);
-	if (!b->target && !n->target)
-		param_u64(cp, "repeat", sb->repeat, sn->repeat);
-	param_u64(cp, "allocations", sb->allocations ? sb->allocations : 1, sn->allocations ? sn->allocations : 1);
-	param_diff(cp, "cpu", cpu_text(sb->cpu, x, sizeof(x)), cpu_text(sn->cpu, y, sizeof(y)));
-	param_u64(cp, "processes", sb->processes ? sb->processes : 1, sn->processes ? sn->processes : 1);
-	/* What a tlbprof run phase declared: the figures ns per access and the checks rest on. */
-	if (b->target || n->target) {
-		param_u64(cp, "declared.accesses", sb->accesses_total, sn->accesses_total);
-		param_u64(cp, "declared.region", b->target ? b->target->region_bytes : 0,
-			  n->target ? n->target->region_bytes : 0);
-		param_u64(cp, "declared.timings", sb->timings, sn->timings);
-		param_diff(cp, "declared.kind", sb->throughput ? "throughput" : "latency",
-			   sn->throughput ? "throughput" : "latency");
-	}
-}
-
 /* ---- page-size comparisons ---- */
 
 /* "baseline\x1fvariant" for every comparison of a side (caller frees each and the array). */
@@ -646,7 +399,7 @@ static int compare_pairs(const struct compare_side *base, const struct compare_s
 		cp->match = !from_base ? COMPARE_ADDED : j == SIZE_MAX ? COMPARE_REMOVED : COMPARE_MATCHED;
 		cp->base_delta_ns = cp->new_delta_ns = NAN;
 		cp->base_ns_per_tlb_miss = cp->new_ns_per_tlb_miss = NAN;
-		samples_clear(&cp->speedup);
+		compare_samples_clear(&cp->speedup);
 		if (cp->match == COMPARE_MATCHED) {
 			const struct comparison *cb = &base->analysis->comparisons[i], *cn = &new->analysis->comparisons[j];
 			const struct phase_result *order[4] = {
@@ -738,123 +491,7 @@ out:
 	return rc;
 }
 
-/* ---- environment ---- */
-
-static void env_diff(struct compare_result *out, const char *field, const char *b, const char *n)
-{
-	if (strcmp(b, n) == 0 || out->n_env >= COMPARE_MAX_ENV_DIFFS)
-		return;
-	struct compare_env_diff *d = &out->env[out->n_env++];
-	snprintf(d->field, sizeof(d->field), "%s", field);
-	snprintf(d->base, sizeof(d->base), "%s", b);
-	snprintf(d->new, sizeof(d->new), "%s", n);
-}
-
-static const char *or_unknown(const char *s)
-{
-	return s && *s ? s : "unknown";
-}
-
-/* Whether a hugetlb pool of page_bytes holds pages, and in words how it stands. */
-static bool pool_state(const struct environment *env, uint64_t page_bytes, char *buf, size_t len)
-{
-	const struct env_hugepool *p = environment_pool(env, page_bytes);
-
-	if (!p || p->nr <= 0) {
-		snprintf(buf, len, "not available (%s)", p ? "empty pool" : "no pool");
-		return false;
-	}
-	snprintf(buf, len, "available (%ld page%s)", p->nr, p->nr == 1 ? "" : "s");
-	return true;
-}
-
-void compare_environments(const struct compare_side *base, const struct compare_side *new, struct compare_result *out)
-{
-	const struct environment *eb = base->env, *en = new->env;
-	double gb = base->clock ? base->clock->core_clock_ghz : 0, gn = new->clock ? new->clock->core_clock_ghz : 0;
-	char b[64], n[64];
-
-	out->n_env = 0;
-	env_diff(out, "cpu.model_name", or_unknown(eb->cpu_model_name), or_unknown(en->cpu_model_name));
-	env_diff(out, "kernel", or_unknown(eb->kernel), or_unknown(en->kernel));
-	env_diff(out, "thp.enabled", or_unknown(eb->thp_enabled), or_unknown(en->thp_enabled));
-	env_diff(out, "thp.defrag", or_unknown(eb->thp_defrag), or_unknown(en->thp_defrag));
-	env_diff(out, "hypervisor", *eb->hypervisor ? eb->hypervisor : "none", *en->hypervisor ? en->hypervisor : "none");
-	env_diff(out, "cpu.pmu", or_unknown(base->pmu_name), or_unknown(new->pmu_name));
-	env_diff(out, "cpufreq.governor", or_unknown(eb->cpufreq_governor), or_unknown(en->cpufreq_governor));
-	/* The clock is a measurement: only a difference beyond its own noise is a different machine state. */
-	if (gb > 0 && gn > 0 ? fabs(gn / gb - 1) > COMPARE_CLOCK_TOLERANCE : (gb > 0) != (gn > 0)) {
-		snprintf(b, sizeof(b), gb > 0 ? "%.2f GHz" : "not calibrated", gb);
-		snprintf(n, sizeof(n), gn > 0 ? "%.2f GHz" : "not calibrated", gn);
-		env_diff(out, "core_clock_ghz", b, n);
-	}
-	/* Page sizes: a hugetlb pool that holds pages on one side only changes what could be measured. */
-	const struct environment *sides[] = { eb, en };
-	for (size_t s = 0; s < 2; s++) {
-		for (size_t i = 0; i < sides[s]->n_pools; i++) {
-			uint64_t bytes = sides[s]->pools[i].page_bytes;
-			char field[32], sz[16];
-			if (s == 1 && environment_pool(eb, bytes))
-				continue;	/* already compared from the base side */
-			/* Only availability matters: 512 pages against 1024 measure the same page size. */
-			if (pool_state(eb, bytes, b, sizeof(b)) == pool_state(en, bytes, n, sizeof(n)))
-				continue;
-			snprintf(field, sizeof(field), "hugepages.%s", format_size(bytes, sz, sizeof(sz)));
-			env_diff(out, field, b, n);
-		}
-	}
-}
-
 /* ---- the whole comparison ---- */
-
-/*
- * The verdict that counts for a matched phase. A packed control is the
- * machine's reference, so its own move is the machine's. A phase measured
- * against the same control on both sides must be slower (faster) beyond
- * noise and threshold by its own samples, and its change against the
- * control must say the same, to be a regression (an improvement): the
- * control ran next to the phase, so load, clock or a noisy neighbour move
- * both. Where the control's own samples are too noisy to be sure (the change
- * against it is beyond the threshold but not beyond noise), its direction
- * still has to agree. Otherwise the move is the machine's. The price: a
- * regression that a faster machine hides in the phase's own figures is not
- * counted (the change against the control still shows it).
- */
-static void phase_verdict(struct compare_phase *cp)
-{
-	enum compare_verdict v = cp->ns.verdict, vc = cp->vs_control.verdict;
-
-	cp->verdict = v;
-	cp->against_control = false;
-	cp->control_inconclusive = false;
-	if (v != COMPARE_REGRESSION && v != COMPARE_BETTER)
-		return;
-	if (cp->control) {
-		cp->verdict = v == COMPARE_REGRESSION ? COMPARE_MACHINE_SLOWER : COMPARE_MACHINE_FASTER;
-		return;
-	}
-	if (!cp->control_name || !compare_verdict_judged(vc))
-		return;
-	cp->against_control = true;
-	if (vc == v)
-		return;
-	if (vc == COMPARE_NOISE && (cp->vs_control.change > 0) == (cp->ns.change > 0)) {
-		cp->control_inconclusive = true;
-		return;
-	}
-	cp->verdict = v == COMPARE_REGRESSION ? COMPARE_MACHINE_SLOWER : COMPARE_MACHINE_FASTER;
-}
-
-/* Whether a matched phase got slower beyond noise by the measure that counts for it (within the threshold or not). */
-static bool phase_got_slower(const struct compare_result *r, const char *name)
-{
-	for (size_t i = 0; i < r->n_phases; i++) {
-		const struct compare_phase *cp = &r->phases[i];
-		if (cp->match == COMPARE_MATCHED && strcmp(cp->name, name) == 0)
-			return cp->verdict == COMPARE_REGRESSION || cp->verdict == COMPARE_WORSE_SMALL;
-	}
-	return false;
-}
 
 int compare_run(const struct compare_side *base, const struct compare_side *new, double threshold,
 		struct compare_result *out)
@@ -871,36 +508,7 @@ int compare_run(const struct compare_side *base, const struct compare_side *new,
 	compare_environments(base, new, out);
 	out->interrupted_base = base->results->interrupted;
 	out->interrupted_new = new->results->interrupted;
-	for (size_t i = 0; i < out->n_phases; i++) {
-		struct compare_phase *cp = &out->phases[i];
-		phase_verdict(cp);
-		if (cp->match != COMPARE_MATCHED)
-			continue;
-		out->phases_judged += compare_verdict_judged(cp->verdict);
-		out->phases_insufficient += cp->verdict == COMPARE_INSUFFICIENT;
-		out->phases_params_differ += cp->n_params > 0;
-		out->regressions += cp->verdict == COMPARE_REGRESSION;
-		out->improvements += cp->verdict == COMPARE_BETTER;
-		out->machine_shifts += cp->verdict == COMPARE_MACHINE_SLOWER || cp->verdict == COMPARE_MACHINE_FASTER;
-	}
-	for (size_t i = 0; i < out->n_pairs; i++) {
-		struct compare_pair *cp = &out->pairs[i];
-		if (cp->match != COMPARE_MATCHED)
-			continue;
-		/*
-		 * A smaller speedup with no phase slower is the baseline getting
-		 * faster: the code or machine improved where huge pages help
-		 * least. Worth reading, not a reason to fail.
-		 */
-		if (cp->speedup.verdict == COMPARE_REGRESSION && !phase_got_slower(out, cp->baseline) &&
-		    !phase_got_slower(out, cp->variant))
-			cp->speedup.verdict = COMPARE_SMALLER_UNCOUNTED;
-		out->pairs_judged += compare_verdict_judged(cp->speedup.verdict);
-		out->pairs_insufficient += cp->speedup.verdict == COMPARE_INSUFFICIENT;
-		out->regressions += cp->speedup.verdict == COMPARE_REGRESSION;
-		out->improvements += cp->speedup.verdict == COMPARE_BETTER;
-		out->speedups_uncounted += cp->speedup.verdict == COMPARE_SMALLER_UNCOUNTED;
-	}
+	compare_apply_rules(out);
 	return 0;
 }
 
@@ -910,22 +518,4 @@ void compare_free(struct compare_result *r)
 	free(r->pairs);
 	free(r->checks);
 	memset(r, 0, sizeof(*r));
-}
-
-bool compare_judged_any(const struct compare_result *r)
-{
-	return r->phases_judged + r->pairs_judged > 0;
-}
-
-bool compare_fails(const struct compare_result *r, enum fail_on fail_on)
-{
-	switch (fail_on) {
-	case FAIL_ON_NEVER:
-		return false;
-	case FAIL_ON_WARN:
-		return r->regressions > 0 || r->checks_worse > 0;
-	case FAIL_ON_FAIL:
-		return r->regressions > 0 || r->checks_now_failing > 0;
-	}
-	return false;
 }
