@@ -13,6 +13,11 @@ enum {
 	MAX_FINDINGS = 4,
 };
 
+/* The steps of analysis_run(), each in its own file, and what they share (metrics.c unless said). */
+
+/* Per-phase statistics into a->phases: samples, faults, allocations, the packed control's translation part. */
+void analysis_phase_metrics(const struct phase_result *res, size_t n, struct analysis *a);
+
 /* A measured phase that completed with samples: what comparisons, sweeps and most checks look at. */
 bool analysis_measured_ok(const struct phase_result *r);
 

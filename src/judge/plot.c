@@ -41,12 +41,6 @@ enum plot_chart_kind plot_chart_kind_for(enum workload_sweep sweep, size_t n_siz
 	}
 }
 
-bool plot_kind_is_bars(enum plot_chart_kind k)
-{
-	return k == PLOT_CHART_PAGE_BARS || k == PLOT_CHART_FAULT_BARS || k == PLOT_CHART_RUN_BARS ||
-	       k == PLOT_CHART_WALL_BARS;
-}
-
 /* What a chart's phases are, before it is drawn: the working sets measured, the phases that will not be. */
 struct chart_census {
 	uint64_t sizes[PLAN_MAX_SIZES];	/* distinct, in order of first appearance */
@@ -193,8 +187,14 @@ static void add_chart_notes(const struct plot_chart_ctx *cx, const struct chart_
 /* The axes, then the chart's geometry in px from top (its height has a line per note), then what sits on it. */
 static void lay_out(struct plot_chart *c, double top)
 {
+	struct plot_cut cut;
+
 	plot_layout_x_axis(c);
-	plot_layout_y_axis(c);
+	plot_layout_y_axis(c, &cut);
+	if (cut.points)
+		plot_add_note(c, "The spread of %zu point%s reaches past the top of the chart (up to %.4g %s) and is "
+				 "cut off there; the SVG's data-hi attributes keep the values.", cut.points,
+			      cut.points == 1 ? "" : "s", cut.worst, c->y.unit == PLOT_UNIT_MS ? "ms" : "ns");
 	plot_place_steps(c);
 	c->frame = (struct plot_rect){ 0, top, PLOT_WIDTH_PX,
 				       TITLE_H + AREA_H + AXIS_H + NOTE_H * (double)c->n_notes + BOTTOM_PAD };

@@ -253,17 +253,23 @@ void plot_layout_x_axis(struct plot_chart *c)
 	plot_axis_log2(ax, lo, hi, LOG_MAX_TICKS);
 }
 
+bool plot_kind_is_bars(enum plot_chart_kind k)
+{
+	return k == PLOT_CHART_PAGE_BARS || k == PLOT_CHART_FAULT_BARS || k == PLOT_CHART_RUN_BARS ||
+	       k == PLOT_CHART_WALL_BARS;
+}
+
 /*
  * The y axis: linear from 0 over the medians and the spreads, except a
  * spread reaching past 1.5 times the highest median: one slow sample of
  * three (a noisy VM) would otherwise flatten every curve to the floor. That
- * spread is cut at the frame and a note says so. A line chart whose medians
+ * spread is cut at the frame (the caller's note says so). A line chart whose medians
  * span more than LOG_Y_RATIO gets a log2 axis instead: a tlbsize curve
  * climbs from an L1 hit (~1.5 ns) to DRAM and page walks (~100 ns), and on a
  * linear axis its first knees would lie flat on the floor. Bars stay linear:
  * their length is the value.
  */
-void plot_layout_y_axis(struct plot_chart *c)
+void plot_layout_y_axis(struct plot_chart *c, struct plot_cut *cut_out)
 {
 	double top_median = 0, low_median = INFINITY, top, low, worst = 0;
 	size_t cut = 0;
@@ -294,8 +300,5 @@ void plot_layout_y_axis(struct plot_chart *c)
 	} else {
 		plot_axis_linear(&c->y, top, LINEAR_TARGET_TICKS);
 	}
-	if (cut)
-		plot_add_note(c, "The spread of %zu point%s reaches past the top of the chart (up to %.4g %s) and is "
-				 "cut off there; the SVG's data-hi attributes keep the values.", cut, cut == 1 ? "" : "s",
-			      worst, c->y.unit == PLOT_UNIT_MS ? "ms" : "ns");
+	*cut_out = (struct plot_cut){ .points = cut, .worst = worst };
 }

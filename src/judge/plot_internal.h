@@ -29,7 +29,7 @@ struct plot_chart_ctx {
 	size_t dropped;		/* phases beyond the series or category limits */
 };
 
-/* plot.c: whether charts of kind k draw bars (a band x axis), not lines. */
+/* plot_axes.c: whether charts of kind k draw bars (a band x axis), not lines. */
 bool plot_kind_is_bars(enum plot_chart_kind k);
 
 /* plot_series.c: a tlbprof run phase that declared no accesses (drawn as wall time per occurrence). */
@@ -63,5 +63,10 @@ void plot_place_marker_labels(struct plot_chart *c);
 
 /* plot_axes.c: the chart's x axis, from its kind, points, markers and categories. */
 void plot_layout_x_axis(struct plot_chart *c);
-/* plot_axes.c: the chart's y axis over its points' medians and spreads; a note when a spread is cut. */
-void plot_layout_y_axis(struct plot_chart *c);
+/* The spreads plot_layout_y_axis() cut at the top of the chart: how many, and the highest value cut. */
+struct plot_cut {
+	size_t points;
+	double worst;
+};
+/* plot_axes.c: the chart's y axis over its points' medians and spreads; *cut: what reaches past its top. */
+void plot_layout_y_axis(struct plot_chart *c, struct plot_cut *cut);

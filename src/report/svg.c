@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The SVG writer of `tlbprof plot`: draws the charts plot.c laid out as one standalone SVG 1.1 document. */
+/* The SVG writer of `tlbprof plot`: draws the charts judge/plot*.c laid out as one standalone SVG 1.1 document. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -294,7 +294,7 @@ static void draw_chart(FILE *f, const struct plot_chart *c, size_t index)
 	fprintf(f, "<g class=\"chart\" data-chart=\"%s\" data-workload=\"", plot_chart_kind_name(c->kind));
 	put_text(f, c->workload);
 	fputs("\">\n", f);
-	/* Spreads cut at the top of the axis (see plot.c) stop at the frame. */
+	/* Spreads cut at the top of the axis (plot_layout_y_axis() in judge/plot_axes.c) stop at the frame. */
 	fprintf(f, "<defs><clipPath id=\"area-%zu\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>"
 		   "</clipPath></defs>\n", index, c->area.x, c->area.y, c->area.w, c->area.h);
 	text_el(f, "chart-title", c->area.x, c->frame.y + 30, "start", "font-size=\"15\" font-weight=\"bold\"", c->title);
