@@ -74,7 +74,9 @@ const char *const controls_mode_names[] = {
 	[CONTROLS_AUTO] = "auto", [CONTROLS_ALWAYS] = "always", [CONTROLS_NONE] = "none", NULL,
 };
 
-const char *const fail_on_names[] = { [FAIL_ON_FAIL] = "fail", [FAIL_ON_WARN] = "warn", [FAIL_ON_NEVER] = "never", NULL };
+const char *const fail_on_names[] = {
+	[FAIL_ON_FAIL] = "fail", [FAIL_ON_WARN] = "warn", [FAIL_ON_NEVER] = "never", NULL,
+};
 
 const char *fail_on_name(enum fail_on f)
 {

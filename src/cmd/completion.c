@@ -110,8 +110,9 @@ static void write_command(FILE *f, const struct command *cmd, const char *events
 				if (o->short_name)
 					fprintf(f, " -%c", o->short_name);
 			}
-	fprintf(f, "'\n# Complete the value of option $1 of %s%s; 1 when it takes none.\n_tlbprof_value_%s()\n{\n\tcase $1 in\n",
-		cmd->name ? "tlbprof " : "measuring", cmd->name ? cmd->name : "", var_name(cmd));
+	fprintf(f, "'\n# Complete the value of option $1 of %s%s; 1 when it takes none.\n", cmd->name ? "tlbprof " : "measuring",
+		cmd->name ? cmd->name : "");
+	fprintf(f, "_tlbprof_value_%s()\n{\n\tcase $1 in\n", var_name(cmd));
 	for (size_t t = 0; t < n; t++)
 		for (const struct option_spec *o = tables[t]; o->name; o++)
 			if (o->value && !(o->flags & OPTION_HIDDEN))

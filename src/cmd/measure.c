@@ -389,7 +389,8 @@ static int measure_plan(const struct measure_options *o, const struct command_co
 		.argc = ctx->argc,
 		.argv = ctx->argv,
 	};
-	if (runner_run(plan, &rctx, results) != 0 || analysis_run(results->phases, results->n, &m->env, &m->clock, analysis) != 0) {
+	if (runner_run(plan, &rctx, results) != 0 ||
+	    analysis_run(results->phases, results->n, &m->env, &m->clock, analysis) != 0) {
 		report_error("out of memory");
 		return EXIT_UNAVAILABLE;
 	}

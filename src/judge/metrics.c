@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Per-phase statistics (latency, faults, allocations, the packed control), and what all of the analysis reads off a phase. */
+/* Per-phase statistics (latency, faults, allocations, packed control) and what the analysis reads off a phase. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -26,7 +26,8 @@ extern const struct workload_ops workload_chase;
 
 static const struct option_spec tlbsize_params[] = {
 	{ .name = "max-pages", .value = "N", .help = "largest page count",
-	  .def_help = OPTION_STR(REACH_FACTOR) "x the largest 4 KiB TLB reach CPUID\nreports, or " OPTION_STR(DEFAULT_MAX_PAGES),
+	  .def_help = OPTION_STR(REACH_FACTOR) "x the largest 4 KiB TLB reach CPUID\nreports, or "
+		      OPTION_STR(DEFAULT_MAX_PAGES),
 	  .set = option_set_count, .offset = offsetof(struct plan_request, max_pages), .min = 2, .max = MAX_PAGES_LIMIT },
 	{ 0 },
 };
