@@ -83,29 +83,6 @@ const char *fail_on_name(enum fail_on f)
 	return name_of(fail_on_names, (unsigned)f);
 }
 
-static const char *const output_format_names[OUTPUT_FORMATS] = {
-	[OUTPUT_JSON] = "json", [OUTPUT_GBENCH] = "gbench", [OUTPUT_OPENMETRICS] = "openmetrics",
-	[OUTPUT_JUNIT] = "junit", [OUTPUT_CSV] = "csv",
-};
-
-const char *output_format_name(enum output_format f)
-{
-	return (unsigned)f < OUTPUT_FORMATS ? output_format_names[f] : NULL;
-}
-
-const char *output_format_at(size_t i)
-{
-	return i < OUTPUT_FORMATS ? output_format_names[i] : NULL;
-}
-
-int output_format_from_name(const char *s)
-{
-	for (int f = 0; f < OUTPUT_FORMATS; f++)
-		if (strcmp(s, output_format_names[f]) == 0)
-			return f;
-	return -1;
-}
-
 static const char *const fault_case_names[FAULT_CASES] = {
 	[FAULT_ANON_COLD] = "anon_cold", [FAULT_ANON_REFAULT] = "anon_refault", [FAULT_ANON_PREFAULT] = "anon_prefault",
 	[FAULT_FILE_WARM] = "file_warm", [FAULT_FILE_COLD] = "file_cold",

@@ -91,19 +91,3 @@ enum fail_on {
 /* "fail", "warn", "never": the names by value, NULL-terminated (the --fail-on choices). */
 extern const char *const fail_on_names[];
 const char *fail_on_name(enum fail_on f);
-
-/* The report formats --format names; each goes to --output (a file, or its own file in a directory). */
-enum output_format {
-	OUTPUT_JSON,		/* the native tlbprof.report/1 (the contract) */
-	OUTPUT_GBENCH,		/* Google Benchmark's JSON (--benchmark_format=json) */
-	OUTPUT_OPENMETRICS,	/* OpenMetrics text, also valid Prometheus text (node_exporter textfile) */
-	OUTPUT_JUNIT,		/* JUnit XML: one test case per check and per phase */
-	OUTPUT_CSV,		/* CSV in the manner of perf stat -x, */
-	OUTPUT_FORMATS,
-};
-/* "json", "gbench", "openmetrics", "junit", "csv"; NULL when out of range. */
-const char *output_format_name(enum output_format f);
-/* The same as a choice list: the i-th name, NULL after the last. */
-const char *output_format_at(size_t i);
-/* Inverse of output_format_name(); -1 when unknown. */
-int output_format_from_name(const char *s);

@@ -11,6 +11,7 @@
 #include "cmd/command.h"
 #include "measure/workload.h"
 #include "option.h"
+#include "report/report.h"
 
 #define PLACEHOLDER "@TLBPROF_COMPLETION_DATA@"
 

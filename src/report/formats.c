@@ -6,46 +6,63 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "report/internal.h"
 #include "report/report.h"
 
-static const char *const file_names[OUTPUT_FORMATS] = {
-	[OUTPUT_JSON] = "tlbprof.json",
-	[OUTPUT_GBENCH] = "tlbprof.gbench.json",
-	[OUTPUT_OPENMETRICS] = "tlbprof.prom",
-	[OUTPUT_JUNIT] = "tlbprof.junit.xml",
-	[OUTPUT_CSV] = "tlbprof.csv",
+/* The native document onto a stream. */
+static int write_json(const struct report_input *in, FILE *f)
+{
+	json_t *root = report_json_build(in);
+	int rc;
+
+	if (!root)
+		return -ENOMEM;
+	rc = report_json_dumpf(root, f);
+	json_decref(root);
+	return rc;
+}
+
+/* The one list of formats: --format's name, the file in an --output directory, the writer. */
+static const struct {
+	const char *name;
+	const char *file_name;
+	int (*write)(const struct report_input *in, FILE *f);
+} formats[OUTPUT_FORMATS] = {
+	[OUTPUT_JSON] = { "json", "tlbprof.json", write_json },
+	[OUTPUT_GBENCH] = { "gbench", "tlbprof.gbench.json", report_gbench_write },
+	[OUTPUT_OPENMETRICS] = { "openmetrics", "tlbprof.prom", report_openmetrics_write },
+	[OUTPUT_JUNIT] = { "junit", "tlbprof.junit.xml", report_junit_write },
+	[OUTPUT_CSV] = { "csv", "tlbprof.csv", report_csv_write },
 };
+
+const char *output_format_name(enum output_format f)
+{
+	return (unsigned)f < OUTPUT_FORMATS ? formats[f].name : NULL;
+}
+
+const char *output_format_at(size_t i)
+{
+	return i < OUTPUT_FORMATS ? formats[i].name : NULL;
+}
+
+int output_format_from_name(const char *s)
+{
+	for (int f = 0; f < OUTPUT_FORMATS; f++)
+		if (strcmp(s, formats[f].name) == 0)
+			return f;
+	return -1;
+}
 
 const char *report_format_file_name(enum output_format fmt)
 {
-	return (unsigned)fmt < OUTPUT_FORMATS ? file_names[fmt] : NULL;
+	return (unsigned)fmt < OUTPUT_FORMATS ? formats[fmt].file_name : NULL;
 }
 
 int report_format_write(const struct report_input *in, enum output_format fmt, FILE *f)
 {
-	switch (fmt) {
-	case OUTPUT_JSON: {
-		json_t *root = report_json_build(in);
-		if (!root)
-			return -ENOMEM;
-		int rc = report_json_dumpf(root, f);
-		json_decref(root);
-		return rc;
-	}
-	case OUTPUT_GBENCH:
-		return report_gbench_write(in, f);
-	case OUTPUT_OPENMETRICS:
-		return report_openmetrics_write(in, f);
-	case OUTPUT_JUNIT:
-		return report_junit_write(in, f);
-	case OUTPUT_CSV:
-		return report_csv_write(in, f);
-	case OUTPUT_FORMATS:
-		break;
-	}
-	return -EINVAL;
+	return (unsigned)fmt < OUTPUT_FORMATS ? formats[fmt].write(in, f) : -EINVAL;
 }
 
 int report_write_json(const struct report_input *in, const char *path, char *err, size_t err_len)

@@ -22,6 +22,26 @@
 #include "machine/timing.h"
 
 #define REPORT_SCHEMA "tlbprof.report/1"
+
+/*
+ * The report formats --format names; each goes to --output (a file, or its
+ * own file in a directory). One table in src/report/formats.c gives each its
+ * name, its file name in an --output directory and its writer.
+ */
+enum output_format {
+	OUTPUT_JSON,		/* the native tlbprof.report/1 (the contract) */
+	OUTPUT_GBENCH,		/* Google Benchmark's JSON (--benchmark_format=json) */
+	OUTPUT_OPENMETRICS,	/* OpenMetrics text, also valid Prometheus text (node_exporter textfile) */
+	OUTPUT_JUNIT,		/* JUnit XML: one test case per check and per phase */
+	OUTPUT_CSV,		/* CSV in the manner of perf stat -x, */
+	OUTPUT_FORMATS,
+};
+/* "json", "gbench", "openmetrics", "junit", "csv"; NULL when out of range. */
+const char *output_format_name(enum output_format f);
+/* The same as a choice list: the i-th name, NULL after the last. */
+const char *output_format_at(size_t i);
+/* Inverse of output_format_name(); -1 when unknown. */
+int output_format_from_name(const char *s);
 /* Room for the paths of --output FORMAT=PATH,... (all of them, with their terminators). */
 #define REPORT_OUTPUT_MAP_BYTES 8192
 

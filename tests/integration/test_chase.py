@@ -167,7 +167,7 @@ def median(v):
 
 
 def iid_ci(v):
-    """The median's order-statistic 95 % interval over all samples, relative (as analysis_median_ci)."""
+    """The median's order-statistic 95 % interval over all samples, relative (as stats_median_ci)."""
     n = len(v)
     if n < 6:
         return float("inf")
