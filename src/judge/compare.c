@@ -72,6 +72,38 @@ static int match_keys(const char *const *ka, size_t na, const char *const *kb, s
 	return 0;
 }
 
+/* Two lists of keys, the base side's and the new side's, and how match_keys() pairs them. */
+struct key_match {
+	const char **kb, **kn;	/* the keys (filled by the caller) */
+	size_t nb, nn;
+	size_t *b_to_n;		/* each base key's index among the new ones, SIZE_MAX: none */
+	bool *n_used;		/* whether a new key was paired */
+};
+
+/* Room for nb and nn keys. 0 or -ENOMEM; free with key_match_free() either way. */
+static int key_match_new(struct key_match *m, size_t nb, size_t nn)
+{
+	*m = (struct key_match){ .nb = nb, .nn = nn };
+	m->kb = calloc(nb + 1, sizeof(*m->kb));
+	m->kn = calloc(nn + 1, sizeof(*m->kn));
+	m->b_to_n = malloc((nb + 1) * sizeof(*m->b_to_n));
+	m->n_used = malloc((nn + 1) * sizeof(*m->n_used));
+	return m->kb && m->kn && m->b_to_n && m->n_used ? 0 : -ENOMEM;
+}
+
+static int key_match_pair(struct key_match *m)
+{
+	return match_keys(m->kb, m->nb, m->kn, m->nn, m->b_to_n, m->n_used);
+}
+
+static void key_match_free(struct key_match *m)
+{
+	free(m->kb);
+	free(m->kn);
+	free(m->b_to_n);
+	free(m->n_used);
+}
+
 /* ---- phases ---- */
 
 static bool phase_measured(const struct phase_result *r)
@@ -272,23 +304,23 @@ static int compare_against_control(const struct compare_side *base, const struct
 static int compare_phases(const struct compare_side *base, const struct compare_side *new, struct compare_result *out)
 {
 	const struct run_results *rb = base->results, *rn = new->results;
-	const char **kb = malloc((rb->n + 1) * sizeof(*kb)), **kn = malloc((rn->n + 1) * sizeof(*kn));
-	size_t *b_to_n = malloc((rb->n + 1) * sizeof(*b_to_n));
-	bool *n_used = malloc((rn->n + 1) * sizeof(*n_used));
-	int rc = -ENOMEM;
+	struct key_match m;
+	int rc = key_match_new(&m, rb->n, rn->n);
 
 	out->phases = calloc(rb->n + rn->n + 1, sizeof(*out->phases));
-	if (!kb || !kn || !b_to_n || !n_used || !out->phases)
+	if (rc || !out->phases) {
+		rc = -ENOMEM;
 		goto out;
+	}
 	for (size_t i = 0; i < rb->n; i++)
-		kb[i] = rb->phases[i].spec.name;
+		m.kb[i] = rb->phases[i].spec.name;
 	for (size_t i = 0; i < rn->n; i++)
-		kn[i] = rn->phases[i].spec.name;
-	if ((rc = match_keys(kb, rb->n, kn, rn->n, b_to_n, n_used)))
+		m.kn[i] = rn->phases[i].spec.name;
+	if ((rc = key_match_pair(&m)))
 		goto out;
 	for (size_t i = 0; i < rb->n; i++) {
 		struct compare_phase *cp = &out->phases[out->n_phases++];
-		size_t j = b_to_n[i];
+		size_t j = m.b_to_n[i];
 		cp->name = rb->phases[i].spec.name;
 		cp->base = i;
 		cp->new = j;
@@ -299,7 +331,7 @@ static int compare_phases(const struct compare_side *base, const struct compare_
 			goto out;
 	}
 	for (size_t j = 0; j < rn->n; j++) {
-		if (n_used[j])
+		if (m.n_used[j])
 			continue;
 		struct compare_phase *cp = &out->phases[out->n_phases++];
 		cp->name = rn->phases[j].spec.name;
@@ -311,10 +343,7 @@ static int compare_phases(const struct compare_side *base, const struct compare_
 	}
 	rc = 0;
 out:
-	free(kb);
-	free(kn);
-	free(b_to_n);
-	free(n_used);
+	key_match_free(&m);
 	return rc;
 }
 
@@ -375,14 +404,19 @@ static int compare_pairs(const struct compare_side *base, const struct compare_s
 {
 	size_t nb = base->analysis->n_comparisons, nn = new->analysis->n_comparisons;
 	char **kb = pair_keys(base), **kn = pair_keys(new);
-	size_t *b_to_n = malloc((nb + 1) * sizeof(*b_to_n));
-	bool *n_used = malloc((nn + 1) * sizeof(*n_used));
-	int rc = -ENOMEM;
+	struct key_match m;
+	int rc = key_match_new(&m, nb, nn);
+	size_t *b_to_n = m.b_to_n;
+	bool *n_used = m.n_used;
 
 	out->pairs = calloc(nb + nn + 1, sizeof(*out->pairs));
-	if (!kb || !kn || !b_to_n || !n_used || !out->pairs)
+	if (rc || !kb || !kn || !out->pairs) {
+		rc = -ENOMEM;
 		goto out;
-	if ((rc = match_keys((const char *const *)kb, nb, (const char *const *)kn, nn, b_to_n, n_used)))
+	}
+	memcpy(m.kb, kb, nb * sizeof(*kb));
+	memcpy(m.kn, kn, nn * sizeof(*kn));
+	if ((rc = key_match_pair(&m)))
 		goto out;
 	for (size_t k = 0; k < nb + nn; k++) {
 		bool from_base = k < nb;
@@ -426,8 +460,7 @@ static int compare_pairs(const struct compare_side *base, const struct compare_s
 out:
 	free_keys(kb, nb);
 	free_keys(kn, nn);
-	free(b_to_n);
-	free(n_used);
+	key_match_free(&m);
 	return rc;
 }
 
@@ -444,23 +477,23 @@ static bool check_worse(enum check_status from, enum check_status to)
 static int compare_checks(const struct compare_side *base, const struct compare_side *new, struct compare_result *out)
 {
 	const struct analysis *ab = base->analysis, *an = new->analysis;
-	const char **kb = malloc((ab->n_checks + 1) * sizeof(*kb)), **kn = malloc((an->n_checks + 1) * sizeof(*kn));
-	size_t *b_to_n = malloc((ab->n_checks + 1) * sizeof(*b_to_n));
-	bool *n_used = malloc((an->n_checks + 1) * sizeof(*n_used));
-	int rc = -ENOMEM;
+	struct key_match m;
+	int rc = key_match_new(&m, ab->n_checks, an->n_checks);
 
 	out->checks = calloc(ab->n_checks + an->n_checks + 1, sizeof(*out->checks));
-	if (!kb || !kn || !b_to_n || !n_used || !out->checks)
+	if (rc || !out->checks) {
+		rc = -ENOMEM;
 		goto out;
+	}
 	for (size_t i = 0; i < ab->n_checks; i++)
-		kb[i] = ab->checks[i].id;
+		m.kb[i] = ab->checks[i].id;
 	for (size_t i = 0; i < an->n_checks; i++)
-		kn[i] = an->checks[i].id;
-	if ((rc = match_keys(kb, ab->n_checks, kn, an->n_checks, b_to_n, n_used)))
+		m.kn[i] = an->checks[i].id;
+	if ((rc = key_match_pair(&m)))
 		goto out;
 	for (size_t i = 0; i < ab->n_checks; i++) {
 		struct compare_check *cc = &out->checks[out->n_checks++];
-		size_t j = b_to_n[i];
+		size_t j = m.b_to_n[i];
 		cc->id = ab->checks[i].id;
 		cc->base = ab->checks[i].status;
 		cc->base_message = ab->checks[i].message;
@@ -474,7 +507,7 @@ static int compare_checks(const struct compare_side *base, const struct compare_
 		out->checks_now_failing += cc->worse && cc->new == CHECK_FAIL;
 	}
 	for (size_t j = 0; j < an->n_checks; j++) {
-		if (n_used[j])
+		if (m.n_used[j])
 			continue;
 		struct compare_check *cc = &out->checks[out->n_checks++];
 		cc->id = an->checks[j].id;
@@ -484,10 +517,7 @@ static int compare_checks(const struct compare_side *base, const struct compare_
 	}
 	rc = 0;
 out:
-	free(kb);
-	free(kn);
-	free(b_to_n);
-	free(n_used);
+	key_match_free(&m);
 	return rc;
 }
 
