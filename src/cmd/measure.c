@@ -241,7 +241,7 @@ static void measure_usage(FILE *f)
 		   "130 interrupted. See tlbprof(1).\n");
 }
 
-/* The parser of measuring: its own options, then every workload's (any of them may be given). */
+/* The parser of measuring: its own options, then every workload's (any of them may be given); o NULL: names only. */
 static void measure_parser(struct option_parser *p, struct measure_options *o)
 {
 	size_t t = 0;
@@ -250,7 +250,7 @@ static void measure_parser(struct option_parser *p, struct measure_options *o)
 	p->tables[t++] = (struct option_table){ measure_specs, o };
 	for (size_t i = 0; workload_at(i) && t + 1 < OPTION_MAX_TABLES; i++)
 		if (workload_at(i)->params)
-			p->tables[t++] = (struct option_table){ workload_at(i)->params, &o->plan };
+			p->tables[t++] = (struct option_table){ workload_at(i)->params, o ? &o->plan : NULL };
 }
 
 bool command_measure_has_option(const char *name, size_t n)
