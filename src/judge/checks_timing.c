@@ -192,7 +192,7 @@ void checks_cpu_migrations(const struct analysis_check_def *def, const struct an
 	struct analysis_check *c;
 	if (!counted)
 		c = checks_add(a, def, CHECK_SKIP, "the cpu-migrations counter is not available");
-	else if (total > 0 && where->target)
+	else if (total > 0 && where && where->target)
 		c = checks_add(a, def, CHECK_WARN,
 			       "the command's threads moved between CPUs %.0f times inside its phases (first in %s): "
 			       "caches and TLBs went cold mid-phase; pin it with tlbprof run --cpu (or taskset for "
@@ -266,7 +266,7 @@ void checks_warmup_insufficient(const struct analysis_check_def *def, const stru
 		checks_add(a, def, CHECK_SKIP, "needs three or more samples on an allocation");
 		return;
 	}
-	if (worst_excess > WARMUP_EXCESS)
+	if (worst && worst_excess > WARMUP_EXCESS)
 		c = checks_add(a, def, CHECK_WARN,
 			       "%s: the first sample of an allocation is %.0f %% slower than the median of its others "
 			       "(median over the allocations): caches, TLBs or page walks were still warming up; %s",

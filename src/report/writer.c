@@ -129,7 +129,7 @@ static int temp_create(const char *path, const char *target, const char *option,
 	}
 	*fd = mkostemp(*tmp, O_CLOEXEC);
 	if (*fd < 0) {
-		rc = -errno;
+		rc = errno ? -errno : -EIO;
 		snprintf(err, err_len, "%s '%s': cannot create a file in the directory of %s: %s", option, path, target,
 			 strerror(-rc));
 		free(*tmp);
