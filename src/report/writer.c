@@ -182,7 +182,7 @@ static int write_replacing(const char *path, const char *option, const char *wha
 		return rc;
 	}
 	mode_t mode = replaced_mode(target);
-	if ((rc = temp_create(path, target, option, what, &tmp, &fd, err, err_len)) != 0)
+	if ((rc = temp_create(path, target, option, what, &tmp, &fd, err, err_len)) != 0 || !tmp)
 		goto out;
 	if ((rc = temp_fill(fd, mode, emit, ctx)) == 0 && rename(tmp, target) != 0)
 		rc = -errno;
