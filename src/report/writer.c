@@ -182,8 +182,10 @@ static int write_replacing(const char *path, const char *option, const char *wha
 		return rc;
 	}
 	mode_t mode = replaced_mode(target);
-	if ((rc = temp_create(path, target, option, what, &tmp, &fd, err, err_len)) != 0 || !tmp)
+	if ((rc = temp_create(path, target, option, what, &tmp, &fd, err, err_len)) != 0 || !tmp) {
+		rc = rc ? rc : -EIO;	/* temp_create names a file whenever it succeeds */
 		goto out;
+	}
 	if ((rc = temp_fill(fd, mode, emit, ctx)) == 0 && rename(tmp, target) != 0)
 		rc = -errno;
 	if (rc) {
