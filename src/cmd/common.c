@@ -48,6 +48,8 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu
 		sched_setaffinity(0, sizeof(set), &set);
 	}
 	timing_calibrate(&m->clock);
+	/* Again with the measured folding of add reg, imm: evidence where the model number is masked. */
+	environment_identify_core(&m->env, m->clock.add_imm_per_cycle);
 	return 0;
 }
 

@@ -31,7 +31,8 @@ struct measuring {
  * parse; the installed maps failing is a warning and a run without
  * counters), the environment, pinning to cpu (-1: not pinned), then the
  * core-clock calibration on that CPU (cores of a hybrid CPU run at
- * different clocks). Returns 0, or EXIT_USAGE after printing the one-line
+ * different clocks), and the core identified again with what the clock
+ * measured (timing.h: add_imm_per_cycle). Returns 0, or EXIT_USAGE after printing the one-line
  * error about --events-dir. Tear down with command_measuring_free().
  */
 int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu);

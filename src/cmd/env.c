@@ -87,6 +87,7 @@ static int env_run(const void *options, const struct command_context *ctx)
 	environment_collect(&env);
 	bool have_steal = environment_steal_sample(STEAL_WINDOW_MS, &steal) == 0;
 	timing_calibrate(&clock);
+	environment_identify_core(&env, clock.add_imm_per_cycle);
 	/* Open once, disabled, and close: whether each event opens is the finding; nothing is counted. */
 	if (counters) {
 		counter_set_open(counters);

@@ -342,7 +342,7 @@ static int run_child(const struct measure_options *o, const struct command_conte
 	if (counter_set_new(&counters, command_events_dir(o->events_dir), NULL, msg, sizeof(msg)) != 0)
 		counters = NULL;
 	environment_collect(&env);
-	struct plan_context pctx = { .current_cpu = sched_getcpu(), .tlb = &env.tlb };
+	struct plan_context pctx = { .current_cpu = sched_getcpu(), .tlb = environment_expected_tlb(&env) };
 	struct run_context rctx = { .counters = counters, .stop = ctx->stop };
 	rc = plan_build(&o->plan, &pctx, &plan) != 0 ? -ENOMEM : runner_run_child(&plan, &o->child, &rctx);
 	plan_free(&plan);
@@ -414,7 +414,7 @@ static int measure_run(const void *options, const struct command_context *ctx)
 		.with_controls = o->controls == CONTROLS_ALWAYS ||
 				 (o->controls == CONTROLS_AUTO && !tlb_counters_open(m.counters)),
 		.current_cpu = sched_getcpu(),
-		.tlb = &m.env.tlb,
+		.tlb = environment_expected_tlb(&m.env),
 	};
 	if (plan_build(&o->plan, &pctx, &plan) != 0) {
 		report_error("out of memory");

@@ -87,10 +87,32 @@ struct stride_step {
 	double misses_from, misses_to;	/* dTLB misses per access */
 };
 
-/* A candidate TLB capacity from the tlbsize curve, and the CPUID level it is closest to. */
+/* What a knee of the tlbsize curve is: a TLB filling, a cache filling, or not told apart by the geometry. */
+enum knee_kind { KNEE_UNKNOWN, KNEE_TLB, KNEE_CACHE };
+
+/* "tlb", "cache", "unknown". */
+const char *knee_kind_name(enum knee_kind k);
+
+/* A capacity a knee is compared with: a TLB level (entries) or a cache level (bytes). */
+struct knee_capacity {
+	const char *level;		/* "L1 dTLB", "L2 TLB", "L1d", "L2", "L3"; NULL: none known */
+	bool is_cache;			/* count is bytes (a cache), else entries (a TLB) */
+	double count;			/* entries or bytes */
+	double pages;			/* the pages of the chase that fill it (one line and 1/8 PTE line each for a cache) */
+	const char *source;		/* "cpuid ...", "documented: CORE", "sysfs" */
+	double relative_error;		/* distance of pages from the knee's rise [x_before, x_after], relative to pages */
+	bool fits;			/* within what the level's fill allows (see knee_match.c) */
+};
+
+/* A knee of the tlbsize curve, what fits its rise, and the label that follows. */
 struct tlb_knee {
 	struct knee knee;		/* x in pages */
 	const char *page_label;		/* the page size the curve was measured on ("4k") */
+	enum knee_kind kind;
+	struct knee_capacity tlb;	/* the nearest TLB level (CPUID's, else the documented core's) */
+	struct knee_capacity cache;	/* the nearest data cache level (sysfs) */
+	char evidence[300];		/* one sentence: what fits, what does not, or why it could not tell */
+	/* The CPUID level only, as reports have always carried it. */
 	const char *cpuid_level;	/* "l1d_4k_entries", "l2d_4k_entries", or NULL when CPUID reports none */
 	unsigned cpuid_entries;
 	double relative_error;		/* distance of entries from [x_before, x_after], relative to entries */

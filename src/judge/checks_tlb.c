@@ -7,15 +7,18 @@
 
 /* Pages beyond this multiple of the last-level TLB's entries miss on (almost) every random access. */
 static const double FAR_BEYOND_REACH = 8.0;
-/* Assumed last-level 4 KiB TLB entries when CPUID does not say (the largest common: Zen 5). */
+/* Assumed last-level 4 KiB TLB entries when neither CPUID nor a documented core says (the largest common: Zen 5). */
 static const unsigned ASSUMED_L2_TLB_ENTRIES = 4096;
 /* A chase far beyond TLB reach missing less often than this means the events or the pattern are broken. */
 static const double MIN_EXPECTED_MISS_RATE = 0.1;
 
+/* The last-level 4 KiB TLB entries expectations rest on (CPUID's, else the documented core's), else assumed. */
 static unsigned l2_tlb_entries(const struct environment *env, bool *assumed)
 {
-	*assumed = !env || !env->tlb.l2d_4k_entries;
-	return *assumed ? ASSUMED_L2_TLB_ENTRIES : env->tlb.l2d_4k_entries;
+	const struct env_tlb *tlb = env ? environment_expected_tlb(env) : NULL;
+
+	*assumed = !tlb || !tlb->l2d_4k_entries;
+	return *assumed ? ASSUMED_L2_TLB_ENTRIES : tlb->l2d_4k_entries;
 }
 
 void checks_tlb_pressure_expected(const struct analysis_check_def *def, const struct analysis_input *in,
@@ -59,7 +62,7 @@ void checks_tlb_pressure_expected(const struct analysis_check_def *def, const st
 			       "%.3f dTLB misses per access: the access pattern is not random or the event mapping is "
 			       "wrong (generic dTLB events are known to read zero on some CPUs; check events/)",
 			       worst->spec.name, (unsigned long long)worst->slots, (double)worst->slots / entries, entries,
-			       assumed ? " (assumed: CPUID did not report it)" : "", worst_rate);
+			       assumed ? " (assumed: neither CPUID nor a documented core gives it)" : "", worst_rate);
 	else
 		c = checks_add(a, def, CHECK_PASS,
 			       "working sets far beyond the TLB reach miss the dTLB as expected (lowest %.2f misses "
@@ -134,8 +137,9 @@ void checks_huge_pages_ineffective(const struct analysis_check_def *def, const s
 }
 
 /*
- * CPUID TLB geometry that a tlbsize curve is compared with. Hypervisors often
- * zero or invent these leaves; say so rather than match knees against nothing.
+ * The TLB geometry a tlbsize curve is compared with: CPUID's, else the
+ * documented core's. Hypervisors often zero or invent the CPUID leaves; say
+ * so, and say which row the knees were labelled against.
  */
 void checks_tlb_geometry(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
@@ -148,33 +152,52 @@ void checks_tlb_geometry(const struct analysis_check_def *def, const struct anal
 	for (size_t i = 0; i < n && !sweep; i++)
 		sweep = analysis_measured_ok(&res[i]) && res[i].spec.workload->sweep == WORKLOAD_SWEEP_PAGE_COUNTS;
 	if (!sweep) {
-		checks_add(a, def, CHECK_SKIP, "no tlbsize sweep to compare with CPUID");
+		checks_add(a, def, CHECK_SKIP, "no tlbsize sweep to compare with the TLB geometry");
 		return;
 	}
 	unsigned l1 = env ? env->tlb.l1d_4k_entries : 0, l2 = env ? env->tlb.l2d_4k_entries : 0;
+	const struct env_tlb *doc = env && env->documented_tlb.l1d_4k_entries ? &env->documented_tlb : NULL;
 	bool vm = env && *env->hypervisor;
-	size_t matched = 0;
-	for (size_t i = 0; i < a->n_knees; i++)
-		matched += a->knees[i].matches;
-	if (!l1 && !l2)
+	size_t tlb = 0, cache = 0;
+	for (size_t i = 0; i < a->n_knees; i++) {
+		tlb += a->knees[i].kind == KNEE_TLB;
+		cache += a->knees[i].kind == KNEE_CACHE;
+	}
+	if (!l1 && !l2 && doc && a->n_knees && !tlb)
 		c = checks_add(a, def, CHECK_WARN,
-			       "CPUID reports no TLB geometry%s: the %zu knees are candidates with nothing to confirm "
-			       "them; compare with the CPU's documentation", vm ? " (usual in a VM: the hypervisor "
-			       "zeroes the leaves)" : "", a->n_knees);
+			       "CPUID reports no TLB geometry%s, and none of the %zu knees is within %.0f %% of the %s "
+			       "row's capacities (L1 %u, L2 %u entries): the core may be misidentified (see "
+			       "environment.cpu.identification), or the curve shows something else", vm ? " (usual in a "
+			       "VM)" : "", a->n_knees, 100 * KNEE_MATCH_TOLERANCE, env->core_name, doc->l1d_4k_entries,
+			       doc->l2d_4k_entries);
+	else if (!l1 && !l2 && doc)
+		c = checks_add(a, def, CHECK_PASS,
+			       "CPUID reports no TLB geometry%s, so the knees were labelled against the %s row (L1 %u, "
+			       "L2 %u entries): %zu tlb, %zu cache, %zu unknown of %zu", vm ? " (usual in a VM: the "
+			       "hypervisor zeroes the leaves)" : "", env->core_name, doc->l1d_4k_entries,
+			       doc->l2d_4k_entries, tlb, cache, a->n_knees - tlb - cache, a->n_knees);
+	else if (!l1 && !l2)
+		c = checks_add(a, def, CHECK_WARN,
+			       "CPUID reports no TLB geometry%s and no documented core fits this CPU: the %zu knees are "
+			       "labelled against the caches only; compare with the CPU's documentation", vm ? " (usual in "
+			       "a VM: the hypervisor zeroes the leaves)" : "", a->n_knees);
 	else if ((l1 && l2 && l2 < l1) || l1 > 4096 || l2 > 65536 || (l1 && l1 % 4) || (l2 && l2 % 4))
 		c = checks_add(a, def, CHECK_WARN,
 			       "CPUID reports an implausible TLB (L1 %u, L2 %u entries for 4 KiB pages)%s: do not trust "
-			       "matches against it", l1, l2, vm ? "; the hypervisor may invent it" : "");
-	else if (a->n_knees && !matched)
+			       "labels against it", l1, l2, vm ? "; the hypervisor may invent it" : "");
+	else if (a->n_knees && !tlb)
 		c = checks_add(a, def, CHECK_WARN,
-			       "none of the %zu knees is within %.0f %% of a CPUID capacity (L1 %u, L2 %u entries): "
-			       "the curve shows something else (cache capacity, page-walk caches) or CPUID is wrong",
-			       a->n_knees, 100 * KNEE_MATCH_TOLERANCE, l1, l2);
+			       "none of the %zu knees is within %.0f %% of a CPUID capacity (L1 %u, L2 %u entries) and "
+			       "no other: the curve shows something else (cache capacity, page-walk caches) or CPUID is "
+			       "wrong", a->n_knees, 100 * KNEE_MATCH_TOLERANCE, l1, l2);
 	else
-		c = checks_add(a, def, CHECK_PASS, "%zu of %zu knees match CPUID capacities (L1 %u, L2 %u entries)",
-			       matched, a->n_knees, l1, l2);
+		c = checks_add(a, def, CHECK_PASS, "%zu of %zu knees are CPUID TLB capacities (L1 %u, L2 %u entries), "
+			       "%zu cache", tlb, a->n_knees, l1, l2, cache);
 	checks_evidence(c, "l1d_4k_entries", l1);
 	checks_evidence(c, "l2d_4k_entries", l2);
+	checks_evidence(c, "documented_l1d_4k_entries", doc ? doc->l1d_4k_entries : 0);
+	checks_evidence(c, "documented_l2d_4k_entries", doc ? doc->l2d_4k_entries : 0);
 	checks_evidence(c, "knees", (double)a->n_knees);
-	checks_evidence(c, "matched", (double)matched);
+	checks_evidence(c, "tlb_knees", (double)tlb);
+	checks_evidence(c, "cache_knees", (double)cache);
 }

@@ -2,6 +2,7 @@
 /* Knees of a latency-vs-pages curve: where latency steps up to a new, persistent level (a TLB or cache capacity). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* One point of the curve, as the caller summarised its repetitions. */
@@ -27,6 +28,7 @@ struct knee {
 	double confidence;
 	size_t i_before;	/* index of x_before in the input */
 	size_t i_after;		/* index of x_after in the input */
+	bool ramp;		/* the rise spreads over several points (x_before .. x_after), not one gap */
 };
 
 /*
@@ -39,6 +41,11 @@ struct knee {
  * in *n_out the number of knees found, which exceeds max when out was too
  * small (as snprintf does: loop to the smaller of the two); out may be NULL
  * when max is 0, to count only.
+ *
+ * A rise that no single gap passes, because it spreads over several points
+ * (a set-associative TLB or a randomly indexed cache fills gradually), is a
+ * ramp: the same tests across a gap of up to an octave and a half, looked
+ * for between the steps.
  *
  * A knee needs at least 3 points spanning an octave on the lower level (and
  * after the previous knee's x_after) and 3 points at or above the step's

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What `tlbprof plot` puts on a chart besides its series: notes, knee and CPUID markers, stride step labels. */
+/* What `tlbprof plot` puts on a chart besides its series: notes, knee and TLB capacity markers, stride step labels. */
 #include "judge/plot.h"
 
 #include <errno.h>
@@ -82,32 +82,42 @@ void plot_add_tlbsize_markers(struct plot_chart_ctx *cx)
 
 	for (size_t i = 0; i < a->n_knees; i++) {
 		const struct tlb_knee *tk = &a->knees[i];
-		snprintf(label, sizeof(label), "knee %.0f", tk->knee.x_before);
+		const char *level = tk->kind == KNEE_TLB ? tk->tlb.level : tk->kind == KNEE_CACHE ? tk->cache.level : NULL;
+		snprintf(label, sizeof(label), "knee %.0f (%s)", tk->knee.x_before, level ? level : "unknown");
 		add_marker(c, PLOT_MARKER_KNEE, tk->knee.x_before, tk->knee.x_after, NULL, label);
 	}
+	/* The capacities the knees were labelled against: CPUID's, else the documented core's. */
+	const struct env_tlb *tlb = env ? environment_expected_tlb(env) : NULL;
+	bool cpuid = tlb && env && tlb == &env->tlb;
 	const struct {
 		const char *level, *name;
 		unsigned entries;
 	} caps[] = {
-		{ "l1d_4k_entries", "L1 dTLB", env ? env->tlb.l1d_4k_entries : 0 },
-		{ "l2d_4k_entries", "L2 TLB", env ? env->tlb.l2d_4k_entries : 0 },
+		{ "l1d_4k_entries", "L1 dTLB", tlb ? tlb->l1d_4k_entries : 0 },
+		{ "l2d_4k_entries", "L2 TLB", tlb ? tlb->l2d_4k_entries : 0 },
 	};
 	size_t reported = 0;
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		if (!caps[i].entries)
 			continue;
-		snprintf(label, sizeof(label), "%s %u (CPUID)", caps[i].name, caps[i].entries);
+		snprintf(label, sizeof(label), "%s %u (%s)", caps[i].name, caps[i].entries,
+			 cpuid ? "CPUID" : "documented");
 		add_marker(c, PLOT_MARKER_CPUID, caps[i].entries, 0, caps[i].level, label);
 		reported++;
 	}
 	if (!reported)
-		plot_add_note(c, "CPUID reports no 4 KiB TLB capacities here (environment.tlb l1d_4k_entries and "
-				 "l2d_4k_entries are null): the knees are candidates with nothing to confirm them.");
+		plot_add_note(c, "Neither CPUID nor a documented core gives 4 KiB TLB capacities here (environment.tlb "
+				 "is null, and no row of the core table fits): the knees are labelled against the "
+				 "caches only.");
+	else if (!cpuid)
+		plot_add_note(c, "CPUID reports no TLB here; the dashed lines are the documented capacities of the "
+				 "identified core (environment.cpu.identification).");
 	if (!a->n_knees)
 		plot_add_note(c, "No knee found on this curve.");
 	else
-		plot_add_note(c, "Knees: the last page count on a lower level before latency steps up to a higher one "
-				 "that persists (candidate capacities, as the report's analysis.knees).");
+		plot_add_note(c, "Knees: the last page count on a lower level before latency rises to a higher one "
+				 "that persists, labelled tlb or cache when only that capacity fills in the rise "
+				 "(analysis.knees).");
 }
 
 /*

@@ -89,13 +89,15 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 			appendf(s, cap, ", no faults");
 	}
 	if (a->n_knees) {
-		appendf(s, cap, "%scandidate TLB capacities at", *s ? "; " : "");
+		appendf(s, cap, "%sknees at", *s ? "; " : "");
 		for (size_t i = 0; i < a->n_knees; i++) {
 			const struct tlb_knee *tk = &a->knees[i];
-			appendf(s, cap, "%s %.0f pages (%.1f -> %.1f ns", i ? "," : "", tk->knee.x_before, tk->knee.before_ns,
-				tk->knee.after_ns);
-			if (tk->matches)
-				appendf(s, cap, ", CPUID %s %u", tk->cpuid_level, tk->cpuid_entries);
+			const struct knee_capacity *c = tk->kind == KNEE_TLB ? &tk->tlb : &tk->cache;
+			appendf(s, cap, "%s %.0f..%.0f pages (%.1f -> %.1f ns, %s", i ? "," : "", tk->knee.x_before,
+				tk->knee.x_after, tk->knee.before_ns, tk->knee.after_ns,
+				tk->kind == KNEE_UNKNOWN ? "unknown" : c->level);
+			if (tk->kind == KNEE_CACHE)
+				appendf(s, cap, " cache");
 			appendf(s, cap, ")");
 		}
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CPUID, decoded: TLB geometry from leaf 2, leaf 0x18 or AMD's leaves, the CPU signature and the hypervisor's name. */
 #include "machine/cpuid.h"
+#include "machine/cores.h"
 
 #include "machine/env_text.h"
 #include "machine/environment.h"
@@ -379,6 +380,15 @@ bool env_cpuid_collect(struct environment *env)
 		__cpuid(1, a, b, c, d);
 		env_decode_cpu_signature(a, &env->cpu_family, &env->cpu_model, &env->cpu_stepping);
 		hypervisor_bit = (c >> 31) & 1;	/* CPUID.1:ECX[31], reserved for hypervisors */
+	}
+	if (lim.max_basic >= 7) {
+		uint32_t eax71 = 0, b71, c71, d71;
+		__cpuid_count(7, 0, a, b, c, d);
+		/* Subleaf 1 exists when 7.0:EAX (the highest subleaf) is at least 1. */
+		if (a >= 1)
+			__cpuid_count(7, 1, eax71, b71, c71, d71);
+		env->cpu_features = cpu_features_decode(b, c, d, eax71);
+		env->features_known = true;
 	}
 	if (lim.max_ext >= 0x80000004u) {
 		uint32_t brand[12];

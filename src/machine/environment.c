@@ -370,83 +370,49 @@ static void collect_build(struct environment *env)
  * up to Skylake, 5 cycles from Sunny Cove (Ice Lake) on. model 0 with
  * any_model matches every model of the family.
  */
-static const struct {
-	const char *vendor;
-	unsigned family, model;
-	bool any_model;
-	unsigned cycles;
-	const char *core;
-} l1_latency_table[] = {
-	{ "AuthenticAMD", 0x17, 0, true, 4, "Zen/Zen 2" },
-	{ "AuthenticAMD", 0x19, 0x10, false, 4, "Zen 4" },
-	{ "AuthenticAMD", 0x19, 0x11, false, 4, "Zen 4" },
-	{ "AuthenticAMD", 0x19, 0x18, false, 4, "Zen 4" },
-	{ "AuthenticAMD", 0x19, 0x60, false, 4, "Zen 4" },
-	{ "AuthenticAMD", 0x19, 0x61, false, 4, "Zen 4" },
-	{ "AuthenticAMD", 0x19, 0x70, false, 4, "Zen 4" },
-	{ "AuthenticAMD", 0x19, 0x74, false, 4, "Zen 4" },
-	{ "AuthenticAMD", 0x19, 0x75, false, 4, "Zen 4" },
-	{ "AuthenticAMD", 0x19, 0x78, false, 4, "Zen 4c" },
-	{ "AuthenticAMD", 0x19, 0xa0, false, 4, "Zen 4c" },
-	{ "AuthenticAMD", 0x19, 0, true, 4, "Zen 3" },
-	{ "AuthenticAMD", 0x1a, 0, true, 4, "Zen 5" },
-	{ "HygonGenuine", 0x18, 0, true, 4, "Dhyana (Zen)" },
-	{ "GenuineIntel", 6, 0x3c, false, 4, "Haswell" },
-	{ "GenuineIntel", 6, 0x3f, false, 4, "Haswell" },
-	{ "GenuineIntel", 6, 0x45, false, 4, "Haswell" },
-	{ "GenuineIntel", 6, 0x46, false, 4, "Haswell" },
-	{ "GenuineIntel", 6, 0x3d, false, 4, "Broadwell" },
-	{ "GenuineIntel", 6, 0x47, false, 4, "Broadwell" },
-	{ "GenuineIntel", 6, 0x4f, false, 4, "Broadwell" },
-	{ "GenuineIntel", 6, 0x56, false, 4, "Broadwell" },
-	{ "GenuineIntel", 6, 0x4e, false, 4, "Skylake" },
-	{ "GenuineIntel", 6, 0x5e, false, 4, "Skylake" },
-	{ "GenuineIntel", 6, 0x55, false, 4, "Skylake-SP" },
-	{ "GenuineIntel", 6, 0x8e, false, 4, "Kaby/Coffee Lake" },
-	{ "GenuineIntel", 6, 0x9e, false, 4, "Kaby/Coffee Lake" },
-	{ "GenuineIntel", 6, 0xa5, false, 4, "Comet Lake" },
-	{ "GenuineIntel", 6, 0xa6, false, 4, "Comet Lake" },
-	{ "GenuineIntel", 6, 0x7d, false, 5, "Sunny Cove" },
-	{ "GenuineIntel", 6, 0x7e, false, 5, "Sunny Cove" },
-	{ "GenuineIntel", 6, 0x6a, false, 5, "Sunny Cove" },
-	{ "GenuineIntel", 6, 0x6c, false, 5, "Sunny Cove" },
-	{ "GenuineIntel", 6, 0x8c, false, 5, "Willow Cove" },
-	{ "GenuineIntel", 6, 0x8d, false, 5, "Willow Cove" },
-	{ "GenuineIntel", 6, 0xa7, false, 5, "Cypress Cove" },
-	{ "GenuineIntel", 6, 0x97, false, 5, "Golden Cove" },
-	{ "GenuineIntel", 6, 0x9a, false, 5, "Golden Cove" },
-	{ "GenuineIntel", 6, 0x8f, false, 5, "Golden Cove" },
-	{ "GenuineIntel", 6, 0xb7, false, 5, "Raptor Cove" },
-	{ "GenuineIntel", 6, 0xba, false, 5, "Raptor Cove" },
-	{ "GenuineIntel", 6, 0xbf, false, 5, "Raptor Cove" },
-	{ "GenuineIntel", 6, 0xcf, false, 5, "Raptor Cove" },
-	{ "GenuineIntel", 6, 0xad, false, 5, "Redwood Cove" },
-	{ "GenuineIntel", 6, 0xae, false, 5, "Redwood Cove" },
-};
-
-unsigned environment_l1_latency(const char *vendor, unsigned family, unsigned model, const char **core)
+void environment_identify_core(struct environment *env, double add_imm_per_cycle)
 {
-	for (size_t i = 0; i < sizeof(l1_latency_table) / sizeof(l1_latency_table[0]); i++) {
-		if (strcmp(vendor, l1_latency_table[i].vendor) != 0 || family != l1_latency_table[i].family ||
-		    (!l1_latency_table[i].any_model && model != l1_latency_table[i].model))
-			continue;
-		if (core)
-			*core = l1_latency_table[i].core;
-		return l1_latency_table[i].cycles;
-	}
-	if (core)
-		*core = "";
-	return 0;
+	const struct env_cache *l1 = environment_data_cache(env, 1), *l2 = environment_data_cache(env, 2);
+	struct core_signature sig = {
+		.vendor = env->cpu_vendor,
+		.family = env->cpu_family,
+		.model = env->cpu_model,
+		.stepping = env->cpu_stepping,
+		.features_known = env->features_known,
+		.features = env->cpu_features,
+		.l1d_kib = l1 ? (unsigned)(l1->size_bytes >> 10) : 0,
+		.l2_kib = l2 ? (unsigned)(l2->size_bytes >> 10) : 0,
+		.add_imm_per_cycle = add_imm_per_cycle,
+	};
+	const struct core_row *r;
+
+	cores_identify(&sig, &env->core);
+	r = env->core.row;
+	snprintf(env->core_name, sizeof(env->core_name), "%s", r ? env->core.name : "");
+	env->l1_latency_cycles = r ? r->l1_latency_cycles : 0;
+	memset(&env->documented_tlb, 0, sizeof(env->documented_tlb));
+	if (!r)
+		return;
+	env->documented_tlb = (struct env_tlb){
+		.l1d_4k_entries = r->l1d_4k, .l1d_2m_entries = r->l1d_2m, .l1d_1g_entries = r->l1d_1g,
+		.l2d_4k_entries = r->l2_4k, .l2d_2m_entries = r->l2_2m, .l2d_1g_entries = r->l2_1g,
+	};
+	snprintf(env->documented_tlb.source, sizeof(env->documented_tlb.source), "documented: %s", r->name);
+}
+
+const struct env_tlb *environment_expected_tlb(const struct environment *env)
+{
+	if (env->tlb.l1d_4k_entries || env->tlb.l2d_4k_entries || !env->documented_tlb.l1d_4k_entries)
+		return &env->tlb;
+	return &env->documented_tlb;
 }
 
 void environment_collect(struct environment *env)
 {
 	memset(env, 0, sizeof(*env));
 	collect_cpu(env);
-	const char *core;
-	env->l1_latency_cycles = environment_l1_latency(env->cpu_vendor, env->cpu_family, env->cpu_model, &core);
-	snprintf(env->core_name, sizeof(env->core_name), "%s", core);
 	collect_caches(env);
+	environment_identify_core(env, 0);
 	collect_kernel(env);
 	collect_build(env);
 }

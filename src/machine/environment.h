@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "machine/cores.h"
+
 #include "machine/cpuid.h"
 
 /* One cache level as the OS (sysfs) or CPUID reports it; 0 fields are unknown. */
@@ -63,9 +65,15 @@ struct environment {
 	char compiler[160];		/* from the ELF .comment of /proc/self/exe (libelf) */
 	char build_flags[256];		/* recorded at build time (TLBPROF_BUILD_FLAGS) */
 	char build_type[32];		/* meson buildtype */
+	/* CPUID leaf 7 features that tell cores apart (machine/cores.h CPU_BIT), when features_known. */
+	bool features_known;
+	uint32_t cpu_features;
+	/* Which documented core this is (environment_identify_core()), and what that row expects. */
+	struct core_identity core;
+	struct env_tlb documented_tlb;	/* the row's TLB entries (source "documented: NAME"); zero without a row */
 	/* Documented L1 load-to-use latency of this core for a pointer chase, 0 when unknown. */
 	unsigned l1_latency_cycles;
-	char core_name[32];		/* microarchitecture of that entry ("Zen 4", "Golden Cove"), "" when unknown */
+	char core_name[48];		/* the identified core ("Zen 4", "Raptor Cove or Golden Cove"), "" when unknown */
 };
 
 /*
@@ -74,6 +82,22 @@ struct environment {
  * level). Pure reads: nothing on the system is changed.
  */
 void environment_collect(struct environment *env);
+
+/*
+ * Identify env's core from its CPUID signature, features and caches (and,
+ * when add_imm_per_cycle > 0, the measured folding of add reg, imm: see
+ * timing.h) and fill env->core, env->core_name, env->l1_latency_cycles and
+ * env->documented_tlb from the row. environment_collect() calls it without
+ * the measurement; a measuring command again after calibrating the clock.
+ */
+void environment_identify_core(struct environment *env, double add_imm_per_cycle);
+
+/*
+ * The TLB geometry expectations rest on: CPUID's where it reports any 4 KiB
+ * entries, else the documented row's (env->documented_tlb, its source says
+ * "documented: CORE"); its source names which. Never NULL.
+ */
+const struct env_tlb *environment_expected_tlb(const struct environment *env);
 
 /* The pool for page_bytes, or NULL when the kernel has no such pool. */
 const struct env_hugepool *environment_pool(const struct environment *env, uint64_t page_bytes);
@@ -102,13 +126,6 @@ uint64_t environment_pool_target(const struct env_hugepool *pool, uint64_t need)
 /* The cache of the given level that holds data ("Data" or "Unified"), or NULL. */
 const struct env_cache *environment_data_cache(const struct environment *env, unsigned level);
 
-/*
- * The documented L1 load-to-use latency (cycles) of a pointer chase with
- * simple addressing on the core with this CPUID vendor/family/model, and its
- * microarchitecture name in *core (may be NULL). Returns 0 when the model is
- * not in the table. Pure; data from the vendors' optimisation manuals.
- */
-unsigned environment_l1_latency(const char *vendor, unsigned family, unsigned model, const char **core);
 
 /* Read the current /proc/stat aggregate steal ticks; 0 when unavailable. */
 uint64_t environment_steal_ticks(void);

@@ -33,6 +33,23 @@ uint64_t timing_add_chain(uint64_t n)
 	return x;
 }
 
+uint64_t timing_add_imm_chain(uint64_t n)
+{
+	uint64_t x = 0;
+
+	/* The same chain with an immediate addend: Golden Cove and later fold these at rename. */
+	for (uint64_t i = 0; i < n / 100; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+		__asm__ volatile(".rept 100\n\tadd $1, %0\n\t.endr" : "+r"(x));
+#elif defined(__aarch64__)
+		__asm__ volatile(".rept 100\n\tadd %0, %0, #1\n\t.endr" : "+r"(x));
+#else
+		x += 1;
+#endif
+	}
+	return x;
+}
+
 static int have_add_chain(void)
 {
 #if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
@@ -78,4 +95,12 @@ void timing_calibrate(struct timing_calibration *out)
 		(stats_quantile_sorted(ghz, RUNS, 0.75) - stats_quantile_sorted(ghz, RUNS, 0.25)) / out->core_clock_ghz;
 	out->core_clock_runs = RUNS;
 	out->core_clock_method = "dependent_add_chain";
+	/* The immediate chain at the same clock: adds per cycle (1 on a plain adder, more where rename folds them). */
+	for (unsigned r = 0; r < RUNS; r++) {
+		uint64_t t0 = timing_now_ns();
+		timing_add_imm_chain(ADDS);
+		uint64_t t1 = timing_now_ns();
+		ghz[r] = (double)ADDS / (double)(t1 - t0);
+	}
+	out->add_imm_per_cycle = stats_median_inplace(ghz, RUNS) / out->core_clock_ghz;
 }

@@ -21,6 +21,13 @@ struct timing_calibration {
 	double core_clock_spread;	/* interquartile range / median over the runs */
 	unsigned core_clock_runs;
 	const char *core_clock_method;	/* "dependent_add_chain" or "unavailable" */
+	/*
+	 * Dependent add reg, imm retired per cycle at that clock: 1 on a plain
+	 * adder; Golden Cove and later fold chains of them at rename and run
+	 * them several times faster. 0 when not measured. Evidence for which
+	 * core this is when the model number is masked.
+	 */
+	double add_imm_per_cycle;
 };
 
 /*
@@ -33,3 +40,5 @@ void timing_calibrate(struct timing_calibration *out);
 
 /* Run n dependent adds (n rounded down to a multiple of 100); for tests. Returns the chain value. */
 uint64_t timing_add_chain(uint64_t n);
+/* The same with an immediate addend (add reg, 1). */
+uint64_t timing_add_imm_chain(uint64_t n);

@@ -40,6 +40,28 @@ static json_t *stats_json(const struct stats_summary *st, const double *samples,
 	return o;
 }
 
+/* Which documented core this is and why, the features that told, and the row's TLB (what expectations rest on). */
+static json_t *core_identification_json(const struct environment *env)
+{
+	json_t *id = json_object(), *features = json_array(), *tlb = json_null();
+	const struct core_row *r = env->core.row;
+
+	for (int f = 0; env->features_known && f < CPU_FEATURES; f++)
+		if (env->cpu_features & CPU_BIT(f))
+			json_array_append_new(features, json_string(cpu_feature_name((enum cpu_feature)f)));
+	json_object_set_new(id, "basis", json_string(env->core.basis ? env->core.basis : "none"));
+	json_object_set_new(id, "masked", json_boolean(env->core.masked));
+	json_object_set_new(id, "evidence", str_or_null(env->core.evidence));
+	json_object_set_new(id, "features", env->features_known ? features : (json_decref(features), json_null()));
+	if (r)
+		tlb = json_pack("{s:i, s:i, s:i, s:i, s:i, s:o, s:s}", "l1d_4k_entries", (int)r->l1d_4k,
+				"l1d_2m_entries", (int)r->l1d_2m, "l1d_1g_entries", (int)r->l1d_1g, "l2d_4k_entries",
+				(int)r->l2_4k, "l2d_2m_entries", (int)r->l2_2m, "l2d_1g_entries",
+				r->l2_1g ? json_integer(r->l2_1g) : json_null(), "source", r->source);
+	json_object_set_new(id, "documented_tlb", tlb);
+	return id;
+}
+
 json_t *report_environment_json(const struct environment *env, const struct timing_calibration *clk,
 				const char *pmu_name)
 {
@@ -56,6 +78,7 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 	json_object_set_new(cpu, "core", str_or_null(env->core_name));
 	json_object_set_new(cpu, "l1_latency_cycles",
 			    env->l1_latency_cycles ? json_integer(env->l1_latency_cycles) : json_null());
+	json_object_set_new(cpu, "identification", core_identification_json(env));
 	for (size_t i = 0; i < env->n_caches; i++) {
 		const struct env_cache *c = &env->caches[i];
 		json_array_append_new(caches, json_pack("{s:i, s:s, s:I, s:i, s:i, s:i}", "level", (int)c->level,
@@ -118,6 +141,8 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 	json_object_set_new(clock, "runs", json_integer(clk->core_clock_runs));
 	json_object_set_new(clock, "rel_spread", num(clk->core_clock_spread));
 	json_object_set_new(clock, "clock_resolution_ns", num(clk->clock_resolution_ns));
+	json_object_set_new(clock, "add_imm_per_cycle",
+			    clk->add_imm_per_cycle > 0 ? num(clk->add_imm_per_cycle) : json_null());
 	json_object_set_new(e, "core_clock", clock);
 	json_object_set_new(build, "compiler", str_or_null(env->compiler));
 	json_object_set_new(build, "flags", str_or_null(env->build_flags));
@@ -492,6 +517,17 @@ static json_t *phase_json(const struct phase_result *r)
 	return o;
 }
 
+
+/* A capacity a knee was compared with: a TLB level in entries or a cache level in bytes; null when none is known. */
+static json_t *knee_capacity_json(const struct knee_capacity *c)
+{
+	if (!c->level)
+		return json_null();
+	return json_pack("{s:s, s:I, s:o, s:s, s:o, s:b}", "level", c->level, c->is_cache ? "bytes" : "entries",
+			 (json_int_t)c->count, "pages", num(c->pages), "source", c->source ? c->source : "",
+			 "relative_error", num(c->relative_error), "fits", c->fits);
+}
+
 static json_t *analysis_json(const struct report_input *in)
 {
 	const struct analysis *a = in->analysis;
@@ -579,6 +615,14 @@ static json_t *analysis_json(const struct report_input *in)
 		json_object_set_new(j, "after_ns", num(tk->knee.after_ns));
 		json_object_set_new(j, "step_ns", num(tk->knee.step_ns));
 		json_object_set_new(j, "confidence", num(tk->knee.confidence));
+		json_object_set_new(j, "shape", json_string(tk->knee.ramp ? "ramp" : "step"));
+		json_object_set_new(j, "kind", json_string(knee_kind_name(tk->kind)));
+		json_object_set_new(j, "level", tk->kind == KNEE_TLB     ? json_string(tk->tlb.level)
+						: tk->kind == KNEE_CACHE ? json_string(tk->cache.level)
+									 : json_null());
+		json_object_set_new(j, "tlb", knee_capacity_json(&tk->tlb));
+		json_object_set_new(j, "cache", knee_capacity_json(&tk->cache));
+		json_object_set_new(j, "evidence", report_json_text(tk->evidence));
 		json_object_set_new(j, "cpuid",
 				    tk->cpuid_level ? json_pack("{s:s, s:i, s:o, s:b}", "level", tk->cpuid_level, "entries",
 								(int)tk->cpuid_entries, "relative_error",

@@ -126,6 +126,22 @@ static long opt_long(json_t *o, const char *key)
 	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
 }
 
+/* The features a report recorded (cpu.identification.features); none known in reports from before them. */
+static void read_features(struct environment *env, json_t *cpu)
+{
+	json_t *id = json_object_get(cpu, "identification");
+	json_t *list = json_is_object(id) ? json_object_get(id, "features") : NULL;
+
+	env->features_known = json_is_array(list);
+	env->cpu_features = 0;
+	for (size_t i = 0; env->features_known && i < json_array_size(list); i++) {
+		const char *name = json_string_value(json_array_get(list, i));
+		for (int f = 0; name && f < CPU_FEATURES; f++)
+			if (strcmp(name, cpu_feature_name((enum cpu_feature)f)) == 0)
+				env->cpu_features |= CPU_BIT(f);
+	}
+}
+
 static int read_environment(struct reader *rd, json_t *root)
 {
 	struct environment *env = &rd->doc->env;
@@ -210,7 +226,11 @@ static int read_environment(struct reader *rd, json_t *root)
 		get_num(rd, cc, "rel_spread", "environment.core_clock", true, 0, &clk->core_clock_spread);
 		get_num(rd, cc, "clock_resolution_ns", "environment.core_clock", true, 0, &clk->clock_resolution_ns);
 		clk->core_clock_runs = opt_uint(cc, "runs");
+		get_num(rd, cc, "add_imm_per_cycle", "environment.core_clock", true, 0, &clk->add_imm_per_cycle);
 	}
+	read_features(env, cpu);
+	/* The core again, with this tlbprof's table: a report from an older one keeps its evidence, not its verdict. */
+	environment_identify_core(env, clk->add_imm_per_cycle);
 	return 0;
 }
 

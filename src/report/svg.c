@@ -275,7 +275,7 @@ static void draw_legend(FILE *f, const struct plot_chart *c)
 	if (knees) {
 		fprintf(f, "<g class=\"legend-entry\" data-kind=\"knee\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
 			   "y2=\"%.2f\" stroke=\"%s\" stroke-width=\"1.5\"/>", x + 11, y - 11, x + 11, y + 2, KNEE_COLOR);
-		text_el(f, "legend-label", x + 30, y, "start", NULL, "knee (candidate capacity)");
+		text_el(f, "legend-label", x + 30, y, "start", NULL, "knee (rise of latency)");
 		fputs("</g>\n", f);
 		y += 18;
 	}
@@ -283,7 +283,7 @@ static void draw_legend(FILE *f, const struct plot_chart *c)
 		fprintf(f, "<g class=\"legend-entry\" data-kind=\"cpuid-ref\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
 			   "y2=\"%.2f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"3 2\"/>", x + 11, y - 11, x + 11,
 			y + 2, CPUID_COLOR);
-		text_el(f, "legend-label", x + 30, y, "start", NULL, "TLB entries CPUID reports");
+		text_el(f, "legend-label", x + 30, y, "start", NULL, "TLB entries (CPUID or documented)");
 		fputs("</g>\n", f);
 	}
 	fputs("</g>\n", f);

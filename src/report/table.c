@@ -271,23 +271,22 @@ static void print_steps(const struct report_input *in, FILE *f)
 		   "per page either way; within-page: huge pages, still many accesses per page)\n");
 }
 
-/* A page-count sweep: each knee of the curve, and whether CPUID names a TLB of that many entries. */
+/* A page-count sweep: each knee of the curve, what it is, and the evidence. */
 static void print_knees(const struct analysis *a, FILE *f)
 {
 	if (!a->n_knees)
 		return;
-	fprintf(f, "\n%-10s %-10s %10s %10s %10s  %s\n", "knee at", "next", "before ns", "after ns", "confidence",
-		"CPUID");
+	fprintf(f, "\n%-10s %-10s %-5s %10s %10s %10s  %-7s %s\n", "knee at", "next", "shape", "before ns", "after ns",
+		"confidence", "kind", "level");
 	for (size_t i = 0; i < a->n_knees; i++) {
 		const struct tlb_knee *tk = &a->knees[i];
-		char cpuid[80] = "not reported";
-		if (tk->cpuid_level)
-			snprintf(cpuid, sizeof(cpuid), "%s %s %u (%+.0f %%)", tk->matches ? "matches" : "nearest",
-				 tk->cpuid_level, tk->cpuid_entries, 100 * tk->relative_error);
-		fprintf(f, "%-10.0f %-10.0f %10.2f %10.2f %10.1f  %s\n", tk->knee.x_before, tk->knee.x_after,
-			tk->knee.before_ns, tk->knee.after_ns, tk->knee.confidence, cpuid);
+		const char *level = tk->kind == KNEE_TLB ? tk->tlb.level : tk->kind == KNEE_CACHE ? tk->cache.level : "-";
+		fprintf(f, "%-10.0f %-10.0f %-5s %10.2f %10.2f %10.1f  %-7s %s\n", tk->knee.x_before, tk->knee.x_after,
+			tk->knee.ramp ? "ramp" : "step", tk->knee.before_ns, tk->knee.after_ns, tk->knee.confidence,
+			knee_kind_name(tk->kind), level);
+		fprintf(f, "  %s\n", tk->evidence);
 	}
-	fprintf(f, "(pages: 4 KiB pages touched; a knee is a candidate capacity, confirmed only by CPUID)\n");
+	fprintf(f, "(pages: 4 KiB pages touched; a knee is tlb or cache when only that capacity fills in its rise)\n");
 }
 
 /* Each check of the measurement, then the verdict. */

@@ -167,4 +167,33 @@ with tempfile.TemporaryDirectory() as d:
                                                                          rep["analysis"]["checks"]) if a != b]
             fail(f"re-analysis of {args[:2]} differs: {diff or rep['analysis']['summary']}")
 
+# 4. tlbsize runs recorded on the development VM (Ice Lake-SP, KVM zeroes the CPUID TLB leaves): in every run,
+#    a knee labelled tlb within 20 % of the documented L1 dTLB, one within 25 % of the STLB, and the knee where
+#    the L1d fills labelled cache. The capacities are the ones the report itself names.
+def rise_distance(k, e):
+    """Distance of capacity e from a knee's rise [pages, pages_after], relative to e."""
+    return 0 if k["pages"] <= e <= k["pages_after"] else min(abs(k["pages"] - e), abs(k["pages_after"] - e)) / e
+
+
+TLBSIZE = os.path.join(DATA, "tlbsize")
+for name in sorted(os.listdir(TLBSIZE)):
+    rep, _ = analyze(os.path.join(TLBSIZE, name), expect=(0, 1))
+    if not rep:
+        continue
+    doc = rep["environment"]["cpu"]["identification"]["documented_tlb"]
+    knees = rep["analysis"]["knees"]
+    l1d = next(c for c in rep["environment"]["cpu"]["caches"] if c["level"] == 1 and c["type"] == "Data")
+    fill = l1d["size_bytes"] / 64 / 1.125
+    for want, level, tol in ((doc["l1d_4k_entries"], "L1 dTLB", 0.20), (doc["l2d_4k_entries"], "L2 TLB", 0.25)):
+        hit = [k for k in knees if k["kind"] == "tlb" and k["level"] == level and rise_distance(k, want) <= tol]
+        if len(hit) != 1:
+            fail(f"{name}: want one knee labelled tlb ({level}) within {tol:.0%} of {want}, got "
+                 f"{[(k['pages'], k['pages_after'], k['kind'], k['level']) for k in knees]}")
+    near = [k for k in knees if rise_distance(k, fill) <= 0.25]
+    if not near or any(k["kind"] != "cache" or k["level"] != "L1d" for k in near):
+        fail(f"{name}: the knee where the L1d fills ({fill:.0f} pages) must be labelled cache: "
+             f"{[(k['pages'], k['pages_after'], k['kind'], k['level']) for k in knees]}")
+    if any(not k["evidence"] for k in knees):
+        fail(f"{name}: every knee gives its evidence")
+
 fail.finish("all analyze checks passed")

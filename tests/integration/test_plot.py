@@ -169,17 +169,25 @@ if root is not None:
     report_knees = sorted(k["pages"] for k in rep["analysis"]["knees"])
     if knees != report_knees:
         fail(f"tlbsize: knees in the SVG {knees}, in the report {report_knees}")
+    levels = {k["pages"]: k["level"] or "unknown" for k in rep["analysis"]["knees"]}
     for k in find(c, "knee"):
-        if text_of(k).split()[-1] != f"{float(k.get('data-pages')):.0f}":
-            fail(f"tlbsize: knee label {text_of(k)!r} does not give its page count")
+        pages = float(k.get("data-pages"))
+        if text_of(k).strip() != f"knee {pages:.0f} ({levels.get(pages)})":
+            fail(f"tlbsize: knee label {text_of(k)!r} does not give its page count and level {levels.get(pages)}")
+    # The capacities drawn: CPUID's where it reports any, else the identified core's documented ones.
     tlb = rep["environment"]["tlb"]
     caps = sorted(v for v in (tlb.get("l1d_4k_entries"), tlb.get("l2d_4k_entries")) if v)
+    documented = rep["environment"]["cpu"].get("identification", {}).get("documented_tlb") or {}
+    if not caps:
+        caps = sorted(v for v in (documented.get("l1d_4k_entries"), documented.get("l2d_4k_entries")) if v)
     refs = sorted(float(r.get("data-entries")) for r in find(c, "cpuid-ref"))
     notes = " ".join(text_of(n) for n in find(c, "note"))
     if refs != caps:
-        fail(f"tlbsize: CPUID lines {refs}, report {caps}")
-    if not caps and "CPUID reports no 4 KiB TLB capacities" not in notes:
-        fail(f"tlbsize: CPUID reports none here and the chart must say so: {notes!r}")
+        fail(f"tlbsize: capacity lines {refs}, report {caps}")
+    if not caps and "Neither CPUID nor a documented core" not in notes:
+        fail(f"tlbsize: nothing gives the TLB here and the chart must say so: {notes!r}")
+    if caps and not (tlb.get("l1d_4k_entries") or tlb.get("l2d_4k_entries")) and "documented" not in notes:
+        fail(f"tlbsize: the capacities are documented ones and the chart must say so: {notes!r}")
 
 # 3. A stride run: the step labels of the report's analysis, on the right series.
 path, rep = measure(["--workload", "stride", "--pages", "4k,2m", "--size", "8M", "--iters", "100k", "--repeat", "3"],

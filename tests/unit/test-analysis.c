@@ -489,7 +489,9 @@ static void test_tlbsize_knees(void)
 	}
 	const struct analysis_check *g = find_check(&a, "tlb_geometry");
 	CHECK(g && g->status == CHECK_PASS, "geometry confirmed: %s", g ? g->message : "missing");
-	CHECK(strstr(a.summary, "candidate TLB capacities at"), "summary: %s", a.summary);
+	CHECK(strstr(a.summary, "knees at 64..68 pages (1.5 -> 4.0 ns, L1 dTLB)") &&
+		      strstr(a.summary, "pages (4.0 -> 25.0 ns, L2 TLB)"),
+	      "summary names the levels: %s", a.summary);
 	analysis_free(&a);
 
 	/* A VM whose CPUID is silent: the same knees, and a warning that nothing confirms them. */
@@ -497,7 +499,9 @@ static void test_tlbsize_knees(void)
 	strcpy(env.hypervisor, "KVM");
 	analysis_run(r, N, &env, &clk, &a);
 	g = find_check(&a, "tlb_geometry");
-	CHECK(a.n_knees == 2 && !a.knees[0].cpuid_level, "knees without CPUID");
+	CHECK(a.n_knees == 2 && !a.knees[0].cpuid_level && a.knees[0].kind == KNEE_UNKNOWN &&
+		      strstr(a.knees[0].evidence, "could not tell"), "knees without CPUID: unknown (%s)",
+	      a.n_knees ? a.knees[0].evidence : "");
 	CHECK(g && g->status == CHECK_WARN && strstr(g->message, "VM"), "silent CPUID warns: %s", g ? g->message : "");
 	analysis_free(&a);
 	/* An implausible one (L2 smaller than L1). */
@@ -505,6 +509,75 @@ static void test_tlbsize_knees(void)
 	analysis_run(r, N, &env, &clk, &a);
 	g = find_check(&a, "tlb_geometry");
 	CHECK(g && g->status == CHECK_WARN && strstr(g->message, "implausible"), "implausible: %s", g ? g->message : "");
+	analysis_free(&a);
+	fixture_free(r, N);
+}
+
+/*
+ * Which knee is which, on a curve with an L1 dTLB (64), the L1d filling
+ * (48 KiB: 683 pages of one line and 1/8 page-table line) and an STLB (2048),
+ * in a VM whose CPUID is silent: the documented core's TLB and the sysfs
+ * caches label them, and the check says which row was used.
+ */
+static void test_knee_labels(void)
+{
+	static const double grid[] = { 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 56, 64, 72, 81, 96, 128, 181, 256,
+				       362, 456, 512, 575, 645, 724, 813, 912, 1024, 1290, 1448, 1625, 1825, 2048,
+				       2299, 2580, 2896, 3251, 4096, 5793, 8192 };
+	enum { N = sizeof(grid) / sizeof(grid[0]) };
+	struct phase_result r[N];
+	struct analysis a;
+	struct environment env = { .turbo = -1, .hypervisor = "KVM" };
+	struct timing_calibration clk = { .clock_overhead_ns = 20, .clock_resolution_ns = 1, .core_clock_ghz = 3 };
+
+	env.documented_tlb = (struct env_tlb){ .l1d_4k_entries = 64, .l2d_4k_entries = 2048, .source = "documented: Sunny Cove" };
+	strcpy(env.core_name, "Sunny Cove");
+	env.caches[0] = (struct env_cache){ .level = 1, .type = "Data", .size_bytes = 48 << 10, .line_bytes = 64 };
+	env.caches[1] = (struct env_cache){ .level = 2, .type = "Unified", .size_bytes = 1280 << 10, .line_bytes = 64 };
+	env.n_caches = 2;
+	for (size_t i = 0; i < N; i++) {
+		double x = grid[i], ns = x <= 64 ? 1.5 : x <= 683 ? 4.0 : x <= 2048 ? 7.5 : 22.0;
+		double s[3] = { ns * 0.99, ns, ns * 1.01 };
+		char name[48];
+		snprintf(name, sizeof(name), "tlbsize/4k/%.0fp/r0", x);
+		fixture_phase(&r[i], name, "4k", (uint64_t)x * 4096, 200000, s, 3, 0, -1);
+		r[i].spec.workload = workload_find("tlbsize");
+		r[i].slots = (uint64_t)x;
+	}
+	analysis_run(r, N, &env, &clk, &a);
+	CHECK(a.n_knees == 3, "three knees: %zu", a.n_knees);
+	if (a.n_knees == 3) {
+		CHECK(a.knees[0].kind == KNEE_TLB && strcmp(a.knees[0].tlb.level, "L1 dTLB") == 0 &&
+			      strstr(a.knees[0].evidence, "documented: Sunny Cove"),
+		      "64: L1 dTLB (%s)", a.knees[0].evidence);
+		CHECK(a.knees[1].kind == KNEE_CACHE && strcmp(a.knees[1].cache.level, "L1d") == 0 &&
+			      strstr(a.knees[1].evidence, "48 KiB L1d (full at 683 pages)"),
+		      "645: the L1d (%s)", a.knees[1].evidence);
+		CHECK(a.knees[2].kind == KNEE_TLB && strcmp(a.knees[2].tlb.level, "L2 TLB") == 0,
+		      "2048: the L2 TLB (%s)", a.knees[2].evidence);
+		CHECK(!a.knees[0].cpuid_level, "nothing claimed of CPUID");
+	}
+	const struct analysis_check *g = find_check(&a, "tlb_geometry");
+	CHECK(g && g->status == CHECK_PASS && strstr(g->message, "Sunny Cove row") &&
+		      strstr(g->message, "2 tlb, 1 cache, 0 unknown of 3"),
+	      "geometry names the row: %s", g ? g->message : "missing");
+	CHECK(strstr(a.summary, "L1d cache)"), "summary: %s", a.summary);
+	analysis_free(&a);
+
+	/* An L2 TLB as large as the L1d fills: both fit the knee near 683, so it is unknown, and says both. */
+	env.documented_tlb.l2d_4k_entries = 680;
+	analysis_run(r, N, &env, &clk, &a);
+	CHECK(a.n_knees == 3 && a.knees[1].kind == KNEE_UNKNOWN && strstr(a.knees[1].evidence, "both"),
+	      "both fit: %s", a.n_knees == 3 ? a.knees[1].evidence : "");
+	analysis_free(&a);
+
+	/* No TLB from anywhere: the cache knee is still a cache, the others could not be told. */
+	env.documented_tlb = (struct env_tlb){ 0 };
+	env.core_name[0] = 0;
+	analysis_run(r, N, &env, &clk, &a);
+	CHECK(a.n_knees == 3 && a.knees[0].kind == KNEE_UNKNOWN && a.knees[1].kind == KNEE_CACHE &&
+		      strstr(a.knees[0].evidence, "the TLB is unknown"),
+	      "no TLB: %s", a.n_knees == 3 ? a.knees[0].evidence : "");
 	analysis_free(&a);
 	fixture_free(r, N);
 }
@@ -635,6 +708,7 @@ int main(void)
 	test_control();
 	test_stride_steps();
 	test_tlbsize_knees();
+	test_knee_labels();
 	test_allocations();
 	return check_finish();
 }

@@ -907,38 +907,8 @@ static void test_collect_live(void)
 #endif
 }
 
-static const struct {
-	int line;
-	const char *vendor;
-	unsigned family, model, cycles;
-	const char *core;
-} l1_rows[] = {
-	{ __LINE__, "AuthenticAMD", 0x19, 0x11, 4, "Zen 4" },	/* EPYC Genoa */
-	{ __LINE__, "AuthenticAMD", 0x19, 0x61, 4, "Zen 4" },	/* Ryzen 7000 */
-	{ __LINE__, "AuthenticAMD", 0x19, 0x01, 4, "Zen 3" },	/* EPYC Milan */
-	{ __LINE__, "AuthenticAMD", 0x17, 0x31, 4, "Zen/Zen 2" },	/* EPYC Rome */
-	{ __LINE__, "GenuineIntel", 6, 0x55, 4, "Skylake-SP" },
-	{ __LINE__, "GenuineIntel", 6, 0x6a, 5, "Sunny Cove" },	/* Ice Lake SP */
-	{ __LINE__, "GenuineIntel", 6, 0x8f, 5, "Golden Cove" },	/* Sapphire Rapids */
-	{ __LINE__, "GenuineIntel", 6, 0xcf, 5, "Raptor Cove" },	/* Emerald Rapids */
-	{ __LINE__, "GenuineIntel", 6, 0x1a, 0, "" },		/* Nehalem: not in the table */
-	{ __LINE__, "AuthenticAMD", 0x15, 0x02, 0, "" },	/* Piledriver */
-	{ __LINE__, "CentaurHauls", 6, 0x0f, 0, "" },
-};
-
-static void test_l1_latency_table(void)
-{
-	for (size_t i = 0; i < sizeof(l1_rows) / sizeof(l1_rows[0]); i++) {
-		const char *core = NULL;
-		unsigned c = environment_l1_latency(l1_rows[i].vendor, l1_rows[i].family, l1_rows[i].model, &core);
-		CHECK_ROW(l1_rows[i].line, c == l1_rows[i].cycles, "%u cycles, want %u", c, l1_rows[i].cycles);
-		CHECK_ROW(l1_rows[i].line, core && strcmp(core, l1_rows[i].core) == 0, "core '%s'", core ? core : "(null)");
-	}
-}
-
 int main(void)
 {
-	test_l1_latency_table();
 	test_thp_selected();
 	test_proc_stat_steal();
 	test_proc_stat_cpu();

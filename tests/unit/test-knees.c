@@ -130,6 +130,18 @@ static double two_ramp(double x)
 	return 1.2 + 1.8 * fmax(0, 1 - 64 / x) + 27 * fmax(0, 1 - 2048 / x);
 }
 
+/*
+ * A rise spread evenly (in log x) over an octave and a half, as the L1 dTLB
+ * of the development VM ramped from 32 to 81 pages: no single gap of the
+ * grid rises enough to be a step.
+ */
+static double log_ramp(double x)
+{
+	double f = fmin(1, fmax(0, log2(x / 32) / log2(3)));
+
+	return 1.2 + 1.8 * f + (x > 2048 ? 27 : 0);
+}
+
 /* Page-aligned lines all fall into one L1 set: past its 8 ways they come from L2 (~4 ns), then the TLB steps. */
 static double aligned(double x)
 {
@@ -202,6 +214,11 @@ static const struct curve_case {
 	  .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 20, .tol_octaves = 0.25 },
 	{ .line = __LINE__, .name = "two ramps (1 - C/N), noisy", .grid = GRID_KNOWN, .truth = two_ramp, .noise = &noisy,
 	  .n_knees = 2, .knees = { 64, 2048 }, .min_confidence = 5, .tol_octaves = 0.25 },
+	/* A ramp over 1.6 octaves that no gap passes alone: one knee, where it starts. */
+	{ .line = __LINE__, .name = "ramp 32..96 in log x, clean", .grid = GRID_KNOWN, .truth = log_ramp,
+	  .noise = &clean, .n_knees = 2, .knees = { 32, 2048 }, .min_confidence = 20, .tol_octaves = 0.25 },
+	{ .line = __LINE__, .name = "ramp 32..96 in log x, noisy", .grid = GRID_KNOWN, .truth = log_ramp,
+	  .noise = &noisy, .n_knees = 2, .knees = { 32, 2048 }, .min_confidence = 5, .tol_octaves = 0.5 },
 	/* Aliasing: the aligned layout adds a knee at 8; the colored one (two_step) has none before 64. */
 	{ .line = __LINE__, .name = "aligned: alias step at 8", .grid = GRID_KNOWN, .truth = aligned, .noise = &clean,
 	  .n_knees = 3, .knees = { 8, 64, 2048 }, .min_confidence = 50 },
@@ -233,8 +250,8 @@ static void print_knees(const char *name, unsigned seed, const struct knee *k, s
 {
 	fprintf(stderr, "  %s, seed %u: %zu knees:", name, seed, nk);
 	for (size_t i = 0; i < nk && i < MAX_KNEES; i++)
-		fprintf(stderr, " [%g..%g %.3g->%.3g conf %.3g]", k[i].x_before, k[i].x_after, k[i].before_ns,
-			k[i].after_ns, k[i].confidence);
+		fprintf(stderr, " [%g..%g %.3g->%.3g conf %.3g%s]", k[i].x_before, k[i].x_after, k[i].before_ns,
+			k[i].after_ns, k[i].confidence, k[i].ramp ? " ramp" : "");
 	fputc('\n', stderr);
 }
 
@@ -542,6 +559,102 @@ static void test_measured(void)
 	      "aligned: first knee after 11 pages, got %zu (%g)", nk, nk ? k[0].x_before : 0);
 }
 
+/*
+ * Measured on the development VM (Ice Lake-SP, Sunny Cove, KVM: tests/data/
+ * tlbsize/vm-icx-run1.json), medians and MADs of 5 repetitions: the 64-entry
+ * L1 dTLB ramps from 32 to 81 pages (2.0, 2.7, 3.0, 2.4, 2.7, 3.0 on the
+ * way), a rise no single gap passes. Before ramps, this curve had no knee
+ * below 575 pages.  Its L2 rises in two, with a level between.
+ */
+static const struct knee_point icx_run1[] = {
+	{ 1, 1.733, 0.0302 }, { 2, 1.814, 0.0128 }, { 3, 1.812, 0.0101 }, { 4, 1.879, 0.043 }, { 5, 1.84, 0.037 },
+	{ 6, 1.755, 0.00953 }, { 7, 1.78, 0.0164 }, { 8, 1.721, 0.0285 }, { 9, 1.824, 0.0101 },
+	{ 10, 1.773, 0.00859 }, { 11, 1.737, 0.0473 }, { 13, 1.691, 0.00322 }, { 14, 1.763, 0.0161 },
+	{ 16, 1.952, 0.0331 }, { 18, 1.81, 0.0467 }, { 20, 1.714, 0.00226 }, { 23, 1.944, 0.17 },
+	{ 25, 1.888, 0.0767 }, { 29, 1.872, 0.0287 }, { 32, 1.86, 0.0249 }, { 36, 2.46, 0.0666 },
+	{ 40, 2.049, 0.012 }, { 45, 2.74, 0.0605 }, { 51, 3.017, 0.0706 }, { 57, 2.429, 0.0191 },
+	{ 64, 2.696, 0.0415 }, { 72, 2.96, 0.0301 }, { 81, 4.163, 0.0864 }, { 91, 4.031, 0.012 },
+	{ 102, 4.469, 0.119 }, { 114, 4.765, 0.206 }, { 128, 4.397, 0.0652 }, { 144, 4.057, 0.051 },
+	{ 161, 4.311, 0.0631 }, { 181, 4.203, 0.0968 }, { 203, 4.247, 0.0252 }, { 228, 4.514, 0.0256 },
+	{ 256, 4.371, 0.0245 }, { 287, 4.11, 0.0194 }, { 323, 4.748, 0.0828 }, { 362, 4.125, 0.00139 },
+	{ 406, 4.567, 0.22 }, { 456, 4.182, 0.0919 }, { 512, 4.55, 0.13 }, { 575, 4.926, 0.168 },
+	{ 645, 5.369, 0.0845 }, { 724, 7.677, 0.142 }, { 813, 6.918, 0.0465 }, { 912, 7.178, 0.0421 },
+	{ 1024, 7.71, 0.122 }, { 1149, 7.457, 0.0407 }, { 1290, 8.056, 0.339 }, { 1448, 7.794, 0.0752 },
+	{ 1625, 8.718, 0.136 }, { 1825, 13.44, 0.781 }, { 2048, 14.28, 0.181 }, { 2299, 18.79, 0.194 },
+	{ 2580, 22.75, 0.169 }, { 2896, 20.79, 0.595 }, { 3251, 22.08, 0.195 }, { 3649, 22.61, 0.294 },
+	{ 4096, 25.65, 0.834 }, { 4598, 22.13, 0.367 }, { 5161, 25.05, 0.292 }, { 5793, 23.72, 0.481 },
+	{ 6502, 24.85, 0.331 }, { 7298, 24.81, 0.404 }, { 8192, 24.75, 0.147 }, { 9195, 28.35, 0.559 },
+	{ 10321, 27.38, 0.1 }, { 11585, 32.81, 0.314 }, { 13004, 32.55, 1.21 }, { 14596, 45.76, 0.567 },
+	{ 16384, 59.7, 7.05 }, { 18390, 51.42, 1.25 }, { 20643, 52.08, 1.16 }, { 23170, 142.2, 4.14 },
+	{ 26008, 155.2, 4.86 }, { 29193, 176.2, 1.91 }, { 32768, 163.6, 1.06 }, { 36781, 170.6, 0.65 },
+	{ 41285, 180.2, 3.1 }, { 46341, 195.9, 0.384 }, { 52016, 256.2, 22.6 }, { 58386, 208.5, 1.83 },
+	{ 65536, 262.3, 14.1 },
+};
+
+static void test_measured_ramp(void)
+{
+	struct knee k[MAX_KNEES];
+	size_t nk = 99, n = sizeof(icx_run1) / sizeof(icx_run1[0]);
+
+	CHECK(knees_detect(icx_run1, n, k, MAX_KNEES, &nk) == 0 && nk == 5, "ICX: 5 knees, got %zu", nk);
+	if (nk != 5)
+		return;
+	CHECK(k[0].ramp && k[0].x_before <= 64 && k[0].x_after >= 64 && k[0].x_after <= 81,
+	      "ICX: the L1 dTLB ramp spans 64, got %s %g..%g", k[0].ramp ? "ramp" : "step", k[0].x_before, k[0].x_after);
+	CHECK(!k[1].ramp && k[1].x_before >= 575 && k[1].x_after <= 724, "ICX: L1D step at %g..%g", k[1].x_before,
+	      k[1].x_after);
+	CHECK(k[2].x_before <= 2048 && k[2].x_after >= 2048 && k[2].x_before >= 1448, "ICX: STLB %g..%g",
+	      k[2].x_before, k[2].x_after);
+	/* The L2 rises in two: to a level near 52 ns at 14596..20643 pages, then past 140 ns. */
+	CHECK(k[3].x_before >= 11585 && k[3].x_after <= 16384, "ICX: L2 at %g..%g", k[3].x_before, k[3].x_after);
+	CHECK(k[4].x_before >= 18390 && k[4].x_after <= 26008 && k[4].after_ns > 140, "ICX: past L2 at %g..%g, %g ns",
+	      k[4].x_before, k[4].x_after, k[4].after_ns);
+	/* Each knee's level before is the previous knee's level after, within noise: one staircase. */
+	for (size_t i = 1; i < nk; i++)
+		CHECK(fabs(k[i].before_ns - k[i - 1].after_ns) <= 0.2 * k[i].before_ns, "ICX: knee %zu starts at %g, "
+		      "knee %zu ended at %g", i, k[i].before_ns, i - 1, k[i - 1].after_ns);
+}
+
+/*
+ * The same VM on the grid dense around the documented capacities
+ * (tests/data/tlbsize/vm-icx-run6.json): the L1D fills at 724..861 pages
+ * (3.8 -> 6.7 ns) and the STLB rises from 1722 on. Every gap from 724 to
+ * 2560 passes as one run; it is two knees, with the level between.
+ */
+static const struct knee_point icx_run6[] = {
+	{ 1, 1.525, 0.00132 }, { 2, 1.577, 0.00599 }, { 3, 1.571, 0.0515 }, { 4, 1.586, 0.0379 },
+	{ 5, 1.519, 0.00024 }, { 6, 1.53, 0.00635 }, { 7, 1.519, 6e-05 }, { 8, 1.519, 0.000255 },
+	{ 10, 1.561, 0.0153 }, { 11, 1.565, 0.0169 }, { 13, 1.581, 0.00763 }, { 16, 1.519, 0.000215 },
+	{ 19, 1.547, 0.0185 }, { 23, 1.567, 0.0476 }, { 27, 1.665, 0.029 }, { 32, 1.519, 0.0003 },
+	{ 38, 1.519, 8e-05 }, { 45, 1.519, 0.00021 }, { 48, 1.728, 0.135 }, { 54, 1.935, 0.149 },
+	{ 56, 1.52, 7.5e-05 }, { 60, 2.441, 0.157 }, { 64, 1.561, 0.0412 }, { 68, 2.171, 0.0263 },
+	{ 72, 2.763, 0.0499 }, { 76, 3.576, 0.134 }, { 80, 3.684, 0.00294 }, { 91, 3.688, 0.0179 },
+	{ 96, 3.848, 0.0418 }, { 108, 3.795, 0.0212 }, { 128, 3.693, 0.0231 }, { 152, 3.705, 0.0174 },
+	{ 181, 3.7, 0.0172 }, { 215, 3.695, 0.0168 }, { 256, 3.678, 0.0326 }, { 304, 3.954, 0.14 },
+	{ 362, 3.737, 0.034 }, { 431, 4.066, 0.267 }, { 512, 3.852, 0.0705 }, { 609, 3.736, 0.0471 },
+	{ 724, 3.813, 0.071 }, { 861, 6.859, 0.15 }, { 1024, 6.476, 0.059 }, { 1218, 6.453, 0.0464 },
+	{ 1448, 7.152, 0.448 }, { 1536, 6.741, 0.112 }, { 1722, 8.486, 0.22 }, { 1792, 9.133, 0.348 },
+	{ 1920, 10.67, 0.11 }, { 2048, 14.42, 0.781 }, { 2176, 14.49, 0.259 }, { 2304, 15.54, 0.138 },
+	{ 2435, 16.62, 0.315 }, { 2560, 19.07, 0.273 }, { 2896, 19.08, 0.0107 }, { 3072, 20.49, 0.439 },
+	{ 3444, 20.61, 0.855 }, { 4096, 19.82, 0.167 }, { 4871, 20.19, 0.0472 }, { 5793, 20.19, 0.176 },
+	{ 6889, 22.58, 1.43 }, { 8192, 21.65, 0.624 },
+};
+
+static void test_measured_close(void)
+{
+	struct knee k[MAX_KNEES];
+	size_t nk = 99, n = sizeof(icx_run6) / sizeof(icx_run6[0]);
+
+	CHECK(knees_detect(icx_run6, n, k, MAX_KNEES, &nk) == 0 && nk == 3, "ICX run 6: 3 knees, got %zu", nk);
+	if (nk != 3)
+		return;
+	CHECK(k[0].x_before <= 64 && k[0].x_after >= 64, "ICX run 6: L1 dTLB %g..%g", k[0].x_before, k[0].x_after);
+	CHECK(k[1].x_before == 724 && k[1].x_after == 861 && k[1].after_ns < 8, "ICX run 6: L1D %g..%g -> %g ns",
+	      k[1].x_before, k[1].x_after, k[1].after_ns);
+	CHECK(k[2].x_before >= 1448 && k[2].x_after * 1.25 >= 2048 && k[2].before_ns < 8, "ICX run 6: STLB %g..%g from %g ns",
+	      k[2].x_before, k[2].x_after, k[2].before_ns);
+}
+
 /* Latency that falls is not a knee: knees are rises only. */
 static void test_drop(void)
 {
@@ -648,6 +761,8 @@ int main(void)
 	test_grids();
 	test_small_steps();
 	test_measured();
+	test_measured_ramp();
+	test_measured_close();
 	test_drop();
 	test_truncate();
 	test_bad_input();

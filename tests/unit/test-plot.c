@@ -388,7 +388,7 @@ static void test_tlbsize(void)
 	plot_free(&p);
 	analysis_free(&a);
 
-	/* A KVM guest: no capacities, a note instead; the knees stay. */
+	/* A KVM guest of no known core: no capacities, a note instead; the knees stay. */
 	env.tlb = (struct env_tlb){ 0 };
 	analysis_run(r, N, &env, NULL, &a);
 	CHECK(plot_build(&in, &p) == 0, "built");
@@ -397,10 +397,27 @@ static void test_tlbsize(void)
 	for (size_t i = 0; i < c->n_markers; i++)
 		refs += c->markers[i].kind == PLOT_MARKER_CPUID;
 	CHECK(refs == 0 && c->n_markers == a.n_knees, "knees only");
-	CHECK(has_note(c, "CPUID reports no 4 KiB TLB capacities"), "the note says CPUID reports none");
+	CHECK(has_note(c, "Neither CPUID nor a documented core gives 4 KiB TLB capacities"),
+	      "the note says nothing gives them");
 	check_marker_labels(c, __LINE__);
 	plot_free(&p);
 	analysis_free(&a);
+
+	/* A KVM guest of a documented core: its capacities, named as documented, and a note that says so. */
+	env.documented_tlb = (struct env_tlb){ .l1d_4k_entries = 64, .l2d_4k_entries = 2048, .source = "documented: X" };
+	analysis_run(r, N, &env, NULL, &a);
+	CHECK(plot_build(&in, &p) == 0, "built");
+	c = &p.charts[0];
+	refs = 0;
+	for (size_t i = 0; i < c->n_markers; i++)
+		refs += c->markers[i].kind == PLOT_MARKER_CPUID && strstr(c->markers[i].label, "(documented)");
+	CHECK(refs == 2, "two documented capacities, got %zu", refs);
+	CHECK(has_note(c, "CPUID reports no TLB here; the dashed lines are the documented capacities"),
+	      "the note names the source");
+	check_marker_labels(c, __LINE__);
+	plot_free(&p);
+	analysis_free(&a);
+	env.documented_tlb = (struct env_tlb){ 0 };
 
 	/*
 	 * An L2 TLB of 1536 entries next to the knee at 2048: no room right of
