@@ -529,8 +529,10 @@ int knees_detect(const struct knee_point *pts, size_t n, struct knee *out, size_
 		if (k < n_steps && k < KNEES_MAX_STEPS)
 			start = steps[k].i_after;
 	}
-	qsort(out, found < max ? found : max, sizeof(*out), cmp_knee);
-	knees_settle(&cv, out, found < max ? found : max);
+	if (found && max) {
+		qsort(out, found < max ? found : max, sizeof(*out), cmp_knee);
+		knees_settle(&cv, out, found < max ? found : max);
+	}
 	*n_out = found;
 	return 0;
 }
