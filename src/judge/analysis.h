@@ -76,6 +76,12 @@ struct comparison {
 	double baseline_translation_ns, variant_translation_ns;	/* median - control median, per side */
 	const char *method;		/* "counters" or "differential" */
 	const char *assumption;		/* what the method takes for granted */
+	/* How sure: the speedup's interval, and each phase's own against the difference. */
+	double speedup_lo, speedup_hi;	/* 95 % hierarchical bootstrap interval (allocations, then samples); NAN: none */
+	double baseline_halfwidth_ns, variant_halfwidth_ns;	/* each median's 95 % half-width (stats_precision) */
+	bool interval_known;		/* both half-widths are finite (each phase has the samples for one) */
+	bool comparable;		/* not shown otherwise: both half-widths smaller than |delta_ns|, or unknown */
+	char doubt[240];		/* why not comparable, or why there is no interval; "" otherwise */
 };
 
 /* One step of a stride sweep: from one stride to the next at the same size and page size. */

@@ -21,6 +21,14 @@ void analysis_phase_metrics(const struct phase_result *res, size_t n, struct ana
 /* A measured phase that completed with samples: what comparisons, sweeps and most checks look at. */
 bool analysis_measured_ok(const struct phase_result *r);
 
+/*
+ * The cluster of each sample of a phase into *cluster: the process of a
+ * page-fault phase that ran in several (each of its samples maps fresh
+ * memory, so the process is what samples share), else the allocation, else
+ * NULL (one cluster). *owned is what the caller frees. 0 or -ENOMEM.
+ */
+int analysis_sample_clusters(const struct phase_result *r, const unsigned **cluster, unsigned **owned);
+
 /* The core clock to turn ns into cycles: the calibrated one (clock may be NULL), else the phase's own. */
 double analysis_clock_ghz(const struct timing_calibration *clock, const struct phase_result *r);
 

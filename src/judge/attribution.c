@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
 #include "judge/analysis_internal.h"
 #include "measure/workload.h"
 
@@ -72,6 +74,62 @@ static void attribute(const struct phase_result *b, const struct phase_result *v
 	}
 }
 
+/* The confidence level of a comparison's speedup interval, and the bootstrap that draws it (fixed seed). */
+static const double SPEEDUP_ALPHA = 0.05;
+enum { SPEEDUP_RESAMPLES = 2000 };
+static const uint64_t SPEEDUP_SEED = 0x73706565647570ull;	/* "speedup" */
+
+/* median(baseline) / median(variant). */
+static double stat_speedup(const double *m)
+{
+	return m[1] > 0 ? m[0] / m[1] : NAN;
+}
+
+/*
+ * How sure the comparison is: the 95 % interval of the speedup (a
+ * hierarchical bootstrap: allocations, then samples within them, so a
+ * difference the allocations' placement could make is inside it), and
+ * whether either phase's own 95 % interval (stats_precision, allocations as
+ * the unit) is as wide as the difference: then the two cannot be told apart
+ * and c->doubt says why. 0 or -ENOMEM.
+ */
+static int speedup_doubt(const struct phase_result *b, const struct phase_result *v, const struct analysis *a,
+			 struct comparison *c)
+{
+	const unsigned *cb, *cv;
+	unsigned *ob = NULL, *ov = NULL;
+	int rc = analysis_sample_clusters(b, &cb, &ob);
+
+	if (!rc)
+		rc = analysis_sample_clusters(v, &cv, &ov);
+	if (rc) {
+		free(ob);
+		return rc;
+	}
+	const struct stats_set sets[2] = { { b->samples_ns, cb, b->n_samples }, { v->samples_ns, cv, v->n_samples } };
+	if (stats_bootstrap(sets, 2, stat_speedup, SPEEDUP_ALPHA, SPEEDUP_SEED, SPEEDUP_RESAMPLES, &c->speedup_lo,
+			    &c->speedup_hi, NULL))
+		c->speedup_lo = c->speedup_hi = NAN;
+	double pb = stats_precision(b->samples_ns, cb, b->n_samples), pv = stats_precision(v->samples_ns, cv, v->n_samples);
+	free(ob);
+	free(ov);
+	c->baseline_halfwidth_ns = pb * a->phases[c->baseline].ns.median;
+	c->variant_halfwidth_ns = pv * a->phases[c->variant].ns.median;
+	c->interval_known = isfinite(c->baseline_halfwidth_ns) && isfinite(c->variant_halfwidth_ns);
+	c->comparable = !c->interval_known || fmax(c->baseline_halfwidth_ns, c->variant_halfwidth_ns) < fabs(c->delta_ns);
+	c->doubt[0] = '\0';
+	bool base_wider = !(c->baseline_halfwidth_ns < c->variant_halfwidth_ns);
+	const struct phase_result *w = base_wider ? b : v;
+	if (!c->interval_known)
+		snprintf(c->doubt, sizeof(c->doubt), "no interval: the %s phase has %zu sample%s%s", w->spec.page.label,
+			 w->n_samples, w->n_samples == 1 ? "" : "s", w->n_samples > 1 ? " of one allocation" : "");
+	else if (!c->comparable)
+		snprintf(c->doubt, sizeof(c->doubt), "the %s phase's own 95 %% interval (±%.0f %%, ±%.1f ns) is wider "
+			 "than the difference between them (%.1f ns)", w->spec.page.label, 100 * (base_wider ? pb : pv),
+			 base_wider ? c->baseline_halfwidth_ns : c->variant_halfwidth_ns, fabs(c->delta_ns));
+	return 0;
+}
+
 /* Compare every page size with the smallest measured at the same working-set size. */
 int analysis_build_comparisons(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
 			       struct analysis *a)
@@ -106,6 +164,8 @@ int analysis_build_comparisons(const struct phase_result *res, size_t n, const s
 		c->has_control = a->phases[b].has_control && a->phases[v].has_control;
 		c->baseline_translation_ns = a->phases[b].translation_ns;
 		c->variant_translation_ns = a->phases[v].translation_ns;
+		if (speedup_doubt(&res[b], &res[v], a, c))
+			return -ENOMEM;
 	}
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "judge/analysis_internal.h"
 #include "judge/compare_internal.h"
 
 /* ---- matching ---- */
@@ -112,26 +113,6 @@ static bool phase_measured(const struct phase_result *r)
 }
 
 /*
- * The cluster of each sample of a phase into *cluster: the process of a
- * page-fault phase that ran in several (each of its samples maps fresh
- * memory, so the process is what samples share), else the allocation, else
- * NULL (one cluster). *owned is what the caller frees. 0 or -ENOMEM.
- */
-static int phase_clusters(const struct phase_result *r, const unsigned **cluster, unsigned **owned)
-{
-	*owned = NULL;
-	*cluster = r->sample_alloc;
-	if (r->processes_run > 1 && r->n_fault_samples == r->n_samples && r->n_samples) {
-		if (!(*owned = malloc(r->n_samples * sizeof(**owned))))
-			return -ENOMEM;
-		for (size_t i = 0; i < r->n_samples; i++)
-			(*owned)[i] = r->fault_samples[i].process;
-		*cluster = *owned;
-	}
-	return 0;
-}
-
-/*
  * Nanoseconds per fault of each fault sample that counted faults (perf
  * counts, else getrusage), with its process as the cluster, into v and c
  * (room for n_fault_samples each). Returns the count.
@@ -212,7 +193,7 @@ static int phase_set(const struct phase_result *r, bool wall, struct stats_set *
 	}
 	s->n = phase_measured(r) ? r->n_samples : 0;
 	s->v = r->samples_ns;
-	return s->n ? phase_clusters(r, &s->cluster, owned) : 0;
+	return s->n ? analysis_sample_clusters(r, &s->cluster, owned) : 0;
 }
 
 /* One side's figures alone (the phase is missing, or unmeasured or measured otherwise on the other). */
@@ -391,11 +372,13 @@ static void pair_side(const struct compare_side *s, size_t idx, bool is_base, st
 		cp->base_delta_ns = c->delta_ns;
 		cp->base_ns_per_tlb_miss = tlb;
 		cp->base_method = c->method;
+		cp->base_cmp = c;
 		cp->speedup.base = c->speedup;
 	} else {
 		cp->new_delta_ns = c->delta_ns;
 		cp->new_ns_per_tlb_miss = tlb;
 		cp->new_method = c->method;
+		cp->new_cmp = c;
 		cp->speedup.new = c->speedup;
 	}
 }

@@ -187,6 +187,7 @@ struct compare_pair {
 	double base_delta_ns, new_delta_ns;
 	double base_ns_per_tlb_miss, new_ns_per_tlb_miss;	/* NAN without dTLB counts */
 	const char *base_method, *new_method;			/* NULL on a side that lacks it */
+	const struct comparison *base_cmp, *new_cmp;		/* each side's (interval, comparable, doubt); borrowed */
 };
 
 /* One check of the analysis, matched by id. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-phase statistics (latency, faults, allocations, packed control) and what the analysis reads off a phase. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,20 @@ bool analysis_fails(enum verdict v, enum fail_on fail_on)
 bool analysis_measured_ok(const struct phase_result *r)
 {
 	return r->status == PHASE_OK && r->spec.role == PHASE_ROLE_MEASURE && r->n_samples;
+}
+
+int analysis_sample_clusters(const struct phase_result *r, const unsigned **cluster, unsigned **owned)
+{
+	*owned = NULL;
+	*cluster = r->sample_alloc;
+	if (r->processes_run > 1 && r->n_fault_samples == r->n_samples && r->n_samples) {
+		if (!(*owned = malloc(r->n_samples * sizeof(**owned))))
+			return -ENOMEM;
+		for (size_t i = 0; i < r->n_samples; i++)
+			(*owned)[i] = r->fault_samples[i].process;
+		*cluster = *owned;
+	}
+	return 0;
 }
 
 /* The core clock to turn ns into cycles: the calibrated one, else the phase's own. */

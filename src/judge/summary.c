@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The verdict and the plain-language summary the text output opens with. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,7 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 	size_t cap = sizeof(a->summary);
 
 	*s = '\0';
+	unsigned said_no_interval = 0;
 	for (size_t i = 0; i < a->n_comparisons; i++) {
 		const struct comparison *c = &a->comparisons[i];
 		const struct phase_result *b = &res[c->baseline], *v = &res[c->variant];
@@ -51,10 +53,22 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		char sz[16];
 		if (a->n_stride_steps || res[c->baseline].spec.fault_case != FAULT_NONE)
 			continue;	/* stride and fault sweeps are summed up by their own figures */
-		appendf(s, cap, "%sat %siB, %s pages are %.2f× %s than %s", *s ? "; " : "",
-			format_size(v->spec.size_bytes, sz, sizeof(sz)), v->spec.page.label,
-			c->speedup >= 1 ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0),
-			c->speedup >= 1 ? "faster" : "slower", b->spec.page.label);
+		format_size(v->spec.size_bytes, sz, sizeof(sz));
+		if (!c->comparable) {
+			/* A number inside its own noise is not a finding: say that it could not be told, and why. */
+			appendf(s, cap, "%sat %siB, %s and %s pages could not be compared: %s", *s ? "; " : "", sz,
+				b->spec.page.label, v->spec.page.label, c->doubt);
+			continue;
+		}
+		bool faster = c->speedup >= 1;
+		double k = faster ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0);
+		double lo = faster ? c->speedup_lo : 1 / c->speedup_hi, hi = faster ? c->speedup_hi : 1 / c->speedup_lo;
+		appendf(s, cap, "%sat %siB, %s pages are %.2f× ", *s ? "; " : "", sz, v->spec.page.label, k);
+		if (c->interval_known && isfinite(lo) && isfinite(hi))
+			appendf(s, cap, "(%.2f–%.2f) ", lo, hi);
+		appendf(s, cap, "%s than %s", faster ? "faster" : "slower", b->spec.page.label);
+		if (!c->interval_known)
+			appendf(s, cap, " (%s)", said_no_interval++ ? "no interval" : c->doubt);
 		if (pb->has_control)
 			appendf(s, cap, "; address translation is %.1f of %.1f ns per access at %s", pb->translation_ns,
 				pb->ns.median, b->spec.page.label);

@@ -116,6 +116,20 @@ static json_t *phases_json(const struct report_compare_input *in)
 	return arr;
 }
 
+/*
+ * One report's own 95 % interval of its speedup, whether it was comparable,
+ * and why not: null for a side without the pair.
+ */
+static json_t *side_interval_json(const struct comparison *c)
+{
+	if (!c)
+		return json_null();
+	bool ci = c->interval_known && isfinite(c->speedup_lo) && isfinite(c->speedup_hi);
+	return json_pack("{s:o, s:o, s:b, s:o}", "lo", ci ? num(c->speedup_lo) : json_null(), "hi",
+			 ci ? num(c->speedup_hi) : json_null(), "comparable", c->comparable, "doubt",
+			 *c->doubt ? report_json_text(c->doubt) : json_null());
+}
+
 static json_t *pairs_json(const struct compare_result *c)
 {
 	json_t *arr = json_array();
@@ -128,6 +142,8 @@ static json_t *pairs_json(const struct compare_result *c)
 		json_object_set_new(o, "variant", report_json_text(cp->variant));
 		json_object_set_new(o, "match", json_string(compare_match_name(cp->match)));
 		json_object_set_new(o, "speedup", samples_json(&cp->speedup, true));
+		json_object_set_new(o, "speedup_interval", json_pack("{s:o, s:o}", "base", side_interval_json(cp->base_cmp),
+								     "new", side_interval_json(cp->new_cmp)));
 		json_object_set_new(o, "delta_ns", json_pack("{s:o, s:o}", "base", num(cp->base_delta_ns), "new",
 							     num(cp->new_delta_ns)));
 		json_object_set_new(o, "ns_per_tlb_miss", json_pack("{s:o, s:o, s:o}", "base", num(cp->base_ns_per_tlb_miss),
@@ -411,6 +427,20 @@ static void print_phases(const struct report_compare_input *in, FILE *f, int w)
 			   "both by itself and against its control)\n");
 }
 
+/* "1.60-1.70", "not comparable", "no interval", "" for a side without the pair. */
+static const char *side_interval_text(const struct comparison *c, char *buf, size_t cap)
+{
+	if (!c)
+		snprintf(buf, cap, "%s", "");
+	else if (!c->comparable)
+		snprintf(buf, cap, "not comparable");
+	else if (!c->interval_known || !isfinite(c->speedup_lo) || !isfinite(c->speedup_hi))
+		snprintf(buf, cap, "no interval");
+	else
+		snprintf(buf, cap, "%.2f-%.2f", c->speedup_lo, c->speedup_hi);
+	return buf;
+}
+
 static void print_pairs(const struct compare_result *c, FILE *f)
 {
 	int pw = 10;
@@ -433,6 +463,11 @@ static void print_pairs(const struct compare_result *c, FILE *f)
 			 : cp->match == COMPARE_ADDED ? "only in new"
 						      : "only in base");
 		print_row(f, pw, label[0], "speedup", &cp->speedup, "x", label[1]);
+		if (cp->base_cmp || cp->new_cmp) {
+			char b[40], n[40];
+			fprintf(f, "%-*s %-9s %10s %10s\n", pw, "", "95% CI", side_interval_text(cp->base_cmp, b, sizeof(b)),
+				side_interval_text(cp->new_cmp, n, sizeof(n)));
+		}
 		if (isfinite(cp->base_ns_per_tlb_miss) || isfinite(cp->new_ns_per_tlb_miss)) {
 			char b[32], n[32], ch[24];
 			double change =
@@ -442,7 +477,8 @@ static void print_pairs(const struct compare_result *c, FILE *f)
 				fmt_value(cp->new_ns_per_tlb_miss, "", n, sizeof(n)), fmt_pct(change, ch, sizeof(ch)));
 		}
 	}
-	fprintf(f, "(speedup: baseline median / variant median; a smaller speedup is worse, and a regression only when "
+	fprintf(f, "(speedup: baseline median / variant median, with each report's own 95%% interval; a smaller speedup "
+		   "is worse, and a regression only when "
 		   "its baseline or variant phase is itself slower beyond noise; ns/miss: the delta per avoided dTLB "
 		   "miss, where dTLB misses were counted)\n");
 }

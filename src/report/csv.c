@@ -121,6 +121,11 @@ int report_csv_write(const struct report_input *in, FILE *f)
 		if (c) {
 			snprintf(note, sizeof(note), "vs %s (%s)", rr->phases[c->baseline].spec.name, c->method ? c->method : "");
 			csv_num(f, name, c->speedup, "x", "speedup", note);
+			if (c->interval_known && isfinite(c->speedup_lo) && isfinite(c->speedup_hi)) {
+				csv_num(f, name, c->speedup_lo, "x", "speedup_lo", "95 % interval, hierarchical bootstrap");
+				csv_num(f, name, c->speedup_hi, "x", "speedup_hi", "95 % interval, hierarchical bootstrap");
+			}
+			csv_num(f, name, c->comparable, "", "comparable", *c->doubt ? c->doubt : "");
 			csv_num(f, name, c->delta_ns, "ns", "delta_ns", note);
 			if (c->ns_per_tlb_miss > 0)
 				csv_num(f, name, c->ns_per_tlb_miss, "ns", "ns_per_tlb_miss", note);

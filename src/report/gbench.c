@@ -143,6 +143,11 @@ static json_t *gb_benchmark(const struct report_input *in, size_t i, size_t fami
 	const struct comparison *c = report_comparison_of(in->analysis, i);
 	if (c) {
 		gb_counter(o, "speedup", c->speedup);
+		if (c->interval_known && isfinite(c->speedup_lo) && isfinite(c->speedup_hi)) {
+			gb_counter(o, "speedup_lo", c->speedup_lo);
+			gb_counter(o, "speedup_hi", c->speedup_hi);
+		}
+		gb_counter(o, "speedup_comparable", c->comparable);
 		gb_counter(o, "delta_ns", c->delta_ns);
 		if (c->ns_per_tlb_miss > 0)
 			gb_counter(o, "ns_per_tlb_miss", c->ns_per_tlb_miss);

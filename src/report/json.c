@@ -543,6 +543,16 @@ static json_t *analysis_json(const struct report_input *in)
 		json_object_set_new(j, "size_bytes", json_integer((json_int_t)ph[c->variant].spec.size_bytes));
 		json_object_set_new(j, "delta_ns", num(c->delta_ns));
 		json_object_set_new(j, "speedup", num(c->speedup));
+		json_object_set_new(j, "speedup_interval",
+				    c->interval_known && isfinite(c->speedup_lo) && isfinite(c->speedup_hi)
+					    ? json_pack("{s:o, s:o, s:f, s:s}", "lo", num(c->speedup_lo), "hi",
+							num(c->speedup_hi), "level", 0.95, "method",
+							"hierarchical bootstrap: allocations, then samples")
+					    : json_null());
+		json_object_set_new(j, "halfwidth_ns", json_pack("{s:o, s:o}", "baseline", num(c->baseline_halfwidth_ns),
+								 "variant", num(c->variant_halfwidth_ns)));
+		json_object_set_new(j, "comparable", json_boolean(c->comparable));
+		json_object_set_new(j, "doubt", *c->doubt ? report_json_text(c->doubt) : json_null());
 		json_object_set_new(j, "delta_tlb_misses_per_access",
 				    c->have_tlb_counts ? num(c->delta_tlb_misses_per_access) : json_null());
 		json_object_set_new(j, "ns_per_tlb_miss", c->ns_per_tlb_miss > 0 ? num(c->ns_per_tlb_miss) : json_null());

@@ -286,7 +286,7 @@ static void om_counters(const struct report_input *in, FILE *f)
 	}
 }
 
-/* The families with a sample per comparison: the speedup, the difference, the cost of a dTLB miss. */
+/* The families with a sample per comparison: the speedup and its interval, the difference, the cost of a dTLB miss. */
 static void om_comparisons(const struct report_input *in, FILE *f)
 {
 	const struct run_results *rr = in->results;
@@ -311,13 +311,37 @@ static void om_comparisons(const struct report_input *in, FILE *f)
 		.help = "Time per avoided dTLB miss, where counters measured the misses.",
 		.unit = "seconds",
 	};
-	struct om_family *per_comparison[] = { &speedup, &delta, &miss };
+	struct om_family low = {
+		.f = f,
+		.name = "tlbprof_comparison_speedup_low_ratio",
+		.help = "Lower end of the speedup's 95 % interval (hierarchical bootstrap: allocations, then samples).",
+		.unit = "ratio",
+	};
+	struct om_family high = {
+		.f = f,
+		.name = "tlbprof_comparison_speedup_high_ratio",
+		.help = "Upper end of the speedup's 95 % interval.",
+		.unit = "ratio",
+	};
+	struct om_family comparable = {
+		.f = f,
+		.name = "tlbprof_comparison_comparable",
+		.help = "1 when both phases' own 95 % intervals are narrower than their difference, else 0: the speedup "
+			  "is then not a finding.",
+	};
+	struct om_family *per_comparison[] = { &speedup, &low, &high, &comparable, &delta, &miss };
 	for (size_t k = 0; k < sizeof(per_comparison) / sizeof(per_comparison[0]); k++) {
 		struct om_family *m = per_comparison[k];
 		for (size_t i = 0; i < a->n_comparisons; i++) {
 			const struct comparison *c = &a->comparisons[i];
 			char sz[16];
-			double v = m == &speedup ? c->speedup : m == &delta ? c->delta_ns / 1e9 : c->ns_per_tlb_miss / 1e9;
+			bool ci = c->interval_known;
+			double v = m == &speedup      ? c->speedup
+				   : m == &low	      ? (ci ? c->speedup_lo : NAN)
+				   : m == &high	      ? (ci ? c->speedup_hi : NAN)
+				   : m == &comparable ? (double)c->comparable
+				   : m == &delta      ? c->delta_ns / 1e9
+						      : c->ns_per_tlb_miss / 1e9;
 			if ((m == &miss && !(c->ns_per_tlb_miss > 0)) || !isfinite(v))
 				continue;
 			om_begin(m);

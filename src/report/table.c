@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The table for people: the run's header, a row per phase, then comparisons, faults, steps, knees, findings, checks. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,13 +188,13 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 
 	if (!a->n_comparisons)
 		return;
-	fprintf(f, "\n%-8s %-16s %10s %10s %9s %8s %11s  %s\n", "size", "pages", "base ns", "variant ns",
-		"delta ns", "speedup", "translation", "method");
+	fprintf(f, "\n%-8s %-16s %10s %10s %9s %8s %-11s %11s  %s\n", "size", "pages", "base ns", "variant ns",
+		"delta ns", "speedup", "95% CI", "translation", "method");
 	for (size_t i = 0; i < a->n_comparisons; i++) {
 		const struct comparison *c = &a->comparisons[i];
 		const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
 		const struct phase_analysis *pb = &a->phases[c->baseline];
-		char label[48], sz[16], tr[24] = "n/a";
+		char label[48], sz[16], tr[24] = "n/a", ci[24] = "n/a";
 		if (b->fault_case != FAULT_NONE)
 			snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label,
 				 fault_case_name(b->fault_case));
@@ -204,14 +205,22 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 			snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
 		if (pb->has_control)
 			snprintf(tr, sizeof(tr), "%.1f ns", pb->translation_ns);
-		fprintf(f, "%-8s %-16s %10.2f %10.2f %9.2f %7.2fx %11s  %s", format_size(v->size_bytes, sz, sizeof(sz)),
-			label, pb->ns.median, a->phases[c->variant].ns.median, c->delta_ns, c->speedup, tr, c->method);
+		if (!c->comparable)
+			snprintf(ci, sizeof(ci), "none");
+		else if (c->interval_known && isfinite(c->speedup_lo) && isfinite(c->speedup_hi))
+			snprintf(ci, sizeof(ci), "%.2f-%.2f", c->speedup_lo, c->speedup_hi);
+		fprintf(f, "%-8s %-16s %10.2f %10.2f %9.2f %7.2fx %-11s %11s  %s",
+			format_size(v->size_bytes, sz, sizeof(sz)), label, pb->ns.median, a->phases[c->variant].ns.median,
+			c->delta_ns, c->speedup, ci, tr, c->method);
 		if (c->ns_per_tlb_miss > 0)
 			fprintf(f, ", %.1f ns (%.0f cycles) per dTLB miss", c->ns_per_tlb_miss, c->cycles_per_tlb_miss);
 		fputc('\n', f);
+		if (!c->comparable)
+			fprintf(f, "  not comparable: %s\n", c->doubt);
 	}
-	fprintf(f, "(translation: %s ns per access minus its packed control's, where a control ran)\n",
-		"baseline");
+	fprintf(f, "(95%% CI: of the speedup, hierarchical bootstrap over allocations; none: a phase's own interval is "
+		   "wider than the delta; translation: baseline ns per access minus its packed control's, where a "
+		   "control ran)\n");
 }
 
 /* The page-fault cases: time per page and per fault, the faults, and where the time went (user, sys, wall). */

@@ -100,6 +100,13 @@ def compare(base, new, *extra, expect=(0,), what=""):
     return doc, p
 
 
+def analysed(path):
+    """The report at path as tlbprof analyze recomputes it."""
+    p = subprocess.run([TLBPROF, "analyze", path, "--json", "-", "--quiet", "--fail-on", "never"], capture_output=True,
+                       text=True, timeout=60)
+    return json.loads(p.stdout)
+
+
 def phase(doc, name):
     return next((p for p in doc["phases"] if p["name"] == name), None)
 
@@ -540,6 +547,15 @@ with tempfile.TemporaryDirectory() as d:
             fail(f"real chase runs: {got}")
         if any(p["ns"]["clusters"] != {"base": 3, "new": 3} for p in doc["phases"]):
             fail(f"real chase runs: three allocations a side: {[p['ns']['clusters'] for p in doc['phases']]}")
+        # Each report's own interval of its speedup, as its summary gives it, comes along with the pair.
+        for pair in doc["comparisons"]:
+            for side, path in (("base", c1), ("new", c2)):
+                ci = pair["speedup_interval"][side]
+                own = analysed(path)["analysis"]["comparisons"][0]
+                if not ci or not ci["comparable"] or not ci["lo"] <= pair["speedup"][side] <= ci["hi"] or \
+                        ci["lo"] != own["speedup_interval"]["lo"] or ci["hi"] != own["speedup_interval"]["hi"]:
+                    fail(f"real chase runs: the {side} speedup's own interval: {ci}, the report's "
+                         f"{own['speedup_interval']}")
     # Translation 20 % slower in a copy of the second run (the control as measured): caught.
     doc, _ = compare(c1, scaled_copy(c2, "c2-slow", 1.2), expect=(1,), what="real chase runs, +20 %")
     if doc and sorted(p["name"] for p in doc["phases"] if p["regression"]) != ["chase/2m/16M/r0", "chase/4k/16M/r0"]:

@@ -152,6 +152,12 @@ def check_gbench(text, rep, where):
         b = next((x for x in bench if x["name"] == c["variant"]), {})
         if not close(b.get("speedup", -1), c["speedup"]):
             fail(f"{where}: speedup of {c['variant']}: {b.get('speedup')} != {c['speedup']}")
+        ci = c["speedup_interval"]
+        if (ci and not (close(b.get("speedup_lo", -1), ci["lo"]) and close(b.get("speedup_hi", -1), ci["hi"]))) or (
+                not ci and ("speedup_lo" in b or "speedup_hi" in b)):
+            fail(f"{where}: the interval of {c['variant']}: {b.get('speedup_lo')}..{b.get('speedup_hi')}, want {ci}")
+        if b.get("speedup_comparable") != float(c["comparable"]):
+            fail(f"{where}: speedup_comparable of {c['variant']}: {b.get('speedup_comparable')}, want {c['comparable']}")
     return doc
 
 
@@ -228,6 +234,14 @@ def check_openmetrics(text, rep, where):
         sp = [x["_value"] for x in byname.get("tlbprof_comparison_speedup_ratio", []) if x["variant"] == c["variant"]]
         if len(sp) != 1 or not close(sp[0], c["speedup"]):
             fail(f"{where}: speedup of {c['variant']}: {sp}, want {c['speedup']}")
+        ci = c["speedup_interval"]
+        for fam, key in (("tlbprof_comparison_speedup_low_ratio", "lo"), ("tlbprof_comparison_speedup_high_ratio", "hi")):
+            got_ci = [x["_value"] for x in byname.get(fam, []) if x["variant"] == c["variant"]]
+            if (ci and (len(got_ci) != 1 or not close(got_ci[0], ci[key]))) or (not ci and got_ci):
+                fail(f"{where}: {fam} of {c['variant']}: {got_ci}, want {ci and ci[key]}")
+        comp = [x["_value"] for x in byname.get("tlbprof_comparison_comparable", []) if x["variant"] == c["variant"]]
+        if comp != [float(c["comparable"])]:
+            fail(f"{where}: tlbprof_comparison_comparable of {c['variant']}: {comp}, want {c['comparable']}")
     return got
 
 
@@ -341,6 +355,12 @@ def check_csv(text, rep, where):
         if p["status"] != "ok" and (med != ["<not counted>"] or not any(
                 r[0] == name and p["reason"] in r[5] for r in rows)):
             fail(f"{where}: a phase without samples: one <not counted> row with its reason: {name!r}")
+    for c in rep["analysis"]["comparisons"]:
+        ci = c["speedup_interval"]
+        for key in ("lo", "hi"):
+            got_ci = [float(r[1]) for r in rows if r[0] == c["variant"] and r[3] == "speedup_" + key]
+            if (ci and (len(got_ci) != 1 or not close(got_ci[0], ci[key]))) or (not ci and got_ci):
+                fail(f"{where}: speedup_{key} of {c['variant']}: {got_ci}, want {ci and ci[key]}")
     return rows
 
 
@@ -378,7 +398,8 @@ def normalise(fmt, text):
 
 with tempfile.TemporaryDirectory() as tmp:
     # 1. Golden files: the fixtures re-rendered in every format, byte for byte (after normalise()).
-    for fixture in ("cloud-xeon-128m", "cloud-xeon-size-sweep"):
+    # vm-chase-16m-run1: a run of this tlbprof, with allocations, so its comparisons carry an interval.
+    for fixture in ("cloud-xeon-128m", "cloud-xeon-size-sweep", "vm-chase-16m-run1"):
         work = os.path.join(tmp, fixture)
         os.makedirs(os.path.join(work, "out"))
         shutil.copy(os.path.join(DATA, fixture + ".json"), work)
