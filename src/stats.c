@@ -278,6 +278,26 @@ double stats_precision(const double *v, const unsigned *alloc, size_t n)
 	return clustered > iid ? clustered : iid;
 }
 
+double stats_median_halfwidth(const double *v, const unsigned *alloc, size_t n)
+{
+	double p = stats_precision(v, alloc, n);
+
+	if (isfinite(p) || n < 2)
+		return p;
+	struct stats_summary st;
+	stats_summarize(v, n, &st);
+	if (!(st.median > 0))
+		return INFINITY;
+	return stats_t975((unsigned)n - 1) * 1.2533 * st.stddev / sqrt((double)n) / st.median;
+}
+
+double stats_precision_runs(double within, double between)
+{
+	double b = 1.96 * fabs(between) / sqrt(2.0);
+
+	return sqrt(within * within + b * b);
+}
+
 /* ---- Mann-Whitney U ---- */
 
 struct ranked {

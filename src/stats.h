@@ -87,6 +87,27 @@ void stats_groups_free(struct stats_groups *g);
  */
 double stats_precision(const double *v, const unsigned *alloc, size_t n);
 
+/*
+ * The relative 95 % half-width of the median of v[0..n-1] (alloc as in
+ * stats_precision()): stats_precision() where it is finite; with too few
+ * samples for that (fewer than 6 in one allocation), the normal
+ * approximation t(n-1) * 1.2533 * s / sqrt(n) / median (the median's
+ * standard error is 1.2533 s / sqrt(n) for normal samples). INFINITY with
+ * fewer than 2 samples or a median that is not positive.
+ */
+double stats_median_halfwidth(const double *v, const unsigned *alloc, size_t n);
+
+/*
+ * The precision a run can claim for a median it reports, with a term for
+ * what changes between runs: within is the run's own relative half-width
+ * (stats_median_halfwidth()), between the relative difference of a second,
+ * later pass's median from the first ((m2 - m1) / m1). Two passes estimate
+ * the between-run standard deviation as |between| / sqrt(2) (the difference
+ * of two draws has twice the variance of one), so the 95 % half-width is
+ * sqrt(within^2 + (1.96 |between| / sqrt(2))^2). Pure.
+ */
+double stats_precision_runs(double within, double between);
+
 /* The result of a Mann-Whitney U (Wilcoxon rank-sum) test of two sample sets a and b. */
 struct stats_rank_test {
 	double u;		/* U of b: pairs (a_i, b_j) with b_j > a_i, ties counting one half */

@@ -3,6 +3,7 @@
 #include "machine/environment.h"
 
 #include "machine/env_text.h"
+#include "machine/host.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -227,4 +228,70 @@ int env_parse_cpuinfo_field(const char *text, const char *key, char *out, size_t
 		line = nl ? nl + 1 : NULL;
 	}
 	return -ENOENT;
+}
+
+int env_parse_u64(const char *text, uint64_t *value)
+{
+	const char *p = text;
+	uint64_t v;
+
+	while (env_is_blank(*p))
+		p++;
+	if (!parse_u64(&p, &v))
+		return -EINVAL;
+	while (env_is_blank(*p))
+		p++;
+	if (*p)
+		return -EINVAL;
+	*value = v;
+	return 0;
+}
+
+/* The one word of a sysfs file (surrounding whitespace trimmed): its start and length; false when not one word. */
+static bool one_word(const char *text, const char **start, size_t *len)
+{
+	const char *p = text, *s;
+
+	while (env_is_blank(*p))
+		p++;
+	for (s = p; *p && !env_is_blank(*p); p++)
+		;
+	*start = s;
+	*len = (size_t)(p - s);
+	while (env_is_blank(*p))
+		p++;
+	return *len > 0 && !*p;
+}
+
+int env_parse_damon_state(const char *text, bool *running)
+{
+	const char *w;
+	size_t n;
+
+	/* mm/damon/sysfs.c: "on" or "off" (writes accept more verbs; reads print these two). */
+	if (!one_word(text, &w, &n))
+		return -EINVAL;
+	if (n == 2 && strncmp(w, "on", 2) == 0)
+		*running = true;
+	else if (n == 3 && strncmp(w, "off", 3) == 0)
+		*running = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int env_parse_damon_action(const char *text, char *out, size_t out_size)
+{
+	const char *w;
+	size_t n;
+
+	if (out_size > 0)
+		out[0] = '\0';
+	/* "willneed", "cold", "pageout", "hugepage", "nohugepage", "lru_prio", "lru_deprio", "stat", ... */
+	if (!one_word(text, &w, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!((w[i] >= 'a' && w[i] <= 'z') || w[i] == '_'))
+			return -EINVAL;
+	return copy_span(out, out_size, w, n);
 }

@@ -6,6 +6,12 @@
 #include <stddef.h>
 #include <string.h>
 
+/*
+ * Read up to size - 1 bytes of a (proc/sys) file into buf, NUL-terminated
+ * (environment.c). Returns 0 or -errno of the failing open/read.
+ */
+int env_read_text(const char *path, char *buf, size_t size);
+
 /* Copy a string, truncating to fit (for facts where a cut value beats none). */
 static inline void env_copy_trunc(char *out, size_t out_size, const char *src)
 {

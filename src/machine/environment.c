@@ -62,6 +62,11 @@ static int read_text(const char *path, char *buf, size_t size)
 	return err;
 }
 
+int env_read_text(const char *path, char *buf, size_t size)
+{
+	return read_text(path, buf, size);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Collection                                                                */
 

@@ -9,6 +9,7 @@
 #include "machine/cores.h"
 
 #include "machine/cpuid.h"
+#include "machine/host.h"
 
 /* One cache level as the OS (sysfs) or CPUID reports it; 0 fields are unknown. */
 struct env_cache {
@@ -74,6 +75,8 @@ struct environment {
 	/* Documented L1 load-to-use latency of this core for a pointer chase, 0 when unknown. */
 	unsigned l1_latency_cycles;
 	char core_name[48];		/* the identified core ("Zen 4", "Raptor Cove or Golden Cove"), "" when unknown */
+	/* Host facts before the first phase and after the last (measuring commands only; host.h). */
+	struct host_facts host;
 };
 
 /*

@@ -59,11 +59,33 @@ static int have_add_chain(void)
 #endif
 }
 
+enum { CLOCK_RUNS = 15 };
+static const uint64_t CLOCK_ADDS = 2000000;	/* ~0.5 ms at 4 GHz */
+
+/* Warm the core for warm_ns on the add chain, then time CLOCK_RUNS chains: median GHz and IQR / median. */
+static void add_chain_clock(uint64_t warm_ns, double *ghz_median, double *spread)
+{
+	double ghz[CLOCK_RUNS];
+
+	for (uint64_t t0 = timing_now_ns(); timing_now_ns() - t0 < warm_ns;)
+		timing_add_chain(CLOCK_ADDS);
+	for (unsigned r = 0; r < CLOCK_RUNS; r++) {
+		uint64_t t0 = timing_now_ns();
+		timing_add_chain(CLOCK_ADDS);
+		uint64_t t1 = timing_now_ns();
+		ghz[r] = (double)CLOCK_ADDS / (double)(t1 - t0);
+	}
+	stats_sort(ghz, CLOCK_RUNS);
+	*ghz_median = stats_median_sorted(ghz, CLOCK_RUNS);
+	/* Interquartile range: one run the hypervisor preempted must not look like a moving clock. */
+	*spread = (stats_quantile_sorted(ghz, CLOCK_RUNS, 0.75) - stats_quantile_sorted(ghz, CLOCK_RUNS, 0.25)) /
+		  *ghz_median;
+}
+
 void timing_calibrate(struct timing_calibration *out)
 {
-	enum { PAIRS = 2001, RUNS = 15 };
-	static const uint64_t ADDS = 2000000;	/* ~0.5 ms at 4 GHz */
-	double pairs[PAIRS], ghz[RUNS];
+	enum { PAIRS = 2001 };
+	double pairs[PAIRS], ghz[CLOCK_RUNS];
 	struct timespec res;
 
 	memset(out, 0, sizeof(*out));
@@ -80,27 +102,30 @@ void timing_calibrate(struct timing_calibration *out)
 	if (!have_add_chain())
 		return;
 	/* Warm-up: ~20 ms of the same code so the core leaves any idle frequency. */
-	for (uint64_t t0 = timing_now_ns(); timing_now_ns() - t0 < 20000000;)
-		timing_add_chain(ADDS);
-	for (unsigned r = 0; r < RUNS; r++) {
-		uint64_t t0 = timing_now_ns();
-		timing_add_chain(ADDS);
-		uint64_t t1 = timing_now_ns();
-		ghz[r] = (double)ADDS / (double)(t1 - t0);
-	}
-	stats_sort(ghz, RUNS);
-	out->core_clock_ghz = stats_median_sorted(ghz, RUNS);
-	/* Interquartile range: one run the hypervisor preempted must not look like a moving clock. */
-	out->core_clock_spread =
-		(stats_quantile_sorted(ghz, RUNS, 0.75) - stats_quantile_sorted(ghz, RUNS, 0.25)) / out->core_clock_ghz;
-	out->core_clock_runs = RUNS;
+	add_chain_clock(20000000, &out->core_clock_ghz, &out->core_clock_spread);
+	out->core_clock_runs = CLOCK_RUNS;
 	out->core_clock_method = "dependent_add_chain";
 	/* The immediate chain at the same clock: adds per cycle (1 on a plain adder, more where rename folds them). */
-	for (unsigned r = 0; r < RUNS; r++) {
+	for (unsigned r = 0; r < CLOCK_RUNS; r++) {
 		uint64_t t0 = timing_now_ns();
-		timing_add_imm_chain(ADDS);
+		timing_add_imm_chain(CLOCK_ADDS);
 		uint64_t t1 = timing_now_ns();
-		ghz[r] = (double)ADDS / (double)(t1 - t0);
+		ghz[r] = (double)CLOCK_ADDS / (double)(t1 - t0);
 	}
-	out->add_imm_per_cycle = stats_median_inplace(ghz, RUNS) / out->core_clock_ghz;
+	out->add_imm_per_cycle = stats_median_inplace(ghz, CLOCK_RUNS) / out->core_clock_ghz;
+}
+
+void timing_recheck(struct timing_calibration *c)
+{
+	c->core_clock_end_ghz = 0;
+	c->core_clock_end_spread = 0;
+	if (c->core_clock_ghz <= 0 || !have_add_chain())
+		return;
+	/* The core has just measured: 5 ms of warm-up is enough to leave a short idle gap behind. */
+	add_chain_clock(5000000, &c->core_clock_end_ghz, &c->core_clock_end_spread);
+}
+
+double timing_clock_ratio(const struct timing_calibration *c)
+{
+	return c && c->core_clock_ghz > 0 && c->core_clock_end_ghz > 0 ? c->core_clock_end_ghz / c->core_clock_ghz : 0;
 }

@@ -28,6 +28,9 @@ struct timing_calibration {
 	 * core this is when the model number is masked.
 	 */
 	double add_imm_per_cycle;
+	/* The same clock measured again at the end of the run (timing_recheck()); 0 when not measured. */
+	double core_clock_end_ghz;
+	double core_clock_end_spread;	/* interquartile range / median of those runs */
 };
 
 /*
@@ -37,6 +40,17 @@ struct timing_calibration {
  * so a frequency ramp does not bias the first runs. Takes about 50 ms.
  */
 void timing_calibrate(struct timing_calibration *out);
+
+/*
+ * Measure the core clock again, with the same dependent-add runs as the
+ * calibration (after a 5 ms warm-up instead of 20: the core has just been
+ * busy), into c->core_clock_end_ghz and _spread; both 0 when the start was
+ * not calibrated. About 15 ms. The calibrated clock is left as it was.
+ */
+void timing_recheck(struct timing_calibration *c);
+
+/* Pure: the end clock over the calibrated one (1: unchanged); 0 when either was not measured. */
+double timing_clock_ratio(const struct timing_calibration *c);
 
 /* Run n dependent adds (n rounded down to a multiple of 100); for tests. Returns the chain value. */
 uint64_t timing_add_chain(uint64_t n);

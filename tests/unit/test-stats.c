@@ -106,6 +106,28 @@ static void test_precision(void)
 	CHECK(isinf(stats_t975(0)), "no degrees of freedom");
 }
 
+/* The median's half-width where stats_precision() has none, and the term a second pass adds. */
+static void test_halfwidth_and_runs(void)
+{
+	/* Five samples: no distribution-free interval; t(4) * 1.2533 * s / sqrt(5) / median instead. */
+	const double five[5] = { 40, 55, 48, 62, 45 };
+	double sd = sqrt((100.0 + 25 + 4 + 144 + 25) / 4);	/* mean 50 */
+	CHECK_NEAR(stats_median_halfwidth(five, NULL, 5), 2.776 * 1.2533 * sd / sqrt(5) / 48, 1e-12);
+	/* Where stats_precision() is finite, it is the answer (allocations as the unit). */
+	const double s9[9] = { 39.6, 40, 40.4, 49.5, 50, 50.5, 59.4, 60, 60.6 };
+	unsigned alloc[9] = { 0, 0, 0, 1, 1, 1, 2, 2, 2 };
+	CHECK_NEAR(stats_median_halfwidth(s9, alloc, 9), stats_precision(s9, alloc, 9), 1e-15);
+	CHECK(isinf(stats_median_halfwidth(five, NULL, 1)), "one sample: no half-width");
+	const double zero[3] = { 0, 0, 0 };
+	CHECK(isinf(stats_median_halfwidth(zero, NULL, 3)), "a zero median: no relative half-width");
+	/* Two passes 3 % apart: sd 3 % / sqrt(2), 95 %: 1.96 of that, in quadrature with the run's own 1 %. */
+	double b = 1.96 * 0.03 / sqrt(2);
+	CHECK_NEAR(stats_precision_runs(0.01, 0.03), sqrt(0.0001 + b * b), 1e-15);
+	CHECK_NEAR(stats_precision_runs(0.01, -0.03), stats_precision_runs(0.01, 0.03), 1e-15);
+	CHECK_NEAR(stats_precision_runs(0.02, 0), 0.02, 1e-15);
+	CHECK(stats_precision_runs(0.011, 0.094) > 6 * 0.011, "a 9.4 %% move makes a 1.1 %% claim six times wider");
+}
+
 /*
  * Mann-Whitney U against values computed independently: the exact rows by
  * enumerating every split of the pooled values (itertools.combinations), the
@@ -210,6 +232,7 @@ int main(void)
 	test_stats();
 	test_medians_and_quantiles();
 	test_precision();
+	test_halfwidth_and_runs();
 	test_mann_whitney();
 	test_groups();
 	test_bootstrap();
