@@ -21,7 +21,7 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 		goto oom;
 	out->n_phases = n;
 	analysis_phase_metrics(results, n, out);
-	if (analysis_build_comparisons(results, n, clock, out) != 0 ||
+	if (analysis_build_comparisons(results, n, env, clock, out) != 0 ||
 	    analysis_build_stride_steps(results, n, clock, out) != 0 || analysis_build_knees(results, n, env, out) != 0)
 		goto oom;
 	checks_run(&in, ANALYSIS_CHECK_BY_RUN, out);

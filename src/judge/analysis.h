@@ -62,6 +62,22 @@ struct phase_analysis {
 	double translation_ns;		/* median - control median: the translation part (has_control) */
 };
 
+/*
+ * The translation part of a comparison's baseline (ns per access), and how
+ * well it is known (translation.c, ARCHITECTURE.md "Translation share"). A
+ * single number only where a phase at the same size is proven walk-free;
+ * else the range between the defensible estimates.
+ */
+struct translation_share {
+	bool known;			/* lo_ns is set (a phase on larger pages at the same size, or a control) */
+	bool proven;			/* lo_ns == hi_ns: the baseline minus a phase proven walk-free */
+	double lo_ns, hi_ns;		/* hi_ns NAN: no high estimate (no packed control) */
+	const char *lo_basis, *hi_basis;	/* what each end subtracts: "2m", "1g", "packed control" (static) */
+	size_t free_phase;		/* the proven walk-free phase; SIZE_MAX: none */
+	double control_vs_free_ns;	/* control median - free phase median (both present), else NAN */
+	char evidence[320];		/* why proven, or why no control could be */
+};
+
 /* One page size compared with the smallest page size measured at the same working-set size. */
 struct comparison {
 	size_t baseline, variant;	/* indices into the results */
@@ -82,6 +98,7 @@ struct comparison {
 	bool interval_known;		/* both half-widths are finite (each phase has the samples for one) */
 	bool comparable;		/* not shown otherwise: both half-widths smaller than |delta_ns|, or unknown */
 	char doubt[240];		/* why not comparable, or why there is no interval; "" otherwise */
+	struct translation_share translation;	/* differential comparisons of latency workloads */
 };
 
 /* One step of a stride sweep: from one stride to the next at the same size and page size. */

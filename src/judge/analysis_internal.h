@@ -37,8 +37,16 @@ double analysis_clock_ghz(const struct timing_calibration *clock, const struct p
  * size (a->comparisons), and every stride with the next larger one
  * (a->stride_steps), from a->phases. Return 0 or -ENOMEM.
  */
-int analysis_build_comparisons(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
-			       struct analysis *a);
+int analysis_build_comparisons(const struct phase_result *res, size_t n, const struct environment *env,
+			       const struct timing_calibration *clock, struct analysis *a);
+
+/*
+ * The translation share of comparison c's baseline from the phases at its
+ * size (translation.c): proven against a walk-free phase, else the range
+ * from baseline - largest pages to baseline - packed control. env may be NULL.
+ */
+void analysis_translation_share(const struct phase_result *res, size_t n, const struct environment *env,
+				const struct analysis *a, struct comparison *c);
 int analysis_build_stride_steps(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
 				struct analysis *a);
 

@@ -131,8 +131,8 @@ static int speedup_doubt(const struct phase_result *b, const struct phase_result
 }
 
 /* Compare every page size with the smallest measured at the same working-set size. */
-int analysis_build_comparisons(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
-			       struct analysis *a)
+int analysis_build_comparisons(const struct phase_result *res, size_t n, const struct environment *env,
+			       const struct timing_calibration *clock, struct analysis *a)
 {
 	a->comparisons = calloc(n ? n : 1, sizeof(*a->comparisons));
 	if (!a->comparisons)
@@ -166,6 +166,7 @@ int analysis_build_comparisons(const struct phase_result *res, size_t n, const s
 		c->variant_translation_ns = a->phases[v].translation_ns;
 		if (speedup_doubt(&res[b], &res[v], a, c))
 			return -ENOMEM;
+		analysis_translation_share(res, n, env, a, c);
 	}
 	return 0;
 }

@@ -163,8 +163,8 @@ static void add_chart_notes(const struct plot_chart_ctx *cx, const struct chart_
 	for (size_t s = 0; s < c->n_series; s++)
 		controls |= c->series[s].control;
 	if (controls)
-		plot_add_note(c, "Packed control: as many cache lines, packed 64 B apart on few 4 KiB pages, so its "
-				 "latency is the cache part alone; the gap above it is address translation.");
+		plot_add_note(c, "Packed control: as many cache lines, packed on few 4 KiB pages, so its latency "
+				 "approximates the cache part; the gap above it is the high end of the translation range.");
 	for (size_t s = 0; s < c->n_series; s++)
 		for (size_t i = 0; i < c->series[s].n; i++) {
 			points++;

@@ -39,6 +39,22 @@ static void append_checks(const struct analysis *a, enum check_status st, const 
 	appendf(s, cap, ")");
 }
 
+/* Whether the summary states a translation share (a proven one, or a range) rather than what pages remove. */
+static bool gives_share(const struct translation_share *t)
+{
+	return t->proven || (t->known && isfinite(t->hi_ns));
+}
+
+/* Whether a comparison before the i-th, of the same baseline, already gave its translation share. */
+static bool said_translation(const struct analysis *a, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (a->comparisons[j].baseline == a->comparisons[i].baseline &&
+		    gives_share(&a->comparisons[j].translation) && a->comparisons[j].comparable)
+			return true;
+	return false;
+}
+
 static void summarise(const struct phase_result *res, struct analysis *a)
 {
 	char *s = a->summary;
@@ -69,9 +85,16 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		appendf(s, cap, "%s than %s", faster ? "faster" : "slower", b->spec.page.label);
 		if (!c->interval_known)
 			appendf(s, cap, " (%s)", said_no_interval++ ? "no interval" : c->doubt);
-		if (pb->has_control)
-			appendf(s, cap, "; address translation is %.1f of %.1f ns per access at %s", pb->translation_ns,
-				pb->ns.median, b->spec.page.label);
+		const struct translation_share *t = &c->translation;
+		if (gives_share(t) && said_translation(a, i))
+			;	/* one translation share per baseline phase */
+		else if (t->proven)
+			appendf(s, cap, "; address translation is %.1f of %.1f ns per access at %s (%s - %s, walk-free)",
+				t->lo_ns, pb->ns.median, b->spec.page.label, b->spec.page.label, t->lo_basis);
+		else if (t->known && isfinite(t->hi_ns))
+			appendf(s, cap, "; address translation is %.1f–%.1f of %.1f ns per access at %s (%s - %s to %s - %s; "
+				"no control proven)", t->lo_ns, t->hi_ns, pb->ns.median, b->spec.page.label,
+				b->spec.page.label, t->lo_basis, b->spec.page.label, t->hi_basis);
 		else if (c->have_walk_cycles)
 			appendf(s, cap, "; page walks account for %.1f of %.1f ns per access at %s", c->tlb_ns,
 				pb->ns.median, b->spec.page.label);

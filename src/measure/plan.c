@@ -12,7 +12,8 @@
 #include "measure/workload.h"
 #include "parse.h"
 
-#define PACKED_STRIDE 64u
+/* A packed control's slots: one line of every 128 B pair, as the phase's lone lines are to the pair prefetcher. */
+#define PACKED_STRIDE 128u
 /* The repetition part of every phase name (plan.h says why it is always 0). */
 #define PHASE_REPETITION "r0"
 

@@ -68,10 +68,13 @@ struct plan_context {
  * sizes in the order given and page sizes in the order given inside each
  * size (so the phases compared with each other run next to each other in
  * time). With ctx->with_controls, the chase adds before each size whose
- * stride is at least 128 B a "packed" control: the same number of slots at a
- * 64 B stride on 4 KiB pages, i.e. the same cache-line footprint on
- * stride/64 times fewer pages, so that its latency is the cache part alone.
- * Phase indices are set in run order. Returns 0 or -ENOMEM.
+ * stride is at least 256 B a "packed" control: the same number of slots at a
+ * 128 B stride on 4 KiB pages, i.e. as many lines, one of every 128 B pair
+ * (the adjacent-line prefetcher fetches the other half of a pair, as it does
+ * for the phase's lone lines), on stride/128 times fewer pages. Its latency
+ * approximates the cache part; the judge proves it or gives a range
+ * (ARCHITECTURE.md, "Translation share"). Phase indices are set in run
+ * order. Returns 0 or -ENOMEM.
  */
 int plan_build(const struct plan_request *req, const struct plan_context *ctx, struct plan *out);
 void plan_free(struct plan *p);

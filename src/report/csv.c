@@ -126,6 +126,13 @@ int report_csv_write(const struct report_input *in, FILE *f)
 				csv_num(f, name, c->speedup_hi, "x", "speedup_hi", "95 % interval, hierarchical bootstrap");
 			}
 			csv_num(f, name, c->comparable, "", "comparable", *c->doubt ? c->doubt : "");
+			if (c->translation.known) {
+				const struct translation_share *t = &c->translation;
+				csv_num(f, name, t->lo_ns, "ns", "translation_lo_ns", t->lo_basis);
+				if (isfinite(t->hi_ns))
+					csv_num(f, name, t->hi_ns, "ns", "translation_hi_ns", t->hi_basis);
+				csv_num(f, name, t->proven, "", "translation_proven", t->evidence);
+			}
 			csv_num(f, name, c->delta_ns, "ns", "delta_ns", note);
 			if (c->ns_per_tlb_miss > 0)
 				csv_num(f, name, c->ns_per_tlb_miss, "ns", "ns_per_tlb_miss", note);

@@ -148,6 +148,12 @@ static json_t *gb_benchmark(const struct report_input *in, size_t i, size_t fami
 			gb_counter(o, "speedup_hi", c->speedup_hi);
 		}
 		gb_counter(o, "speedup_comparable", c->comparable);
+		if (c->translation.known) {
+			gb_counter(o, "translation_lo_ns", c->translation.lo_ns);
+			if (isfinite(c->translation.hi_ns))
+				gb_counter(o, "translation_hi_ns", c->translation.hi_ns);
+			gb_counter(o, "translation_proven", c->translation.proven);
+		}
 		gb_counter(o, "delta_ns", c->delta_ns);
 		if (c->ns_per_tlb_miss > 0)
 			gb_counter(o, "ns_per_tlb_miss", c->ns_per_tlb_miss);

@@ -528,6 +528,21 @@ static json_t *knee_capacity_json(const struct knee_capacity *c)
 			 "relative_error", num(c->relative_error), "fits", c->fits);
 }
 
+/* The baseline's translation share: proven, or the range between the defensible estimates; null when none. */
+static json_t *translation_json(const struct comparison *c, const struct phase_result *ph)
+{
+	const struct translation_share *t = &c->translation;
+
+	if (!t->known)
+		return json_null();
+	return json_pack("{s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "lo_ns", num(t->lo_ns), "hi_ns",
+			 isfinite(t->hi_ns) ? num(t->hi_ns) : json_null(), "proven", t->proven, "lo_basis",
+			 report_json_text(t->lo_basis), "hi_basis", t->hi_basis ? report_json_text(t->hi_basis) : json_null(),
+			 "walk_free_phase", t->free_phase != SIZE_MAX ? report_json_text(ph[t->free_phase].spec.name) : json_null(),
+			 "control_vs_walk_free_ns", isfinite(t->control_vs_free_ns) ? num(t->control_vs_free_ns) : json_null(),
+			 "evidence", report_json_text(t->evidence));
+}
+
 static json_t *analysis_json(const struct report_input *in)
 {
 	const struct analysis *a = in->analysis;
@@ -565,6 +580,7 @@ static json_t *analysis_json(const struct report_input *in)
 		json_object_set_new(j, "walk_cycles", json_boolean(c->have_walk_cycles));
 		json_object_set_new(j, "baseline_translation_ns", c->has_control ? num(c->baseline_translation_ns) : json_null());
 		json_object_set_new(j, "variant_translation_ns", c->has_control ? num(c->variant_translation_ns) : json_null());
+		json_object_set_new(j, "translation", translation_json(c, ph));
 		json_object_set_new(j, "assumption", report_json_text(c->assumption));
 		json_array_append_new(cmps, j);
 	}

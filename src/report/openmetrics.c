@@ -189,7 +189,8 @@ static void om_phases(const struct report_input *in, FILE *f)
 	struct om_family trans = {
 		.f = f,
 		.name = "tlbprof_translation_seconds",
-		.help = "Address translation part of the time per access: the phase minus its packed control.",
+		.help = "The phase minus its packed control per access: the high estimate of its address translation "
+			  "part (tlbprof_comparison_translation_* give the range, or the proven value).",
 		.unit = "seconds",
 	};
 	struct om_family wall = {
@@ -329,7 +330,27 @@ static void om_comparisons(const struct report_input *in, FILE *f)
 		.help = "1 when both phases' own 95 % intervals are narrower than their difference, else 0: the speedup "
 			  "is then not a finding.",
 	};
-	struct om_family *per_comparison[] = { &speedup, &low, &high, &comparable, &delta, &miss };
+	struct om_family tr_low = {
+		.f = f,
+		.name = "tlbprof_comparison_translation_low_seconds",
+		.help = "Low end of the baseline's address translation part per access (baseline minus the largest "
+			  "pages at its size), or the proven value.",
+		.unit = "seconds",
+	};
+	struct om_family tr_high = {
+		.f = f,
+		.name = "tlbprof_comparison_translation_high_seconds",
+		.help = "High end of the baseline's address translation part per access (baseline minus its packed "
+			  "control), or the proven value.",
+		.unit = "seconds",
+	};
+	struct om_family tr_proven = {
+		.f = f,
+		.name = "tlbprof_comparison_translation_proven",
+		.help = "1 when the translation part is proven against a walk-free phase (low = high), else 0: a range.",
+	};
+	struct om_family *per_comparison[] = { &speedup, &low, &high, &comparable, &delta, &miss, &tr_low, &tr_high,
+					       &tr_proven };
 	for (size_t k = 0; k < sizeof(per_comparison) / sizeof(per_comparison[0]); k++) {
 		struct om_family *m = per_comparison[k];
 		for (size_t i = 0; i < a->n_comparisons; i++) {
@@ -341,7 +362,11 @@ static void om_comparisons(const struct report_input *in, FILE *f)
 				   : m == &high	      ? (ci ? c->speedup_hi : NAN)
 				   : m == &comparable ? (double)c->comparable
 				   : m == &delta      ? c->delta_ns / 1e9
-						      : c->ns_per_tlb_miss / 1e9;
+				   : m == &miss	      ? c->ns_per_tlb_miss / 1e9
+				   : !c->translation.known ? NAN
+				   : m == &tr_low     ? c->translation.lo_ns / 1e9
+				   : m == &tr_high    ? c->translation.hi_ns / 1e9
+						      : (double)c->translation.proven;
 			if ((m == &miss && !(c->ns_per_tlb_miss > 0)) || !isfinite(v))
 				continue;
 			om_begin(m);

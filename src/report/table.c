@@ -180,6 +180,15 @@ static void print_phases(const struct report_input *in, FILE *f)
 		"faults during the timed samples; dTLB-miss: per access)\n");
 }
 
+/* Whether a comparison before the i-th has the same baseline (its translation note is said once). */
+static bool said_before(const struct analysis *a, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (a->comparisons[j].baseline == a->comparisons[i].baseline)
+			return true;
+	return false;
+}
+
 /* Baseline against variant at each size: the time per access, the speedup and the translation part. */
 static void print_comparisons(const struct report_input *in, FILE *f)
 {
@@ -203,8 +212,13 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 				 format_size(b->stride_bytes, sz, sizeof(sz)));
 		else
 			snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
-		if (pb->has_control)
-			snprintf(tr, sizeof(tr), "%.1f ns", pb->translation_ns);
+		const struct translation_share *t = &c->translation;
+		if (t->proven)
+			snprintf(tr, sizeof(tr), "%.1f ns", t->lo_ns);
+		else if (t->known && isfinite(t->hi_ns))
+			snprintf(tr, sizeof(tr), "%.1f-%.1f", t->lo_ns, t->hi_ns);
+		else if (t->known)
+			snprintf(tr, sizeof(tr), ">= %.1f", t->lo_ns);
 		if (!c->comparable)
 			snprintf(ci, sizeof(ci), "none");
 		else if (c->interval_known && isfinite(c->speedup_lo) && isfinite(c->speedup_hi))
@@ -217,10 +231,12 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 		fputc('\n', f);
 		if (!c->comparable)
 			fprintf(f, "  not comparable: %s\n", c->doubt);
+		if (t->known && !t->proven && isfinite(t->hi_ns) && !said_before(a, i))
+			fprintf(f, "  translation at %s: %s\n", b->page.label, t->evidence);
 	}
 	fprintf(f, "(95%% CI: of the speedup, hierarchical bootstrap over allocations; none: a phase's own interval is "
-		   "wider than the delta; translation: baseline ns per access minus its packed control's, where a "
-		   "control ran)\n");
+		   "wider than the delta; translation: the baseline minus a phase proven walk-free, else the range from "
+		   "the baseline minus its largest pages to the baseline minus its packed control)\n");
 }
 
 /* The page-fault cases: time per page and per fault, the faults, and where the time went (user, sys, wall). */

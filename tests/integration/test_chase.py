@@ -129,9 +129,9 @@ if rep:
             fail(f"expected one packed control: {[(p['name'], p['status']) for p in ctl]}")
         else:
             c = ctl[0]
-            if c["params"]["stride_bytes"] != 64 or c["params"]["slots"] != 4096 or \
+            if c["params"]["stride_bytes"] != 128 or c["params"]["slots"] != 4096 or \
                     c["controls"] != {"size_bytes": 16 << 20, "stride_bytes": 4096}:
-                fail(f"the control must touch 4096 lines at 64 B stride: {c['params']} {c.get('controls')}")
+                fail(f"the control must touch 4096 lines at 128 B stride: {c['params']} {c.get('controls')}")
             tr = [p for p in rep["analysis"]["phases"] if p["name"] == "chase/4k/16M/r0"]
             if not tr or tr[0]["control"] != c["name"] or not isinstance(tr[0]["translation_ns"], (int, float)):
                 fail(f"the 4k phase must be analysed against its control: {tr}")

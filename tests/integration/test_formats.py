@@ -158,6 +158,12 @@ def check_gbench(text, rep, where):
             fail(f"{where}: the interval of {c['variant']}: {b.get('speedup_lo')}..{b.get('speedup_hi')}, want {ci}")
         if b.get("speedup_comparable") != float(c["comparable"]):
             fail(f"{where}: speedup_comparable of {c['variant']}: {b.get('speedup_comparable')}, want {c['comparable']}")
+        tr = c["translation"]
+        want = {} if not tr else {"translation_lo_ns": tr["lo_ns"], "translation_proven": float(tr["proven"]),
+                                  **({"translation_hi_ns": tr["hi_ns"]} if tr["hi_ns"] is not None else {})}
+        got = {k: v for k, v in b.items() if k.startswith("translation_") and k != "translation_ns"}
+        if set(got) != set(want) or any(not close(got[k], want[k]) for k in want):
+            fail(f"{where}: the translation range of {c['variant']}: {got}, want {want}")
     return doc
 
 
@@ -242,6 +248,15 @@ def check_openmetrics(text, rep, where):
         comp = [x["_value"] for x in byname.get("tlbprof_comparison_comparable", []) if x["variant"] == c["variant"]]
         if comp != [float(c["comparable"])]:
             fail(f"{where}: tlbprof_comparison_comparable of {c['variant']}: {comp}, want {c['comparable']}")
+        tr = c["translation"] or {}
+        for fam, want in (("tlbprof_comparison_translation_low_seconds", tr.get("lo_ns")),
+                          ("tlbprof_comparison_translation_high_seconds", tr.get("hi_ns")),
+                          ("tlbprof_comparison_translation_proven", tr.get("proven"))):
+            got_tr = [x["_value"] for x in byname.get(fam, []) if x["variant"] == c["variant"]]
+            scale = 1 if fam.endswith("proven") else 1e-9
+            if (want is None and got_tr) or (want is not None and (
+                    len(got_tr) != 1 or not close(got_tr[0], float(want) * scale))):
+                fail(f"{where}: {fam} of {c['variant']}: {got_tr}, want {want}")
     return got
 
 
@@ -361,6 +376,12 @@ def check_csv(text, rep, where):
             got_ci = [float(r[1]) for r in rows if r[0] == c["variant"] and r[3] == "speedup_" + key]
             if (ci and (len(got_ci) != 1 or not close(got_ci[0], ci[key]))) or (not ci and got_ci):
                 fail(f"{where}: speedup_{key} of {c['variant']}: {got_ci}, want {ci and ci[key]}")
+        tr = c["translation"] or {}
+        for key, want in (("translation_lo_ns", tr.get("lo_ns")), ("translation_hi_ns", tr.get("hi_ns")),
+                          ("translation_proven", tr.get("proven"))):
+            got_tr = [float(r[1]) for r in rows if r[0] == c["variant"] and r[3] == key]
+            if (want is None and got_tr) or (want is not None and (len(got_tr) != 1 or not close(got_tr[0], float(want)))):
+                fail(f"{where}: {key} of {c['variant']}: {got_tr}, want {want}")
     return rows
 
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Analysis on fixtures from published measurements: comparisons, and checks that fire and stay quiet. */
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -461,8 +462,123 @@ static void test_control(void)
 	CHECK(a.n_comparisons == 1, "the control is not compared as a page size: %zu", a.n_comparisons);
 	CHECK(a.phases[1].has_control && a.phases[1].control == 0, "4k phase uses the control");
 	CHECK_NEAR(a.phases[1].translation_ns, 50.0 - 30.0, 1e-9);
-	CHECK(strstr(a.summary, "address translation is 20.0 of 50.0 ns per access"), "summary: %s", a.summary);
-	CHECK(strstr(a.summary, "1.47× faster"), "summary has the speedup: %s", a.summary);
+	/* No phase is proven walk-free (the L1 dTLB's 2 MiB entries are not known): the range, never one number. */
+	CHECK(strstr(a.summary, "address translation is 16.0–20.0 of 50.0 ns per access at 4k (4k - 2m to 4k - packed "
+				"control; no control proven)"), "summary: %s", a.summary);
+	CHECK(strstr(a.summary, "1.47× faster than 4k (no interval"), "summary has the speedup: %s", a.summary);
+	analysis_free(&a);
+	fixture_free(s.r, s.n);
+}
+
+/* The default run's three phases at a size (packed control, 4k, larger pages), as the development VM measured. */
+static void scenario_control(struct scenario *s, const char *big, double ctl_ns)
+{
+	const double sc[] = { ctl_ns, ctl_ns + 0.1, ctl_ns - 0.1, ctl_ns, ctl_ns };
+	const double s4k[] = { 64.9, 65.0, 64.8, 64.9, 65.1 }, sbig[] = { 45.1, 45.2, 45.0, 45.1, 45.3 };
+	char name[48];
+
+	scenario_clean(s);
+	fixture_free(s->r, s->n);
+	fixture_phase(&s->r[0], "chase/4k:packed/256M/r0", "4k", 8u << 20, 20000000, sc, 5, 0, -1);
+	s->r[0].spec.stride_bytes = 128;
+	s->r[0].spec.role = PHASE_ROLE_CONTROL;
+	s->r[0].spec.controls_size_bytes = 256ull << 20;
+	s->r[0].spec.controls_stride_bytes = 4096;
+	fixture_phase(&s->r[1], "chase/4k/256M/r0", "4k", 256ull << 20, 20000000, s4k, 5, 0, -1);
+	snprintf(name, sizeof(name), "chase/%s/256M/r0", big);
+	fixture_phase(&s->r[2], name, big, 256ull << 20, 20000000, sbig, 5, 0, -1);
+	s->n = 3;
+	s->env.tlb.l1d_2m_entries = 32;
+	s->env.tlb.l1d_1g_entries = 8;
+}
+
+/*
+ * The translation share: a single number only where a phase at the size is
+ * proven walk-free (its dTLB misses, or on bare metal its pages within the
+ * L1 dTLB with the backing verified), else the range from 4k minus the
+ * largest pages (they still translate) to 4k minus the packed control
+ * (which caches better than lone lines).
+ */
+static void test_translation_share(void)
+{
+	struct scenario s;
+	struct analysis a;
+
+	/* Under KVM: 2m still translates at the host's page size, so a range (the development VM's 256 MiB figures). */
+	scenario_control(&s, "2m", 34.0);
+	strcpy(s.env.hypervisor, "KVM");
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	const struct translation_share *t = a.n_comparisons ? &a.comparisons[0].translation : NULL;
+	CHECK(t && t->known && !t->proven && t->free_phase == SIZE_MAX, "KVM: a range, nothing proven");
+	if (t) {
+		CHECK_NEAR(t->lo_ns, 64.9 - 45.1, 1e-9);
+		CHECK_NEAR(t->hi_ns, 64.9 - 34.0, 1e-9);
+		CHECK(strcmp(t->lo_basis, "2m") == 0 && strcmp(t->hi_basis, "packed control") == 0, "bases %s, %s",
+		      t->lo_basis, t->hi_basis);
+		CHECK(strstr(t->evidence, "under KVM a guest page is translated at the host's page size"), "why: %s",
+		      t->evidence);
+	}
+	CHECK(strstr(a.summary, "address translation is 19.8–30.9 of 64.9 ns per access at 4k"), "summary: %s",
+	      a.summary);
+	analysis_free(&a);
+	fixture_free(s.r, s.n);
+
+	/* Bare metal, one verified 1 GiB page within the 8-entry L1 dTLB: proven, one number, the control judged. */
+	scenario_control(&s, "1g", 34.0);
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	t = a.n_comparisons ? &a.comparisons[0].translation : NULL;
+	CHECK(t && t->proven && t->free_phase == 2, "bare metal 1g: proven");
+	if (t) {
+		CHECK_NEAR(t->lo_ns, 64.9 - 45.1, 1e-9);
+		CHECK_NEAR(t->hi_ns, t->lo_ns, 0);
+		CHECK_NEAR(t->control_vs_free_ns, 34.0 - 45.1, 1e-9);
+		CHECK(strstr(t->evidence, "1 page fits the 8-entry L1 dTLB for its page size;") && strstr(t->evidence, "11.1 ns (25 %) faster"),
+		      "evidence: %s", t->evidence);
+	}
+	CHECK(strstr(a.summary, "address translation is 19.8 of 64.9 ns per access at 4k (4k - 1g, walk-free)"),
+	      "summary: %s", a.summary);
+	analysis_free(&a);
+	fixture_free(s.r, s.n);
+
+	/* The same 1g phase, its backing not verified: no proof. */
+	scenario_control(&s, "1g", 34.0);
+	s.r[2].backing.huge_fraction = 0.5;
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	t = a.n_comparisons ? &a.comparisons[0].translation : NULL;
+	CHECK(t && !t->proven && strstr(t->evidence, "not verified"), "unverified backing proves nothing: %s",
+	      t ? t->evidence : "");
+	analysis_free(&a);
+	fixture_free(s.r, s.n);
+
+	/* dTLB counts prove a phase walk-free even in a VM (0.0001 misses per access). */
+	scenario_control(&s, "2m", 34.0);
+	strcpy(s.env.hypervisor, "KVM");
+	for (size_t i = 0; i < 3; i++)
+		fixture_set_counter(&s.r[i], METRIC_DTLB_LOAD_MISSES, i == 2 ? 1e4 : 5e7);
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	t = a.n_comparisons ? &a.comparisons[0].translation : NULL;
+	CHECK(t && t->proven && strstr(t->evidence, "0.0001 dTLB misses per access"), "counted walk-free: %s",
+	      t ? t->evidence : "");
+	analysis_free(&a);
+	fixture_free(s.r, s.n);
+
+	/* A control slower than the larger pages: the estimates swap ends, the range stays ordered. */
+	scenario_control(&s, "2m", 50.0);
+	strcpy(s.env.hypervisor, "KVM");
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	t = a.n_comparisons ? &a.comparisons[0].translation : NULL;
+	CHECK(t && t->lo_ns < t->hi_ns && strcmp(t->lo_basis, "packed control") == 0, "ordered range");
+	analysis_free(&a);
+	fixture_free(s.r, s.n);
+
+	/* No control: what the larger pages remove, not a share. */
+	scenario_clean(&s);
+	strcpy(s.env.hypervisor, "KVM");
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	t = a.n_comparisons ? &a.comparisons[0].translation : NULL;
+	CHECK(t && t->known && !isfinite(t->hi_ns), "no control: only the low end");
+	CHECK(strstr(a.summary, "2m pages remove 16.0 of 50.0 ns per access") && !strstr(a.summary, "translation is"),
+	      "summary: %s", a.summary);
 	analysis_free(&a);
 	fixture_free(s.r, s.n);
 }
@@ -762,6 +878,7 @@ int main(void)
 	test_size_sweep();
 	test_walk_cycles();
 	test_control();
+	test_translation_share();
 	test_stride_steps();
 	test_tlbsize_knees();
 	test_knee_labels();

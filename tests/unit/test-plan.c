@@ -51,9 +51,9 @@ static void test_chase_grid(void)
 		CHECK(strcmp(p.phases[i].name, names[i]) == 0, "phase %zu: %s", i, p.phases[i].name);
 		CHECK(p.phases[i].index == i, "index in run order");
 	}
-	CHECK(p.phases[0].role == PHASE_ROLE_CONTROL && p.phases[0].stride_bytes == 64 &&
-		      p.phases[0].size_bytes == (64u << 20) / 4096 * 64 && p.phases[0].controls_size_bytes == 64u << 20,
-	      "the control has the line footprint of 64M at 4K stride");
+	CHECK(p.phases[0].role == PHASE_ROLE_CONTROL && p.phases[0].stride_bytes == 128 &&
+		      p.phases[0].size_bytes == (64u << 20) / 4096 * 128 && p.phases[0].controls_size_bytes == 64u << 20,
+	      "the control has the lines of 64M at 4K stride, one of every 128 B pair");
 	CHECK(p.phases[1].warmup_iterations == 2000000, "warm-up 10 %% of 20M");
 	plan_free(&p);
 
@@ -61,11 +61,11 @@ static void test_chase_grid(void)
 	CHECK(plan_build(&cfg, &ctx, &p) == 0 && p.n == 4, "no controls: %zu", p.n);
 	plan_free(&p);
 
-	/* A 64 B stride has nothing to pack. */
-	char *argv64[] = { "tlbprof", "--pages", "4k", "--size", "1M", "--stride", "64", NULL };
-	parse(&cfg, argv64);
+	/* A 128 B stride has nothing to pack: its lines are one of every pair already. */
+	char *argv128[] = { "tlbprof", "--pages", "4k", "--size", "1M", "--stride", "128", NULL };
+	parse(&cfg, argv128);
 	ctx.with_controls = true;
-	CHECK(plan_build(&cfg, &ctx, &p) == 0 && p.n == 1, "no control at 64 B stride: %zu", p.n);
+	CHECK(plan_build(&cfg, &ctx, &p) == 0 && p.n == 1, "no control at 128 B stride: %zu", p.n);
 	plan_free(&p);
 }
 
