@@ -53,6 +53,21 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu
 	return 0;
 }
 
+void command_host_before(struct measuring *m)
+{
+	host_read_snapshot("", &m->env.host.before);
+	host_read_damon("", &m->env.host.damon_before);
+}
+
+void command_host_after(struct measuring *m)
+{
+	/* The clock first: the core is still busy from the last phase, as it was during the run. */
+	timing_recheck(&m->clock);
+	host_read_snapshot("", &m->env.host.after);
+	host_read_damon("", &m->env.host.damon_after);
+	m->env.host.recorded = true;
+}
+
 void command_measuring_free(struct measuring *m)
 {
 	counter_set_delete(m->counters);

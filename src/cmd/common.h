@@ -39,6 +39,14 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu
 void command_measuring_free(struct measuring *m);
 
 /*
+ * The host facts around a run (machine/host.h): before the first phase, and
+ * after the last together with the core clock measured again
+ * (timing_recheck()); then m->env.host is recorded.
+ */
+void command_host_before(struct measuring *m);
+void command_host_after(struct measuring *m);
+
+/*
  * The analysis of a saved report as every command makes it: analysis_run(),
  * then, for a tlbprof run report, the checks of its benchmark's build and
  * of its marker traffic, so analyze, compare and plot judge it the same.

@@ -389,8 +389,10 @@ static int measure_plan(const struct measure_options *o, const struct command_co
 		.argc = ctx->argc,
 		.argv = ctx->argv,
 	};
-	if (runner_run(plan, &rctx, results) != 0 ||
-	    analysis_run(results->phases, results->n, &m->env, &m->clock, analysis) != 0) {
+	command_host_before(m);
+	int rc = runner_run(plan, &rctx, results);
+	command_host_after(m);
+	if (rc != 0 || analysis_run(results->phases, results->n, &m->env, &m->clock, analysis) != 0) {
 		report_error("out of memory");
 		return EXIT_UNAVAILABLE;
 	}

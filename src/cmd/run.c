@@ -257,7 +257,9 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 	char msg[512];
 
 	sampling_options(o, m->counters, &opt, &dtlb_event, sample_why, why_len);
+	command_host_before(m);
 	int rc = target_run(&opt, &rctx, results, tr);
+	command_host_after(m);
 	if (rc == -ENOENT) {
 		snprintf(msg, sizeof(msg), "run: cannot execute '%s': %s", o->argv[0], strerror(tr->exec_errno));
 		report_error(msg);

@@ -56,6 +56,11 @@ struct phase_analysis {
 	unsigned allocations;		/* allocations that contributed samples */
 	double between_allocations;	/* (max - min) / median of the allocations' medians; 0 with one */
 	double within_allocation;	/* median over allocations of their samples' stddev / mean */
+	/* How precise the median is: its own 95 % half-width and, with a second pass, what moved between runs. */
+	double precision_within;	/* stats_median_halfwidth() of the samples, relative; INFINITY: none */
+	bool second_pass;		/* the runner's second pass was recorded (phase_result.rerun_ns) */
+	double between_runs;		/* (second pass median - median) / median; 0 without one */
+	double precision;		/* the claim: stats_precision_runs(precision_within, between_runs) */
 	struct stats_summary ns;		/* ns per access over the samples */
 	bool has_control;
 	size_t control;			/* index of the packed control for this phase's size */

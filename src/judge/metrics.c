@@ -49,6 +49,24 @@ static void allocation_spread(const struct phase_result *r, struct phase_analysi
 	pa->within_allocation = sc.median;
 }
 
+/*
+ * The precision the median can claim: its own half-width (allocations as
+ * the unit) and the second pass's move, from the samples, so a saved report
+ * is judged the same as the run that made it.
+ */
+static void median_precision(const struct phase_result *r, struct phase_analysis *pa)
+{
+	pa->precision_within = stats_median_halfwidth(r->samples_ns, r->sample_alloc, r->n_samples);
+	pa->second_pass = r->n_rerun > 0 && pa->ns.median > 0;
+	pa->between_runs = 0;
+	if (pa->second_pass) {
+		struct stats_summary st;
+		stats_summarize(r->rerun_ns, r->n_rerun, &st);
+		pa->between_runs = (st.median - pa->ns.median) / pa->ns.median;
+	}
+	pa->precision = stats_precision_runs(pa->precision_within, pa->between_runs);
+}
+
 bool analysis_counter(const struct phase_result *r, enum metric m, double *value)
 {
 	size_t i;
@@ -212,6 +230,7 @@ void analysis_phase_metrics(const struct phase_result *res, size_t n, struct ana
 		stats_summarize(res[i].samples_ns, res[i].n_samples, &pa->ns);
 		analysis_fault_metrics(res[i].fault_samples, res[i].n_fault_samples, &pa->faults);
 		allocation_spread(&res[i], pa);
+		median_precision(&res[i], pa);
 		if (!analysis_measured_ok(&res[i]))
 			continue;
 		for (size_t c = 0; c < n; c++) {

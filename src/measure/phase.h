@@ -141,6 +141,18 @@ struct phase_result {
 	unsigned warmup_unsettled;	/* auto: allocations whose warm-up hit its cap still getting faster */
 	double warmup_ms;		/* all allocations together */
 	double precision_reached;	/* stats_precision(): allocations as the unit when there are several */
+	/*
+	 * The second, short pass (--iters auto with several allocations): one
+	 * more allocation of --repeat samples after every phase of the run has
+	 * finished, so the claimed precision has a term for what moves between
+	 * runs (stats_precision_runs()). Not part of the samples or the median.
+	 */
+	double *rerun_ns;		/* its samples, ns per access (owned); NULL when none */
+	size_t n_rerun;
+	double rerun_after_s;		/* seconds from the phase's start to the second pass's start */
+	char rerun_why[200];		/* why there is no second pass, "" when there is */
+	double precision_between;	/* (its median - the phase's median) / the phase's median; 0 without one */
+	double precision_claimed;	/* stats_precision_runs(stats_median_halfwidth(), precision_between); 0: none */
 	const char *stop_reason;	/* "samples" (fixed count), "precision", "budget", "max_samples", "interrupted" */
 	double cycles_per_ns;		/* calibrated core clock used for cycles (GHz) */
 	/* Counters summed over the timed samples only (enabled around them). */

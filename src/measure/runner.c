@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Execute a plan: per phase allocate, prepare, verify pages, warm up, time with counters, collect. */
 #include "measure/runner.h"
+#include "measure/runner_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -718,8 +719,8 @@ static void verify_after(const struct phase_spec *ph, struct phase_result *res, 
  * prefault is counted and its self-checks are reported; every allocation's
  * self-checks and backing must pass. Returns false when the phase must stop.
  */
-static bool run_allocation(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
-			   struct counter_set *cs, unsigned a, bool extend, size_t cap, uint64_t phase_t0)
+bool runner_allocation(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
+		       struct counter_set *cs, unsigned a, bool extend, size_t cap, uint64_t phase_t0)
 {
 	struct region region = { 0 };
 	void *state = NULL;
@@ -806,7 +807,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	for (unsigned a = 0; res->status == PHASE_OK; a++) {
 		if (a >= allocations && (!ph->iterations_auto || extend_one || !another_allocation(ph, res, a, cap, phase_t0)))
 			break;
-		if (!run_allocation(ph, ctx, res, cs, a, extend_one, cap, phase_t0))
+		if (!runner_allocation(ph, ctx, res, cs, a, extend_one, cap, phase_t0))
 			break;
 	}
 	if (!res->stop_reason)
@@ -834,8 +835,13 @@ int runner_run(const struct plan *plan, const struct run_context *ctx, struct ru
 {
 	memset(out, 0, sizeof(*out));
 	out->phases = calloc(plan->n ? plan->n : 1, sizeof(*out->phases));
-	if (!out->phases)
+	uint64_t *started = calloc(plan->n ? plan->n : 1, sizeof(*started));
+	if (!out->phases || !started) {
+		free(out->phases);
+		free(started);
+		out->phases = NULL;
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < plan->n; i++) {
 		if (stop_requested(ctx)) {
 			out->interrupted = true;
@@ -843,9 +849,14 @@ int runner_run(const struct plan *plan, const struct run_context *ctx, struct ru
 		}
 		if (ctx->progress)
 			ctx->progress(ctx->progress_arg, i, plan->n, plan->phases[i].name);
+		started[i] = timing_now_ns();
 		run_phase(&plan->phases[i], ctx, &out->phases[i]);
 		out->n = i + 1;
 	}
+	/* In plan order again, so every phase's second pass is about one run's length after its first. */
+	for (size_t i = 0; i < out->n; i++)
+		runner_rerun_phase(ctx, &out->phases[i], started[i]);
+	free(started);
 	if (stop_requested(ctx))
 		out->interrupted = true;
 	if (ctx->progress)
@@ -858,6 +869,7 @@ void run_results_free(struct run_results *r)
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->phases[i].samples_ns);
 		free(r->phases[i].sample_alloc);
+		free(r->phases[i].rerun_ns);
 		free(r->phases[i].counter_info);
 		free(r->phases[i].counters);
 		free(r->phases[i].prefault_counters);

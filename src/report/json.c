@@ -3,7 +3,9 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "parse.h"
 #include "pmu/elfinfo.h"
@@ -60,6 +62,59 @@ static json_t *core_identification_json(const struct environment *env)
 				r->l2_1g ? json_integer(r->l2_1g) : json_null(), "source", r->source);
 	json_object_set_new(id, "documented_tlb", tlb);
 	return id;
+}
+
+static json_t *u64_or_null(bool known, uint64_t v)
+{
+	return known ? json_integer((json_int_t)v) : json_null();
+}
+
+/* One moment's host facts: /proc/stat ticks and khugepaged's counters, null where unread (with why). */
+static json_t *host_snapshot_json(const struct host_snapshot *h)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "total_ticks", u64_or_null(h->stat_known, h->total_ticks));
+	json_object_set_new(o, "steal_ticks", u64_or_null(h->stat_known, h->steal_ticks));
+	json_object_set_new(o, "full_scans", u64_or_null(h->khugepaged_present, h->full_scans));
+	json_object_set_new(o, "pages_collapsed", u64_or_null(h->collapsed_known, h->pages_collapsed));
+	json_object_set_new(o, "khugepaged_reason", str_or_null(h->khugepaged_why));
+	return o;
+}
+
+static json_t *host_damon_json(const struct host_damon *d)
+{
+	json_t *o = json_object(), *actions = json_array();
+	char list[sizeof(d->actions)], *save = NULL;
+
+	snprintf(list, sizeof(list), "%s", d->actions);
+	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save))
+		json_array_append_new(actions, json_string(a));
+	json_object_set_new(o, "present", json_boolean(d->present));
+	json_object_set_new(o, "reason", str_or_null(d->why));
+	json_object_set_new(o, "kdamonds", json_integer(d->kdamonds));
+	json_object_set_new(o, "running", json_integer(d->running));
+	json_object_set_new(o, "schemes_active", json_integer(d->schemes_active));
+	json_object_set_new(o, "actions", actions);
+	return o;
+}
+
+/* The host facts of a measuring run: both moments, and what moved between them (null: could not tell). */
+static json_t *host_json(const struct host_facts *h)
+{
+	json_t *o = json_object();
+	double share;
+	uint64_t scans, collapsed;
+	bool collapsed_known, known = host_khugepaged_delta(h, &scans, &collapsed, &collapsed_known);
+
+	json_object_set_new(o, "before", host_snapshot_json(&h->before));
+	json_object_set_new(o, "after", host_snapshot_json(&h->after));
+	json_object_set_new(o, "steal_share", host_steal_share(h, &share) ? num(share) : json_null());
+	json_object_set_new(o, "khugepaged_full_scans", u64_or_null(known, scans));
+	json_object_set_new(o, "khugepaged_pages_collapsed", u64_or_null(known && collapsed_known, collapsed));
+	json_object_set_new(o, "damon_before", host_damon_json(&h->damon_before));
+	json_object_set_new(o, "damon_after", host_damon_json(&h->damon_after));
+	return o;
 }
 
 json_t *report_environment_json(const struct environment *env, const struct timing_calibration *clk,
@@ -143,7 +198,14 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 	json_object_set_new(clock, "clock_resolution_ns", num(clk->clock_resolution_ns));
 	json_object_set_new(clock, "add_imm_per_cycle",
 			    clk->add_imm_per_cycle > 0 ? num(clk->add_imm_per_cycle) : json_null());
+	double ratio = timing_clock_ratio(clk);
+	json_object_set_new(clock, "end_ghz", clk->core_clock_end_ghz > 0 ? num(clk->core_clock_end_ghz) : json_null());
+	json_object_set_new(clock, "end_rel_spread",
+			    clk->core_clock_end_ghz > 0 ? num(clk->core_clock_end_spread) : json_null());
+	json_object_set_new(clock, "end_ratio", ratio > 0 ? num(ratio) : json_null());
 	json_object_set_new(e, "core_clock", clock);
+	if (env->host.recorded)
+		json_object_set_new(e, "host", host_json(&env->host));
 	json_object_set_new(build, "compiler", str_or_null(env->compiler));
 	json_object_set_new(build, "flags", str_or_null(env->build_flags));
 	json_object_set_new(build, "buildtype", str_or_null(env->build_type));
@@ -403,11 +465,22 @@ static void method_json(json_t *o, const struct phase_result *r)
 	json_object_set_new(o, "overhead_us", json_pack("{s:o, s:o}", "counter_open", num(r->counter_open_us),
 							"counter_read", num(r->counter_read_us)));
 	/* How the sampling ended: the median's 95 % CI (relative half-width) against the target. */
-	json_object_set_new(o, "precision", json_pack("{s:o, s:o, s:s, s:i}", "target",
-						      s->iterations_auto ? num(s->precision) : json_null(), "reached",
-						      num(r->precision_reached), "stop",
-						      r->stop_reason ? r->stop_reason : "samples", "allocations",
-						      (int)r->allocations_run));
+	json_t *prec = json_pack("{s:o, s:o, s:s, s:i}", "target", s->iterations_auto ? num(s->precision) : json_null(),
+				 "reached", num(r->precision_reached), "stop", r->stop_reason ? r->stop_reason : "samples",
+				 "allocations", (int)r->allocations_run);
+	/* What the phase claims: its own half-width and, with a second pass, what moved between the two. */
+	json_object_set_new(prec, "between_runs", r->n_rerun ? num(r->precision_between) : json_null());
+	json_object_set_new(prec, "claimed", r->precision_claimed > 0 ? num(r->precision_claimed) : json_null());
+	json_object_set_new(o, "precision", prec);
+	if (!r->target && s->workload && !s->workload->per_sample_memory) {
+		json_t *pass = json_object(), *arr = json_array();
+		for (size_t i = 0; i < r->n_rerun; i++)
+			json_array_append_new(arr, num(r->rerun_ns[i]));
+		json_object_set_new(pass, "samples", arr);
+		json_object_set_new(pass, "after_s", r->n_rerun ? num(r->rerun_after_s) : json_null());
+		json_object_set_new(pass, "reason", str_or_null(r->rerun_why));
+		json_object_set_new(o, "second_pass", pass);
+	}
 	/* How each allocation was warmed before its samples (page-fault and run phases warm nothing). */
 	if (!r->target && s->workload && !s->workload->per_sample_memory) {
 		bool steady = s->iterations_auto;

@@ -142,6 +142,80 @@ static void read_features(struct environment *env, json_t *cpu)
 	}
 }
 
+/* An optional count: null or absent leaves *known false; anything but a non-negative integer is an error. */
+static int opt_count(struct reader *rd, json_t *o, const char *key, const char *where, bool *known, uint64_t *v)
+{
+	json_t *j = json_object_get(o, key);
+
+	*known = false;
+	*v = 0;
+	if (!j || json_is_null(j))
+		return 0;
+	if (get_u64(rd, o, key, where, v))
+		return -EINVAL;
+	*known = true;
+	return 0;
+}
+
+static int read_host_snapshot(struct reader *rd, json_t *h, const char *key, struct host_snapshot *s)
+{
+	char where[48];
+	json_t *o;
+	bool steal_known;
+
+	snprintf(where, sizeof(where), "environment.host");
+	if (get_obj(rd, h, key, where, &o))
+		return -EINVAL;
+	snprintf(where, sizeof(where), "environment.host.%s", key);
+	if (opt_count(rd, o, "total_ticks", where, &s->stat_known, &s->total_ticks) ||
+	    opt_count(rd, o, "steal_ticks", where, &steal_known, &s->steal_ticks) ||
+	    opt_count(rd, o, "full_scans", where, &s->khugepaged_present, &s->full_scans) ||
+	    opt_count(rd, o, "pages_collapsed", where, &s->collapsed_known, &s->pages_collapsed))
+		return -EINVAL;
+	s->stat_known = s->stat_known && steal_known;
+	copy_str(s->khugepaged_why, sizeof(s->khugepaged_why), o, "khugepaged_reason");
+	return 0;
+}
+
+static int read_host_damon(struct reader *rd, json_t *h, const char *key, struct host_damon *d)
+{
+	char where[48];
+	json_t *o, *actions;
+
+	if (get_obj(rd, h, key, "environment.host", &o))
+		return -EINVAL;
+	snprintf(where, sizeof(where), "environment.host.%s", key);
+	d->present = json_is_true(json_object_get(o, "present"));
+	copy_str(d->why, sizeof(d->why), o, "reason");
+	d->kdamonds = opt_uint(o, "kdamonds");
+	d->running = opt_uint(o, "running");
+	d->schemes_active = opt_uint(o, "schemes_active");
+	actions = json_object_get(o, "actions");
+	if (!json_is_array(actions))
+		return bad(rd, "%s.actions: missing or not an array", where);
+	for (size_t i = 0; i < json_array_size(actions); i++) {
+		json_t *a = json_array_get(actions, i);
+		size_t len = strlen(d->actions);
+		if (!json_is_string(a))
+			return bad(rd, "%s.actions[%zu]: not a string", where, i);
+		snprintf(d->actions + len, sizeof(d->actions) - len, "%s%s", len ? "," : "", json_string_value(a));
+	}
+	return 0;
+}
+
+/* The host facts of a measuring run (environment.host); a report from before them has none: not recorded. */
+static int read_host(struct reader *rd, json_t *h, struct host_facts *out)
+{
+	if (!json_is_object(h))
+		return bad(rd, "environment.host: not an object");
+	if (read_host_snapshot(rd, h, "before", &out->before) || read_host_snapshot(rd, h, "after", &out->after) ||
+	    read_host_damon(rd, h, "damon_before", &out->damon_before) ||
+	    read_host_damon(rd, h, "damon_after", &out->damon_after))
+		return -EINVAL;
+	out->recorded = true;
+	return 0;
+}
+
 static int read_environment(struct reader *rd, json_t *root)
 {
 	struct environment *env = &rd->doc->env;
@@ -227,7 +301,14 @@ static int read_environment(struct reader *rd, json_t *root)
 		get_num(rd, cc, "clock_resolution_ns", "environment.core_clock", true, 0, &clk->clock_resolution_ns);
 		clk->core_clock_runs = opt_uint(cc, "runs");
 		get_num(rd, cc, "add_imm_per_cycle", "environment.core_clock", true, 0, &clk->add_imm_per_cycle);
+		if ((rc = get_num(rd, cc, "end_ghz", "environment.core_clock", true, 0, &clk->core_clock_end_ghz)) ||
+		    (rc = get_num(rd, cc, "end_rel_spread", "environment.core_clock", true, 0,
+				  &clk->core_clock_end_spread)))
+			return rc;
 	}
+	json_t *host = json_object_get(e, "host");
+	if (host && !json_is_null(host) && (rc = read_host(rd, host, &env->host)))
+		return rc;
 	read_features(env, cpu);
 	/* The core again, with this tlbprof's table: a report from an older one keeps its evidence, not its verdict. */
 	environment_identify_core(env, clk->add_imm_per_cycle);
@@ -618,6 +699,39 @@ static int read_self_checks(struct reader *rd, json_t *p, const char *where, str
 	return 0;
 }
 
+/* The second pass and the claimed precision (reports from before them have neither: not recorded). */
+static int read_second_pass(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
+{
+	json_t *pass = json_object_get(p, "second_pass"), *prec = json_object_get(p, "precision"), *samples;
+	char w[64];
+	int rc;
+
+	if (json_is_object(prec) &&
+	    ((rc = get_num(rd, prec, "between_runs", where, true, 0, &r->precision_between)) ||
+	     (rc = get_num(rd, prec, "claimed", where, true, 0, &r->precision_claimed))))
+		return rc;
+	if (!pass || json_is_null(pass))
+		return 0;
+	snprintf(w, sizeof(w), "%s.second_pass", where);
+	if (!json_is_object(pass) || !json_is_array(samples = json_object_get(pass, "samples")))
+		return bad(rd, "%s: not an object with a samples array", w);
+	copy_str(r->rerun_why, sizeof(r->rerun_why), pass, "reason");
+	if ((rc = get_num(rd, pass, "after_s", w, true, 0, &r->rerun_after_s)))
+		return rc;
+	if (!json_array_size(samples))
+		return 0;
+	r->rerun_ns = calloc(json_array_size(samples), sizeof(double));
+	if (!r->rerun_ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(samples); i++) {
+		json_t *v = json_array_get(samples, i);
+		if (!json_is_number(v) || json_number_value(v) < 0)
+			return bad(rd, "%s.samples[%zu]: not a non-negative number", w, i);
+		r->rerun_ns[r->n_rerun++] = json_number_value(v);
+	}
+	return 0;
+}
+
 /* Phase idx of the report into r: what it is, what it declared (tlbprof run), its page, params, samples, counters. */
 static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct counter_info *infos, size_t n_infos,
 		      struct phase_result *r)
@@ -659,6 +773,8 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	}
 	get_num(rd, p, "steal_ms", where, true, 0, &r->steal_ms);
 	get_num(rd, p, "timed_ns", where, true, 0, &r->timed_ns);
+	if ((rc = read_second_pass(rd, p, where, r)))
+		return rc;
 	return read_self_checks(rd, p, where, r);
 }
 
