@@ -109,8 +109,11 @@ struct comparison {
 /* One step of a stride sweep: from one stride to the next at the same size and page size. */
 struct stride_step {
 	size_t from, to;		/* indices into the results */
-	const char *label;		/* "cache", "tlb", "flat", "cache+tlb" */
+	const char *label;		/* "cache", "tlb", "cache+tlb", "flat", "within-page"; "none": no rise past noise_ns */
 	double delta_ns, delta_cycles;	/* per access, to - from */
+	double noise_ns;		/* the larger of the two phases' 95 % half-widths (0 where unknown) */
+	size_t huge;			/* tlb steps: the same step on huge pages (index into stride_steps); SIZE_MAX: none */
+	double tlb_ns;			/* tlb steps: delta_ns minus the huge-page step's; NAN without one */
 	bool have_misses;
 	double misses_from, misses_to;	/* dTLB misses per access */
 };

@@ -86,6 +86,24 @@ static double stat_speedup(const double *m)
 }
 
 /*
+ * The 95 % half-width of r's median in ns (stats_precision: allocations, or
+ * processes, as the unit), and *rel the same relative to the median; NAN and
+ * INFINITY-like values where the phase has too few samples for one.
+ */
+static double halfwidth_ns(const struct phase_result *r, const struct phase_analysis *pa, double *rel)
+{
+	const unsigned *cl;
+	unsigned *owned = NULL;
+
+	*rel = NAN;
+	if (analysis_sample_clusters(r, &cl, &owned))
+		return NAN;
+	*rel = stats_precision(r->samples_ns, cl, r->n_samples);
+	free(owned);
+	return *rel * pa->ns.median;
+}
+
+/*
  * How sure the comparison is: the 95 % interval of the speedup (a
  * hierarchical bootstrap: allocations, then samples within them, so a
  * difference the allocations' placement could make is inside it), and
@@ -110,11 +128,11 @@ static int speedup_doubt(const struct phase_result *b, const struct phase_result
 	if (stats_bootstrap(sets, 2, stat_speedup, SPEEDUP_ALPHA, SPEEDUP_SEED, SPEEDUP_RESAMPLES, &c->speedup_lo,
 			    &c->speedup_hi, NULL))
 		c->speedup_lo = c->speedup_hi = NAN;
-	double pb = stats_precision(b->samples_ns, cb, b->n_samples), pv = stats_precision(v->samples_ns, cv, v->n_samples);
 	free(ob);
 	free(ov);
-	c->baseline_halfwidth_ns = pb * a->phases[c->baseline].ns.median;
-	c->variant_halfwidth_ns = pv * a->phases[c->variant].ns.median;
+	double pb, pv;
+	c->baseline_halfwidth_ns = halfwidth_ns(b, &a->phases[c->baseline], &pb);
+	c->variant_halfwidth_ns = halfwidth_ns(v, &a->phases[c->variant], &pv);
 	c->interval_known = isfinite(c->baseline_halfwidth_ns) && isfinite(c->variant_halfwidth_ns);
 	c->comparable = !c->interval_known || fmax(c->baseline_halfwidth_ns, c->variant_halfwidth_ns) < fabs(c->delta_ns);
 	c->doubt[0] = '\0';
@@ -187,6 +205,57 @@ static const char *stride_label(uint64_t from, uint64_t to, uint64_t page_bytes)
 	return "cache+tlb";
 }
 
+/*
+ * The same step (strides, size, workload) on huge pages, for a step on base
+ * pages: the largest huge page size swept. SIZE_MAX: none.
+ */
+static size_t huge_twin(const struct phase_result *res, const struct analysis *a, const struct stride_step *st)
+{
+	const struct phase_spec *f = &res[st->from].spec, *t = &res[st->to].spec;
+	size_t best = SIZE_MAX;
+
+	for (size_t k = 0; k < a->n_stride_steps; k++) {
+		const struct phase_spec *hf = &res[a->stride_steps[k].from].spec, *ht = &res[a->stride_steps[k].to].spec;
+		if (hf->page.bytes <= f->page.bytes || hf->workload != f->workload || hf->size_bytes != f->size_bytes ||
+		    hf->stride_bytes != f->stride_bytes || ht->stride_bytes != t->stride_bytes)
+			continue;
+		if (best == SIZE_MAX || hf->page.bytes > res[a->stride_steps[best].from].spec.page.bytes)
+			best = k;
+	}
+	return best;
+}
+
+/*
+ * What the evidence supports of each step: a rise within either phase's own
+ * 95 % interval (or no rise) is "none", whatever the geometry predicts; the
+ * translation part of a base-page TLB step is what the same step on huge
+ * pages (which have no TLB step there) does not also show.
+ */
+static void judge_stride_steps(const struct phase_result *res, struct analysis *a)
+{
+	for (size_t i = 0; i < a->n_stride_steps; i++) {
+		struct stride_step *st = &a->stride_steps[i];
+		double rel;
+		double hf = halfwidth_ns(&res[st->from], &a->phases[st->from], &rel);
+		double ht = halfwidth_ns(&res[st->to], &a->phases[st->to], &rel);
+		double noise = fmax(isfinite(hf) ? hf : 0, isfinite(ht) ? ht : 0);
+		st->noise_ns = noise;
+		bool claims_cost = strcmp(st->label, "flat") != 0 && strcmp(st->label, "within-page") != 0;
+		if (claims_cost && !(st->delta_ns > noise))
+			st->label = "none";
+	}
+	for (size_t i = 0; i < a->n_stride_steps; i++) {
+		struct stride_step *st = &a->stride_steps[i];
+		st->tlb_ns = NAN;
+		st->huge = SIZE_MAX;
+		if (strcmp(st->label, "tlb") != 0 && strcmp(st->label, "cache+tlb") != 0)
+			continue;
+		st->huge = huge_twin(res, a, st);
+		if (st->huge != SIZE_MAX)
+			st->tlb_ns = st->delta_ns - a->stride_steps[st->huge].delta_ns;
+	}
+}
+
 int analysis_build_stride_steps(const struct phase_result *res, size_t n, const struct timing_calibration *clock,
 				struct analysis *a)
 {
@@ -219,5 +288,6 @@ int analysis_build_stride_steps(const struct phase_result *res, size_t n, const 
 		st->have_misses = analysis_per_access(&res[i], METRIC_DTLB_LOAD_MISSES, &st->misses_from) &&
 				  analysis_per_access(&res[next], METRIC_DTLB_LOAD_MISSES, &st->misses_to);
 	}
+	judge_stride_steps(res, a);
 	return 0;
 }

@@ -118,7 +118,7 @@ static int apply_kind(struct plot_chart_ctx *cx, const struct chart_census *cs)
 			return rc;
 		plot_add_note(c, "Steps: cache = more new cache lines per access; tlb = the same lines, more pages "
 				 "per access; flat = one access per page either way; within-page = huge pages, still "
-				 "many accesses per page.");
+				 "many accesses per page; none = no rise beyond the phases' own 95 %% intervals.");
 		break;
 	case PLOT_CHART_FAULT_BARS:
 		snprintf(c->title, sizeof(c->title), "%s at %s: ns per 4 KiB page touched, per case and page size",

@@ -108,10 +108,24 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		char sz[16], s1[16], s2[16];
 		if (strcmp(st->label, "tlb") != 0)
 			continue;
-		appendf(s, cap, "%sat %siB on %s pages the TLB step (%sB -> %sB stride) adds %.2f ns (%.1f cycles) per access",
-			*s ? "; " : "", format_size(f->size_bytes, sz, sizeof(sz)), f->page.label,
-			format_size(f->stride_bytes, s1, sizeof(s1)), format_size(t->stride_bytes, s2, sizeof(s2)),
-			st->delta_ns, st->delta_cycles);
+		appendf(s, cap, "%sat %siB on %s pages the TLB step (%sB -> %sB stride) ", *s ? "; " : "",
+			format_size(f->size_bytes, sz, sizeof(sz)), f->page.label, format_size(f->stride_bytes, s1, sizeof(s1)),
+			format_size(t->stride_bytes, s2, sizeof(s2)));
+		if (st->huge == SIZE_MAX) {
+			appendf(s, cap, "adds %.2f ns (%.1f cycles) per access, of which the translation part could not be "
+				"told: no huge-page sweep to subtract (--pages %s,2m)", st->delta_ns, st->delta_cycles,
+				f->page.label);
+			continue;
+		}
+		const struct stride_step *h = &a->stride_steps[st->huge];
+		double ratio = st->delta_ns != 0 ? st->delta_cycles / st->delta_ns : 0;
+		if (st->tlb_ns > st->noise_ns)
+			appendf(s, cap, "adds %.2f ns (%.1f cycles) of translation per access: %.2f ns on %s less the %+.2f ns "
+				"the same step costs on %s pages, which have no TLB step there", st->tlb_ns, st->tlb_ns * ratio,
+				st->delta_ns, f->page.label, h->delta_ns, res[h->from].spec.page.label);
+		else
+			appendf(s, cap, "adds %.2f ns per access, no more than the same step on %s pages (%.2f ns): no "
+				"translation part beyond the noise", st->delta_ns, res[h->from].spec.page.label, h->delta_ns);
 	}
 	for (size_t i = 0; i < a->n_phases; i++) {
 		const struct fault_metrics *fm = &a->phases[i].faults;

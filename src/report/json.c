@@ -696,6 +696,13 @@ static json_t *analysis_json(const struct report_input *in)
 		json_object_set_new(j, "label", report_json_text(st->label));
 		json_object_set_new(j, "delta_ns", num(st->delta_ns));
 		json_object_set_new(j, "delta_cycles", num(st->delta_cycles));
+		json_object_set_new(j, "noise_ns", num(st->noise_ns));
+		json_object_set_new(j, "huge_page_step",
+				    st->huge != SIZE_MAX
+					    ? json_pack("{s:o, s:o}", "from", report_json_text(ph[a->stride_steps[st->huge].from].spec.name),
+							"delta_ns", num(a->stride_steps[st->huge].delta_ns))
+					    : json_null());
+		json_object_set_new(j, "tlb_ns", isfinite(st->tlb_ns) ? num(st->tlb_ns) : json_null());
 		json_object_set_new(j, "dtlb_misses_per_access",
 				    st->have_misses ? json_pack("{s:o, s:o}", "from", num(st->misses_from), "to",
 								num(st->misses_to))

@@ -279,21 +279,27 @@ static void print_steps(const struct report_input *in, FILE *f)
 
 	if (!a->n_stride_steps)
 		return;
-	fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-12s %s\n", "size", "pages", "stride", "delta ns", "cycles",
-		"step", "dTLB misses/access");
+	fprintf(f, "\n%-8s %-6s %-16s %10s %8s  %-12s %8s  %s\n", "size", "pages", "stride", "delta ns", "cycles",
+		"step", "tlb ns", "dTLB misses/access");
 	for (size_t i = 0; i < a->n_stride_steps; i++) {
 		const struct stride_step *st = &a->stride_steps[i];
 		const struct phase_spec *fr = &rr->phases[st->from].spec, *to = &rr->phases[st->to].spec;
-		char sz[16], s1[16], s2[16], label[40], miss[48] = "n/a";
+		char sz[16], s1[16], s2[16], label[40], miss[48] = "n/a", tlb[16] = "";
 		snprintf(label, sizeof(label), "%sB -> %sB", format_size(fr->stride_bytes, s1, sizeof(s1)),
 			 format_size(to->stride_bytes, s2, sizeof(s2)));
 		if (st->have_misses)
 			snprintf(miss, sizeof(miss), "%.3g -> %.3g", st->misses_from, st->misses_to);
-		fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
-			fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, miss);
+		if (isfinite(st->tlb_ns))
+			snprintf(tlb, sizeof(tlb), "%.2f", st->tlb_ns);
+		else if (strcmp(st->label, "tlb") == 0 || strcmp(st->label, "cache+tlb") == 0)
+			snprintf(tlb, sizeof(tlb), "?");
+		fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %8s  %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
+			fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, tlb, miss);
 	}
 	fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
-		   "per page either way; within-page: huge pages, still many accesses per page)\n");
+		   "per page either way; within-page: huge pages, still many accesses per page; none: no rise beyond "
+		   "the phases' own 95 %% intervals; tlb ns: the step minus the same step on huge pages, ?: no "
+		   "huge-page sweep)\n");
 }
 
 /* A page-count sweep: each knee of the curve, what it is, and the evidence. */

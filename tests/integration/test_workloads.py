@@ -29,6 +29,9 @@ def run(args, expect=(0,)):
 
 
 # 1. stride: one phase per stride, steps labelled, the TLB step reported.
+# Each step gets the label the geometry predicts, or none where it did not rise past its own noise: these
+# are independent loads, and on some cores (Raptor Cove guests) the walks overlap so well that 512 B -> 4 KiB
+# does not rise at all. The labels must follow the evidence, and the summary must claim only what they say.
 rep = run(["--workload", "stride", "--pages", "4k", "--size", "4M", "--strides", "8,64,512,4K,8K", "--iters", "200k",
            "--repeat", "3"], expect=(0, 1))
 if rep:
@@ -37,12 +40,20 @@ if rep:
     if names != want:
         fail(f"stride phases: {names}")
     labels = [s["label"] for s in rep["analysis"]["stride_steps"]]
-    if labels != ["cache", "cache", "tlb", "flat"]:
+    if len(labels) != 4 or labels[0] not in ("cache", "none") or labels[1] not in ("cache", "none") or \
+            labels[2] not in ("tlb", "none") or labels[3] != "flat":
         fail(f"stride step labels: {labels}")
+    for s in rep["analysis"]["stride_steps"]:
+        if s["label"] == "none" and s["delta_ns"] > s["noise_ns"]:
+            fail(f"a step that rose past its noise is labelled none: {s}")
+        if s["label"] in ("cache", "tlb") and not s["delta_ns"] > s["noise_ns"]:
+            fail(f"a step labelled {s['label']} must rise past its noise: {s}")
     for p in rep["phases"]:
         if p["status"] != "ok" or p["params"]["slots"] != (4 << 20) // p["params"]["stride_bytes"]:
             fail(f"{p['name']}: {p['status']} {p['reason']} slots {p['params']['slots']}")
-    if "TLB step (512B -> 4KB stride)" not in rep["analysis"]["summary"]:
+    named = "TLB step (512B -> 4KB stride)" in rep["analysis"]["summary"]
+    if named != (labels[2] == "tlb") or (named and "the translation part could not be told: no huge-page sweep"
+                                        not in rep["analysis"]["summary"]):
         fail(f"the summary names the TLB step: {rep['analysis']['summary']}")
     tf = next(c for c in rep["analysis"]["checks"] if c["id"] == "too_fast")
     if tf["status"] != "skip":
