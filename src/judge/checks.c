@@ -32,7 +32,7 @@ const struct analysis_check_def analysis_checks[] = {
 	{ .id = "pmu_unavailable", .fn = checks_pmu_unavailable,
 	  .doc = "informational: which method replaced the hardware counters" },
 	{ .id = "unstable", .fn = checks_unstable,
-	  .doc = "samples vary by more than 5 %, or the hypervisor stole more than 1 % of a phase's time" },
+	  .doc = "a median is uncertain by more than ±10 %, steal over 1 % of a phase, or the clock moved 5 %" },
 	{ .id = "cpu_migrations", .fn = checks_cpu_migrations,
 	  .doc = "the thread moved between CPUs during a timed sample" },
 	{ .id = "warmup_insufficient", .fn = checks_warmup_insufficient,

@@ -179,7 +179,8 @@ static bool host_moved(const struct analysis_input *in, char *out, size_t len, s
 	if (host_steal_share(h, &share)) {
 		checks_evidence(c, "run_steal_share", share);
 		if (share > STEAL_SHARE_MAX) {
-			add_part(out, len, &at, "steal %.0f %% of the run", 100 * share);
+			add_part(out, len, &at, share >= 0.02 ? "steal %.0f %% of the run" : "steal %.1f %% of the run",
+				 100 * share);
 			moved = true;
 		}
 	} else {
@@ -239,7 +240,7 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 		double cv = st->mean > 0 ? st->stddev / st->mean : 0;
 		if (cv > worst_cv)
 			worst_cv = cv;
-		if (hw > worst_hw) {
+		if (!worst || hw > worst_hw) {
 			worst = &res[i];
 			worst_hw = hw;
 		}
@@ -249,7 +250,7 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 			worst_steal = share;
 		}
 	}
-	if (!timed) {
+	if (!timed || !worst) {
 		checks_add(a, def, CHECK_SKIP, "no phase has two or more samples");
 		return;
 	}
