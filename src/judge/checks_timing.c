@@ -27,6 +27,12 @@ static const double STEAL_SHARE_MAX = 0.01;
  * was 4-6 % there, and ±120 % and more under contention.
  */
 static const double UNSTABLE_HALFWIDTH = 0.10;
+/*
+ * Fewer steal ticks than this in a phase are not judged. The old rule, steal
+ * of all CPUs over the timed samples' wall time alone, read 53 % for a phase
+ * of a run whose steal was 0.6 % of its CPU time here.
+ */
+enum { STEAL_MIN_TICKS = 2 };
 /* The core clock at the end this far from its calibration: cycles per access are off by as much. */
 static const double CLOCK_MOVED_MAX = 0.05;
 
@@ -137,6 +143,20 @@ static void add_part(char *out, size_t len, size_t *at, const char *fmt, ...)
 	*at = n < 0 ? *at : *at + (size_t)n >= len ? len - 1 : *at + (size_t)n;
 }
 
+/*
+ * The share of CPU time the hypervisor stole while a phase ran: steal over
+ * every CPU tick of the phase, where both were recorded. A single tick
+ * (1/USER_HZ s) is quantisation, not a measurement, so it counts as none.
+ * Reports from before stat_ticks: steal time over the timed samples' wall
+ * time, as they were judged.
+ */
+static double phase_steal_share(const struct phase_result *r)
+{
+	if (r->stat_ticks)
+		return r->steal_ticks >= STEAL_MIN_TICKS ? (double)r->steal_ticks / (double)r->stat_ticks : 0;
+	return r->timed_ns > 0 ? r->steal_ms * 1e6 / r->timed_ns : 0;
+}
+
 /* Replace c's message (its evidence was added first). */
 static void set_message(struct analysis_check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_message(struct analysis_check *c, const char *fmt, ...)
@@ -244,7 +264,7 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 			worst = &res[i];
 			worst_hw = hw;
 		}
-		double share = res[i].timed_ns > 0 ? res[i].steal_ms * 1e6 / res[i].timed_ns : 0;
+		double share = phase_steal_share(&res[i]);
 		if (share > worst_steal) {
 			stolen = &res[i];
 			worst_steal = share;

@@ -461,6 +461,11 @@ static int read_stat_cpu(uint64_t *total, uint64_t *steal)
 	return rc ? rc : env_parse_proc_stat_cpu(text, total, steal);
 }
 
+int environment_stat_ticks(uint64_t *total, uint64_t *steal)
+{
+	return read_stat_cpu(total, steal);
+}
+
 int environment_steal_sample(unsigned window_ms, struct env_steal *out)
 {
 	uint64_t total0, steal0, total1, steal1;

@@ -133,6 +133,9 @@ const struct env_cache *environment_data_cache(const struct environment *env, un
 /* Read the current /proc/stat aggregate steal ticks; 0 when unavailable. */
 uint64_t environment_steal_ticks(void);
 
+/* The aggregate cpu line of /proc/stat now: all ticks (user .. steal) and steal. 0 or -errno (-EINVAL: unparsable). */
+int environment_stat_ticks(uint64_t *total, uint64_t *steal);
+
 /* Steal time over a short window, all CPUs together. */
 struct env_steal {
 	unsigned window_ms;	/* how long it was sampled */

@@ -167,6 +167,7 @@ struct phase_result {
 	uint64_t rusage_majflt;
 	uint64_t steal_ticks;		/* /proc/stat steal over the phase (all CPUs, USER_HZ ticks) */
 	double steal_ms;		/* the same in milliseconds */
+	uint64_t stat_ticks;		/* all ticks of all CPUs over the phase (user .. steal); 0 when unread */
 	double timed_ns;		/* wall time of the timed samples together */
 	struct self_check self_checks[PHASE_MAX_SELF_CHECKS];
 	size_t n_self_checks;

@@ -122,12 +122,20 @@ static uint64_t timed_run(const struct workload_ops *w, void *state, uint64_t ac
 	return t1 - t0;
 }
 
-/* The hypervisor's steal time since steal0 (all CPUs), in ticks and ms. */
-static void record_steal(struct phase_result *res, uint64_t steal0)
+/*
+ * The hypervisor's steal time since steal0 (all CPUs), in ticks and ms, and
+ * every CPU tick since total0 (0 when /proc/stat could not be read at both
+ * ends): the share of CPU time stolen is steal over those.
+ */
+static void record_steal(struct phase_result *res, uint64_t steal0, uint64_t total0)
 {
 	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t total1 = 0, steal1 = 0;
 
-	res->steal_ticks = environment_steal_ticks() - steal0;
+	if (environment_stat_ticks(&total1, &steal1) != 0)
+		steal1 = environment_steal_ticks();
+	res->steal_ticks = steal1 >= steal0 ? steal1 - steal0 : 0;
+	res->stat_ticks = total0 && total1 > total0 ? total1 - total0 : 0;
 	res->steal_ms = (double)res->steal_ticks * 1000.0 / (double)(hz > 0 ? hz : 100);
 }
 
@@ -775,9 +783,13 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 						   ? MAX_AUTO_ALLOCATIONS
 						   : allocations) +
 		     (extend_one ? MAX_AUTO_SAMPLES : 0);
-	uint64_t steal0 = environment_steal_ticks(), phase_t0 = timing_now_ns();
+	uint64_t total0 = 0, steal0 = 0, phase_t0 = timing_now_ns();
 	int rc;
 
+	if (environment_stat_ticks(&total0, &steal0) != 0) {
+		total0 = 0;
+		steal0 = environment_steal_ticks();
+	}
 	res->spec = *ph;
 	res->status = PHASE_OK;
 	res->cycles_per_ns = ctx->clock ? ctx->clock->core_clock_ghz : 0.0;
@@ -795,7 +807,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	}
 	if (w->per_sample_memory) {
 		run_fresh_phase(ph, ctx, res);
-		record_steal(res, steal0);
+		record_steal(res, steal0, total0);
 		return;
 	}
 	struct counter_set *cs = ctx->counters;
@@ -828,7 +840,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	} else if (res->status == PHASE_OK && !ph->iterations_auto && res->n_samples < (size_t)ph->repeat * allocations) {
 		phase_fail(res, false, "only %zu of %u samples", res->n_samples, ph->repeat * allocations);
 	}
-	record_steal(res, steal0);
+	record_steal(res, steal0, total0);
 }
 
 int runner_run(const struct plan *plan, const struct run_context *ctx, struct run_results *out)

@@ -579,6 +579,7 @@ static json_t *phase_json(const struct phase_result *r)
 						   "major_faults", (json_int_t)r->rusage_majflt));
 	json_object_set_new(o, "steal_ticks", json_integer((json_int_t)r->steal_ticks));
 	json_object_set_new(o, "steal_ms", num(r->steal_ms));
+	json_object_set_new(o, "stat_ticks", r->stat_ticks ? json_integer((json_int_t)r->stat_ticks) : json_null());
 	json_object_set_new(o, "timed_ns", num(r->timed_ns));
 	for (size_t i = 0; i < r->n_self_checks; i++)
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:o}", "id", r->self_checks[i].id, "status",

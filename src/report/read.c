@@ -772,6 +772,11 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 		r->rusage_majflt = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 	}
 	get_num(rd, p, "steal_ms", where, true, 0, &r->steal_ms);
+	json_t *ticks = json_object_get(p, "stat_ticks");
+	if (ticks && !json_is_null(ticks) &&
+	    ((rc = get_u64(rd, p, "stat_ticks", where, &r->stat_ticks)) ||
+	     (rc = get_u64(rd, p, "steal_ticks", where, &r->steal_ticks))))
+		return rc;
 	get_num(rd, p, "timed_ns", where, true, 0, &r->timed_ns);
 	if ((rc = read_second_pass(rd, p, where, r)))
 		return rc;

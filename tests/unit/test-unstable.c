@@ -151,8 +151,36 @@ static void test_host_named(void)
 	run_done(&u);
 }
 
+static void test_steal(void)
+{
+	struct run u;
+
+	/* One tick of steal in a 50-tick phase: 2 %, but a tick is quantisation, not a measurement. */
+	run_init(&u);
+	u.r.steal_ticks = 1;
+	u.r.steal_ms = 10;
+	u.r.stat_ticks = 50;
+	u.r.timed_ns = 5e6;	/* the old rule read 10 ms over 5 ms of samples: 200 % */
+	const struct analysis_check *c = run_check(&u);
+	CHECK(c && c->status == CHECK_PASS, "one tick: %s", c ? c->message : "");
+	analysis_free(&u.a);
+	/* 5 of 100 ticks stolen: 5 % of the CPU time. */
+	u.r.steal_ticks = 5;
+	u.r.stat_ticks = 100;
+	c = run_check(&u);
+	CHECK(c && c->status == CHECK_WARN && strstr(c->message, "stole 5.0 %"), "5 %%: %s", c ? c->message : "");
+	analysis_free(&u.a);
+	/* A report from before stat_ticks: steal over the timed samples' wall time, as before. */
+	u.r.stat_ticks = 0;
+	u.r.steal_ms = 0.05 * u.r.timed_ns / 1e6;
+	c = run_check(&u);
+	CHECK(c && c->status == CHECK_WARN && strstr(c->message, "stole 5.0 %"), "old: %s", c ? c->message : "");
+	run_done(&u);
+}
+
 int main(void)
 {
+	test_steal();
 	test_quiet_passes();
 	test_second_pass();
 	test_host_named();
