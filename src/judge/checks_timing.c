@@ -235,6 +235,25 @@ static bool host_moved(const struct analysis_input *in, char *out, size_t len, s
 	return moved;
 }
 
+/*
+ * Why a median is uncertain, as a phrase: the run's conditions moved when
+ * the second pass, a run's length later, is further off than the phase's
+ * own interval and its allocations' spread (they all shared one run's
+ * conditions); physical placement when the allocations disagree more than
+ * twice the noise within one; else plain noise.
+ */
+static const char *unstable_cause(const struct phase_analysis *pa)
+{
+	double moved = fabs(pa->between_runs);
+
+	if (pa->second_pass && moved > pa->precision_within && moved > pa->between_allocations)
+		return "the machine moved between the run and its second pass, which its allocations back to back "
+		       "could not see; rerun, and compare runs rather than allocations";
+	if (pa->allocations > 1 && pa->between_allocations > 2 * pa->within_allocation)
+		return "physical page placement differs between allocations; report the median over several (--realloc)";
+	return "the machine is noisy; pin with --cpu, rerun, compare medians with care";
+}
+
 void checks_unstable(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
 	const struct phase_result *res = in->results;
@@ -287,12 +306,7 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 		c = checks_add(a, def, CHECK_WARN, "%s", "");
 		host_moved(in, host, sizeof(host), c);
 		set_message(c, "%s: its median is uncertain by ±%.0f %% (95 %%, limit %.0f %%%s): %s; host: %s",
-				   worst->spec.name, 100 * worst_hw, 100 * UNSTABLE_HALFWIDTH, split,
-				   wp->allocations > 1 && wp->between_allocations > 2 * wp->within_allocation
-					   ? "physical page placement differs between allocations; report the median over "
-					     "several (--realloc)"
-					   : "the machine is noisy; pin with --cpu, rerun, compare medians with care",
-				   host);
+				   worst->spec.name, 100 * worst_hw, 100 * UNSTABLE_HALFWIDTH, split, unstable_cause(wp), host);
 	} else if (worst_steal > STEAL_SHARE_MAX) {
 		c = checks_add(a, def, CHECK_WARN, "%s", "");
 		host_moved(in, host, sizeof(host), c);
