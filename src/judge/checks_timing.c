@@ -192,6 +192,10 @@ static bool host_moved(const struct analysis_input *in, char *out, size_t len, s
 			moved = true;
 		}
 	}
+	if (ratio <= 0 && h && h->recorded)
+		add_part(out, len, &at, "core clock: could not tell, because %s",
+			 in->clock && in->clock->core_clock_ghz > 0 ? "it was not measured again at the end"
+								    : "it was not calibrated");
 	if (!h || !h->recorded) {
 		add_part(out, len, &at, "host facts not recorded%s", ratio > 0 ? "" : ", nor the end clock");
 		return moved;
@@ -215,6 +219,10 @@ static bool host_moved(const struct analysis_input *in, char *out, size_t len, s
 		}
 	} else if (!h->before.khugepaged_present && !h->after.khugepaged_present) {
 		add_part(out, len, &at, "khugepaged %s", *h->after.khugepaged_why ? h->after.khugepaged_why : "not present");
+	} else {
+		add_part(out, len, &at, "khugepaged: could not tell, because its full_scans was %s",
+			 h->before.khugepaged_present && h->after.khugepaged_present ? "lower at the end"
+										  : "read at one end only");
 	}
 	const struct host_damon *d[2] = { &h->damon_before, &h->damon_after };
 	char seen[sizeof(h->damon_after.actions) * 2] = "";

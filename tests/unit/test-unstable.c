@@ -147,8 +147,14 @@ static void test_host_named(void)
 	CHECK(c && !strstr(c->message, "collapsed"), "no collapse count without khugepaged: %s", c ? c->message : "");
 	analysis_free(&u.a);
 	u.env.host.after = u.env.host.before;	/* no tick passed */
+	u.env.host.before.khugepaged_present = true;	/* read at the start only */
+	u.clk.core_clock_end_ghz = 0;
 	c = run_check(&u);
 	CHECK(c && strstr(c->message, "steal: could not tell, because"), "%s", c ? c->message : "");
+	CHECK(c && strstr(c->message, "khugepaged: could not tell, because its full_scans was read at one end only"),
+	      "%s", c ? c->message : "");
+	CHECK(c && strstr(c->message, "core clock: could not tell, because it was not measured again at the end"), "%s",
+	      c ? c->message : "");
 	run_done(&u);
 }
 
