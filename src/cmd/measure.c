@@ -69,6 +69,29 @@ static enum option_result set_pages(const struct option_spec *o, const char *arg
 	return OPTION_OK;
 }
 
+/* --layout: one layout, or two to run side by side; each once. */
+static enum option_result set_layouts(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
+{
+	struct plan_request *req = &((struct measure_options *)opts)->plan;
+	char buf[64], *items[3];
+	int n = option_split_list(o, arg, "layouts", buf, sizeof(buf), items, 2, msg, len);
+
+	if (n < 0)
+		return OPTION_USAGE;
+	for (int i = 0; i < n; i++) {
+		int v = name_lookup(layout_names, items[i]);
+		if (v < 0)
+			return option_error(msg, len, "--layout '%s': unknown layout '%s' (use colored, aligned)", arg,
+					    items[i]);
+		if (i && req->layouts[0] == (enum chase_layout)v)
+			return option_error(msg, len, "--layout '%s': '%s' listed twice", arg, items[i]);
+		req->layouts[i] = (enum chase_layout)v;
+	}
+	req->n_layouts = (size_t)n;
+	req->layout = req->layouts[0];
+	return OPTION_OK;
+}
+
 /* --size: sizes above 0, each once. */
 static enum option_result set_sizes(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
 {
@@ -177,9 +200,9 @@ static const struct option_spec measure_specs[] = {
 	  .set = cli_set_cpu, .offset = PLAN(cpu) },
 	{ .name = "layout", .value = "L",
 	  .help = "colored (rotate each slot's cache line) or aligned\n"
-		  "(every slot at its page start, as naive benchmarks do)\n",
-	  .def = "colored", .set = option_set_choice, .offset = PLAN(layout), .choices = layout_names,
-	  .complete = OPTION_COMPLETE_WORD },
+		  "(every slot at its page start, as naive benchmarks do);\n"
+		  "colored,aligned runs both side by side (chase)\n",
+	  .def = "colored", .set = set_layouts, .choices = layout_names, .complete = OPTION_COMPLETE_LIST },
 	{ .name = "controls", .value = "MODE",
 	  .help = "packed control phases (same cache lines on few pages):\nauto (when no dTLB counters), always, none",
 	  .def = "auto", .set = option_set_choice, .offset = offsetof(struct measure_options, controls),
@@ -294,6 +317,10 @@ static enum option_result measure_parse(int argc, char **argv, void *options, ch
 		return r;
 	if (o->plan.workload->validate && o->plan.workload->validate(&o->plan, msg, len) != 0)
 		return OPTION_USAGE;
+	if (o->plan.n_layouts > 1 && o->plan.workload->expand)
+		return option_error(msg, len, "--layout '%s,%s': two layouts run side by side only in the chase, not in %s",
+				    layout_name(o->plan.layouts[0]), layout_name(o->plan.layouts[1]),
+				    o->plan.workload->name);
 	return cli_check_outputs(&o->out, msg, len);
 }
 

@@ -26,6 +26,8 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 		goto oom;
 	checks_run(&in, ANALYSIS_CHECK_BY_RUN, out);
 	analysis_find_shrinking_speedup(results, out);
+	analysis_find_nested_paging(results, n, env, out);
+	analysis_find_layout_effect(results, n, out);
 	analysis_finish(results, out);
 	return 0;
 oom:

@@ -153,7 +153,7 @@ struct tlb_knee {
 /* A statement about several phases together (e.g. a size sweep). */
 struct analysis_finding {
 	const char *id;
-	char message[512];
+	char message[1024];
 	struct analysis_evidence evidence;
 };
 

@@ -10,7 +10,7 @@
 /* Room in an analysis, allocated by analysis_run(). */
 enum {
 	MAX_CHECKS = 32,
-	MAX_FINDINGS = 4,
+	MAX_FINDINGS = 8,
 };
 
 /* The steps of analysis_run(), each in its own file, and what they share (metrics.c unless said). */
@@ -139,6 +139,13 @@ void checks_marker_protocol(const struct analysis_check_def *def, const struct a
 
 /* Findings over several phases (a->findings), from the comparisons. */
 void analysis_find_shrinking_speedup(const struct phase_result *res, struct analysis *a);
+
+/* Colored and aligned phases side by side (layout_changes_latency): the layout's share of the number. */
+void analysis_find_layout_effect(const struct phase_result *res, size_t n, struct analysis *a);
+
+/* Under a hypervisor: huge pages that still read slower than their packed control (nested_paging_translation). */
+void analysis_find_nested_paging(const struct phase_result *res, size_t n, const struct environment *env,
+				 struct analysis *a);
 
 /* The verdict (the worst check) and the plain-language summary, from the checks as they stand. */
 void analysis_finish(const struct phase_result *results, struct analysis *a);

@@ -162,7 +162,7 @@ int analysis_build_comparisons(const struct phase_result *res, size_t n, const s
 		for (size_t i = 0; i < n; i++) {
 			if (i == v || !analysis_measured_ok(&res[i]) || res[i].spec.size_bytes != res[v].spec.size_bytes ||
 			    res[i].spec.stride_bytes != res[v].spec.stride_bytes ||
-			    res[i].spec.fault_case != res[v].spec.fault_case ||
+			    res[i].spec.fault_case != res[v].spec.fault_case || res[i].spec.layout != res[v].spec.layout ||
 			    res[i].spec.workload != res[v].spec.workload || res[i].spec.page.bytes >= res[v].spec.page.bytes)
 				continue;
 			if (b == SIZE_MAX || res[i].spec.page.bytes < res[b].spec.page.bytes)
@@ -240,7 +240,7 @@ static void judge_stride_steps(const struct phase_result *res, struct analysis *
 		double ht = halfwidth_ns(&res[st->to], &a->phases[st->to], &rel);
 		double noise = fmax(isfinite(hf) ? hf : 0, isfinite(ht) ? ht : 0);
 		st->noise_ns = noise;
-		bool claims_cost = strcmp(st->label, "flat") != 0 && strcmp(st->label, "within-page") != 0;
+		bool claims_cost = st->label && strcmp(st->label, "flat") != 0 && strcmp(st->label, "within-page") != 0;
 		if (claims_cost && !(st->delta_ns > noise))
 			st->label = "none";
 	}
@@ -248,7 +248,7 @@ static void judge_stride_steps(const struct phase_result *res, struct analysis *
 		struct stride_step *st = &a->stride_steps[i];
 		st->tlb_ns = NAN;
 		st->huge = SIZE_MAX;
-		if (strcmp(st->label, "tlb") != 0 && strcmp(st->label, "cache+tlb") != 0)
+		if (!st->label || (strcmp(st->label, "tlb") != 0 && strcmp(st->label, "cache+tlb") != 0))
 			continue;
 		st->huge = huge_twin(res, a, st);
 		if (st->huge != SIZE_MAX)

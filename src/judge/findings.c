@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Findings: statements about several phases together (a speedup that shrinks over a size sweep). */
+/* Findings: statements about several phases together (a shrinking speedup, translation left to nested paging). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,4 +121,152 @@ void analysis_find_shrinking_speedup(const struct phase_result *res, struct anal
 		finding_evidence(f, "speedup_small", ls.median);
 		finding_evidence(f, "speedup_large", hs.median);
 	}
+}
+
+/* The documented or CPUID L2 TLB entries for pages of page_bytes (0: not known). */
+static unsigned l2_tlb_entries(const struct environment *env, uint64_t page_bytes)
+{
+	const struct env_tlb *t = env ? environment_expected_tlb(env) : NULL;
+
+	if (!t)
+		return 0;
+	return page_bytes >= (1ull << 30) ? t->l2d_1g_entries : page_bytes >= (2ull << 20) ? t->l2d_2m_entries
+											       : t->l2d_4k_entries;
+}
+
+/*
+ * Under a hypervisor, huge pages that fit the L2 TLB still read slower than
+ * their packed control by more than their own noise: the translation the
+ * guest cannot remove. The largest such excess names it, with what would
+ * confirm it; a 1g phase at the same size says whether the guest page size
+ * is the limit.
+ */
+void analysis_find_nested_paging(const struct phase_result *res, size_t n, const struct environment *env,
+				 struct analysis *a)
+{
+	const struct comparison *worst = NULL;
+	size_t count = 0;
+
+	if (!env || !env->hypervisor[0])
+		return;
+	for (size_t i = 0; i < a->n_comparisons; i++) {
+		const struct comparison *c = &a->comparisons[i];
+		const struct phase_spec *v = &res[c->variant].spec;
+		/*
+		 * A control with every line of its pairs (64 B apart, as before the
+		 * 128 B packing) reads far faster than lone lines from the pair
+		 * prefetch alone: its excess says nothing of nested paging.
+		 */
+		if (!c->has_control || v->page.bytes <= 4096 || !v->workload->latency || v->fault_case != FAULT_NONE ||
+		    res[a->phases[c->variant].control].spec.stride_bytes < 128 ||
+		    !(c->variant_translation_ns > (isfinite(c->variant_halfwidth_ns) ? c->variant_halfwidth_ns : 0)))
+			continue;
+		count++;
+		if (!worst || c->variant_translation_ns > worst->variant_translation_ns)
+			worst = c;
+	}
+	struct analysis_finding *f = worst ? add_finding(a, "nested_paging_translation") : NULL;
+	if (!f)
+		return;
+	const struct phase_result *v = &res[worst->variant];
+	uint64_t pages = (v->spec.size_bytes + v->spec.page.bytes - 1) / v->spec.page.bytes;
+	unsigned entries = l2_tlb_entries(env, v->spec.page.bytes);
+	double vm = a->phases[worst->variant].ns.median;
+	char fits[160], big[200] = "";
+	if (entries)
+		snprintf(fits, sizeof(fits), "%s its %llu huge pages fit the %u-entry L2 TLB%s%s", pages <= entries ?
+			 "although" : "and", (unsigned long long)pages, entries, env->core_name[0] ? " of " : "",
+			 env->core_name);
+	else
+		snprintf(fits, sizeof(fits), "with %llu huge pages (the L2 TLB's entries for them are not known)",
+			 (unsigned long long)pages);
+	for (size_t i = 0; i < n; i++) {
+		const struct phase_spec *g = &res[i].spec;
+		if (analysis_measured_ok(&res[i]) && g->page.bytes > v->spec.page.bytes && g->size_bytes == v->spec.size_bytes &&
+		    g->stride_bytes == v->spec.stride_bytes && g->workload == v->spec.workload && g->layout == v->spec.layout)
+			snprintf(big, sizeof(big), "; the %s phase reads %.1f ns, %.1f ns from %s: %s", g->page.label,
+				 a->phases[i].ns.median, fabs(a->phases[i].ns.median - vm), v->spec.page.label,
+				 fabs(a->phases[i].ns.median - vm) <= fmax(worst->variant_halfwidth_ns, 0.02 * vm)
+					 ? "larger guest pages do not help, so the guest page size is not the limit"
+					 : "larger guest pages help, so part of it is the guest's own TLB reach");
+	}
+	snprintf(f->message, sizeof(f->message),
+		 "under %s, %s is still %.1f ns per access (%.0f %%) slower than its packed control %s: in a guest "
+		 "every TLB entry maps the smaller of the guest and the host page, and a miss walks the host's tables "
+		 "too, so this is likely the host backing guest memory with smaller pages, or the wider span caching "
+		 "worse than the control%s. To confirm: back the guest with huge pages on the host, or count dTLB "
+		 "misses and walk cycles with a vPMU%s", env->hypervisor, v->spec.name, worst->variant_translation_ns,
+		 vm > 0 ? 100 * worst->variant_translation_ns / vm : 0, fits, big,
+		 count > 1 ? " (the largest of the sizes where it shows)" : "");
+	finding_evidence(f, "variant_translation_ns", worst->variant_translation_ns);
+	finding_evidence(f, "variant_halfwidth_ns", worst->variant_halfwidth_ns);
+	finding_evidence(f, "huge_pages", (double)pages);
+	finding_evidence(f, "l2_tlb_entries", entries);
+	finding_evidence(f, "sizes", (double)count);
+}
+
+/* The 95 % half-width the phase claims for its median, ns (0 where it has none). */
+static double claimed_ns(const struct phase_analysis *pa)
+{
+	double h = pa->precision * pa->ns.median;
+
+	return isfinite(h) && h > 0 ? h : 0;
+}
+
+/*
+ * Two layouts of the same phase side by side (--layout colored,aligned):
+ * where they differ by more than either's claimed interval, the layout is
+ * part of the number. Colored spreads data lines over every set, where they
+ * compete with the page-table lines a walk brings in; aligned puts them in a
+ * few sets. Neither is how real data sits at every size.
+ */
+void analysis_find_layout_effect(const struct phase_result *res, size_t n, struct analysis *a)
+{
+	char list[600] = "";
+	size_t len = 0, pairs = 0, differ = 0;
+	double worst = 0;
+	bool colored_slower = false;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			const struct phase_spec *c = &res[i].spec, *al = &res[j].spec;
+			if (!analysis_measured_ok(&res[i]) || !analysis_measured_ok(&res[j]) || c->layout != LAYOUT_COLORED ||
+			    al->layout != LAYOUT_ALIGNED || c->size_bytes != al->size_bytes || c->workload != al->workload ||
+			    c->stride_bytes != al->stride_bytes || strcmp(c->page.label, al->page.label) != 0)
+				continue;
+			double mc = a->phases[i].ns.median, ma = a->phases[j].ns.median;
+			double noise = fmax(claimed_ns(&a->phases[i]), claimed_ns(&a->phases[j]));
+			bool real = fabs(mc - ma) > noise;
+			char sz[16];
+			pairs++;
+			differ += real;
+			int k = snprintf(list + len, sizeof(list) - len, "%s%s at %siB: colored %.1f, aligned %.1f ns (%+.1f %%, "
+					 "±%.1f ns%s)", len ? "; " : "", c->page.label, format_size(c->size_bytes, sz, sizeof(sz)), mc,
+					 ma, ma > 0 ? 100 * (mc / ma - 1) : 0, noise, real ? "" : ", within the noise");
+			if (k > 0 && (size_t)k < sizeof(list) - len)
+				len += (size_t)k;
+			if (real && ma > 0 && fabs(mc / ma - 1) > worst) {
+				worst = fabs(mc / ma - 1);
+				colored_slower = mc > ma;
+			}
+		}
+	if (!pairs)
+		return;
+	struct analysis_finding *f = add_finding(a, "layout_changes_latency");
+	if (!f)
+		return;
+	if (!differ)
+		snprintf(f->message, sizeof(f->message), "colored and aligned read the same within their 95 %% intervals: "
+			 "%s", list);
+	else
+		snprintf(f->message, sizeof(f->message), "the layout is part of the number: %s. %s; neither layout is how "
+			 "real data sits at every size, so read both", list,
+			 colored_slower ? "Where colored is slower, its data lines spread over every L2 set and compete there "
+					  "with the page-table lines the walks bring in, while aligned lines leave most sets "
+					  "to them"
+					: "Where aligned is slower, its lines fall in a few cache sets and evict each other "
+					  "(cache_set_aliasing)");
+	finding_evidence(f, "pairs", (double)pairs);
+	finding_evidence(f, "pairs_differ", (double)differ);
+	finding_evidence(f, "largest_relative_difference", worst);
 }

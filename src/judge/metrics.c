@@ -237,7 +237,8 @@ void analysis_phase_metrics(const struct phase_result *res, size_t n, struct ana
 			const struct phase_spec *cs = &res[c].spec;
 			if (cs->role != PHASE_ROLE_CONTROL || res[c].status != PHASE_OK || !res[c].n_samples ||
 			    cs->controls_size_bytes != res[i].spec.size_bytes ||
-			    cs->controls_stride_bytes != res[i].spec.stride_bytes || cs->workload != res[i].spec.workload)
+			    cs->controls_stride_bytes != res[i].spec.stride_bytes || cs->workload != res[i].spec.workload ||
+			    cs->layout != res[i].spec.layout)
 				continue;
 			struct stats_summary cst;
 			stats_summarize(res[c].samples_ns, res[c].n_samples, &cst);

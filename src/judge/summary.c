@@ -39,6 +39,17 @@ static void append_checks(const struct analysis *a, enum check_status st, const 
 	appendf(s, cap, ")");
 }
 
+/* ", colored" or ", aligned" when the phases ran in more than one layout (--layout colored,aligned), else "". */
+static const char *layout_tag(const struct phase_result *res, const struct analysis *a, const struct phase_spec *s)
+{
+	static const char *const tags[] = { [LAYOUT_COLORED] = " (colored)", [LAYOUT_ALIGNED] = " (aligned)" };
+
+	for (size_t i = 0; i < a->n_phases; i++)
+		if (res[i].spec.layout != s->layout && res[i].spec.role == PHASE_ROLE_MEASURE)
+			return (unsigned)s->layout < sizeof(tags) / sizeof(tags[0]) ? tags[s->layout] : "";
+	return "";
+}
+
 /* Whether the summary states a translation share (a proven one, or a range) rather than what pages remove. */
 static bool gives_share(const struct translation_share *t)
 {
@@ -72,14 +83,15 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		format_size(v->spec.size_bytes, sz, sizeof(sz));
 		if (!c->comparable) {
 			/* A number inside its own noise is not a finding: say that it could not be told, and why. */
-			appendf(s, cap, "%sat %siB, %s and %s pages could not be compared: %s", *s ? "; " : "", sz,
-				b->spec.page.label, v->spec.page.label, c->doubt);
+			appendf(s, cap, "%sat %siB%s, %s and %s pages could not be compared: %s", *s ? "; " : "", sz,
+				layout_tag(res, a, &b->spec), b->spec.page.label, v->spec.page.label, c->doubt);
 			continue;
 		}
 		bool faster = c->speedup >= 1;
 		double k = faster ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0);
 		double lo = faster ? c->speedup_lo : 1 / c->speedup_hi, hi = faster ? c->speedup_hi : 1 / c->speedup_lo;
-		appendf(s, cap, "%sat %siB, %s pages are %.2f× ", *s ? "; " : "", sz, v->spec.page.label, k);
+		appendf(s, cap, "%sat %siB%s, %s pages are %.2f× ", *s ? "; " : "", sz, layout_tag(res, a, &b->spec),
+			v->spec.page.label, k);
 		if (c->interval_known && isfinite(lo) && isfinite(hi))
 			appendf(s, cap, "(%.2f–%.2f) ", lo, hi);
 		appendf(s, cap, "%s than %s", faster ? "faster" : "slower", b->spec.page.label);

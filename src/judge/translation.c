@@ -73,7 +73,8 @@ static bool same_grid(const struct phase_result *r, const struct phase_result *b
 {
 	return analysis_measured_ok(r) && r->spec.size_bytes == b->spec.size_bytes &&
 	       r->spec.stride_bytes == b->spec.stride_bytes && r->spec.workload == b->spec.workload &&
-	       r->spec.fault_case == b->spec.fault_case && r->spec.page.bytes > b->spec.page.bytes;
+	       r->spec.fault_case == b->spec.fault_case && r->spec.layout == b->spec.layout &&
+	       r->spec.page.bytes > b->spec.page.bytes;
 }
 
 void analysis_translation_share(const struct phase_result *res, size_t n, const struct environment *env,

@@ -89,9 +89,19 @@ int plan_grid(const struct plan_request *req, const struct plan_context *ctx, st
 			ph->controls_stride_bytes = req->stride_bytes;
 			plan_name(ph, "%s/4k:packed/%s", req->workload->name, format_size(req->sizes_bytes[s], size, sizeof(size)));
 		}
-		for (size_t p = 0; p < req->n_pages; p++)
-			if (!plan_add(out, req, &req->pages[p], req->sizes_bytes[s]))
-				return -ENOMEM;
+		for (size_t l = 0; l < (req->n_layouts ? req->n_layouts : 1); l++)
+			for (size_t p = 0; p < req->n_pages; p++) {
+				struct phase_spec *ph = plan_add(out, req, &req->pages[p], req->sizes_bytes[s]);
+				char size[16];
+				if (!ph)
+					return -ENOMEM;
+				if (!l)
+					continue;
+				/* The second layout, next to the first: its name says which it is. */
+				ph->layout = req->layouts[l];
+				plan_name(ph, "%s/%s:%s/%s", req->workload->name, req->pages[p].label, layout_name(ph->layout),
+					  format_size(req->sizes_bytes[s], size, sizeof(size)));
+			}
 	}
 	return 0;
 }

@@ -45,7 +45,9 @@ struct plan_request {
 	unsigned repeat;			/* timed samples per allocation */
 	uint64_t seed;
 	int cpu;				/* CPU to pin to, -1 = not pinned */
-	enum chase_layout layout;
+	enum chase_layout layout;		/* the first of layouts: what workloads with an expand hook use */
+	enum chase_layout layouts[2];		/* --layout colored,aligned: the grid runs each, side by side */
+	size_t n_layouts;			/* 1, or 2 (the chase only); 0 counts as 1 (layout) */
 	/* This process is a child running one phase for its parent (--internal-child), else NULL. */
 	const struct runner_child *child;
 };

@@ -210,6 +210,8 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 		else if (b->workload->sweep == WORKLOAD_SWEEP_STRIDES)
 			snprintf(label, sizeof(label), "%s -> %s s%s", b->page.label, v->page.label,
 				 format_size(b->stride_bytes, sz, sizeof(sz)));
+		else if (b->layout != LAYOUT_COLORED)
+			snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label, layout_name(b->layout));
 		else
 			snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
 		const struct translation_share *t = &c->translation;

@@ -327,4 +327,22 @@ for target in ("/proc/no-such-dir/r.json", tempfile.gettempdir()):
     if p.returncode != 4 or p.stdout or len(p.stderr.strip().splitlines()) != 1:
         fail(f"unwritable --json {target}: exit {p.returncode}, stderr {p.stderr!r}")
 
+# 7. Both layouts side by side: each page size twice, compared within its layout, and a finding on the layout.
+p, rep = run(["--pages", "4k,2m", "--size", "8M", "--layout", "colored,aligned", "--iters", "50k", "--repeat", "3",
+              "--controls", "none", "--quiet", "--fail-on", "never"])
+if rep:
+    got = [(x["name"], x["params"]["layout"]) for x in rep["phases"]]
+    want = [("chase/4k/8M/r0", "colored"), ("chase/2m/8M/r0", "colored"), ("chase/4k:aligned/8M/r0", "aligned"),
+            ("chase/2m:aligned/8M/r0", "aligned")]
+    if got != want:
+        fail(f"--layout colored,aligned phases: {got}, want {want}")
+    pairs = sorted((c["baseline"], c["variant"]) for c in rep["analysis"]["comparisons"])
+    if pairs != [("chase/4k/8M/r0", "chase/2m/8M/r0"), ("chase/4k:aligned/8M/r0", "chase/2m:aligned/8M/r0")]:
+        fail(f"each layout is compared within itself: {pairs}")
+    lf = [f for f in rep["analysis"]["findings"] if f["id"] == "layout_changes_latency"]
+    if len(lf) != 1 or lf[0]["evidence"].get("pairs") != 2:
+        fail(f"one layout finding over the two pairs: {lf}")
+    if "(aligned)" not in rep["analysis"]["summary"] and "could not be compared" not in rep["analysis"]["summary"]:
+        fail(f"the summary names the aligned layout: {rep['analysis']['summary']}")
+
 fail.finish("all checks passed")

@@ -35,6 +35,33 @@ static void parse(struct plan_request *req, char **argv)
 	req->child = NULL;
 }
 
+/* --layout colored,aligned: each page size in both layouts, side by side, the second named by its layout. */
+static void test_layout_pair(void)
+{
+	struct plan_request cfg;
+	struct plan p;
+	char *argv[] = { "tlbprof", "--pages", "4k,2m", "--size", "1G", "--layout", "colored,aligned", NULL };
+	struct plan_context ctx = { .with_controls = true, .current_cpu = -1 };
+	static const char *const names[] = { "chase/4k:packed/1G/r0", "chase/4k/1G/r0", "chase/2m/1G/r0",
+					     "chase/4k:aligned/1G/r0", "chase/2m:aligned/1G/r0" };
+	static const enum chase_layout layouts[] = { LAYOUT_COLORED, LAYOUT_COLORED, LAYOUT_COLORED, LAYOUT_ALIGNED,
+						     LAYOUT_ALIGNED };
+
+	parse(&cfg, argv);
+	CHECK(cfg.n_layouts == 2 && cfg.layout == LAYOUT_COLORED, "two layouts, colored first");
+	CHECK(plan_build(&cfg, &ctx, &p) == 0 && p.n == 5, "control + 2 pages x 2 layouts: %zu", p.n);
+	for (size_t i = 0; i < p.n && i < 5; i++)
+		CHECK(strcmp(p.phases[i].name, names[i]) == 0 && p.phases[i].layout == layouts[i], "phase %zu: %s (%s)", i,
+		      p.phases[i].name, layout_name(p.phases[i].layout));
+	plan_free(&p);
+
+	char *one[] = { "tlbprof", "--layout", "aligned", NULL };
+	parse(&cfg, one);
+	CHECK(plan_build(&cfg, &ctx, &p) == 0 && p.n == 3 && strcmp(p.phases[1].name, "chase/4k/256M/r0") == 0 &&
+		      p.phases[1].layout == LAYOUT_ALIGNED, "one layout keeps the plain names");
+	plan_free(&p);
+}
+
 static void test_chase_grid(void)
 {
 	struct plan_request cfg;
@@ -169,6 +196,7 @@ static void test_tlbsize_points(void)
 int main(void)
 {
 	test_chase_grid();
+	test_layout_pair();
 	test_stride_sweep();
 	test_tlbsize_points();
 	return check_finish();
