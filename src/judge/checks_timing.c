@@ -187,7 +187,8 @@ static bool host_moved(const struct analysis_input *in, char *out, size_t len, s
 	if (ratio > 0) {
 		checks_evidence(c, "core_clock_end_ratio", ratio);
 		if (fabs(ratio - 1) > CLOCK_MOVED_MAX) {
-			add_part(out, len, &at, "the core clock %s %.0f %% between calibration and the end", ratio < 1 ? "fell" : "rose",
+			add_part(out, len, &at, "the core clock %s %.0f %% between calibration and the end",
+				 ratio < 1 ? "fell" : "rose",
 				 100 * fabs(ratio - 1));
 			moved = true;
 		}
@@ -214,11 +215,13 @@ static bool host_moved(const struct analysis_input *in, char *out, size_t len, s
 		if (collapsed_known)
 			checks_evidence(c, "khugepaged_pages_collapsed", (double)collapsed);
 		if (collapsed_known && collapsed > 0) {
-			add_part(out, len, &at, "khugepaged collapsed %llu pages during the run", (unsigned long long)collapsed);
+			add_part(out, len, &at, "khugepaged collapsed %llu pages during the run",
+				 (unsigned long long)collapsed);
 			moved = true;
 		}
 	} else if (!h->before.khugepaged_present && !h->after.khugepaged_present) {
-		add_part(out, len, &at, "khugepaged %s", *h->after.khugepaged_why ? h->after.khugepaged_why : "not present");
+		add_part(out, len, &at, "khugepaged %s",
+			 *h->after.khugepaged_why ? h->after.khugepaged_why : "not present");
 	} else {
 		add_part(out, len, &at, "khugepaged: could not tell, because its full_scans was %s",
 			 h->before.khugepaged_present && h->after.khugepaged_present ? "lower at the end"
@@ -258,7 +261,8 @@ static const char *unstable_cause(const struct phase_analysis *pa)
 		return "the machine moved between the run and its second pass, which its allocations back to back "
 		       "could not see; rerun, and compare runs rather than allocations";
 	if (pa->allocations > 1 && pa->between_allocations > 2 * pa->within_allocation)
-		return "physical page placement differs between allocations; report the median over several (--realloc)";
+		return "physical page placement differs between allocations; report the median over several "
+		       "(--realloc)";
 	return "the machine is noisy; pin with --cpu, rerun, compare medians with care";
 }
 
@@ -314,7 +318,8 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 		c = checks_add(a, def, CHECK_WARN, "%s", "");
 		host_moved(in, host, sizeof(host), c);
 		set_message(c, "%s: its median is uncertain by ±%.0f %% (95 %%, limit %.0f %%%s): %s; host: %s",
-				   worst->spec.name, 100 * worst_hw, 100 * UNSTABLE_HALFWIDTH, split, unstable_cause(wp), host);
+				   worst->spec.name, 100 * worst_hw, 100 * UNSTABLE_HALFWIDTH, split,
+				   unstable_cause(wp), host);
 	} else if (worst_steal > STEAL_SHARE_MAX) {
 		c = checks_add(a, def, CHECK_WARN, "%s", "");
 		host_moved(in, host, sizeof(host), c);

@@ -152,7 +152,7 @@ struct phase_result {
 	double rerun_after_s;		/* seconds from the phase's start to the second pass's start */
 	char rerun_why[200];		/* why there is no second pass, "" when there is */
 	double precision_between;	/* (its median - the phase's median) / the phase's median; 0 without one */
-	double precision_claimed;	/* stats_precision_runs(stats_median_halfwidth(), precision_between); 0: none */
+	double precision_claimed;	/* stats_precision_runs(median half-width, precision_between); 0: none */
 	const char *stop_reason;	/* "samples" (fixed count), "precision", "budget", "max_samples", "interrupted" */
 	double cycles_per_ns;		/* calibrated core clock used for cycles (GHz) */
 	/* Counters summed over the timed samples only (enabled around them). */

@@ -466,8 +466,8 @@ static void method_json(json_t *o, const struct phase_result *r)
 							"counter_read", num(r->counter_read_us)));
 	/* How the sampling ended: the median's 95 % CI (relative half-width) against the target. */
 	json_t *prec = json_pack("{s:o, s:o, s:s, s:i}", "target", s->iterations_auto ? num(s->precision) : json_null(),
-				 "reached", num(r->precision_reached), "stop", r->stop_reason ? r->stop_reason : "samples",
-				 "allocations", (int)r->allocations_run);
+				 "reached", num(r->precision_reached), "stop",
+				 r->stop_reason ? r->stop_reason : "samples", "allocations", (int)r->allocations_run);
 	/* What the phase claims: its own half-width and, with a second pass, what moved between the two. */
 	json_object_set_new(prec, "between_runs", r->n_rerun ? num(r->precision_between) : json_null());
 	json_object_set_new(prec, "claimed", r->precision_claimed > 0 ? num(r->precision_claimed) : json_null());
