@@ -28,8 +28,11 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu
 {
 	char msg[512];
 
+	bool want[METRIC_COUNT];
+
 	memset(m, 0, sizeof(*m));
-	if (counter_set_new(&m->counters, command_events_dir(events_dir), NULL, msg, sizeof(msg)) != 0) {
+	counters_default_want(want);
+	if (counter_set_new(&m->counters, command_events_dir(events_dir), want, msg, sizeof(msg)) != 0) {
 		if (events_dir) {
 			char line[640];
 			snprintf(line, sizeof(line), "--events-dir '%s': %s", events_dir, msg);

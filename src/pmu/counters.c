@@ -3,6 +3,7 @@
 
 #include "pmu/counters.h"
 
+#include "pmu/backend.h"
 #include "pmu/counter_set.h"
 #include "pmu/paranoid.h"
 #include "pmu/perf_open.h"
@@ -55,23 +56,6 @@ void counter_reading_add_delta(struct counter_reading *acc, const struct counter
 
 /* ---- perf_event_open ------------------------------------------------- */
 
-/*
- * Whether the kernel exposes a core PMU at all. Without one (a VM whose
- * hypervisor hides the PMU) there is no "cpu" event source in sysfs and every
- * hardware event fails with ENOENT, whatever libpfm4 thinks the CPU is.
- */
-static bool kernel_has_core_pmu(void)
-{
-	static const char *const names[] = { "cpu", "cpu_core", "cpu_atom" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char path[96];
-		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", names[i]);
-		if (access(path, F_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* Record why opening ev failed with errno err (positive). */
 static void classify_open_error(const struct counter_set *set, struct counter_event *ev, int err)
 {
@@ -92,7 +76,7 @@ static void classify_open_error(const struct counter_set *set, struct counter_ev
 	 * encoding: a map bug, an error.)
 	 */
 	if ((class == PERF_OPEN_UNSUPPORTED || err == EINVAL) && info->hardware &&
-	    (strcmp(set->pmu_name, "none") == 0 || !kernel_has_core_pmu())) {
+	    (strcmp(set->pmu_name, "none") == 0 || !pmu_backend()->has_core_pmu())) {
 		info->status = COUNTER_UNSUPPORTED;
 		snprintf(info->reason, sizeof(info->reason), "no hardware PMU visible (hypervisor hides it?): %s",
 			 strerror(err));
@@ -132,7 +116,7 @@ static int open_event(const struct counter_set *set, struct counter_event *ev, i
 	 */
 	attr.inherit = set->inherit;
 	attr.enable_on_exec = set->enable_on_exec && group_fd == -1;
-	int fd = perf_open(&attr, set->pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	int fd = pmu_backend()->open(&attr, set->pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	return fd;
@@ -186,20 +170,29 @@ static bool open_in_group(const struct counter_set *set, struct counter_event *e
 	return true;
 }
 
-/*
- * Generic counters a hardware group may use. A group is scheduled all or
- * nothing: if it needs more counters than are free it never counts (or open
- * fails with EINVAL when it can never fit). libpfm4 reports the counters it
- * knows (per core, ignoring SMT sharing; a fake number when forced), and the
- * NMI watchdog may hold one, so stay below min(reported, 4) - 1: every x86
- * core of the last decade has at least 4 generic counters per thread.
- */
-static size_t hw_group_capacity(const struct counter_set *set)
+bool metric_needed(enum metric m)
 {
-	int n = set->pmu_num_cntrs;
-	if (n <= 0 || n > 4)
-		n = 4;
-	return n > 1 ? (size_t)(n - 1) : 1;
+	switch (m) {
+	case METRIC_CYCLES:
+	case METRIC_DTLB_LOAD_MISSES:
+	case METRIC_WALK_ACTIVE:
+	case METRIC_LLC_LOAD_MISSES:
+	case METRIC_PAGE_FAULTS:
+	case METRIC_MINOR_FAULTS:
+	case METRIC_MAJOR_FAULTS:
+	case METRIC_TASK_CLOCK:
+	case METRIC_CONTEXT_SWITCHES:
+	case METRIC_CPU_MIGRATIONS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void counters_default_want(bool want[METRIC_COUNT])
+{
+	for (int m = 0; m < METRIC_COUNT; m++)
+		want[m] = metric_needed((enum metric)m);
 }
 
 int counter_set_open(struct counter_set *set)
@@ -217,38 +210,31 @@ int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool
 	set->enable_on_exec = enable_on_exec;
 
 	int sw_leader = -1, hw_leader = -1;
-	size_t hw_members = 0, cap = hw_group_capacity(set);
 	int opened = 0;
 
-	for (size_t i = 0; i < set->n; i++) {
-		struct counter_event *ev = &set->events[i];
-		if (!ev->encoded)
-			continue;
-		ev->info.status = COUNTER_OK;
-		ev->info.reason[0] = '\0';
-		ev->base_enabled_ns = ev->base_running_ns = 0;
+	/*
+	 * Two passes: the needed hardware events as one group (all or nothing on
+	 * the PMU, so they count over the same time and never multiplex among
+	 * themselves; it fits every PMU in scope, watchdog included, see
+	 * ARCHITECTURE.md), then anything else asked for, each a group of its
+	 * own. Software events never compete for counters: one group.
+	 */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < set->n; i++) {
+			struct counter_event *ev = &set->events[i];
+			bool needed = !ev->info.hardware || metric_needed(ev->info.metric);
+			if (!ev->encoded || needed != (pass == 0))
+				continue;
+			ev->info.status = COUNTER_OK;
+			ev->info.reason[0] = '\0';
+			ev->base_enabled_ns = ev->base_running_ns = 0;
 
-		bool ok;
-		if (!ev->info.hardware) {
-			/* Software events never compete for counters: one group. */
-			ok = open_in_group(set, ev, &sw_leader);
-		} else {
-			/* Hardware events: groups the PMU can always schedule. */
-			if (hw_members >= cap) {
-				hw_leader = -1;
-				hw_members = 0;
-			}
-			bool new_group = hw_leader == -1;
-			ok = open_in_group(set, ev, &hw_leader);
-			if (ok && new_group)
-				hw_members = 1;
-			else if (ok && !ev->leader)
-				hw_members++;	/* joined; a member that had to go alone does not count */
+			int alone = -1;
+			bool ok = open_in_group(set, ev, !ev->info.hardware ? &sw_leader : pass == 0 ? &hw_leader : &alone);
+			opened += ok;
+			ev->open_status = ev->info.status;
+			memcpy(ev->open_reason, ev->info.reason, sizeof(ev->open_reason));
 		}
-		opened += ok;
-		ev->open_status = ev->info.status;
-		memcpy(ev->open_reason, ev->info.reason, sizeof(ev->open_reason));
-	}
 	return opened;
 }
 
@@ -260,7 +246,7 @@ static int ioctl_leaders(struct counter_set *set, unsigned long request)
 		struct counter_event *ev = &set->events[i];
 		if (ev->fd < 0 || !ev->leader)
 			continue;
-		if (ioctl(ev->fd, request, PERF_IOC_FLAG_GROUP) < 0 && ret == 0)
+		if (pmu_backend()->ioctl(ev->fd, request, PERF_IOC_FLAG_GROUP) < 0 && ret == 0)
 			ret = -errno;
 	}
 	return ret;
@@ -268,7 +254,7 @@ static int ioctl_leaders(struct counter_set *set, unsigned long request)
 
 static int read_raw(int fd, uint64_t v[3])
 {
-	ssize_t n = read(fd, v, 3 * sizeof(uint64_t));
+	ssize_t n = pmu_backend()->read(fd, v, 3 * sizeof(uint64_t));
 	if (n < 0)
 		return -errno;
 	if (n != (ssize_t)(3 * sizeof(uint64_t)))
@@ -391,14 +377,14 @@ void counter_set_close(struct counter_set *set)
 	for (size_t i = set->n; i-- > 0;) {
 		struct counter_event *ev = &set->events[i];
 		if (ev->fd >= 0 && !ev->leader) {
-			close(ev->fd);
+			pmu_backend()->close(ev->fd);
 			ev->fd = -1;
 		}
 	}
 	for (size_t i = set->n; i-- > 0;) {
 		struct counter_event *ev = &set->events[i];
 		if (ev->fd >= 0) {
-			close(ev->fd);
+			pmu_backend()->close(ev->fd);
 			ev->fd = -1;
 		}
 		ev->leader = false;

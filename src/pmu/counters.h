@@ -31,6 +31,18 @@ enum metric {
 
 /* "dtlb_load_misses", ...; NULL for an out-of-range value. */
 const char *metric_name(enum metric m);
+
+/*
+ * The metrics a measuring run opens: what the analysis reads (cycles, dTLB
+ * load misses, page-walk cycles, LLC load misses) and the software events.
+ * The hardware ones form one group that fits every PMU in scope, so that
+ * they never multiplex and their ratios come from the same time; dTLB
+ * loads, instructions, STLB hits and walk_completed (the same event as
+ * dtlb_load_misses in every map) are opened only on request.
+ */
+bool metric_needed(enum metric m);
+/* want[] of counter_set_new() for a measuring run: metric_needed() of each. */
+void counters_default_want(bool want[METRIC_COUNT]);
 /* Inverse of metric_name(); returns -1 when unknown. */
 int metric_from_name(const char *name);
 
