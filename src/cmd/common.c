@@ -32,6 +32,14 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu
 
 	memset(m, 0, sizeof(*m));
 	counters_default_want(want);
+	/* A simulated PMU instead of the kernel's (tests; a machine without one): before libpfm4 starts. */
+	const char *sim = getenv("TLBPROF_SIMULATE_PMU");
+	if (sim && *sim && counters_simulate(sim, msg, sizeof(msg)) != 0) {
+		char line[640];
+		snprintf(line, sizeof(line), "TLBPROF_SIMULATE_PMU '%s': %s", sim, msg);
+		report_error(line);
+		return EXIT_USAGE;
+	}
 	if (counter_set_new(&m->counters, command_events_dir(events_dir), want, msg, sizeof(msg)) != 0) {
 		if (events_dir) {
 			char line[640];

@@ -30,7 +30,7 @@ const struct analysis_check_def analysis_checks[] = {
 	{ .id = "multiplexed_counters", .fn = checks_multiplexed_counters,
 	  .doc = "a counter ran part of the time and was scaled" },
 	{ .id = "pmu_unavailable", .fn = checks_pmu_unavailable,
-	  .doc = "informational: which method replaced the hardware counters" },
+	  .doc = "which method replaced the hardware counters; warns when they opened but were never counted" },
 	{ .id = "unstable", .fn = checks_unstable,
 	  .doc = "a median is uncertain by more than ±10 %, steal over 1 % of a phase, or the clock moved 5 %" },
 	{ .id = "cpu_migrations", .fn = checks_cpu_migrations,

@@ -38,7 +38,7 @@ void checks_pmu_unavailable(const struct analysis_check_def *def, const struct a
 {
 	const struct phase_result *res = in->results;
 	size_t n = in->n;
-	size_t hw = 0, hw_ok = 0;
+	size_t hw = 0, hw_ok = 0, busy = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!res[i].n_counters)
@@ -49,12 +49,19 @@ void checks_pmu_unavailable(const struct analysis_check_def *def, const struct a
 			hw++;
 			hw_ok += res[i].counter_info[j].status == COUNTER_OK ||
 				 res[i].counter_info[j].status == COUNTER_MULTIPLEXED;
+			busy += counter_not_counted(&res[i].counter_info[j]);
 		}
 		break;	/* the set is the same for every phase: one is enough */
 	}
 	struct analysis_check *c;
 	if (!hw)
 		c = checks_add(a, def, CHECK_SKIP, "no hardware event was requested");
+	else if (busy && hw_ok < hw)
+		c = checks_add(a, def, CHECK_WARN,
+			       "%zu of %zu hardware events opened but were never counted: the PMU's counters were held by "
+			       "the NMI watchdog or another perf user, so %s; free them (sysctl kernel.nmi_watchdog=0, or "
+			       "stop the other perf session) and rerun", busy, hw,
+			       hw_ok ? "part of the attribution is missing" : "comparisons fell back to the differential method");
 	else if (!hw_ok)
 		c = checks_add(a, def, CHECK_PASS,
 			       "informational: no hardware event could be opened (no PMU visible, as in most cloud VMs): "

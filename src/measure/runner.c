@@ -90,6 +90,9 @@ static int open_counters(struct phase_result *res, struct counter_set *cs)
 	res->n_counters = n;
 	for (size_t i = 0; i < n; i++)
 		res->counter_info[i] = *counter_set_info(cs, i);
+	const struct counter_phase_hint hint = { .page_bytes = res->spec.page.bytes, .size_bytes = res->spec.size_bytes,
+						 .stride_bytes = res->spec.stride_bytes, .core_ghz = res->cycles_per_ns };
+	counter_set_hint_phase(cs, &hint);
 	return 0;
 }
 
@@ -117,8 +120,10 @@ static uint64_t timed_run(const struct workload_ops *w, void *state, uint64_t ac
 	uint64_t t0 = timing_now_ns();
 	w->run(state, accesses);
 	uint64_t t1 = timing_now_ns();
-	if (cs)
+	if (cs) {
+		counter_set_hint_accesses(cs, accesses);
 		counter_set_disable(cs);
+	}
 	return t1 - t0;
 }
 

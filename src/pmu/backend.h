@@ -8,9 +8,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct perf_event_attr;
+struct counter_phase_hint;
 
 struct pmu_backend {
 	const char *name;		/* "kernel", "simulated skx-smt", ... */
@@ -24,6 +26,13 @@ struct pmu_backend {
 	int (*close)(int fd);
 	/* Whether a core PMU exists at all (sysfs event_source/devices/cpu, or the model's). */
 	bool (*has_core_pmu)(void);
+	/*
+	 * What the measured phase is, and the accesses each run made while the
+	 * events were enabled, for a backend that models its counts per access
+	 * (the simulated PMU); NULL in the kernel's, which counts for real.
+	 */
+	void (*hint_phase)(const struct counter_phase_hint *h);
+	void (*hint_accesses)(uint64_t accesses);
 };
 
 /* The backend in use: the kernel unless pmu_backend_set() chose another. */

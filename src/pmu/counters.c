@@ -7,6 +7,7 @@
 #include "pmu/counter_set.h"
 #include "pmu/paranoid.h"
 #include "pmu/perf_open.h"
+#include "pmu/simpmu.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +31,14 @@ const char *counter_status_name(enum counter_status s)
 	if ((int)s < 0 || (size_t)s > COUNTER_ERROR)
 		return "error";
 	return counter_status_names[s];
+}
+
+/* The reason counter_set_read() gives a hardware event that never ran. */
+static const char NOT_COUNTED[] = "not counted";
+
+bool counter_not_counted(const struct counter_info *ci)
+{
+	return ci->hardware && ci->status == COUNTER_ERROR && strncmp(ci->reason, NOT_COUNTED, strlen(NOT_COUNTED)) == 0;
 }
 
 double counter_scale(uint64_t value, uint64_t enabled_ns, uint64_t running_ns, bool *multiplexed)
@@ -357,9 +366,9 @@ int counter_set_read(struct counter_set *set, struct counter_reading *out)
 			 */
 			info->status = COUNTER_ERROR;
 			snprintf(info->reason, sizeof(info->reason),
-				 "not counted: enabled %llu ns but never on a counter"
+				 "%s: enabled %llu ns but never on a counter"
 				 " (PMU busy: NMI watchdog or another perf user?)",
-				 (unsigned long long)r->enabled_ns);
+				 NOT_COUNTED, (unsigned long long)r->enabled_ns);
 		}
 	}
 	return ret;
@@ -389,4 +398,31 @@ void counter_set_close(struct counter_set *set)
 		}
 		ev->leader = false;
 	}
+}
+
+void counter_set_hint_phase(const struct counter_set *set, const struct counter_phase_hint *h)
+{
+	if (set && pmu_backend()->hint_phase)
+		pmu_backend()->hint_phase(h);
+}
+
+void counter_set_hint_accesses(const struct counter_set *set, uint64_t accesses)
+{
+	if (set && pmu_backend()->hint_accesses)
+		pmu_backend()->hint_accesses(accesses);
+}
+
+int counters_simulate(const char *spec, char *why, size_t why_len)
+{
+	int rc = simpmu_configure(spec, why, why_len);
+
+	if (rc)
+		return rc;
+	rc = counters_force_pmu(simpmu_pfm_pmu());
+	if (rc) {
+		snprintf(why, why_len, "cannot force libpfm4 to %s: %s", simpmu_pfm_pmu(), strerror(-rc));
+		return rc;
+	}
+	pmu_backend_set(simpmu_backend());
+	return 0;
 }

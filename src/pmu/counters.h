@@ -73,6 +73,13 @@ struct counter_info {
 				 * may carry a note ("user space only: ...") */
 };
 
+/*
+ * perf stat's "<not counted>": a hardware event that opened but never got a
+ * counter (status error, reason "not counted: ..."), the PMU held by the NMI
+ * watchdog or another user: not a missing PMU.
+ */
+bool counter_not_counted(const struct counter_info *ci);
+
 /* One reading: raw value and the kernel's enabled/running times. */
 struct counter_reading {
 	uint64_t value;		/* raw count as read */
@@ -171,6 +178,30 @@ int counter_set_disable(struct counter_set *set);
 int counter_set_read(struct counter_set *set, struct counter_reading *out);
 /* Close all fds (read first: closing a leader detaches its group). Idempotent. */
 void counter_set_close(struct counter_set *set);
+
+/*
+ * What a phase is, told to the counters' backend before it counts: the
+ * kernel ignores it; the simulated PMU (pmu/simpmu.h) derives its counts per
+ * access from it, as a core with the model's TLBs would count them.
+ */
+struct counter_phase_hint {
+	uint64_t page_bytes;		/* the page size the region really got */
+	uint64_t size_bytes;		/* working set */
+	uint64_t stride_bytes;		/* distance between the accesses' slots */
+	double core_ghz;		/* the calibrated core clock, 0 unknown */
+};
+void counter_set_hint_phase(const struct counter_set *set, const struct counter_phase_hint *h);
+/* The accesses a timed run made while the events were enabled (before they are disabled). */
+void counter_set_hint_accesses(const struct counter_set *set, uint64_t accesses);
+
+/*
+ * Count on the simulated PMU spec ("MODEL[,watchdog][,others=N]", see
+ * simpmu.h) instead of the kernel's: forces libpfm4 to the model's PMU and
+ * switches the backend. For tests and for trying tlbprof's counting path on
+ * a machine without a PMU (TLBPROF_SIMULATE_PMU). Only before the first
+ * counter_set_new(). 0, or -errno with why.
+ */
+int counters_simulate(const char *spec, char *why, size_t why_len);
 
 /*
  * Encode for PMU pmu (a libpfm4 PMU name: "skx", "amd64_fam19h_zen4") instead

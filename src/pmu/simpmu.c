@@ -3,10 +3,12 @@
 #include "pmu/simpmu.h"
 
 #include "pmu/backend.h"
+#include "pmu/counters.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +25,25 @@ struct model {
 	const char *pfm_pmu;
 	unsigned generic;		/* generic counters per thread */
 	bool intel;			/* architectural fixed counters, and the 0-3 masks */
+	/* The TLBs its counts per access come from (documented, as src/machine/cores.c): entries. */
+	unsigned l1_4k, stlb_4k, stlb_2m, stlb_1g;
+	unsigned walk_cycles;		/* cycles with a walk in flight, per completed walk */
+	uint64_t l3_bytes;
 };
 
 static const struct model models[] = {
-	{ "skx-smt", "skx", 4, true },	/* Skylake-SP with SMT on: 4 generic counters per thread */
-	{ "skx", "skx", 8, true },	/* SMT off: the core's 8 */
-	{ "icx", "icx", 8, true },
-	{ "spr", "spr", 8, true },
-	{ "emr", "spr", 8, true },	/* Emerald Rapids: Sapphire Rapids' core PMU */
-	{ "zen3", "amd64_fam19h_zen3", 6, false },
-	{ "zen4", "amd64_fam19h_zen4", 6, false },
+	/* Skylake-SP with SMT on: 4 generic counters per thread; the STLB's 1536 entries serve 4K and 2M. */
+	{ "skx-smt", "skx", 4, true, 64, 1536, 1536, 16, 30, 22ull << 20 },
+	{ "skx", "skx", 8, true, 64, 1536, 1536, 16, 30, 22ull << 20 },	/* SMT off: the core's 8 */
+	{ "icx", "icx", 8, true, 64, 2048, 1024, 1024, 30, 48ull << 20 },
+	{ "spr", "spr", 8, true, 96, 2048, 2048, 1024, 30, 105ull << 20 },
+	{ "emr", "spr", 8, true, 96, 2048, 2048, 1024, 30, 260ull << 20 },	/* Sapphire Rapids' core PMU */
+	{ "zen3", "amd64_fam19h_zen3", 6, false, 64, 2048, 2048, 64, 30, 32ull << 20 },
+	{ "zen4", "amd64_fam19h_zen4", 6, false, 72, 3072, 3072, 64, 30, 32ull << 20 },
 };
+
+/* What an encoding counts, for the model's counts per access. */
+enum kind { K_OTHER, K_CYCLES, K_INSTRUCTIONS, K_LOADS, K_MISSES, K_WALK_ACTIVE, K_STLB_HITS, K_LLC_MISSES };
 
 struct rate {
 	uint64_t key;
@@ -48,6 +58,7 @@ struct sim_event {
 	uint64_t enabled_ns, running_ns;
 	double value, truth;
 	int counter;			/* in this interval: 0..generic-1 generic, 100+k fixed k, -1 none */
+	uint64_t noted_enabled, noted_running;	/* times at the last hint_accesses */
 };
 
 static struct {
@@ -61,7 +72,9 @@ static struct {
 	size_t n_rates;
 	uint64_t (*now)(void);
 	uint64_t last_ns;
-	bool started;
+	bool phase_known;		/* hint_phase() said what the phase is */
+	double per_access[K_LLC_MISSES + 1];	/* counts per access of each kind, from the phase */
+	double ghz;			/* cycles per ns */
 } sim;
 
 const char *simpmu_model_at(size_t i)
@@ -90,6 +103,28 @@ void simpmu_set_rate(uint64_t key, double per_ns)
 		sim.rates[sim.n_rates++] = (struct rate){ key, per_ns };
 }
 
+static enum kind kind_of(const struct perf_event_attr *a)
+{
+	unsigned code = (unsigned)(a->config & 0xff), umask = (unsigned)((a->config >> 8) & 0xff);
+
+	if (a->type == PERF_TYPE_HARDWARE)
+		return a->config == PERF_COUNT_HW_CPU_CYCLES ? K_CYCLES
+		     : a->config == PERF_COUNT_HW_INSTRUCTIONS ? K_INSTRUCTIONS : K_OTHER;
+	if (a->type != PERF_TYPE_RAW)
+		return K_OTHER;
+	if (code == 0xc0)
+		return K_INSTRUCTIONS;
+	if (sim.m->intel) {
+		if (code == 0x3c)
+			return K_CYCLES;
+		if (code == 0x08 || code == 0x12)
+			return umask == 0x0e ? K_MISSES : umask == 0x10 ? K_WALK_ACTIVE : umask == 0x20 ? K_STLB_HITS : K_OTHER;
+		return code == 0xd0 ? K_LOADS : code == 0xd1 ? K_LLC_MISSES : K_OTHER;
+	}
+	return code == 0x76 ? K_CYCLES : code == 0x45 ? K_MISSES : code == 0x43 ? K_LLC_MISSES : K_OTHER;
+}
+
+/* Per ns: a rate the caller set, else the core clock for cycles once a phase said it. */
 static double rate_of(const struct perf_event_attr *a)
 {
 	uint64_t key = simpmu_event_key(a->type, a->config);
@@ -97,7 +132,7 @@ static double rate_of(const struct perf_event_attr *a)
 	for (size_t i = 0; i < sim.n_rates; i++)
 		if (sim.rates[i].key == key)
 			return sim.rates[i].per_ns;
-	return 0;
+	return sim.phase_known && kind_of(a) == K_CYCLES ? sim.ghz : 0;
 }
 
 static uint64_t monotonic_ns(void)
@@ -406,6 +441,57 @@ static bool sim_has_core_pmu(void)
 	return true;
 }
 
+/*
+ * A random chase over the phase's pages, on the model's TLBs: each access's
+ * page is uniform over them, so a page outside the L1 dTLB's reach misses it
+ * with probability 1 - entries/pages, and the STLB's likewise; a completed
+ * walk holds walk_cycles; the lines (one per slot, and a PTE line per 8
+ * pages) miss the L3 beyond its size.
+ */
+static void sim_hint_phase(const struct counter_phase_hint *h)
+{
+	double pages = h->page_bytes ? ceil((double)h->size_bytes / (double)h->page_bytes) : 1;
+	double l1 = h->page_bytes >= (1ull << 30) ? 4 : h->page_bytes >= (2ull << 20) ? 32 : sim.m->l1_4k;
+	double stlb = h->page_bytes >= (1ull << 30) ? sim.m->stlb_1g
+		    : h->page_bytes >= (2ull << 20) ? sim.m->stlb_2m : sim.m->stlb_4k;
+	double slots = h->stride_bytes ? (double)h->size_bytes / (double)h->stride_bytes : 1;
+	double lines = slots * 64 + (double)h->size_bytes / 4096 * 8;
+	double miss = pages > stlb ? 1 - stlb / pages : 0, l1_miss = pages > l1 ? 1 - l1 / pages : 0;
+
+	advance();
+	memset(sim.per_access, 0, sizeof(sim.per_access));
+	sim.per_access[K_LOADS] = 1;
+	sim.per_access[K_INSTRUCTIONS] = 1 + 2.0 / 16;	/* a load each, a compare and branch per 16 */
+	sim.per_access[K_MISSES] = miss;
+	sim.per_access[K_WALK_ACTIVE] = miss * sim.m->walk_cycles;
+	sim.per_access[K_STLB_HITS] = l1_miss > miss ? l1_miss - miss : 0;
+	sim.per_access[K_LLC_MISSES] = lines > (double)sim.m->l3_bytes ? 1 - (double)sim.m->l3_bytes / lines : 0;
+	sim.ghz = h->core_ghz > 0 ? h->core_ghz : 3.0;
+	sim.phase_known = true;
+}
+
+/* n accesses happened: each enabled event counts its share of them, as far as it was on a counter meanwhile. */
+static void sim_hint_accesses(uint64_t n)
+{
+	advance();
+	for (int i = 0; i < MAX_EVENTS; i++) {
+		struct sim_event *e = &sim.ev[i];
+		if (!e->used || e->pinned)
+			continue;
+		uint64_t de = e->enabled_ns - e->noted_enabled, dr = e->running_ns - e->noted_running;
+		double per = sim.phase_known ? sim.per_access[kind_of(&e->attr)] : 0;
+		if (kind_of(&e->attr) == K_CYCLES)
+			per = 0;	/* cycles count by time */
+		if (sim.ev[e->leader].enabled && per > 0) {
+			double share = de ? (double)dr / (double)de : 1;
+			e->truth += per * (double)n;
+			e->value += per * (double)n * share;
+		}
+		e->noted_enabled = e->enabled_ns;
+		e->noted_running = e->running_ns;
+	}
+}
+
 static const struct pmu_backend backend = {
 	.name = "simulated",
 	.open = sim_open,
@@ -413,6 +499,8 @@ static const struct pmu_backend backend = {
 	.read = sim_read,
 	.close = sim_close,
 	.has_core_pmu = sim_has_core_pmu,
+	.hint_phase = sim_hint_phase,
+	.hint_accesses = sim_hint_accesses,
 };
 
 const struct pmu_backend *simpmu_backend(void)

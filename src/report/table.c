@@ -96,7 +96,7 @@ static void print_header(const struct report_input *in, FILE *f)
 {
 	const struct environment *env = in->env;
 	const struct run_results *rr = in->results;
-	size_t ok = 0, hw = 0, total = 0;
+	size_t ok = 0, hw = 0, total = 0, busy = 0;
 
 	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", in->analysis->summary);
 	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target || !in->workload ? "run" : in->workload->name,
@@ -112,9 +112,14 @@ static void print_header(const struct report_input *in, FILE *f)
 			total++;
 			ok += ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED;
 			hw += ci->hardware && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED);
+			busy += counter_not_counted(ci);
 		}
 	}
-	if (total)
+	if (total && !hw && busy)
+		fprintf(f, "counters: %zu of %zu counting (PMU %s); %zu hardware events opened but never counted (PMU busy: "
+			"NMI watchdog or another perf user): software counters only, cycles from the calibrated clock\n",
+			ok, total, in->pmu_name ? in->pmu_name : "none", busy);
+	else if (total)
 		fprintf(f, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
 			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
 	if (in->target)
