@@ -113,12 +113,17 @@ struct counter_sample_event {
 	uint32_t type;
 	uint64_t config, config1, config2;
 	unsigned precise_ip;	/* 0..3: 2 or more makes the hardware record the exact load and its address */
+	bool exclude_kernel, exclude_hv;	/* as encoded (PFM_PLM3: user space only, where the measured loads are) */
+	bool ibs_op;		/* AMD IBS op sampling (sample_ibs_op_event), not a map entry */
+	bool no_data_addr;	/* the kernel gives this event no data addresses (IBS op before Linux 6.1) */
+	char note[256];		/* what the event cannot see, for the report ("" when nothing) */
 };
 
 /*
  * The PMU's precise dTLB-miss load event for sampling ("sample.dtlb_load_misses"
- * in its map file), encoded. Returns 0, or -ENOENT (the map has none, no
- * PMU) / -errno with a one-line reason in why. Opening it is the sampler's
+ * in its map file), encoded; where the map has none, AMD IBS op sampling when
+ * /sys offers the ibs_op PMU. Returns 0, or -ENOENT (neither, no PMU) /
+ * -errno with a one-line reason in why. Opening it is the sampler's
  * business; a machine whose PMU is hidden fails there.
  */
 int counter_set_sample_event(const struct counter_set *set, struct counter_sample_event *out, char *why,

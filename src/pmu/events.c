@@ -16,6 +16,7 @@
 #include "pmu/counters.h"
 
 #include "pmu/counter_set.h"
+#include "pmu/sample.h"
 
 /* meson's generated header defines TLBPROF_EVENTS_DIR; a bare compile has none. */
 #if defined(__has_include)
@@ -349,10 +350,42 @@ static void encode_event(struct counter_set *set, struct counter_event *ev)
 }
 
 /*
+ * Where the map has no precise event: AMD IBS op sampling, a PMU of its own
+ * that /sys offers where the CPU and kernel have it. 0, or -errno with the
+ * reason (the map's absence and IBS's) in the set.
+ */
+static int sample_dtlb_from_ibs(struct counter_set *set)
+{
+	struct counter_sample_event *se = &set->sample_dtlb;
+	struct sample_ibs_op ibs;
+	char why[200];
+	int err = sample_ibs_op_event(NULL, NULL, &ibs, why, sizeof(why));
+
+	if (err) {
+		snprintf(set->sample_dtlb_reason, sizeof(set->sample_dtlb_reason),
+			 strcmp(set->pmu_name, "none") == 0
+				 ? "no PMU: precise dTLB-miss sampling needs hardware events; %s"
+				 : "no precise dTLB-miss event with data addresses in %s.events; %s",
+			 strcmp(set->pmu_name, "none") == 0 ? why : set->pmu_name, why);
+		return err;
+	}
+	*se = (struct counter_sample_event){
+		.type = ibs.type, .config = ibs.config, .config2 = ibs.config2, .ibs_op = true,
+		.exclude_kernel = ibs.swfilt, .exclude_hv = ibs.swfilt, .no_data_addr = !ibs.data_addr,
+	};
+	snprintf(se->event, sizeof(se->event), "ibs_op/%s%s/", ibs.cnt_ctl ? "cnt_ctl=1" : "",
+		 ibs.swfilt ? (ibs.cnt_ctl ? ",swfilt=1" : "swfilt=1") : "");
+	snprintf(se->source, sizeof(se->source), "sysfs");
+	snprintf(se->note, sizeof(se->note), "%s", ibs.note);
+	return 0;
+}
+
+/*
  * The PMU map's precise dTLB-miss event for sampling, encoded for user space
- * (where the benchmark's loads are): a map without one (AMD's equivalent is
- * IBS, a separate PMU, not offered here), a machine without a PMU, or an
- * event libpfm4 cannot encode leaves the reason instead.
+ * (where the benchmark's loads are; libpfm4 sets exclude_kernel for PFM_PLM3,
+ * and the event keeps it), or IBS op sampling where the map has none: a
+ * machine without either, or an event libpfm4 cannot encode, leaves the
+ * reason instead.
  */
 static void encode_sample_dtlb(struct counter_set *set, const struct event_map *model)
 {
@@ -360,12 +393,7 @@ static void encode_sample_dtlb(struct counter_set *set, const struct event_map *
 	struct perf_event_attr attr;
 
 	if (!model->sample_dtlb[0]) {
-		set->sample_dtlb_err = -ENOENT;
-		snprintf(set->sample_dtlb_reason, sizeof(set->sample_dtlb_reason),
-			 strcmp(set->pmu_name, "none") == 0
-				 ? "no PMU: precise dTLB-miss sampling needs hardware events"
-				 : "no precise dTLB-miss event with data addresses in %s.events",
-			 set->pmu_name);
+		set->sample_dtlb_err = sample_dtlb_from_ibs(set);
 		return;
 	}
 	int ret = encode_one(model->sample_dtlb, PFM_PLM3, &attr);
@@ -382,6 +410,8 @@ static void encode_sample_dtlb(struct counter_set *set, const struct event_map *
 	se->config1 = attr.config1;
 	se->config2 = attr.config2;
 	se->precise_ip = attr.precise_ip;
+	se->exclude_kernel = attr.exclude_kernel;
+	se->exclude_hv = attr.exclude_hv;
 	set->sample_dtlb_err = 0;
 }
 

@@ -135,56 +135,12 @@ static struct sample_session *session_new(size_t n_rings)
 	return s;
 }
 
-/* The event of opts, what its samples record and the side-band records a symbolizer needs; the event named in info. */
-static void sample_attr_init(struct perf_event_attr *attr, const struct sample_options *opts, struct sample_info *info)
+/* Append text to info's note, "; " between. */
+static void note_add(struct sample_info *info, const char *text)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	if (opts->custom_event) {
-		attr->type = opts->type;
-		attr->config = opts->config;
-		attr->config1 = opts->config1;
-		attr->config2 = opts->config2;
-		attr->precise_ip = opts->precise_ip;
-		attr->sample_period = opts->period ? opts->period : SAMPLE_DEFAULT_PERIOD;
-		if (opts->name)
-			snprintf(info->event, sizeof(info->event), "%s", opts->name);
-		else
-			snprintf(info->event, sizeof(info->event), "%" PRIu32 ":0x%" PRIx64, opts->type, opts->config);
-	} else {
-		attr->type = PERF_TYPE_SOFTWARE;
-		attr->config = PERF_COUNT_SW_PAGE_FAULTS;
-		attr->sample_period = opts->period ? opts->period : 1;
-		snprintf(info->event, sizeof(info->event), "page-faults");
-	}
-	/* For a page fault, PERF_SAMPLE_ADDR is the faulting address (do_user_addr_fault passes it). */
-	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR;
-	/* Side-band records end with {pid, tid, time} too, so all records of all rings merge by time. */
-	attr->sample_id_all = 1;
-	attr->use_clockid = 1;
-	attr->clockid = CLOCK_MONOTONIC;	/* NMI-safe, and comparable with clock_gettime() for the hold-back */
-	/*
-	 * inherit: threads and children created after the open get events of
-	 * their own that write into these rings. disabled + enable_on_exec: the
-	 * kernel enables the events in the target's execve(), before the new
-	 * program's ELF loader maps it, so the MMAP2 records of the executable,
-	 * the interpreter and the libraries all arrive (as perf record learns
-	 * them); a disabled event gets no side-band records.
-	 */
-	attr->inherit = 1;
-	attr->disabled = opts->enable_on_exec;
-	attr->enable_on_exec = opts->enable_on_exec;
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->mmap_data = 1;	/* data mappings too (anonymous ones as "//anon"), for the data regions */
-	attr->comm = 1;
-	attr->comm_exec = 1;	/* marks the COMM record of an exec: the address space is new */
-	attr->task = 1;
+	size_t len = strlen(info->note);
 
-	info->type = attr->type;
-	info->config = attr->config;
-	info->period = attr->sample_period;
-	info->precise_ip = opts->precise_ip;
+	snprintf(info->note + len, sizeof(info->note) - len, "%s%s", len ? "; " : "", text);
 }
 
 /*
@@ -205,12 +161,15 @@ static int rings_open_fitting(struct sample_session *s, struct perf_event_attr *
 		 */
 		if (err && !*mmap_failed && perf_open_classify(-err, 0, NULL, 0) == PERF_OPEN_DENIED &&
 		    !attr->exclude_kernel) {
+			char note[96];
+
 			attr->exclude_kernel = 1;
 			attr->exclude_hv = 1;
 			s->info.exclude_kernel = s->info.exclude_hv = true;
-			snprintf(s->info.note, sizeof(s->info.note),
+			snprintf(note, sizeof(note),
 				 "user space only: sampling the kernel side was denied (perf_event_paranoid=%d)",
 				 paranoid_level());
+			note_add(&s->info, note);
 			continue;
 		}
 		/*
@@ -275,8 +234,19 @@ int sample_open(struct sample_session **out, pid_t pid, const struct sample_opti
 		return -ENOMEM;
 	}
 
-	sample_attr_init(&attr, opts, &s->info);
+	sample_attr_build(&attr, opts, &s->info);
 	err = rings_open_fitting(s, &attr, pid, cpus, n_cpus, &pages, page_size, &mmap_failed);
+	if (!err && !attr.use_clockid && !sample_clock_calibrate(s)) {
+		/* No TSC conversion offered: CLOCK_MONOTONIC from the kernel, at the cost of large PEBS. */
+		rings_close(s);
+		attr.use_clockid = 1;
+		attr.clockid = CLOCK_MONOTONIC;
+		s->info.use_clockid = true;
+		s->info.large_pebs = false;
+		note_add(&s->info, "timestamps on CLOCK_MONOTONIC (no large PEBS): the kernel offers no TSC "
+			 "conversion (cap_user_time_zero)");
+		err = rings_open_fitting(s, &attr, pid, cpus, n_cpus, &pages, page_size, &mmap_failed);
+	}
 	free(cpus);
 	if (!err) {
 		err = rings_poll_init(s);
@@ -307,12 +277,15 @@ struct sample_session *sample_session_over_rings(void *const *metas, unsigned ch
 						 size_t data_size)
 {
 	struct sample_session *s = session_new(n);
+	struct perf_event_attr attr;
 
 	if (!s)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		s->rings[i] = (struct ring){ .fd = -1, .meta = metas[i], .data = datas[i], .data_size = data_size };
 	s->n_rings = n;
+	/* Records as a page-fault session writes them (IP, TID, TIME, ADDR), unless a test sets info otherwise. */
+	sample_attr_build(&attr, NULL, &s->info);
 	s->info.rings = n;
 	s->info.ring_bytes = data_size;
 	snprintf(s->info.event, sizeof(s->info.event), "rings");

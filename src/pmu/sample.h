@@ -9,8 +9,32 @@
 
 struct symbols;
 
-/* Period of a custom event when the caller gives none: prime, so it does not beat with a loop's trip count. */
-#define SAMPLE_DEFAULT_PERIOD 1009
+/*
+ * The period policy (sample_period_initial, sample_period_raise). A fixed
+ * period, not perf record's -F frequency mode: the kernel adjusts a
+ * frequency by reprogramming the period at every tick, and on Intel a
+ * precise event in frequency mode loses PEBS auto-reload and with it large
+ * PEBS (intel_pmu_hw_config: both need !attr.freq). So the first period
+ * aims at SAMPLE_TARGET_HZ samples per second per CPU at the highest rate
+ * the event plausibly reaches, and each drain that finds PERF_RECORD_THROTTLE
+ * records (the kernel stopped sampling for the rest of a tick because the
+ * samples came faster than perf_event_max_sample_rate) doubles it through
+ * PERF_EVENT_IOC_PERIOD, as the kernel's own frequency mode would have
+ * lengthened it. The report gives the first and the last period and the
+ * raises.
+ */
+#define SAMPLE_TARGET_HZ 4000		/* perf record's default -F */
+/* Retired loads that missed the STLB, per second and CPU, at most: one every 50 ns (a chase that misses on every
+ * load takes 80-100 ns each; overlapping independent misses are bounded by the page walkers). */
+#define SAMPLE_PRECISE_MAX_HZ 20000000ull
+/* IBS op: 0xffff0, the largest period every IBS op counter holds (IbsOpMaxCnt is 16 bits of period / 16 without
+ * the OpCntExt extension); 5-10 k samples a second at 5-10 G dispatched ops or cycles a second. */
+#define SAMPLE_IBS_OP_PERIOD 0xffff0ull
+/* No period is raised beyond this (one sample in 2^31 events). */
+#define SAMPLE_MAX_PERIOD (1ull << 31)
+/* Period of a custom event when the caller gives none: the first prime at or above this, so it does not beat with a
+ * loop's trip count. */
+#define SAMPLE_DEFAULT_PERIOD (SAMPLE_PRECISE_MAX_HZ / SAMPLE_TARGET_HZ)
 /* Data pages of each CPU's ring when the caller gives none: 512 KiB, what perf_event_mlock_kb (516 per CPU) lets
  * any user lock. */
 #define SAMPLE_DEFAULT_RING_PAGES 128
@@ -36,8 +60,13 @@ struct sample_options {
 	uint64_t config, config1, config2;
 	unsigned precise_ip;		/* 0..3 */
 	const char *name;		/* the custom event's name for the report (copied); NULL: "TYPE:CONFIG" */
+	bool ibs_op;			/* the custom event is AMD IBS op sampling (sample_ibs_op_event) */
+	bool exclude_kernel, exclude_hv;/* as the custom event is encoded: a user-only event stays user-only */
+	bool no_data_addr;		/* the kernel fills no data address or source for this event (IBS op before
+					 * Linux 6.1): PERF_SAMPLE_ADDR and DATA_SRC are not asked for */
+	const char *note;		/* what the event's source wants said in info.note (copied); NULL: nothing */
 	uint64_t period;		/* one sample every period events; 0: 1 for page faults (software events
-					 * with period 1 are never throttled), SAMPLE_DEFAULT_PERIOD otherwise */
+					 * with period 1 are never throttled), sample_period_initial() otherwise */
 	/*
 	 * Start counting at the target's next execve() (it was forked, waits, and
 	 * is opened before it execs): mapping records of the new program then
@@ -47,14 +76,32 @@ struct sample_options {
 	size_t ring_pages;		/* data pages of each CPU's ring, a power of two; 0: SAMPLE_DEFAULT_RING_PAGES */
 };
 
+/* What a session samples: it decides the attributes (sample_attr_build) and the period policy. */
+enum sample_source {
+	SAMPLE_SOURCE_SOFTWARE,		/* page faults */
+	SAMPLE_SOURCE_HARDWARE,		/* a PMU event (precise_ip > 0: Intel PEBS) */
+	SAMPLE_SOURCE_IBS_OP,		/* AMD IBS op sampling */
+};
+
 /* How a session was opened, and what it has read so far. */
 struct sample_info {
 	char event[64];			/* "page-faults", or the custom event's name */
+	enum sample_source source;
 	uint32_t type;
-	uint64_t config, period;
+	uint64_t config, period;	/* period: the one in force (raised after throttling) */
+	uint64_t period_initial;	/* the period the events were opened with */
+	unsigned period_raises;		/* times throttling made the sampler raise the period */
+	uint64_t sample_type;		/* PERF_SAMPLE_* the samples carry */
+	bool data_source;		/* they carry PERF_SAMPLE_DATA_SRC (so the TLB level) */
 	unsigned precise_ip;
+	bool use_clockid;		/* the kernel stamps records on CLOCK_MONOTONIC; false: on its perf clock,
+					 * converted to CLOCK_MONOTONIC through the TSC (large PEBS needs that) */
+	bool large_pebs;		/* the attributes meet the kernel's conditions for large PEBS (precise, fixed
+					 * period, sample_type within the PEBS record, no use_clockid); whether the
+					 * CPU has it is the kernel's business */
 	bool exclude_kernel, exclude_hv;/* kernel (and hypervisor) side not sampled */
-	char note[192];			/* why they are excluded ("" when nothing is) */
+	char note[320];			/* why they are excluded, what the event's source cannot see ("" when
+					 * nothing is to be said) */
 	size_t rings;			/* one event and ring per online CPU */
 	size_t ring_bytes;		/* data part of each ring as mapped (smaller than asked when the
 					 * locked-memory allowance was short) */
@@ -63,6 +110,7 @@ struct sample_info {
 	uint64_t lost;			/* records the kernel dropped because the ring was full (PERF_RECORD_LOST
 					 * and PERF_RECORD_LOST_SAMPLES): drain more often, or a bigger ring */
 	uint64_t throttled;		/* PERF_RECORD_THROTTLE: the kernel stopped sampling for a tick */
+	uint64_t not_missed;		/* IBS op samples not handed over: no load or store, or an L1 dTLB hit */
 	uint64_t other_records;		/* records of other types, skipped */
 	uint64_t bad_records;		/* records too short for their type, skipped */
 };
@@ -73,7 +121,8 @@ struct sample_record {
 	uint64_t ip;			/* instruction address */
 	uint64_t addr;			/* data address (PERF_SAMPLE_ADDR): the faulting address of a page
 					 * fault; 0 for events that give none */
-	uint64_t time_ns;		/* CLOCK_MONOTONIC (attr.use_clockid), comparable with clock_gettime() */
+	uint64_t time_ns;		/* CLOCK_MONOTONIC, comparable with clock_gettime() */
+	uint64_t data_src;		/* PERF_SAMPLE_DATA_SRC (union perf_mem_data_src); 0 when not asked for */
 };
 
 /* A mapping record (PERF_RECORD_MMAP2, or PERF_RECORD_MMAP from old kernels). */
@@ -114,6 +163,75 @@ struct sample_sink {
 };
 
 struct sample_session;
+struct perf_event_attr;
+
+/*
+ * The attributes sample_open() opens with, for opts (NULL: page faults), and
+ * info's event, source, type, config, periods, sample_type, clock and
+ * exclusions as they follow from them. Pure. Every sample records IP, TID,
+ * TIME and ADDR; a hardware or IBS event also DATA_SRC (the TLB level of the
+ * access). A precise hardware event has no use_clockid: the kernel allows
+ * large PEBS (many records per interrupt) only when sample_type lies within
+ * the PEBS record's fields (intel_pmu_large_pebs_flags), and with use_clockid
+ * TIME does not, since the PEBS record's TSC converts to the perf clock only;
+ * its times are converted to CLOCK_MONOTONIC after the fact
+ * (sample_perf_time_from_tsc). The event's own user-only encoding is kept.
+ */
+void sample_attr_build(struct perf_event_attr *attr, const struct sample_options *opts, struct sample_info *info);
+
+/* The first period of source (see SAMPLE_TARGET_HZ): 1 for page faults, a prime for a PMU event, a multiple of 16
+ * for IBS (its counter ignores the low 4 bits). */
+uint64_t sample_period_initial(enum sample_source source);
+/* The period after throttling: twice period, the next prime (PMU) or multiple of 16 (IBS), at most
+ * SAMPLE_MAX_PERIOD; page faults keep period. */
+uint64_t sample_period_raise(enum sample_source source, uint64_t period);
+
+/*
+ * The kernel's perf clock at TSC value tsc, as the perf_event_mmap_page's
+ * time_zero, time_mult and time_shift define it (cap_user_time_zero):
+ * time_zero + (tsc >> shift) * mult + (((tsc & (2^shift - 1)) * mult) >> shift). Pure.
+ */
+uint64_t sample_perf_time_from_tsc(uint64_t tsc, uint64_t time_zero, uint32_t time_mult, uint16_t time_shift);
+
+/* A sample's dTLB level, from PERF_SAMPLE_DATA_SRC's mem_dtlb bits (PERF_MEM_TLB_*, shifted by 26). */
+enum sample_tlb_level {
+	SAMPLE_TLB_NA,			/* not available (0, PERF_MEM_TLB_NA, or HIT without a level) */
+	SAMPLE_TLB_L1_HIT,		/* HIT | L1: the first-level dTLB (AMD IBS) */
+	SAMPLE_TLB_L2_HIT,		/* HIT | L2: missed the L1 dTLB, hit the second level (AMD IBS) */
+	SAMPLE_TLB_L1_OR_L2_HIT,	/* HIT | L1 | L2: no STLB miss, either level (Intel PEBS) */
+	SAMPLE_TLB_WALK,		/* MISS (the last level named missed) or WK: the page walker served it */
+	SAMPLE_TLB_OS_FAULT,		/* OS: the OS fault handler served it (a software-managed TLB) */
+	SAMPLE_TLB_LEVELS
+};
+enum sample_tlb_level sample_tlb_level(uint64_t data_src);
+/* "not_available", "l1_hit", "l2_hit", "l1_or_l2_hit", "walk", "os_fault"; NULL out of range. */
+const char *sample_tlb_level_name(enum sample_tlb_level level);
+/* Whether an IBS op sample with this data source is a dTLB miss to keep: an L2 dTLB hit, a walk or an OS fault. */
+bool sample_ibs_op_is_miss(uint64_t data_src);
+
+/* AMD IBS op sampling as this machine's kernel offers it (sample_ibs_op_event). */
+struct sample_ibs_op {
+	uint32_t type;			/* ROOT/bus/event_source/devices/ibs_op/type */
+	uint64_t config, config2;
+	bool cnt_ctl;			/* format/cnt_ctl: the period counts dispatched ops, not cycles */
+	bool swfilt;			/* format/swfilt (Linux 6.14): the kernel filters the kernel side out in
+					 * software; without it IBS refuses exclude_kernel */
+	bool data_addr;			/* Linux 6.1 or later: the kernel fills PERF_SAMPLE_ADDR (IbsDcLinAd) and
+					 * DATA_SRC (IbsOpData3's dTLB bits) */
+	char note[256];			/* what this IBS cannot do, for info.note ("" when nothing) */
+};
+
+/*
+ * AMD IBS op sampling: the ibs_op PMU's type from
+ * SYSFS_ROOT/bus/event_source/devices/ibs_op/type (sysfs_root NULL: "/sys"),
+ * config with the format fields the kernel documents there (cnt_ctl
+ * "config:19", swfilt "config2:0", bits as the files say), and whether
+ * kernel_release ("6.1.0-18-amd64"; NULL: uname's) fills data addresses.
+ * Reads files only. Returns 0, -ENOENT (no IBS op PMU: why says so) or
+ * another -errno with why.
+ */
+int sample_ibs_op_event(const char *sysfs_root, const char *kernel_release, struct sample_ibs_op *out, char *why,
+			size_t why_len);
 
 /*
  * Open sampling on pid (a process, with its threads and the children it
@@ -202,6 +320,7 @@ struct sample_function_count {
 	char *function;			/* symbol name or "[unknown]" */
 	uint64_t count;
 	double share;			/* count / samples */
+	uint64_t walks;			/* of count, samples whose data source says the page walker served them */
 };
 
 /* A data region samples hit. */
@@ -211,6 +330,7 @@ struct sample_region_count {
 	bool anonymous;
 	uint64_t count;
 	double share;
+	uint64_t walks;			/* as for functions */
 };
 
 struct sample_summary {
@@ -218,6 +338,7 @@ struct sample_summary {
 	uint64_t lost;			/* records lost, as given */
 	uint64_t unresolved_ip;		/* samples whose instruction address has no function */
 	uint64_t unresolved_addr;	/* samples whose data address is 0 or in no known mapping */
+	uint64_t tlb_levels[SAMPLE_TLB_LEVELS];	/* samples by sample_tlb_level() of their data source */
 	size_t distinct_functions, distinct_regions;
 	struct sample_function_count *functions;	/* the top n_functions, most samples first */
 	size_t n_functions;

@@ -89,6 +89,7 @@ struct group_key {
 	const char *a, *b;		/* functions: object, function; regions: name, NULL */
 	uint64_t start, end;
 	bool anonymous;
+	bool walk;			/* the sample's data source says the page walker served it (not part of the key) */
 };
 
 static int key_cmp(const void *x, const void *y)
@@ -106,7 +107,7 @@ static int key_cmp(const void *x, const void *y)
 
 struct group {
 	struct group_key key;
-	uint64_t count;
+	uint64_t count, walks;
 };
 
 /* Most samples first; ties by name (function, then object) and start, so the order is the same every run. */
@@ -140,10 +141,12 @@ static struct group *count_groups(struct group_key *keys, size_t n, size_t *n_gr
 	for (size_t i = 0; i < n; i++) {
 		if (g && key_cmp(&groups[g - 1].key, &keys[i]) == 0) {
 			groups[g - 1].count++;
+			groups[g - 1].walks += keys[i].walk;
 			continue;
 		}
 		groups[g].key = keys[i];
 		groups[g].count = 1;
+		groups[g].walks = keys[i].walk;
 		g++;
 	}
 	qsort(groups, g, sizeof(*groups), group_cmp);
@@ -185,11 +188,13 @@ int sample_summarize(const struct sample_record *samples, size_t n, uint64_t los
 	for (size_t i = 0; i < n; i++) {
 		struct symbols_location loc;
 		struct symbols_region region = { .name = SYMBOLS_UNKNOWN };
+		enum sample_tlb_level level = sample_tlb_level(samples[i].data_src);
 
+		out->tlb_levels[level]++;
 		symbols_resolve(syms, (pid_t)samples[i].pid, samples[i].ip, &loc);
 		if (!loc.resolved)
 			out->unresolved_ip++;
-		fkeys[i] = (struct group_key){ .a = loc.object, .b = loc.function };
+		fkeys[i] = (struct group_key){ .a = loc.object, .b = loc.function, .walk = level == SAMPLE_TLB_WALK };
 		/* Address 0: the event gives none (or a NULL dereference, which no mapping holds either). */
 		if (samples[i].addr)
 			symbols_classify(syms, (pid_t)samples[i].pid, samples[i].addr, &region);
@@ -197,6 +202,7 @@ int sample_summarize(const struct sample_record *samples, size_t n, uint64_t los
 			out->unresolved_addr++;
 		rkeys[i] = (struct group_key){
 			.a = region.name, .start = region.start, .end = region.end, .anonymous = region.anonymous,
+			.walk = level == SAMPLE_TLB_WALK,
 		};
 	}
 	fgroups = count_groups(fkeys, n, &nf);
@@ -218,6 +224,7 @@ int sample_summarize(const struct sample_record *samples, size_t n, uint64_t los
 		if (!f->object || !f->function)
 			goto out;
 		f->count = fgroups[i].count;
+		f->walks = fgroups[i].walks;
 		f->share = (double)f->count / (double)n;
 	}
 	for (size_t i = 0; i < min_size(nr, top_n); i++) {
@@ -231,6 +238,7 @@ int sample_summarize(const struct sample_record *samples, size_t n, uint64_t los
 		r->end = rgroups[i].key.end;
 		r->anonymous = rgroups[i].key.anonymous;
 		r->count = rgroups[i].count;
+		r->walks = rgroups[i].walks;
 		r->share = (double)r->count / (double)n;
 	}
 	err = 0;

@@ -9,8 +9,12 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 /* ---- records ------------------------------------------------------------- */
 
@@ -83,14 +87,19 @@ static uint64_t record_time(const struct perf_event_header *hdr, const unsigned 
 	return t;
 }
 
-/* A PERF_RECORD_SAMPLE body: the fields in sample_type's bit order, IP, TID, TIME, ADDR. false when too short. */
-static bool decode_sample(struct cursor *c, struct sample_record *r)
+/*
+ * A PERF_RECORD_SAMPLE body: the fields in sample_type's bit order, IP, TID,
+ * TIME, then ADDR and DATA_SRC where sample_type has them (WEIGHT, between
+ * them, is never asked for). false when too short.
+ */
+static bool decode_sample(struct cursor *c, uint64_t sample_type, struct sample_record *r)
 {
 	r->ip = get_u64(c);
 	r->pid = get_u32(c);
 	r->tid = get_u32(c);
 	r->time_ns = get_u64(c);
-	r->addr = get_u64(c);
+	r->addr = sample_type & PERF_SAMPLE_ADDR ? get_u64(c) : 0;
+	r->data_src = sample_type & PERF_SAMPLE_DATA_SRC ? get_u64(c) : 0;
 	return !c->short_read;
 }
 
@@ -147,9 +156,9 @@ static bool decode_fork_exit(struct cursor *c, struct sample_task *t)
 	return !c->short_read;
 }
 
-/* Hand one record (header included, contiguous) to the sink. */
+/* Hand one record (header included, contiguous) to the sink, its times moved by off (the perf clock's offset). */
 static int dispatch(const struct perf_event_header *hdr, const unsigned char *rec, struct sample_info *info,
-		    const struct sample_sink *sink)
+		    const struct sample_sink *sink, uint64_t off)
 {
 	struct cursor c = { .p = rec + sizeof(*hdr), .left = hdr->size - sizeof(*hdr) };
 	char text[4096];
@@ -166,14 +175,21 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 	case PERF_RECORD_SAMPLE: {
 		struct sample_record r;
 
-		if (!decode_sample(&c, &r))
+		if (!decode_sample(&c, info->sample_type, &r))
 			break;
+		r.time_ns += off;
+		/* IBS samples every kind of op: a dTLB-miss sampler keeps the loads and stores that missed the L1 dTLB. */
+		if (info->source == SAMPLE_SOURCE_IBS_OP && (info->sample_type & PERF_SAMPLE_DATA_SRC) &&
+		    !sample_ibs_op_is_miss(r.data_src)) {
+			info->not_missed++;
+			return 0;
+		}
 		info->samples++;
 		return sink->sample ? sink->sample(sink->ctx, &r) : 0;
 	}
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
-		struct sample_mmap m = { .time_ns = record_time(hdr, rec) };
+		struct sample_mmap m = { .time_ns = record_time(hdr, rec) + off };
 
 		if (!decode_mmap(hdr, &c, &m, text, sizeof(text)))
 			break;
@@ -181,7 +197,7 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 		return sink->mmap ? sink->mmap(sink->ctx, &m) : 0;
 	}
 	case PERF_RECORD_COMM: {
-		struct sample_task t = { .kind = SAMPLE_TASK_EXEC, .time_ns = record_time(hdr, rec) };
+		struct sample_task t = { .kind = SAMPLE_TASK_EXEC, .time_ns = record_time(hdr, rec) + off };
 
 		if (!decode_comm(&c, &t, text, sizeof(text)))
 			break;
@@ -199,6 +215,7 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 
 		if (!decode_fork_exit(&c, &t))
 			break;
+		t.time_ns += off;
 		info->tasks++;
 		return sink->task ? sink->task(sink->ctx, &t) : 0;
 	}
@@ -278,7 +295,8 @@ static int ring_read(struct sample_session *s, struct ring *r)
 		if (first < hdr.size)
 			memcpy(dst + first, r->data, hdr.size - first);
 		s->pend[s->n_pend++] = (struct pending){
-			.time_ns = record_time(&hdr, dst), .seq = s->seq++, .off = s->arena_len, .size = hdr.size,
+			.time_ns = record_time(&hdr, dst) + (uint64_t)s->clock_offset_ns, .seq = s->seq++,
+			.off = s->arena_len, .size = hdr.size,
 		};
 		s->arena_len += hdr.size;
 		tail += hdr.size;
@@ -336,6 +354,74 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The period policy's second half (SAMPLE_TARGET_HZ): when the kernel
+ * throttled since the period was last set, raise it on every CPU's event
+ * (PERF_EVENT_IOC_PERIOD takes effect at the next overflow) and count the
+ * raise. A ring without an event (a test's) only records the decision.
+ */
+static void period_follow_throttling(struct sample_session *s)
+{
+	uint64_t period;
+
+	if (s->info.throttled == s->throttled_seen || s->info.source == SAMPLE_SOURCE_SOFTWARE)
+		return;
+	s->throttled_seen = s->info.throttled;
+	period = sample_period_raise(s->info.source, s->info.period);
+	if (period == s->info.period)
+		return;
+	for (size_t i = 0; i < s->n_rings; i++)
+		if (s->rings[i].fd >= 0 && ioctl(s->rings[i].fd, PERF_EVENT_IOC_PERIOD, &period) != 0)
+			return;	/* the old period stays in force where it was not changed; the report keeps it */
+	s->info.period = period;
+	s->info.period_raises++;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+bool sample_clock_calibrate(struct sample_session *s)
+{
+	const struct perf_event_mmap_page *pc = s->n_rings ? s->rings[0].meta : NULL;
+	uint64_t best_gap = UINT64_MAX;
+
+	if (!pc)
+		return false;
+	/* Three tries: the one whose TSC read sits in the narrowest CLOCK_MONOTONIC bracket wins. */
+	for (int i = 0; i < 3; i++) {
+		uint64_t time_zero, before, after, tsc;
+		uint32_t seq, mult;
+		uint16_t shift;
+		bool cap;
+
+		do {
+			seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
+			cap = pc->cap_user_time_zero;
+			time_zero = pc->time_zero;
+			mult = pc->time_mult;
+			shift = pc->time_shift;
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		} while (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != seq || (seq & 1));
+		if (!cap)
+			return false;
+		before = monotonic_ns();
+		tsc = __rdtsc();
+		after = monotonic_ns();
+		if (after - before < best_gap) {
+			best_gap = after - before;
+			s->clock_offset_ns = (int64_t)(before + (after - before) / 2) -
+					     (int64_t)sample_perf_time_from_tsc(tsc, time_zero, mult, shift);
+		}
+	}
+	s->convert_time = true;
+	return true;
+}
+#else
+bool sample_clock_calibrate(struct sample_session *s)
+{
+	(void)s;
+	return false;
+}
+#endif
+
 int sample_drain(struct sample_session *s, const struct sample_sink *sink, bool final)
 {
 	static const struct sample_sink nothing = { 0 };
@@ -347,6 +433,9 @@ int sample_drain(struct sample_session *s, const struct sample_sink *sink, bool 
 
 	if (!sink)
 		sink = &nothing;
+	/* The perf clock and CLOCK_MONOTONIC drift apart (NTP slews only the latter): measure again. */
+	if (s->convert_time)
+		sample_clock_calibrate(s);
 	for (size_t i = 0; i < s->n_rings; i++) {
 		int r = ring_read(s, &s->rings[i]);
 
@@ -360,11 +449,12 @@ int sample_drain(struct sample_session *s, const struct sample_sink *sink, bool 
 		struct perf_event_header hdr;
 
 		memcpy(&hdr, rec, sizeof(hdr));
-		ret = dispatch(&hdr, rec, &s->info, sink);
+		ret = dispatch(&hdr, rec, &s->info, sink, (uint64_t)s->clock_offset_ns);
 		done++;
 		if (ret)
 			break;
 	}
 	pending_drop(s, done);
+	period_follow_throttling(s);
 	return ret ? ret : read_ret;
 }

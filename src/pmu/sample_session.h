@@ -35,4 +35,15 @@ struct sample_session {
 	size_t n_pend, cap_pend;
 	uint64_t seq;
 	struct sample_info info;
+	bool convert_time;		/* records carry the perf clock: clock_offset_ns makes it CLOCK_MONOTONIC */
+	int64_t clock_offset_ns;	/* CLOCK_MONOTONIC minus the perf clock, measured at each drain */
+	uint64_t throttled_seen;	/* info.throttled when the period was last set */
 };
+
+/*
+ * For a session whose events have no use_clockid: measure CLOCK_MONOTONIC
+ * minus the kernel's perf clock through the TSC and the first ring's
+ * time_zero/time_mult/time_shift, and set convert_time. false when the
+ * kernel offers no conversion (cap_user_time_zero 0, or not x86).
+ */
+bool sample_clock_calibrate(struct sample_session *s);

@@ -757,30 +757,53 @@ static json_t *sampling_json(const struct target_result *tr)
 	json_object_set_new(o, "error", *tr->sample_error ? report_json_text(tr->sample_error) : json_null());
 	if (!tr->sampled)
 		return o;
+	static const char *const sources[] = {
+		[SAMPLE_SOURCE_SOFTWARE] = "software", [SAMPLE_SOURCE_HARDWARE] = "pmu", [SAMPLE_SOURCE_IBS_OP] = "ibs_op",
+	};
+	bool tlb = si->data_source;
+	json_t *levels = json_object();
+
+	json_object_set_new(o, "source", json_string(sources[si->source]));
 	json_object_set_new(o, "period", json_integer((json_int_t)si->period));
+	json_object_set_new(o, "period_initial", json_integer((json_int_t)si->period_initial));
+	json_object_set_new(o, "period_raises", json_integer((json_int_t)si->period_raises));
+	json_object_set_new(o, "clock", json_string(si->use_clockid ? "CLOCK_MONOTONIC" : "perf_clock_via_tsc"));
+	json_object_set_new(o, "large_pebs", json_boolean(si->large_pebs));
 	json_object_set_new(o, "exclude_kernel", json_boolean(si->exclude_kernel));
 	json_object_set_new(o, "note", report_json_text(si->note));
 	json_object_set_new(o, "samples", json_integer((json_int_t)sum->samples));
 	json_object_set_new(o, "lost", json_integer((json_int_t)si->lost));
 	json_object_set_new(o, "throttled", json_integer((json_int_t)si->throttled));
+	json_object_set_new(o, "not_missed", json_integer((json_int_t)si->not_missed));
 	json_object_set_new(o, "unresolved_ip", json_integer((json_int_t)sum->unresolved_ip));
 	json_object_set_new(o, "unresolved_addr", json_integer((json_int_t)sum->unresolved_addr));
+	for (int l = 0; tlb && l < SAMPLE_TLB_LEVELS; l++)
+		json_object_set_new(levels, sample_tlb_level_name((enum sample_tlb_level)l),
+				    json_integer((json_int_t)sum->tlb_levels[l]));
+	json_object_set_new(o, "tlb_levels", tlb ? levels : json_null());
+	if (!tlb)
+		json_decref(levels);
 	fns = json_array();
 	regions = json_array();
 	for (size_t i = 0; i < sum->n_functions; i++)
-		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o}", "object", report_json_text(sum->functions[i].object),
-						     "function", report_json_text(sum->functions[i].function), "count",
-						     (json_int_t)sum->functions[i].count, "share", num(sum->functions[i].share)));
+		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o, s:o}", "object",
+						     report_json_text(sum->functions[i].object), "function",
+						     report_json_text(sum->functions[i].function), "count",
+						     (json_int_t)sum->functions[i].count, "share", num(sum->functions[i].share),
+						     "walks", tlb ? json_integer((json_int_t)sum->functions[i].walks)
+								  : json_null()));
 	for (size_t i = 0; i < sum->n_regions; i++) {
 		char start[32], end[32];
 		snprintf(start, sizeof(start), "0x%llx", (unsigned long long)sum->regions[i].start);
 		snprintf(end, sizeof(end), "0x%llx", (unsigned long long)sum->regions[i].end);
-		json_array_append_new(regions, json_pack("{s:o, s:s, s:s, s:b, s:I, s:o}", "name",
+		json_array_append_new(regions, json_pack("{s:o, s:s, s:s, s:b, s:I, s:o, s:o}", "name",
 							 report_json_text(sum->regions[i].name),
 							 "start", start, "end", end, "anonymous",
 							 sum->regions[i].anonymous, "count",
 							 (json_int_t)sum->regions[i].count, "share",
-							 num(sum->regions[i].share)));
+							 num(sum->regions[i].share), "walks",
+							 tlb ? json_integer((json_int_t)sum->regions[i].walks)
+							     : json_null()));
 	}
 	json_object_set_new(o, "top_functions", fns);
 	json_object_set_new(o, "top_regions", regions);

@@ -69,6 +69,19 @@ static void print_target(const struct target_report *t, FILE *f)
 		const struct sample_summary *sum = &tr->sample_summary;
 		fprintf(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
 			(unsigned long long)tr->sample_info.lost, *tr->sample_info.note ? "; " : "", tr->sample_info.note);
+		if (tr->sample_info.source != SAMPLE_SOURCE_SOFTWARE) {
+			char raised[96] = "";
+
+			if (tr->sample_info.period_raises)
+				snprintf(raised, sizeof(raised), " (raised %u times after throttling, from %llu)",
+					 tr->sample_info.period_raises, (unsigned long long)tr->sample_info.period_initial);
+			fprintf(f, "  period %llu%s%s\n", (unsigned long long)tr->sample_info.period, raised,
+				tr->sample_info.large_pebs ? ", large PEBS allowed" : "");
+		}
+		for (int l = 0; tr->sample_info.data_source && sum->samples && l < SAMPLE_TLB_LEVELS; l++)
+			if (sum->tlb_levels[l])
+				fprintf(f, "  %5.1f%%  dTLB %s\n", 100.0 * (double)sum->tlb_levels[l] / (double)sum->samples,
+					sample_tlb_level_name((enum sample_tlb_level)l));
 		for (size_t i = 0; i < sum->n_functions && i < 5; i++)
 			fprintf(f, "  %5.1f%%  %s in %s\n", 100 * sum->functions[i].share, sum->functions[i].function,
 				sum->functions[i].object);

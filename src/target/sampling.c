@@ -21,6 +21,11 @@ void target_sampling_open(struct target_state *st)
 		so.config2 = opt->sample_event->config2;
 		so.precise_ip = opt->sample_event->precise_ip;
 		so.name = opt->sample_event->event;
+		so.exclude_kernel = opt->sample_event->exclude_kernel;
+		so.exclude_hv = opt->sample_event->exclude_hv;
+		so.ibs_op = opt->sample_event->ibs_op;
+		so.no_data_addr = opt->sample_event->no_data_addr;
+		so.note = opt->sample_event->note;
 	}
 	st->syms = symbols_new();
 	st->collector = (struct sample_collector){ .list = &st->samples, .syms = st->syms };
