@@ -97,6 +97,18 @@ struct comparison {
 	double baseline_translation_ns, variant_translation_ns;	/* median - control median, per side */
 	const char *method;		/* "counters" or "differential" */
 	const char *assumption;		/* what the method takes for granted */
+	/* How the parts were reached and how far they can be trusted (attribution.c, ARCHITECTURE.md "Attribution"). */
+	double baseline_cycles_per_walk, variant_cycles_per_walk;	/* walk_active / walks completed; NAN: unknown */
+	double baseline_clock_ghz, variant_clock_ghz;	/* cycles per ns that turned each side's walk cycles into ns */
+	bool clock_counted;		/* both clocks are the phases' own counted cycles / timed ns, else calibrated */
+	bool have_stlb_hits;		/* STLB hits counted on both sides and used in tlb_ns */
+	double stlb_ns;			/* variant's minus baseline's STLB-hit time per access (inside tlb_ns), else 0 */
+	const char *llc_change;		/* "changed", "within_noise", "unknown" (no interval); NULL: LLC not counted */
+	double llc_cache_bound_ns;	/* the most the LLC change can cost: |delta LLC misses| x max ns per miss */
+	double noise_ns;		/* 95 % half-width of delta_ns (the two phases' in quadrature); NAN: unknown */
+	int adds_up;			/* 1: no part is impossible beyond noise_ns, 0: one is, -1: could not tell */
+	char inconsistency[200];	/* adds_up 0 or -1: which part and by how much; "" otherwise */
+	char cannot_see[480];		/* what the method cannot see, in words */
 	/* How sure: the speedup's interval, and each phase's own against the difference. */
 	double speedup_lo, speedup_hi;	/* 95 % hierarchical bootstrap interval (allocations, then samples); NAN: none */
 	double baseline_halfwidth_ns, variant_halfwidth_ns;	/* each median's 95 % half-width (stats_precision) */

@@ -95,7 +95,7 @@ const char *checks_phases_word(size_t n);
 
 /*
  * The check functions of analysis_checks, one per id, named after it:
- * checks_phases.c, checks_memory.c, checks_timing.c, checks_counters.c,
+ * checks_phases.c, checks_memory.c, checks_timing.c, checks_counters.c, checks_attribution.c,
  * checks_tlb.c, checks_faults.c, checks_target.c.
  */
 void checks_phases_completed(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
@@ -114,6 +114,10 @@ void checks_tlb_pressure_expected(const struct analysis_check_def *def, const st
 void checks_multiplexed_counters(const struct analysis_check_def *def, const struct analysis_input *in,
 				 struct analysis *a);
 void checks_pmu_unavailable(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_counters_plausible(const struct analysis_check_def *def, const struct analysis_input *in,
+			       struct analysis *a);
+void checks_attribution_adds_up(const struct analysis_check_def *def, const struct analysis_input *in,
+				struct analysis *a);
 void checks_unstable(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_cpu_migrations(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_warmup_insufficient(const struct analysis_check_def *def, const struct analysis_input *in,

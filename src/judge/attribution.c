@@ -11,67 +11,270 @@
 #include "judge/analysis_internal.h"
 #include "measure/workload.h"
 
-/* LLC misses per access that count as "the cache behaviour changed". */
-static const double LLC_DELTA_SIGNIFICANT = 0.01;
+/*
+ * What an L1 dTLB miss that hits the STLB costs beyond an L1 hit, cycles:
+ * Intel's top-down metric for DTLB load stalls (tma_dtlb_load, "Mem_STLB_Hit_Cost
+ * * DTLB_LOAD_MISSES.STLB_HIT + DTLB_LOAD_MISSES.WALK_ACTIVE") takes 9 on
+ * Skylake and 7 on Ice Lake and later. walk_active counts only the walks
+ * (their own STLB lookup included), so a phase's STLB hits are time its walk
+ * cycles do not show. Other PMUs: the larger, 9.
+ */
+static const double STLB_HIT_CYCLES_SKYLAKE = 9.0, STLB_HIT_CYCLES_ICELAKE = 7.0;
 
-static void attribute(const struct phase_result *b, const struct phase_result *v, const struct timing_calibration *clock,
-		      struct comparison *c)
+/* A counted clock outside this range is no clock (a wrong or broken event): the calibrated one is used. */
+static const double COUNTED_GHZ_MIN = 0.2, COUNTED_GHZ_MAX = 8.0;
+
+/*
+ * The most one LLC miss can cost, ns: a load from a remote socket's DRAM, 80-140 ns on the servers in scope
+ * (Intel's and AMD's published latencies), with room. Bounds what a change in LLC misses can explain.
+ */
+static const double LLC_MISS_NS_MAX = 200.0;
+
+/* What one side of a comparison counted, per access, and the clock that turns its cycles into ns. */
+struct side {
+	double ns;			/* its median, ns per access */
+	double ghz;			/* its own counted cycles per ns, else the calibrated clock */
+	bool counted_clock;
+	bool have_misses, have_walk, have_stlb, have_llc;
+	double misses, walk_cycles, stlb_hits, llc_misses;	/* per access; misses are completed walks */
+	double cycles_per_walk;		/* walk_cycles / misses; NAN: unknown */
+	const char *walk_source;	/* the PMU map of walk_active ("skx"), or "" */
+};
+
+static const char *metric_source(const struct phase_result *r, enum metric m)
 {
+	for (size_t i = 0; i < r->n_counters; i++)
+		if (r->counter_info[i].metric == m)
+			return r->counter_info[i].source;
+	return "";
+}
+
+static void side_read(const struct phase_result *r, const struct phase_analysis *pa,
+		      const struct timing_calibration *clock, struct side *s)
+{
+	double cycles;
+
+	memset(s, 0, sizeof(*s));
+	s->ns = pa->ns.median;
+	s->ghz = analysis_clock_ghz(clock, r);
+	/* The phase's own clock: cycles counted in the same group as the walks, over the same timed samples. */
+	if (r->timed_ns > 0 && analysis_counter(r, METRIC_CYCLES, &cycles) && cycles / r->timed_ns >= COUNTED_GHZ_MIN &&
+	    cycles / r->timed_ns <= COUNTED_GHZ_MAX) {
+		s->ghz = cycles / r->timed_ns;
+		s->counted_clock = true;
+	}
+	/* dtlb_load_misses is the walk-completed event in every map; an old report may carry walk_completed alone. */
+	s->have_misses = analysis_per_access(r, METRIC_DTLB_LOAD_MISSES, &s->misses) ||
+			 analysis_per_access(r, METRIC_WALK_COMPLETED, &s->misses);
+	s->have_walk = s->ghz > 0 && analysis_per_access(r, METRIC_WALK_ACTIVE, &s->walk_cycles);
+	s->have_stlb = analysis_per_access(r, METRIC_STLB_HITS, &s->stlb_hits);
+	s->have_llc = analysis_per_access(r, METRIC_LLC_LOAD_MISSES, &s->llc_misses);
+	s->cycles_per_walk = s->have_walk && s->have_misses && s->misses > 0 ? s->walk_cycles / s->misses : NAN;
+	s->walk_source = metric_source(r, METRIC_WALK_ACTIVE);
+}
+
+/* Skylake's WALK_ACTIVE leaves out the EPT part of a walk in a guest (Intel's event list: "EPT page walk
+ * duration are excluded in Skylake"); its maps are skl and skx (Cascade Lake uses skx's events). */
+static bool walk_skylake(const char *source)
+{
+	return strcmp(source, "skl") == 0 || strcmp(source, "skx") == 0 || strcmp(source, "clx") == 0;
+}
+
+/*
+ * Whether LLC misses changed beyond the noise: the most the change can cost
+ * (|delta| x the most one miss can cost: a whole access's time at the side
+ * with more misses, at most LLC_MISS_NS_MAX) against noise_ns.
+ */
+static void judge_llc(const struct side *b, const struct side *v, struct comparison *c)
+{
+	c->llc_change = NULL;
+	c->llc_cache_bound_ns = 0;
+	if (!b->have_llc || !v->have_llc)
+		return;
+	double most = fmax(b->llc_misses, v->llc_misses);
+	double per_miss = most > 0 ? fmin(fmax(b->ns, v->ns) / most, LLC_MISS_NS_MAX) : 0;
+	c->llc_cache_bound_ns = fabs(b->llc_misses - v->llc_misses) * per_miss;
+	if (!(c->llc_cache_bound_ns > 0))
+		c->llc_change = "within_noise";
+	else if (!isfinite(c->noise_ns))
+		c->llc_change = "unknown";
+	else
+		c->llc_change = c->llc_cache_bound_ns > c->noise_ns ? "changed" : "within_noise";
+}
+
+static void see_add(struct comparison *c, const char *text)
+{
+	size_t len = strlen(c->cannot_see);
+
+	snprintf(c->cannot_see + len, sizeof(c->cannot_see) - len, "%s%s", len ? "; " : "", text);
+}
+
+/* With page-walk cycles: translation is each side's walk time (its own clock) plus its STLB hits' time. */
+static void attribute_walks(const struct side *b, const struct side *v, const struct environment *env,
+			    struct comparison *c)
+{
+	double hit = strcmp(b->walk_source, "icl") == 0 || strcmp(b->walk_source, "icx") == 0 ||
+				     strcmp(b->walk_source, "spr") == 0
+			     ? STLB_HIT_CYCLES_ICELAKE
+			     : STLB_HIT_CYCLES_SKYLAKE;
+
+	c->method = "counters";
+	c->have_stlb_hits = b->have_stlb && v->have_stlb;
+	if (c->have_stlb_hits)
+		c->stlb_ns = v->stlb_hits * hit / v->ghz - b->stlb_hits * hit / b->ghz;
+	c->tlb_ns = b->walk_cycles / b->ghz - v->walk_cycles / v->ghz - c->stlb_ns;
+	double rest = c->delta_ns - c->tlb_ns;
+	if (c->llc_change && strcmp(c->llc_change, "changed") == 0) {
+		/* The cache part has the sign of the LLC change and is at most what that change can cost. */
+		double sign = b->llc_misses > v->llc_misses ? 1.0 : -1.0;
+		c->cache_ns = sign * fmin(fmax(sign * rest, 0), c->llc_cache_bound_ns);
+	}
+	c->unexplained_ns = rest - c->cache_ns;
+	c->assumption = c->cache_ns != 0 ? "tlb_ns from page-walk cycles (walk_active) and STLB hits, each side in its "
+					   "own clock; LLC misses changed beyond the noise, so the rest is cache, up to "
+					   "what that change can cost"
+		      : c->llc_change && strcmp(c->llc_change, "changed") == 0
+			      ? "tlb_ns from page-walk cycles (walk_active) and STLB hits; LLC misses changed, but the "
+				"rest goes the other way, so it is unexplained"
+			      : "tlb_ns from page-walk cycles (walk_active) and STLB hits, each side in its own clock; "
+				"LLC misses did not change beyond the noise, so the rest is unexplained";
+	see_add(c, "walk_active counts cycles with a walk in progress, so overlapping walks count once");
+	if (!c->have_stlb_hits) {
+		char t[200];
+		snprintf(t, sizeof(t), "STLB hits were not counted: an L1 dTLB miss that hits the STLB (%.0f cycles) is "
+			 "not in walk_active, so a side that hits the STLB looks translation-free", hit);
+		see_add(c, t);
+	}
+	if (!c->clock_counted)
+		see_add(c, "cycles were not counted on both sides: walk cycles use the calibrated clock, not the phase's");
+	if (env && *env->hypervisor && (walk_skylake(b->walk_source) || walk_skylake(v->walk_source)))
+		see_add(c, "in a guest, Skylake's WALK_ACTIVE leaves out the EPT (host) part of each walk, so tlb_ns "
+			   "misses the host's share of translation");
+	if (!c->llc_change)
+		see_add(c, "LLC misses were not counted: the rest cannot be told cache or not");
+}
+
+/* dTLB counts without walk cycles: the delta per avoided miss, less what a change in LLC misses could cost. */
+static void attribute_misses(struct comparison *c)
+{
+	bool changed = c->llc_change && strcmp(c->llc_change, "within_noise") != 0;
+
+	c->method = "counters";
+	c->tlb_ns = c->delta_ns;
+	if (changed && c->delta_ns > 0 && c->llc_cache_bound_ns > 0 && c->delta_tlb_misses_per_access > 0) {
+		/* Fewer LLC misses on larger pages could be part of the delta: up to their bound is unexplained. */
+		double part = fmin(c->llc_cache_bound_ns, c->delta_ns);
+		c->tlb_ns = c->delta_ns - part;
+		c->unexplained_ns = part;
+		c->assumption = "no page-walk cycles: the delta is translation except what the change in LLC misses "
+				"could cost, which cannot be split from it and is unexplained (tlb_ns is a low end)";
+	} else if (changed) {
+		c->assumption = "no page-walk cycles: the delta is translation; the larger pages' extra LLC misses could "
+				"hide more translation, so tlb_ns is a low end";
+	} else {
+		c->assumption = "same chain and cache-line footprint in both phases and no change in LLC misses beyond "
+				"the noise: the delta per avoided dTLB miss is the cost of one miss";
+	}
+	see_add(c, "no page-walk cycles: a cache effect that leaves LLC misses unchanged (L2 hits, page-table lines "
+		   "in the cache, DRAM row locality) counts as translation");
+	if (!c->llc_change)
+		see_add(c, "LLC misses were not counted: any cache change counts as translation");
+}
+
+/*
+ * Whether the parts add up within the noise: no part the counters measured
+ * (translation) is negative, nor larger than the delta, by more than noise_ns.
+ */
+static void judge_sum(struct comparison *c)
+{
+	double noise = isfinite(c->noise_ns) ? c->noise_ns : 0;
+	const char *what = NULL;
+	double by = 0;
+
+	c->inconsistency[0] = '\0';
+	c->adds_up = 1;
+	if (strcmp(c->method, "counters") != 0)
+		return;
+	if (c->tlb_ns < 0 && c->delta_ns > 0) {
+		what = "translation is negative";
+		by = -c->tlb_ns;
+	} else if (c->unexplained_ns < 0) {
+		what = "the measured parts exceed the delta";
+		by = -c->unexplained_ns;
+	}
+	if (!what || by <= noise)
+		return;
+	c->adds_up = isfinite(c->noise_ns) ? 0 : -1;
+	snprintf(c->inconsistency, sizeof(c->inconsistency), "%s by %.2f ns (tlb %.2f, cache %.2f of a %.2f ns delta), "
+		 "%s", what, by, c->tlb_ns, c->cache_ns, c->delta_ns,
+		 isfinite(c->noise_ns) ? "beyond its noise" : "and no interval tells whether that is noise");
+	if (isfinite(c->noise_ns))
+		snprintf(c->inconsistency + strlen(c->inconsistency), sizeof(c->inconsistency) - strlen(c->inconsistency),
+			 " (±%.2f ns)", c->noise_ns);
+}
+
+/*
+ * A side's 95 % half-width in ns: the comparison's (allocations as the unit),
+ * else the phase's claimed precision, which has a normal approximation for
+ * a few samples of one allocation; NAN with fewer than two samples.
+ */
+static double side_halfwidth(double halfwidth_ns, const struct phase_analysis *pa)
+{
+	if (isfinite(halfwidth_ns))
+		return halfwidth_ns;
+	return isfinite(pa->precision) ? pa->precision * pa->ns.median : NAN;
+}
+
+static void attribute(const struct phase_result *b, const struct phase_result *v, const struct analysis *a,
+		      const struct environment *env, const struct timing_calibration *clock, struct comparison *c)
+{
+	struct side sb, sv;
+
+	c->baseline_cycles_per_walk = c->variant_cycles_per_walk = NAN;
+	c->cannot_see[0] = '\0';
+	c->adds_up = 1;
 	if (b->spec.workload->faults_expected) {
 		/* Page faults: the larger page means fewer, larger faults, not cheaper translation. */
 		c->method = "fault_path";
 		c->assumption = "page-fault phases: the delta per page is the fault path (one fault per large page "
 				"instead of one per 4 KiB page), not address translation";
+		see_add(c, "the fault path is not split into kernel entry, zeroing and page-table work");
 		return;
 	}
-	double mb_miss, mv_miss, wb, wv, lb, lv;
-	bool llc = analysis_per_access(b, METRIC_LLC_LOAD_MISSES, &lb) &&
-		   analysis_per_access(v, METRIC_LLC_LOAD_MISSES, &lv);
-	bool llc_changed = llc && fabs(lb - lv) >= LLC_DELTA_SIGNIFICANT;
-	double ghz = analysis_clock_ghz(clock, b);
-
-	c->have_tlb_counts = analysis_per_access(b, METRIC_DTLB_LOAD_MISSES, &mb_miss) &&
-			     analysis_per_access(v, METRIC_DTLB_LOAD_MISSES, &mv_miss);
-	c->have_walk_cycles = ghz > 0 && analysis_per_access(b, METRIC_WALK_ACTIVE, &wb) &&
-			      analysis_per_access(v, METRIC_WALK_ACTIVE, &wv);
-	if (c->have_tlb_counts) {
-		c->delta_tlb_misses_per_access = mb_miss - mv_miss;
-		if (c->delta_tlb_misses_per_access > 1e-6) {
-			c->ns_per_tlb_miss = c->delta_ns / c->delta_tlb_misses_per_access;
-			if (ghz > 0)
-				c->cycles_per_tlb_miss = c->ns_per_tlb_miss * ghz;
-		}
-	}
+	side_read(b, &a->phases[c->baseline], clock, &sb);
+	side_read(v, &a->phases[c->variant], clock, &sv);
+	c->baseline_cycles_per_walk = sb.cycles_per_walk;
+	c->variant_cycles_per_walk = sv.cycles_per_walk;
+	c->baseline_clock_ghz = sb.ghz;
+	c->variant_clock_ghz = sv.ghz;
+	c->clock_counted = sb.counted_clock && sv.counted_clock;
+	double hb = side_halfwidth(c->baseline_halfwidth_ns, &a->phases[c->baseline]);
+	double hv = side_halfwidth(c->variant_halfwidth_ns, &a->phases[c->variant]);
+	c->noise_ns = isfinite(hb) && isfinite(hv) ? hypot(hb, hv) : NAN;
+	judge_llc(&sb, &sv, c);
+	c->have_tlb_counts = sb.have_misses && sv.have_misses;
+	c->have_walk_cycles = sb.have_walk && sv.have_walk;
+	if (c->have_tlb_counts)
+		c->delta_tlb_misses_per_access = sb.misses - sv.misses;
 	if (c->have_walk_cycles) {
-		/* Page-walk cycles measure translation directly; what is left is cache or unexplained. */
-		c->method = "counters";
-		c->tlb_ns = (wb - wv) / ghz;
-		double rest = c->delta_ns - c->tlb_ns;
-		if (llc_changed)
-			c->cache_ns = rest;
-		else
-			c->unexplained_ns = rest;
-		c->assumption = llc_changed ? "tlb_ns from page-walk cycles (walk_active); the rest is cache, since "
-					      "LLC misses per access changed"
-					    : "tlb_ns from page-walk cycles (walk_active); LLC misses did not change, "
-					      "so the rest is unexplained";
+		attribute_walks(&sb, &sv, env, c);
 	} else if (c->have_tlb_counts) {
-		c->method = "counters";
-		if (llc_changed) {
-			c->unexplained_ns = c->delta_ns;
-			c->assumption = "LLC misses per access changed as well and no page-walk cycles are counted, "
-					"so the delta cannot be split between TLB and cache";
-		} else {
-			c->tlb_ns = c->delta_ns;
-			c->assumption = "same chain and cache-line footprint in both phases and no change in LLC "
-					"misses: the delta per avoided dTLB miss is the cost of one miss";
-		}
+		attribute_misses(c);
 	} else {
 		c->method = "differential";
 		c->tlb_ns = c->delta_ns;
 		c->assumption = "no dTLB counters: both phases walk the same chain over the same cache-line "
 				"footprint and differ only in page size, so the whole delta is address translation";
+		see_add(c, "without counters no cache difference between the phases can be seen (page-table lines in "
+			   "the cache, DRAM row locality): all of it counts as translation");
 	}
+	/* The cost of one miss is the translation part per avoided miss, never the whole delta. */
+	if (c->have_tlb_counts && c->delta_tlb_misses_per_access > 1e-6 && c->tlb_ns > 0) {
+		c->ns_per_tlb_miss = c->tlb_ns / c->delta_tlb_misses_per_access;
+		if (sb.ghz > 0)
+			c->cycles_per_tlb_miss = c->ns_per_tlb_miss * sb.ghz;
+	}
+	judge_sum(c);
 }
 
 /* The confidence level of a comparison's speedup interval, and the bootstrap that draws it (fixed seed). */
@@ -181,13 +384,14 @@ int analysis_build_comparisons(const struct phase_result *res, size_t n, const s
 		c->variant = v;
 		c->delta_ns = mb - mv;
 		c->speedup = mv > 0 ? mb / mv : 0;
-		attribute(&res[b], &res[v], clock, c);
 		/* With a packed control: each side's translation part, next to the delta between them. */
 		c->has_control = a->phases[b].has_control && a->phases[v].has_control;
 		c->baseline_translation_ns = a->phases[b].translation_ns;
 		c->variant_translation_ns = a->phases[v].translation_ns;
 		if (speedup_doubt(&res[b], &res[v], a, c))
 			return -ENOMEM;
+		/* After the doubt: the attribution judges its parts against the phases' half-widths. */
+		attribute(&res[b], &res[v], a, env, clock, c);
 		analysis_translation_share(res, n, env, a, c);
 	}
 	return 0;

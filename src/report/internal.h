@@ -40,6 +40,9 @@ int report_csv_write(const struct report_input *in, FILE *f);
 /* The native tlbprof.report/1 document (a re-analysis keeps every field it read); NULL on OOM. Caller decrefs. */
 json_t *report_json_build(const struct report_input *in);
 
+/* json_comparisons.c: the analysis's comparisons (ph: the phases they index), a new array. */
+json_t *report_comparisons_json(const struct analysis *a, const struct phase_result *ph);
+
 /*
  * The report's "environment" object (cpu, tlb, tlb_reach, kernel, thp,
  * cpufreq, hugepages, perf_event_paranoid, hypervisor, clock, build), also

@@ -130,6 +130,7 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 	json_object_set_new(cpu, "stepping", json_integer(env->cpu_stepping));
 	json_object_set_new(cpu, "logical_cpus", json_integer(env->logical_cpus));
 	json_object_set_new(cpu, "pmu", json_string(pmu_name ? pmu_name : "none"));
+	json_object_set_new(cpu, "pmu_basis", str_or_null(env->pmu_basis));
 	json_object_set_new(cpu, "core", str_or_null(env->core_name));
 	json_object_set_new(cpu, "l1_latency_cycles",
 			    env->l1_latency_cycles ? json_integer(env->l1_latency_cycles) : json_null());
@@ -602,62 +603,14 @@ static json_t *knee_capacity_json(const struct knee_capacity *c)
 			 "relative_error", num(c->relative_error), "fits", c->fits);
 }
 
-/* The baseline's translation share: proven, or the range between the defensible estimates; null when none. */
-static json_t *translation_json(const struct comparison *c, const struct phase_result *ph)
-{
-	const struct translation_share *t = &c->translation;
-
-	if (!t->known)
-		return json_null();
-	return json_pack("{s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "lo_ns", num(t->lo_ns), "hi_ns",
-			 isfinite(t->hi_ns) ? num(t->hi_ns) : json_null(), "proven", t->proven, "lo_basis",
-			 report_json_text(t->lo_basis), "hi_basis", t->hi_basis ? report_json_text(t->hi_basis) : json_null(),
-			 "walk_free_phase", t->free_phase != SIZE_MAX ? report_json_text(ph[t->free_phase].spec.name) : json_null(),
-			 "control_vs_walk_free_ns", isfinite(t->control_vs_free_ns) ? num(t->control_vs_free_ns) : json_null(),
-			 "evidence", report_json_text(t->evidence));
-}
-
 static json_t *analysis_json(const struct report_input *in)
 {
 	const struct analysis *a = in->analysis;
 	const struct phase_result *ph = in->results->phases;
-	json_t *o = json_object(), *cmps = json_array(), *checks = json_array(), *phases = json_array();
+	json_t *o = json_object(), *cmps = report_comparisons_json(a, ph), *checks = json_array();
+	json_t *phases = json_array();
 	json_t *findings = json_array();
 
-	for (size_t i = 0; i < a->n_comparisons; i++) {
-		const struct comparison *c = &a->comparisons[i];
-		json_t *j = json_object();
-		json_object_set_new(j, "baseline", report_json_text(ph[c->baseline].spec.name));
-		json_object_set_new(j, "variant", report_json_text(ph[c->variant].spec.name));
-		json_object_set_new(j, "size_bytes", json_integer((json_int_t)ph[c->variant].spec.size_bytes));
-		json_object_set_new(j, "delta_ns", num(c->delta_ns));
-		json_object_set_new(j, "speedup", num(c->speedup));
-		json_object_set_new(j, "speedup_interval",
-				    c->interval_known && isfinite(c->speedup_lo) && isfinite(c->speedup_hi)
-					    ? json_pack("{s:o, s:o, s:f, s:s}", "lo", num(c->speedup_lo), "hi",
-							num(c->speedup_hi), "level", 0.95, "method",
-							"hierarchical bootstrap: allocations, then samples")
-					    : json_null());
-		json_object_set_new(j, "halfwidth_ns", json_pack("{s:o, s:o}", "baseline", num(c->baseline_halfwidth_ns),
-								 "variant", num(c->variant_halfwidth_ns)));
-		json_object_set_new(j, "comparable", json_boolean(c->comparable));
-		json_object_set_new(j, "doubt", *c->doubt ? report_json_text(c->doubt) : json_null());
-		json_object_set_new(j, "delta_tlb_misses_per_access",
-				    c->have_tlb_counts ? num(c->delta_tlb_misses_per_access) : json_null());
-		json_object_set_new(j, "ns_per_tlb_miss", c->ns_per_tlb_miss > 0 ? num(c->ns_per_tlb_miss) : json_null());
-		json_object_set_new(j, "cycles_per_tlb_miss",
-				    c->cycles_per_tlb_miss > 0 ? num(c->cycles_per_tlb_miss) : json_null());
-		json_object_set_new(j, "attribution", json_pack("{s:o, s:o, s:o}", "tlb_ns", num(c->tlb_ns), "cache_ns",
-								num(c->cache_ns), "unexplained_ns",
-								num(c->unexplained_ns)));
-		json_object_set_new(j, "method", report_json_text(c->method));
-		json_object_set_new(j, "walk_cycles", json_boolean(c->have_walk_cycles));
-		json_object_set_new(j, "baseline_translation_ns", c->has_control ? num(c->baseline_translation_ns) : json_null());
-		json_object_set_new(j, "variant_translation_ns", c->has_control ? num(c->variant_translation_ns) : json_null());
-		json_object_set_new(j, "translation", translation_json(c, ph));
-		json_object_set_new(j, "assumption", report_json_text(c->assumption));
-		json_array_append_new(cmps, j);
-	}
 	for (size_t i = 0; i < a->n_checks; i++) {
 		const struct analysis_check *c = &a->checks[i];
 		json_t *ev = json_object();

@@ -248,7 +248,11 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 			c->delta_ns, c->speedup, ci, tr, c->method);
 		if (c->ns_per_tlb_miss > 0)
 			fprintf(f, ", %.1f ns (%.0f cycles) per dTLB miss", c->ns_per_tlb_miss, c->cycles_per_tlb_miss);
+		if (isfinite(c->baseline_cycles_per_walk))
+			fprintf(f, ", %.0f cycles per walk at %s", c->baseline_cycles_per_walk, b->page.label);
 		fputc('\n', f);
+		if (c->adds_up == 0)
+			fprintf(f, "  does not add up: %s\n", c->inconsistency);
 		if (!c->comparable)
 			fprintf(f, "  not comparable: %s\n", c->doubt);
 		if (t->known && !t->proven && isfinite(t->hi_ns) && !said_before(a, i))
