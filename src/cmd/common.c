@@ -27,11 +27,13 @@ const char *command_events_dir(const char *events_dir)
 int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu)
 {
 	char msg[512];
-
 	bool want[METRIC_COUNT];
 
 	memset(m, 0, sizeof(*m));
 	counters_default_want(want);
+	/* The core first: it is a clue for which PMU's events to count with (pmu/pmu_choose.h). */
+	environment_collect(&m->env);
+	counters_set_core(m->env.core_name, m->env.core.masked, m->env.hypervisor);
 	/* A simulated PMU instead of the kernel's (tests; a machine without one): before libpfm4 starts. */
 	const char *sim = getenv("TLBPROF_SIMULATE_PMU");
 	if (sim && *sim && counters_simulate(sim, msg, sizeof(msg)) != 0) {
@@ -51,7 +53,8 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu
 		fprintf(stderr, "tlbprof: warning: no counters: %s\n", msg);
 		m->counters = NULL;
 	}
-	environment_collect(&m->env);
+	if (m->counters)
+		snprintf(m->env.pmu_basis, sizeof(m->env.pmu_basis), "%s", counter_set_pmu_basis(m->counters));
 	if (cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);

@@ -75,6 +75,8 @@ static int env_run(const void *options, const struct command_context *ctx)
 	const char *dir = command_events_dir(o->events_dir);
 	size_t n_infos = 0;
 
+	environment_collect(&env);
+	counters_set_core(env.core_name, env.core.masked, env.hypervisor);
 	if (counter_set_new(&counters, dir, NULL, cerr, sizeof(cerr)) != 0) {
 		/* A map the user named that does not parse is bad input; the installed one failing is a finding. */
 		if (o->events_dir) {
@@ -84,7 +86,8 @@ static int env_run(const void *options, const struct command_context *ctx)
 		}
 		counters = NULL;
 	}
-	environment_collect(&env);
+	if (counters)
+		snprintf(env.pmu_basis, sizeof(env.pmu_basis), "%s", counter_set_pmu_basis(counters));
 	bool have_steal = environment_steal_sample(STEAL_WINDOW_MS, &steal) == 0;
 	timing_calibrate(&clock);
 	environment_identify_core(&env, clock.add_imm_per_cycle);

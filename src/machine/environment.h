@@ -75,6 +75,7 @@ struct environment {
 	/* Documented L1 load-to-use latency of this core for a pointer chase, 0 when unknown. */
 	unsigned l1_latency_cycles;
 	char core_name[48];		/* the identified core ("Zen 4", "Raptor Cove or Golden Cove"), "" when unknown */
+	char pmu_basis[240];		/* why the counters use their PMU's map (counter_set_pmu_basis()), "" unknown */
 	/* Host facts before the first phase and after the last (measuring commands only; host.h). */
 	struct host_facts host;
 };

@@ -24,6 +24,7 @@ struct counter_set {
 	size_t n;
 	char pmu_name[64];
 	char pmu_desc[128];
+	char pmu_basis[240];		/* why this PMU's map (pmu_choose()) */
 	int pmu_num_cntrs;		/* generic counters libpfm4 reports; 0 unknown */
 	bool forced;			/* LIBPFM_FORCE_PMU was set */
 	/* What open() attaches to: the calling thread (pid 0), or another process (counter_set_open_task). */

@@ -86,9 +86,18 @@ static void classify_open_error(const struct counter_set *set, struct counter_ev
 	 */
 	if ((class == PERF_OPEN_UNSUPPORTED || err == EINVAL) && info->hardware &&
 	    (strcmp(set->pmu_name, "none") == 0 || !pmu_backend()->has_core_pmu())) {
+		const char *hv = counters_hypervisor();
 		info->status = COUNTER_UNSUPPORTED;
-		snprintf(info->reason, sizeof(info->reason), "no hardware PMU visible (hypervisor hides it?): %s",
-			 strerror(err));
+		if (!hv)
+			snprintf(info->reason, sizeof(info->reason), "no hardware PMU visible (hypervisor hides it?): %s",
+				 strerror(err));
+		else if (*hv)
+			snprintf(info->reason, sizeof(info->reason), "no hardware PMU visible: the %s hypervisor hides "
+				 "it: %s", hv, strerror(err));
+		else
+			snprintf(info->reason, sizeof(info->reason), "no hardware PMU visible on bare metal: no cpu event "
+				 "source in sysfs (a kernel without hardware perf events, or the PMU disabled): %s",
+				 strerror(err));
 	}
 }
 

@@ -152,6 +152,19 @@ const struct counter_info *counter_set_info(const struct counter_set *set, size_
  * or "none" when there is only the kernel's software PMU. Owned by the set. */
 const char *counter_set_pmu_name(const struct counter_set *set);
 const char *counter_set_pmu_desc(const struct counter_set *set);
+/* Why that PMU: forced, the kernel's name for it, the identified core, or libpfm4 (pmu/pmu_choose.h). */
+const char *counter_set_pmu_basis(const struct counter_set *set);
+
+/*
+ * The core the machine layer identified (cores_identify(): "Raptor Cove",
+ * "Zen 4"), whether its model number was masked, and the hypervisor ("" on
+ * bare metal): a clue for which PMU map to count with, weighed over
+ * libpfm4's model-number detection, and for why no PMU is visible. Before
+ * counter_set_new(); without it libpfm4 and sysfs decide.
+ */
+void counters_set_core(const char *core, bool masked, const char *hypervisor);
+/* The hypervisor counters_set_core() was told of: "KVM", "" (bare metal), NULL (not told). */
+const char *counters_hypervisor(void);
 
 /*
  * Open every encodable event on the calling thread (pid 0, any cpu), disabled,

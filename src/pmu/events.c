@@ -16,6 +16,7 @@
 #include "pmu/counters.h"
 
 #include "pmu/counter_set.h"
+#include "pmu/pmu_choose.h"
 #include "pmu/sample.h"
 
 /* meson's generated header defines TLBPROF_EVENTS_DIR; a bare compile has none. */
@@ -273,6 +274,11 @@ static int pfm_to_errno(int pfm_err)
  * next to the model's own; prefer the model. On hybrid parts the first core
  * PMU is taken (a hybrid-aware choice is future work).
  */
+/* The identified core (counters_set_core()), a clue for pmu_choose(); NULL until told. */
+static char core_hint_buf[64], hypervisor_buf[24];
+static const char *core_hint, *hypervisor_hint;
+static bool core_hint_masked;
+
 static void detect_pmu(struct counter_set *set)
 {
 	pfm_pmu_info_t chosen = { 0 };
@@ -301,6 +307,47 @@ static void detect_pmu(struct counter_set *set)
 			 "no core PMU known to libpfm4 (software events only)");
 		set->pmu_num_cntrs = 0;
 	}
+	/* libpfm4's is one clue: the force, the kernel's name, the identified core weigh too (pmu_choose.h). */
+	char sysfs[64] = "";
+	const struct pmu_clues clues = {
+		.forced = set->forced ? getenv("LIBPFM_FORCE_PMU") : NULL,
+		.sysfs = pmu_sysfs_name("/sys", sysfs, sizeof(sysfs)) ? sysfs : NULL,
+		.core = core_hint,
+		.core_masked = core_hint_masked,
+		.libpfm = set->pmu_name,
+	};
+	struct pmu_choice choice;
+	pmu_choose(&clues, &choice);
+	snprintf(set->pmu_basis, sizeof(set->pmu_basis), "%s", choice.basis);
+	if (strcmp(choice.map, set->pmu_name) == 0)
+		return;
+	/* The map's events are written for a PMU libpfm4 did not make active: have it encode that one inactive. */
+	if (choice.encode_inactive && !getenv("LIBPFM_ENCODE_INACTIVE")) {
+		pfm_terminate();
+		setenv("LIBPFM_ENCODE_INACTIVE", "1", 1);
+		pfm_initialize();
+	}
+	snprintf(set->pmu_desc, sizeof(set->pmu_desc), "%s (libpfm4: %s)", choice.map, set->pmu_name);
+	snprintf(set->pmu_name, sizeof(set->pmu_name), "%s", choice.map);
+}
+
+const char *counter_set_pmu_basis(const struct counter_set *set)
+{
+	return set->pmu_basis;
+}
+
+void counters_set_core(const char *core, bool masked, const char *hypervisor)
+{
+	snprintf(core_hint_buf, sizeof(core_hint_buf), "%s", core ? core : "");
+	core_hint = core_hint_buf;
+	core_hint_masked = masked;
+	snprintf(hypervisor_buf, sizeof(hypervisor_buf), "%s", hypervisor ? hypervisor : "");
+	hypervisor_hint = hypervisor ? hypervisor_buf : NULL;
+}
+
+const char *counters_hypervisor(void)
+{
+	return hypervisor_hint;
 }
 
 static int encode_one(const char *event, int plm, struct perf_event_attr *attr)
