@@ -2,6 +2,8 @@
 /* The option machinery the commands share: outputs, --events-dir, --cpu, --quiet, and the output checks. */
 #include "cmd/cli.h"
 
+#include "pmu/user_events.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>

@@ -20,6 +20,18 @@ enum option_result cli_set_output(const struct option_spec *o, const char *arg, 
 /* --quiet into a struct report_outputs. */
 enum option_result cli_set_quiet(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
 /* --events-dir: a readable directory (a const char *). */
+/* -e/--event, given once or more: the user's events (pmu/user_events.h), checked for syntax as they come. */
+#define CLI_MAX_EVENTS 16
+struct cli_events {
+	char spec[CLI_MAX_EVENTS][160];
+	size_t n;
+};
+enum option_result cli_set_event(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
+#define CLI_OPTION_EVENT(TYPE, FIELD)                                                                              \
+	{ .name = "event", .short_name = 'e', .value = "EVENT",                                                    \
+	  .help = "count EVENT too, as perf stat -e: a libpfm4 name or\ncpu/event=N,umask=N/ (a comma list, or -e again)", \
+	  .set = cli_set_event, .offset = offsetof(TYPE, FIELD) }
+
 enum option_result cli_set_events_dir(const struct option_spec *o, const char *arg, void *opts, char *msg,
 				      size_t len);
 /* --cpu: an online CPU this process may run on (an int). */

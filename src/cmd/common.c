@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What several commands do alike: set up a measurement, find the event maps and a program, re-analyse a report. */
 #include "cmd/common.h"
+#include "cmd/cli.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -24,7 +25,7 @@ const char *command_events_dir(const char *events_dir)
 	return NULL;
 }
 
-int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu)
+int command_measuring_setup(struct measuring *m, const char *events_dir, const struct cli_events *events, int cpu)
 {
 	char msg[512];
 	bool want[METRIC_COUNT];
@@ -55,6 +56,21 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu
 	}
 	if (m->counters)
 		snprintf(m->env.pmu_basis, sizeof(m->env.pmu_basis), "%s", counter_set_pmu_basis(m->counters));
+	for (size_t i = 0; m->counters && events && i < events->n; i++) {
+		char why[320], line[400];
+		int rc = counter_set_add_user(m->counters, events->spec[i], why, sizeof(why));
+		if (rc == -ENOMEM) {
+			report_error("out of memory");
+			return EXIT_UNAVAILABLE;
+		}
+		if (rc) {
+			snprintf(line, sizeof(line), "--event %s", why);
+			report_error(line);
+			counter_set_delete(m->counters);
+			m->counters = NULL;
+			return EXIT_USAGE;
+		}
+	}
 	if (cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);

@@ -208,6 +208,7 @@ static const struct option_spec measure_specs[] = {
 	  .def = "auto", .set = option_set_choice, .offset = offsetof(struct measure_options, controls),
 	  .choices = controls_mode_names, .complete = OPTION_COMPLETE_WORD },
 	CLI_OPTION_FAIL_ON(struct measure_options, fail_on, CLI_FAIL_ON_HELP),
+	CLI_OPTION_EVENT(struct measure_options, events),
 	CLI_OPTION_EVENTS_DIR(struct measure_options, events_dir),
 	CLI_OPTION_JSON(struct measure_options, out, "write the JSON report to FILE, or stdout with -\n"),
 	CLI_OPTION_FORMAT(struct measure_options, out),

@@ -13,6 +13,7 @@
 #include "measure/plan.h"
 #include "measure/runner.h"
 #include "report/report.h"
+#include "cmd/cli.h"
 
 /* tlbprof [OPTIONS] */
 struct measure_options {
@@ -22,6 +23,7 @@ struct measure_options {
 	int controls;			/* enum controls_mode */
 	int fail_on;			/* enum fail_on */
 	const char *events_dir;
+	struct cli_events events;	/* -e/--event */
 	struct report_outputs out;
 };
 
@@ -71,6 +73,7 @@ struct run_options {
 	int sample;				/* enum sample_what */
 	int cpu;
 	const char *events_dir;
+	struct cli_events events;		/* -e/--event */
 	int fail_on;				/* enum fail_on */
 	struct report_outputs out;
 };

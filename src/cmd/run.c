@@ -107,6 +107,7 @@ static const struct option_spec run_specs[] = {
 		  "report the top functions and memory regions",
 	  .def_help = "none", .set = option_set_choice, .offset = offsetof(struct run_options, sample),
 	  .choices = sample_names, .values = sample_values, .complete = OPTION_COMPLETE_WORD },
+	CLI_OPTION_EVENT(struct run_options, events),
 	CLI_OPTION_EVENTS_DIR(struct run_options, events_dir),
 	CLI_OPTION_JSON(struct run_options, out, "write the JSON report to FILE, or stdout with -\n"),
 	CLI_OPTION_FORMAT(struct run_options, out),
@@ -284,7 +285,7 @@ static int run_run(const void *options, const struct command_context *ctx)
 	char sample_why[320] = "";
 	int status;
 
-	if ((status = command_measuring_setup(&m, o->events_dir, o->cpu)) != 0)
+	if ((status = command_measuring_setup(&m, o->events_dir, &o->events, o->cpu)) != 0)
 		return status;
 	binary_read(o->argv[0], &binary);
 	if ((status = start(o, &m, ctx, &results, &tr, sample_why, sizeof(sample_why))) != EXIT_OK)

@@ -227,15 +227,16 @@ int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool
 	set->inherit = inherit;
 	set->enable_on_exec = enable_on_exec;
 
-	int sw_leader = -1, hw_leader = -1;
+	int sw_leader = -1, hw_leader = -1, user_leader = -1;
 	int opened = 0;
 
 	/*
 	 * Two passes: the needed hardware events as one group (all or nothing on
 	 * the PMU, so they count over the same time and never multiplex among
 	 * themselves; it fits every PMU in scope, watchdog included, see
-	 * ARCHITECTURE.md), then anything else asked for, each a group of its
-	 * own. Software events never compete for counters: one group.
+	 * ARCHITECTURE.md), then anything else asked for: the user's events (-e)
+	 * as one group of their own, any other metric alone. Software events
+	 * never compete for counters: one group.
 	 */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < set->n; i++) {
@@ -248,7 +249,10 @@ int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool
 			ev->base_enabled_ns = ev->base_running_ns = 0;
 
 			int alone = -1;
-			bool ok = open_in_group(set, ev, !ev->info.hardware ? &sw_leader : pass == 0 ? &hw_leader : &alone);
+			int *leader = !ev->info.hardware ? &sw_leader
+				    : pass == 0 ? &hw_leader
+				    : ev->info.metric == METRIC_USER ? &user_leader : &alone;
+			bool ok = open_in_group(set, ev, leader);
 			opened += ok;
 			ev->open_status = ev->info.status;
 			memcpy(ev->open_reason, ev->info.reason, sizeof(ev->open_reason));

@@ -26,7 +26,8 @@ enum metric {
 	METRIC_TASK_CLOCK,
 	METRIC_CONTEXT_SWITCHES,
 	METRIC_CPU_MIGRATIONS,
-	METRIC_COUNT
+	METRIC_COUNT,
+	METRIC_USER = 64,	/* an event the user asked for by name (-e); not one the analysis reads */
 };
 
 /* "dtlb_load_misses", ...; NULL for an out-of-range value. */
@@ -147,6 +148,16 @@ void counter_set_delete(struct counter_set *set);
 /* Number of events in the set and the i-th one (pointer owned by the set). */
 size_t counter_set_size(const struct counter_set *set);
 const struct counter_info *counter_set_info(const struct counter_set *set, size_t i);
+
+/*
+ * Add the event the user named (-e/--event, as perf stat's): a libpfm4 name
+ * or perf's raw cpu/event=..,umask=../ or rNNNN (pmu/user_events.h), as
+ * metric METRIC_USER named as given. One that does not exist here is kept
+ * with status unsupported and the reason; 0 then. -EINVAL with why for raw
+ * syntax that does not parse, or a name libpfm4 does not know while it has
+ * a core PMU to know it by (a typo, not a machine without one). -ENOMEM.
+ */
+int counter_set_add_user(struct counter_set *set, const char *spec, char *why, size_t why_len);
 
 /* The PMU libpfm4 detected as the default hardware PMU ("skx", "amd64_fam19h_zen4"),
  * or "none" when there is only the kernel's software PMU. Owned by the set. */

@@ -17,6 +17,7 @@
 
 #include "pmu/counter_set.h"
 #include "pmu/pmu_choose.h"
+#include "pmu/user_events.h"
 #include "pmu/sample.h"
 
 /* meson's generated header defines TLBPROF_EVENTS_DIR; a bare compile has none. */
@@ -61,6 +62,8 @@ static const struct metric_desc metric_descs[METRIC_COUNT] = {
 
 const char *metric_name(enum metric m)
 {
+	if (m == METRIC_USER)
+		return "user";
 	if ((int)m < 0 || m >= METRIC_COUNT)
 		return NULL;
 	return metric_descs[m].key;
@@ -70,6 +73,8 @@ int metric_from_name(const char *name)
 {
 	if (!name)
 		return -1;
+	if (strcmp(name, "user") == 0)
+		return METRIC_USER;
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (strcmp(metric_descs[m].key, name) == 0)
 			return m;
@@ -580,4 +585,45 @@ void counter_set_delete(struct counter_set *set)
 	counter_set_close(set);
 	free(set->events);
 	free(set);
+}
+
+int counter_set_add_user(struct counter_set *set, const char *spec, char *why, size_t why_len)
+{
+	uint64_t config;
+	int raw = user_event_parse_raw(spec, &config, why, why_len);
+
+	if (raw < 0)
+		return raw;
+	struct counter_event *grown = realloc(set->events, (set->n + 1) * sizeof(*set->events));
+	if (!grown)
+		return -ENOMEM;
+	set->events = grown;
+	struct counter_event *ev = &set->events[set->n];
+	memset(ev, 0, sizeof(*ev));
+	ev->fd = -1;
+	struct counter_info *info = &ev->info;
+	info->metric = METRIC_USER;
+	info->hardware = true;
+	info->status = COUNTER_OK;
+	snprintf(info->name, sizeof(info->name), "%s", spec);
+	snprintf(info->event, sizeof(info->event), "%s", spec);
+	snprintf(info->source, sizeof(info->source), "user");
+	if (raw) {
+		/* perf's raw form: the config as given, user space only like the measured loop. */
+		ev->attr = (struct perf_event_attr){ .size = sizeof(ev->attr), .type = PERF_TYPE_RAW, .config = config,
+						     .exclude_kernel = 1, .exclude_hv = 1 };
+		ev->encoded = info->encoded = true;
+		info->type = PERF_TYPE_RAW;
+		info->config = config;
+		set->n++;
+		return 0;
+	}
+	encode_event(set, ev);
+	if (!ev->encoded && strcmp(set->pmu_name, "none") != 0 && strstr(info->reason, pfm_strerror(PFM_ERR_NOTFOUND))) {
+		snprintf(why, why_len, "'%s': no such event for PMU %s (tlbprof events --pmu %s lists the map's; "
+			 "libpfm4's showevtinfo all of them)", spec, set->pmu_name, set->pmu_name);
+		return -EINVAL;
+	}
+	set->n++;
+	return 0;
 }

@@ -66,7 +66,8 @@ static void csv_counters(FILE *f, const struct phase_result *r, bool per_access)
 			ci->status == COUNTER_MULTIPLEXED ? "multiplexed, scaled" : "");
 		if (!per_access)
 			continue;
-		snprintf(key, sizeof(key), "%s_per_access", metric_name(ci->metric));
+		/* A user's event (-e) by its own name: there may be several. */
+		snprintf(key, sizeof(key), "%s_per_access", ci->metric == METRIC_USER ? ci->name : metric_name(ci->metric));
 		csv_row(f, r->spec.name, report_num_text(cr->scaled / report_phase_accesses(r), buf, sizeof(buf)), "", key, pct,
 			"");
 	}

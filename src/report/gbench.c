@@ -137,7 +137,8 @@ static json_t *gb_benchmark(const struct report_input *in, size_t i, size_t fami
 		char key[96];
 		if (!report_counter_counted(ci, &r->counters[k]))
 			continue;
-		snprintf(key, sizeof(key), "%s_per_access", metric_name(ci->metric));
+		/* A user's event (-e) by its own name: there may be several. */
+		snprintf(key, sizeof(key), "%s_per_access", ci->metric == METRIC_USER ? ci->name : metric_name(ci->metric));
 		gb_counter(o, key, r->counters[k].scaled / report_phase_accesses(r));
 	}
 	const struct comparison *c = report_comparison_of(in->analysis, i);

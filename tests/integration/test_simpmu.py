@@ -90,6 +90,32 @@ if rep:
     if {c["method"] for c in rep["analysis"]["comparisons"]} != {"differential"}:
         fail("crowded PMU: the comparisons fall back to the differential method")
 
+# -e: the user's events count beside the needed group. On Zen 3 there is room for both (6 generic counters):
+# nothing multiplexes. On Skylake-SP (SMT on) the user's two dTLB/load events need counters 0-3 beside the group's
+# three: the groups rotate, both are scaled, and multiplexed_counters says so.
+USER = "cpu/event=0xc0/,cpu/event=0x76/"
+rep = run("zen3", ["--pages", "4k", "--size", "64M", "--iters", "200k", "--repeat", "3", "-e", USER])
+if rep:
+    users = [c for c in rep["counters"] if c["metric"] == "user"]
+    if [c["name"] for c in users] != USER.split(",") or any(c["status"] != "ok" for c in users):
+        fail(f"-e on zen3: {[(c['name'], c['status'], c['reason']) for c in users]}")
+    for p in rep["phases"]:
+        got = {k: c for k, c in p["counters"].items() if c["metric"] == "user"}
+        if set(got) != set(USER.split(",")) or any(c["multiplexed"] for c in got.values()):
+            fail(f"-e on zen3: {p['name']}: {got}")
+    if check(rep, "multiplexed_counters").get("status") != "pass":
+        fail(f"-e on zen3: {check(rep, 'multiplexed_counters')}")
+USER = ["skx::DTLB_LOAD_MISSES:STLB_HIT", "cpu/event=0xd0,umask=0x81/"]
+rep = run("skx-smt", ["--pages", "4k", "--size", "64M", "--iters", "200k", "--repeat", "3", "-e", USER[0], "-e", USER[1]])
+if rep:
+    mux = check(rep, "multiplexed_counters")
+    if mux.get("status") != "warn":
+        fail(f"-e on skx-smt: the groups must rotate and say so: {mux}")
+    p = rep["phases"][0]
+    got = {k: c for k, c in p["counters"].items() if c["metric"] == "user"}
+    if set(got) != set(USER) or not all(c["multiplexed"] for c in got.values()):
+        fail(f"-e on skx-smt: {got}")
+
 # A bad model is a usage error naming the variable.
 p = subprocess.run([TLBPROF, "--pages", "4k", "--size", "1M"], capture_output=True, text=True,
                    env=dict(os.environ, TLBPROF_SIMULATE_PMU="pentium4"), timeout=60)
