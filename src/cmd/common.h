@@ -27,15 +27,18 @@ struct measuring {
 };
 
 /*
- * Set up a measuring run: the counter set (from --events-dir, which must
- * parse; the installed maps failing is a warning and a run without
- * counters), the environment, pinning to cpu (-1: not pinned), then the
- * core-clock calibration on that CPU (cores of a hybrid CPU run at
- * different clocks), and the core identified again with what the clock
- * measured (timing.h: add_imm_per_cycle). Returns 0, or EXIT_USAGE after printing the one-line
- * error about --events-dir. Tear down with command_measuring_free().
+ * Set up a measuring run: the environment (the core is a clue for the PMU),
+ * the counter set (from --events-dir, which must parse; the installed maps
+ * failing is a warning and a run without counters) with the user's events
+ * (-e; may be NULL), pinning to cpu (-1: not pinned), then the core-clock
+ * calibration on that CPU (cores of a hybrid CPU run at different clocks),
+ * and the core identified again with what the clock measured (timing.h:
+ * add_imm_per_cycle). Returns 0, or EXIT_USAGE after printing the one-line
+ * error about --events-dir, an --event or TLBPROF_SIMULATE_PMU. Tear down
+ * with command_measuring_free().
  */
-int command_measuring_setup(struct measuring *m, const char *events_dir, int cpu);
+struct cli_events;
+int command_measuring_setup(struct measuring *m, const char *events_dir, const struct cli_events *events, int cpu);
 void command_measuring_free(struct measuring *m);
 
 /*
