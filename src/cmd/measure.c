@@ -438,7 +438,7 @@ static int measure_run(const void *options, const struct command_context *ctx)
 
 	if (o->is_child)
 		return run_child(o, ctx);
-	if ((status = command_measuring_setup(&m, o->events_dir, o->plan.cpu)) != 0)
+	if ((status = command_measuring_setup(&m, o->events_dir, &o->events, o->plan.cpu)) != 0)
 		return status;
 	struct plan_context pctx = {
 		.with_controls = o->controls == CONTROLS_ALWAYS ||
