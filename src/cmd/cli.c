@@ -309,3 +309,20 @@ enum option_result cli_check_outputs(struct report_outputs *out, char *msg, size
 	}
 	return OPTION_OK;
 }
+
+enum option_result cli_set_event(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
+{
+	struct cli_events *ev = (struct cli_events *)((char *)opts + o->offset);
+	char items[CLI_MAX_EVENTS][USER_EVENT_MAX], why[256];
+	uint64_t config;
+	int n = user_event_split(arg, items, CLI_MAX_EVENTS - ev->n, why, sizeof(why));
+
+	if (n < 0)
+		return option_error(msg, len, "--event '%s': %s", arg, why);
+	for (int i = 0; i < n; i++) {
+		if (user_event_parse_raw(items[i], &config, why, sizeof(why)) < 0)
+			return option_error(msg, len, "--event %s", why);
+		snprintf(ev->spec[ev->n++], sizeof(ev->spec[0]), "%.*s", USER_EVENT_MAX - 1, items[i]);
+	}
+	return OPTION_OK;
+}
