@@ -5,10 +5,33 @@
 #include <string.h>
 
 #include "cmd/command.h"
+#include "cmd/options.h"
+#include "measure/workload.h"
 #include "types.h"
 #include "parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* The registry's entries (measure/workloads/registry.c). */
+extern const struct workload_ops workload_chase, workload_stride;
+
+/*
+ * The bounds a parse that succeeds must hold, written without overflow: every
+ * stride at most half of every size (2 * 2^63 wrapped to 0 once). abort()
+ * makes a violation a crash the fuzzer keeps.
+ */
+static void check_bounds(const struct command *cmd, const void *options)
+{
+	if (cmd != &command_measure)
+		return;
+	const struct plan_request *req = &((const struct measure_options *)options)->plan;
+	for (size_t i = 0; i < req->n_sizes; i++) {
+		if (req->workload == &workload_chase && req->sizes_bytes[i] / 2 < req->stride_bytes)
+			abort();
+		for (size_t k = 0; req->workload == &workload_stride && k < req->n_strides; k++)
+			if (req->sizes_bytes[i] / 2 < req->strides_bytes[k])
+				abort();
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -44,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = p;
 	}
 	argv[argc] = NULL;
-	command_parse(argc, argv, &cmd, &options, msg, sizeof(msg));
+	if (command_parse(argc, argv, &cmd, &options, msg, sizeof(msg)) == OPTION_OK)
+		check_bounds(cmd, options);
 	free(options);
 	free(s);
 	return 0;

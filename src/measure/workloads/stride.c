@@ -63,7 +63,7 @@ static int stride_validate(const struct plan_request *req, char *msg, size_t len
 	for (size_t i = 0; i < req->n_sizes; i++)
 		for (size_t k = 0; k < req->n_strides; k++) {
 			char s[16], t[16];
-			if (req->sizes_bytes[i] < 2 * req->strides_bytes[k]) {
+			if (req->sizes_bytes[i] / 2 < req->strides_bytes[k]) {	/* 2 * stride would wrap */
 				option_error(msg, len, "--strides: '%s' must be at most half of --size '%s'",
 					     format_size(req->strides_bytes[k], t, sizeof(t)),
 					     format_size(req->sizes_bytes[i], s, sizeof(s)));
