@@ -94,8 +94,9 @@ static int analyze_run(const void *options, const struct command_context *ctx)
 		.source = doc.source,
 	};
 	status = analysis_fails(analysis.verdict, (enum fail_on)o->fail_on) ? EXIT_CHECK_FAILED : EXIT_OK;
-	if (report_emit(&in, &o->out) != 0)
-		status = EXIT_OUTPUT;
+	int emitted = report_emit(&in, &o->out);
+	if (emitted != 0)
+		status = emitted == -EINTR ? EXIT_INTERRUPTED : EXIT_OUTPUT;
 	analysis_free(&analysis);
 	report_doc_free(&doc);
 	return status;

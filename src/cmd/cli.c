@@ -112,6 +112,15 @@ enum option_result cli_set_output(const struct option_spec *o, const char *arg, 
 		return option_error(msg, len, "--output '': give a file, a directory, - for stdout or FORMAT=FILE");
 	if (output_map_prefix(arg) >= 0)
 		return parse_output_map(arg, out, msg, len);
+	/*
+	 * WORD=... with no slash before the '=' reads as FORMAT=PATH: a typo
+	 * (junt=ci.xml) must not become a file of that name. A file so named is
+	 * still reachable as ./WORD=....
+	 */
+	size_t word = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	if (word && arg[word] == '=')
+		return option_error(msg, len, "--output '%s': unknown format '%.*s' (use json, gbench, openmetrics, junit, "
+				    "csv; a file of that name is ./%s)", arg, (int)word, arg, arg);
 	if (out->n_output_map)
 		return option_error(msg, len, "--output '%s': cannot be combined with --output FORMAT=PATH", arg);
 	out->output_path = arg;
@@ -176,8 +185,28 @@ static bool output_dir_writable(const char *file)
 	return ok;
 }
 
+/* Whether path is a symlink report_link_target() does not follow: another user's, in a sticky directory. */
+static bool link_refused(const char *path)
+{
+	char *target = report_link_target(path);
+	bool refused = !target && errno == EACCES;
+
+	free(target);
+	return refused;
+}
+
+/* The one-line error of a refused link (OPTION_NO_OUTPUT: nothing runs, exit 4). */
+static enum option_result link_error(const char *option, const char *format, const char *path, char *msg, size_t len)
+{
+	option_error(msg, len, "%s '%s%s%s': a symlink another user owns in a sticky directory; not followed", option,
+		     format ? format : "", format ? "=" : "", path);
+	return OPTION_NO_OUTPUT;
+}
+
 enum option_result cli_check_output_target(const char *option, const char *path, char *msg, size_t len)
 {
+	if (path && strcmp(path, "-") != 0 && link_refused(path))
+		return link_error(option, NULL, path, msg, len);
 	if (path && strcmp(path, "-") != 0 && !output_dir_writable(path)) {
 		option_error(msg, len, "%s '%s': a directory, or its directory does not exist or is not writable", option,
 			     path);
@@ -248,6 +277,8 @@ static enum option_result check_output_map(struct report_outputs *out, char *msg
 		return OPTION_NO_OUTPUT;
 	for (size_t i = 0; i < out->n_output_map; i++) {
 		const char *path = out->format_paths[out->output_map[i]];
+		if (strcmp(path, "-") != 0 && link_refused(path))
+			return link_error("--output", output_format_name(out->output_map[i]), path, msg, len);
 		if (strcmp(path, "-") != 0 && !output_dir_writable(path)) {
 			option_error(msg, len, "--output '%s=%s': its directory does not exist or is not writable",
 				     output_format_name(out->output_map[i]), path);
@@ -303,6 +334,8 @@ enum option_result cli_check_outputs(struct report_outputs *out, char *msg, size
 		option_error(msg, len, "--output '%s': directory not writable: %s", path, strerror(errno));
 		return OPTION_NO_OUTPUT;
 	}
+	if (path && !out->output_dir && strcmp(path, "-") != 0 && link_refused(path))
+		return link_error("--output", NULL, path, msg, len);
 	if (path && !out->output_dir && strcmp(path, "-") != 0 && !output_dir_writable(path)) {
 		option_error(msg, len, "--output '%s': its directory does not exist or is not writable", path);
 		return OPTION_NO_OUTPUT;

@@ -467,8 +467,9 @@ static int measure_run(const void *options, const struct command_context *ctx)
 		.pmu_name = m.counters ? counter_set_pmu_name(m.counters) : "none",
 	};
 	status = exit_status(&results, &analysis, (enum fail_on)o->fail_on);
-	if (report_emit(&in, &o->out) != 0)
-		status = EXIT_OUTPUT;
+	int emitted = report_emit(&in, &o->out);
+	if (emitted != 0)
+		status = emitted == -EINTR ? EXIT_INTERRUPTED : EXIT_OUTPUT;
 out:
 	analysis_free(&analysis);
 	run_results_free(&results);

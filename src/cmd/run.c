@@ -319,8 +319,9 @@ static int run_run(const void *options, const struct command_context *ctx)
 	};
 	status = run_status(&tr, &results, &analysis, (enum fail_on)o->fail_on);
 	say_outcome(o, &tr, sample_why);
-	if (report_emit(&in, &o->out) != 0)
-		status = EXIT_OUTPUT;
+	int emitted = report_emit(&in, &o->out);
+	if (emitted != 0)
+		status = emitted == -EINTR ? EXIT_INTERRUPTED : EXIT_OUTPUT;
 out:
 	analysis_free(&analysis);
 	run_results_free(&results);

@@ -649,20 +649,24 @@ int report_compare_emit(const struct report_compare_input *in, const struct repo
 {
 	bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
 	char msg[512];
+	int rc = 0;
 
+	/* A failed table costs the JSON nothing (report_emit()). */
 	if (!out->quiet) {
 		FILE *f = json_stdout ? stderr : stdout;
+		errno = 0;
 		report_compare_print_text(in, f);
 		if (fflush(f) != 0 || ferror(f)) {
 			snprintf(msg, sizeof(msg), "cannot write the comparison to %s: %s", json_stdout ? "stderr" : "stdout",
-				 strerror(errno));
+				 strerror(errno ? errno : EIO));
 			report_error(msg);
-			return -1;
+			clearerr(f);
+			rc = -1;
 		}
 	}
 	if (out->json_path && report_compare_write_json(in, out->json_path, msg, sizeof(msg)) != 0) {
 		report_error(msg);
-		return -1;
+		rc = -1;
 	}
-	return 0;
+	return rc;
 }

@@ -15,8 +15,9 @@ void report_error(const char *msg)
 
 int report_emit(const struct report_input *in, const struct report_outputs *out)
 {
-	bool to_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
+	bool to_stdout = out->json_path && strcmp(out->json_path, "-") == 0, interrupted = false;
 	char msg[512];
+	int rc = 0, e;
 
 	for (size_t i = 0; i < out->n_formats; i++) {
 		const char *p = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
@@ -24,20 +25,26 @@ int report_emit(const struct report_input *in, const struct report_outputs *out)
 		to_stdout |= p && strcmp(p, "-") == 0;
 	}
 
+	/*
+	 * Every output is tried, so one that cannot be written does not cost the
+	 * others: a full or closed stdout (> /dev/full, >&- under cron, | head
+	 * with SIGPIPE ignored) loses the table, never the report files.
+	 */
 	if (!out->quiet) {
 		FILE *f = to_stdout ? stderr : stdout;
+		errno = 0;
 		report_print_text(in, f);
 		if (fflush(f) != 0 || ferror(f)) {
 			snprintf(msg, sizeof(msg), "cannot write the table to %s: %s", to_stdout ? "stderr" : "stdout",
-				 strerror(errno));
+				 strerror(errno ? errno : EIO));
 			report_error(msg);
-			return -1;
+			clearerr(f);
+			rc = -1;
 		}
 	}
-	/* Every output is tried, so one that cannot be written does not cost the others. */
-	int rc = 0;
-	if (out->json_path && report_write_json(in, out->json_path, msg, sizeof(msg)) != 0) {
+	if (out->json_path && (e = report_write_json(in, out->json_path, msg, sizeof(msg))) != 0) {
 		report_error(msg);
+		interrupted |= e == -EINTR;
 		rc = -1;
 	}
 	for (size_t i = 0; i < out->n_formats; i++) {
@@ -52,11 +59,12 @@ int report_emit(const struct report_input *in, const struct report_outputs *out)
 				return -1;
 			}
 		}
-		if (report_write_format(in, out->formats[i], path ? path : target, "--output", msg, sizeof(msg)) != 0) {
+		if ((e = report_write_format(in, out->formats[i], path ? path : target, "--output", msg, sizeof(msg))) != 0) {
 			report_error(msg);
+			interrupted |= e == -EINTR;
 			rc = -1;
 		}
 		free(path);
 	}
-	return rc;
+	return interrupted ? -EINTR : rc;
 }

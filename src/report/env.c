@@ -377,19 +377,23 @@ static int emit(const struct report_outputs *out, const void *in, void (*print)(
 {
 	bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
 	char msg[512];
+	int failed = 0;
 
+	/* A failed table costs the JSON nothing (report_emit()). */
 	if (!out->quiet) {
 		FILE *f = json_stdout ? stderr : stdout;
+		errno = 0;
 		print(in, f);
 		if (fflush(f) != 0 || ferror(f)) {
 			snprintf(msg, sizeof(msg), "cannot write to %s: %s", json_stdout ? "stderr" : "stdout",
-				 strerror(errno));
+				 strerror(errno ? errno : EIO));
 			report_error(msg);
-			return -1;
+			clearerr(f);
+			failed = -1;
 		}
 	}
 	if (!out->json_path)
-		return 0;
+		return failed;
 	json_t *root = build(in);
 	int rc = root ? report_json_dump(root, out->json_path, msg, sizeof(msg)) : -ENOMEM;
 	if (!root)
@@ -399,7 +403,7 @@ static int emit(const struct report_outputs *out, const void *in, void (*print)(
 		report_error(msg);
 		return -1;
 	}
-	return 0;
+	return failed;
 }
 
 static void print_env(const void *in, FILE *f)

@@ -122,6 +122,9 @@ int report_json_dump(json_t *root, const char *path, char *err, size_t err_len);
  */
 int report_json_dumpf(const json_t *root, FILE *f);
 
+/* load.c: a saved report's JSON into *root (caller decrefs), its input bounded at 256 MiB. 0, or -errno with err. */
+int report_json_load(const char *path, json_t **root, char *err, size_t err_len);
+
 /* ---- text.c: text from outside as well-formed UTF-8, escaped for each format ---- */
 
 /*

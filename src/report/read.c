@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/internal.h"
 #include "report/report.h"
 
 #include "target/target.h"
@@ -14,6 +15,8 @@
 
 #define REPORT_MAX_PHASES 100000
 #define REPORT_MAX_COUNTERS 256
+/* A timed access or page beyond 1000 s is no measurement: 1e308 would make every spread infinite. */
+#define REPORT_MAX_SAMPLE_NS 1e12
 
 /* Parsing state: the file name and where an error happened. */
 struct reader {
@@ -375,8 +378,9 @@ static int read_samples(struct reader *rd, json_t *p, const char *where, struct 
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(samples); i++) {
 		json_t *v = json_array_get(samples, i);
-		if (!json_is_number(v) || json_number_value(v) < 0)
-			return bad(rd, "%s.ns_per_access.samples[%zu]: not a non-negative number", where, i);
+		if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= REPORT_MAX_SAMPLE_NS))
+			return bad(rd, "%s.ns_per_access.samples[%zu]: not a number from 0 to %g ns", where, i,
+				   REPORT_MAX_SAMPLE_NS);
 		r->samples_ns[r->n_samples++] = json_number_value(v);
 	}
 	return 0;
@@ -725,8 +729,8 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(samples); i++) {
 		json_t *v = json_array_get(samples, i);
-		if (!json_is_number(v) || json_number_value(v) < 0)
-			return bad(rd, "%s.samples[%zu]: not a non-negative number", w, i);
+		if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= REPORT_MAX_SAMPLE_NS))
+			return bad(rd, "%s.samples[%zu]: not a number from 0 to %g ns", w, i, REPORT_MAX_SAMPLE_NS);
 		r->rerun_ns[r->n_rerun++] = json_number_value(v);
 	}
 	return 0;
@@ -788,24 +792,13 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 	struct reader rd = { .path = path, .err = err, .err_len = err_len, .doc = doc };
 	struct counter_info *infos = NULL;
 	size_t n_infos = 0;
-	json_error_t jerr;
 	json_t *root, *v, *phases, *cmd;
 	int rc;
 
 	memset(doc, 0, sizeof(*doc));
-	/* Reject what a report cannot be before parsing: jansson handles depth, this bounds memory. */
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		rc = -errno;
-		snprintf(err, err_len, "%s: %s", path, strerror(-rc));
+	/* Bounded input (report_json_load()), jansson's depth limit; the counts below bound what is kept. */
+	if ((rc = report_json_load(path, &root, err, err_len)) != 0)
 		return rc;
-	}
-	root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
-	fclose(f);
-	if (!root) {
-		snprintf(err, err_len, "%s:%d:%d: not valid JSON: %s", path, jerr.line, jerr.column, jerr.text);
-		return -EINVAL;
-	}
 	rc = -EINVAL;
 	if (!json_is_object(root)) {
 		bad(&rd, "not a tlbprof report (top level is not an object)");

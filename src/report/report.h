@@ -141,8 +141,10 @@ int report_write_file(const char *path, const char *option, const char *what,
  * The file a write to path changes: path itself, or the end of its chain of
  * symlinks, also when that file does not exist yet (a dangling link). The
  * writers above replace that file and keep the links; the cli checks its
- * directory before any work. Caller frees; NULL with errno (ELOOP, ENOMEM,
- * a readlink error).
+ * directory before any work. A link the kernel's fs.protected_symlinks
+ * would refuse (another user's, in a sticky world-writable directory) is not
+ * followed, whatever the sysctl says: NULL with EACCES. Caller frees; NULL
+ * with errno (EACCES, ELOOP, ENOMEM, a readlink error).
  */
 char *report_link_target(const char *path);
 
@@ -199,7 +201,9 @@ void report_doc_free(struct report_doc *doc);
  * stdout), write the JSON report when out->json_path asks and each of
  * out->formats to out->output_path (a file, or one file per format in a
  * directory). Returns 0, or -1 after printing the one-line reason of each
- * failed write (exit 4); the other outputs are still written.
+ * failed write (exit 4): the table's failure too, and the other outputs are
+ * still written; -EINTR when a signal ended a wait for a FIFO's reader (exit
+ * 130).
  */
 int report_emit(const struct report_input *in, const struct report_outputs *out);
 

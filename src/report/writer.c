@@ -2,7 +2,8 @@
 /*
  * The one atomic writer: every file tlbprof writes goes through
  * report_write_file() (a temporary file renamed over the target, a symlink's
- * file replaced, a device written in place), and JSON onto a stream.
+ * file replaced unless another user planted the link, a device written in
+ * place), and JSON onto a stream.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "report/internal.h"
 #include "report/report.h"
 
@@ -25,6 +27,29 @@ static int finish_stream(FILE *f)
 	return 0;
 }
 
+/*
+ * Whether the kernel's fs.protected_symlinks would refuse to follow link (st
+ * its lstat): a link in a sticky, world-writable directory (/tmp) is
+ * followed only by its owner, or when the directory's owner owns it too.
+ * Following links by hand (readlink, then a rename onto the target) skips
+ * the kernel's check, so it is made here, whatever the sysctl says: another
+ * user's link must never make tlbprof replace a file that user cannot write.
+ */
+static bool link_planted(const char *link, const struct stat *st)
+{
+	char *copy = strdup(link);
+	struct stat dir;
+	bool planted;
+
+	if (!copy)
+		return true;	/* cannot tell: not followed */
+	planted = stat(dirname(copy), &dir) != 0 ||
+		  ((dir.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH) && st->st_uid != geteuid() &&
+		   st->st_uid != dir.st_uid);
+	free(copy);
+	return planted;
+}
+
 char *report_link_target(const char *path)
 {
 	char *cur = strdup(path), buf[4096];
@@ -34,6 +59,11 @@ char *report_link_target(const char *path)
 		struct stat st;
 		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
 			return cur;
+		if (link_planted(cur, &st)) {
+			free(cur);
+			errno = EACCES;
+			return NULL;
+		}
 		ssize_t n = hops < 40 ? readlink(cur, buf, sizeof(buf) - 1) : (errno = ELOOP, -1);
 		if (n < 0) {
 			free(cur);
@@ -51,6 +81,14 @@ char *report_link_target(const char *path)
 		cur = next;
 	}
 	return NULL;
+}
+
+/* Why report_link_target() gave no file (rc: -errno). */
+static void link_error(const char *path, const char *option, int rc, char *err, size_t err_len)
+{
+	snprintf(err, err_len, "%s '%s': %s: %s", option, path,
+		 rc == -EACCES ? "a symlink another user owns in a sticky directory, not followed" : "cannot follow the link",
+		 strerror(-rc));
 }
 
 /* The stream writer report_write_file() calls: 0 or -errno. */
@@ -83,8 +121,10 @@ static int write_in_place(const char *path, const struct stat *st, const char *o
 		rc = -EISDIR;
 		snprintf(err, err_len, "%s '%s': is a directory", option, path);
 	} else if (!(f = fopen(path, "we"))) {
+		/* A FIFO's open waits for a reader; a signal asking tlbprof to stop ends the wait (EINTR). */
 		rc = -errno;
-		snprintf(err, err_len, "%s '%s': cannot open: %s", option, path, strerror(-rc));
+		snprintf(err, err_len, "%s '%s': %s: %s", option, path,
+			 rc == -EINTR ? "interrupted while waiting for a reader" : "cannot open", strerror(-rc));
 	} else {
 		if ((rc = emit(f, ctx)) == 0)
 			rc = finish_stream(f);
@@ -111,11 +151,12 @@ static mode_t replaced_mode(const char *target)
 
 /*
  * A temporary file next to target, created exclusively (never through a
- * symlink), to be renamed over it: its name in *tmp (caller frees) and its
- * descriptor in *fd. Returns 0, or -errno with the reason in err.
+ * symlink), to be renamed over it: its name in *tmp (caller frees), its
+ * descriptor in *fd and its cleanup.h slot in *slot. The caller blocks the
+ * fatal signals around it. Returns 0, or -errno with the reason in err.
  */
 static int temp_create(const char *path, const char *target, const char *option, const char *what, char **tmp,
-		       int *fd, char *err, size_t err_len)
+		       int *fd, int *slot, char *err, size_t err_len)
 {
 	char *dircopy = strdup(target);
 	int rc = 0;
@@ -128,6 +169,7 @@ static int temp_create(const char *path, const char *target, const char *option,
 		goto out;
 	}
 	*fd = mkostemp(*tmp, O_CLOEXEC);
+	*slot = *fd >= 0 ? cleanup_add(*tmp) : -1;	/* a second signal removes it (main.c) */
 	if (*fd < 0) {
 		rc = errno ? -errno : -EIO;
 		snprintf(err, err_len, "%s '%s': cannot create a file in the directory of %s: %s", option, path, target,
@@ -174,24 +216,33 @@ static int write_replacing(const char *path, const char *option, const char *wha
 			   const void *ctx, char *err, size_t err_len)
 {
 	char *target = report_link_target(path), *tmp = NULL;
-	int rc, fd;
+	int rc, fd, slot = -1;
+	sigset_t old;
 
 	if (!target) {
 		rc = -errno;
-		snprintf(err, err_len, "%s '%s': cannot follow the link: %s", option, path, strerror(-rc));
+		link_error(path, option, rc, err, err_len);
 		return rc;
 	}
 	mode_t mode = replaced_mode(target);
-	if ((rc = temp_create(path, target, option, what, &tmp, &fd, err, err_len)) != 0 || !tmp) {
+	/* No signal between creating the temporary file and remembering it, nor between renaming and forgetting it. */
+	cleanup_block(&old);
+	rc = temp_create(path, target, option, what, &tmp, &fd, &slot, err, err_len);
+	cleanup_unblock(&old);
+	if (rc != 0 || !tmp) {
 		rc = rc ? rc : -EIO;	/* temp_create names a file whenever it succeeds */
 		goto out;
 	}
-	if ((rc = temp_fill(fd, mode, emit, ctx)) == 0 && rename(tmp, target) != 0)
+	rc = temp_fill(fd, mode, emit, ctx);
+	cleanup_block(&old);
+	if (rc == 0 && rename(tmp, target) != 0)
 		rc = -errno;
-	if (rc) {
-		snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
+	if (rc)
 		unlink(tmp);
-	}
+	cleanup_forget(slot);
+	cleanup_unblock(&old);
+	if (rc)
+		snprintf(err, err_len, "%s '%s': cannot write the %s: %s", option, path, what, strerror(-rc));
 out:
 	free(tmp);
 	free(target);
@@ -209,6 +260,16 @@ int report_write_file(const char *path, const char *option, const char *what,
 	}
 	if (strcmp(path, "-") == 0)
 		return write_stdout(what, emit, ctx, err, err_len);
+	/* A link another user planted is not followed, not even to a device (a disk written in place). */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		char *target = report_link_target(path);
+		if (!target) {
+			int rc = -errno;
+			link_error(path, option, rc, err, err_len);
+			return rc;
+		}
+		free(target);
+	}
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return write_in_place(path, &st, option, what, emit, ctx, err, err_len);
 	return write_replacing(path, option, what, emit, ctx, err, err_len);
