@@ -24,17 +24,21 @@ enum {
 	EXIT_INTERRUPTED = 130,
 };
 
-/* How main handles SIGINT and SIGTERM while a command runs. */
+/*
+ * How main handles SIGINT, SIGTERM and SIGHUP while a command runs (SIGPIPE
+ * is ignored for all: a closed reader is EPIPE, exit 4). Wherever a signal
+ * ends tlbprof, the files of cleanup.h are removed first.
+ */
 enum command_signals {
-	COMMAND_SIGNALS_DEFAULT,	/* the default actions: the command has nothing to save */
+	COMMAND_SIGNALS_DEFAULT,	/* the first signal ends tlbprof: the command has nothing to save */
 	/* Measuring: stop at the next safe point and write what is done; a second signal ends tlbprof. */
 	COMMAND_SIGNALS_STOP,
 	/*
 	 * tlbprof run: tlbprof must outlive its command to reap it and write the
 	 * report, so a second signal only raises the stop level to 2 (the command
-	 * is then killed at once), and SIGPIPE is ignored (a benchmark that stops
-	 * reading its acks must not kill tlbprof; the command gets the default
-	 * back at exec).
+	 * is then killed at once). The command gets the signal tlbprof got (a
+	 * SIGHUP passed on as SIGHUP), and SIGPIPE's default back at exec (a
+	 * benchmark that stops reading its acks must not kill tlbprof).
 	 */
 	COMMAND_SIGNALS_SURVIVE,
 };
@@ -44,6 +48,7 @@ struct command_context {
 	int argc;			/* the command line as typed (for the report and re-execution) */
 	char **argv;
 	volatile sig_atomic_t *stop;	/* raised by signals (COMMAND_SIGNALS_STOP/SURVIVE): stop at a safe point */
+	volatile sig_atomic_t *stop_signal;	/* the latest of those signals (SIGINT, SIGTERM, SIGHUP), 0 before */
 };
 
 struct command {

@@ -159,6 +159,12 @@ static enum option_result run_parse(int argc, char **argv, void *options, char *
 	if (!command_find_program(argv[p.optind], found, sizeof(found)))
 		return option_error(msg, len, "run: '%s': command not found or not executable", argv[p.optind]);
 	o->argv = argv + p.optind;	/* main's argv, which ends in NULL */
+	const char *tmp = getenv("TMPDIR");
+	struct stat st;
+	/* The marker FIFOs' private directory goes into TMPDIR: a missing or read-only one is refused up front. */
+	if (tmp && *tmp && (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode) || access(tmp, W_OK | X_OK) != 0))
+		return option_error(msg, len, "run: TMPDIR '%s': not a writable directory (the marker FIFOs go there)",
+				    tmp);
 	return cli_check_outputs(&o->out, msg, len);
 }
 
@@ -253,6 +259,7 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 		.ack_fd = o->ack_fd,
 		.start_disabled = o->start_disabled,
 		.tmpdir = getenv("TMPDIR"),
+		.stop_signal = ctx->stop_signal,
 	};
 	struct run_context rctx = { .clock = &m->clock, .counters = m->counters, .stop = ctx->stop };
 	char msg[512];
@@ -261,7 +268,14 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 	command_host_before(m);
 	int rc = target_run(&opt, &rctx, results, tr);
 	command_host_after(m);
-	if (rc == -ENOENT) {
+	if (tr->fifo_errno) {
+		/* The FIFOs' directory failed, not the command. */
+		snprintf(msg, sizeof(msg), "run: cannot make the marker FIFOs' directory in TMPDIR '%s': %s",
+			 opt.tmpdir && *opt.tmpdir ? opt.tmpdir : "/tmp", strerror(tr->fifo_errno));
+		report_error(msg);
+		return EXIT_UNAVAILABLE;
+	}
+	if (rc == -ENOENT && tr->exec_errno) {
 		snprintf(msg, sizeof(msg), "run: cannot execute '%s': %s", o->argv[0], strerror(tr->exec_errno));
 		report_error(msg);
 		return EXIT_USAGE;

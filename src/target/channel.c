@@ -265,11 +265,15 @@ static int make_fifos(struct target_state *st)
 {
 	const char *tmp = st->opt->tmpdir && *st->opt->tmpdir ? st->opt->tmpdir : "/tmp";
 
-	if ((size_t)snprintf(st->dir, sizeof(st->dir), "%s/tlbprof-run.XXXXXX", tmp) >= sizeof(st->dir))
+	if ((size_t)snprintf(st->dir, sizeof(st->dir), "%s/tlbprof-run.XXXXXX", tmp) >= sizeof(st->dir)) {
+		st->dir[0] = '\0';
+		st->tr->fifo_errno = ENAMETOOLONG;
 		return -ENAMETOOLONG;
+	}
 	/* mkdtemp makes the directory 0700: nobody else can open, replace or read the FIFOs. */
 	if (!mkdtemp(st->dir)) {
 		st->dir[0] = '\0';
+		st->tr->fifo_errno = errno;
 		return -errno;
 	}
 	snprintf(st->ctl_path, sizeof(st->ctl_path), "%s/ctl", st->dir);

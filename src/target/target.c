@@ -67,13 +67,16 @@ static void record_exit(struct target_result *tr, const siginfo_t *si)
 }
 
 /*
- * Stop the command: SIGINT, then SIGKILL after the grace period, or at once
- * when a second signal reaches tlbprof (*stop counts them). Returns when it
- * has exited.
+ * Stop the command: the signal tlbprof got (SIGINT, SIGTERM or SIGHUP: a
+ * hung-up terminal hangs up the command too, never orphans it), then SIGKILL
+ * after the grace period, or at once when a second signal reaches tlbprof
+ * (*stop counts them). Returns when it has exited.
  */
 static void stop_child(struct target_state *st, siginfo_t *si, volatile sig_atomic_t *stop)
 {
-	kill(st->pid, SIGINT);
+	int sig = st->opt->stop_signal ? *st->opt->stop_signal : 0;
+
+	kill(st->pid, sig == SIGTERM || sig == SIGHUP ? sig : SIGINT);
 	for (int waited = 0; waited < TARGET_KILL_GRACE_MS && *stop < 2; waited += 50) {
 		memset(si, 0, sizeof(*si));
 		if (waitid(P_PID, (id_t)st->pid, si, WEXITED | WNOHANG) == 0 && si->si_pid == st->pid)

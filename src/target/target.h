@@ -2,6 +2,7 @@
 /* tlbprof run: start someone else's benchmark, follow its phase markers or perf control commands, measure each phase. */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,7 @@ struct target_options {
 	int ctl_fd, ack_fd;
 	bool start_disabled;		/* --delay -1: no window until the first "enable" */
 	const char *tmpdir;		/* where the private directory of the marker FIFOs goes */
+	volatile sig_atomic_t *stop_signal;	/* the signal that asked to stop, passed on to the command; NULL: SIGINT */
 	bool sample;			/* --sample: sample the command with its addresses and IPs */
 	const struct counter_sample_event *sample_event;	/* the event; NULL: every page fault */
 	size_t sample_top;		/* functions and regions to keep in the summary */
@@ -39,6 +41,7 @@ struct target_result {
 	pid_t pid;
 	bool started;			/* execve succeeded */
 	int exec_errno;			/* why it did not */
+	int fifo_errno;			/* the marker FIFOs' private directory could not be made in tmpdir (0: it was) */
 	bool exited;			/* exited normally (exit_code is valid) */
 	int exit_code;
 	int term_signal;		/* killed by this signal (0: not) */
@@ -70,10 +73,11 @@ struct target_result {
  * at exec), exec the command without a shell, and serve its markers and
  * control commands until it exits. Each phase name becomes one result (its
  * occurrences aggregated); an unmarked command is one phase "command". On
- * *ctx->stop the command gets SIGINT (SIGKILL 2 s later) and out->interrupted
- * is set. Returns 0 (also when the command failed: see *tr), -ENOENT (...)
- * when the command could not be executed (tr->exec_errno), or -errno when
- * tlbprof could not set up (FIFOs, fork); free with target_result_free()
+ * *ctx->stop the command gets the signal of *opt->stop_signal (SIGINT without
+ * one; SIGKILL 2 s later) and out->interrupted is set. Returns 0 (also when
+ * the command failed: see *tr), -ENOENT (...) when the command could not be
+ * executed (tr->exec_errno), or -errno when tlbprof could not set up: the
+ * FIFO directory in opt->tmpdir (tr->fifo_errno), a FIFO, fork; free with target_result_free()
  * and run_results_free().
  */
 int target_run(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,

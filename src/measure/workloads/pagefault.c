@@ -11,6 +11,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "parse.h"
 #include "measure/plan.h"
 #include "measure/region.h"
@@ -30,6 +31,7 @@ struct pagefault_state {
 	struct region region;	/* anonymous cases: this sample's mapping */
 	char path[4096];	/* file cases: the data file */
 	bool own_file;		/* made here: removed on release */
+	int cleanup_slot;	/* own_file: its cleanup.h slot, so that a fatal signal removes it too */
 	int fd;
 	void *map;		/* file cases: this sample's mapping */
 	bool drop_caches;
@@ -81,6 +83,28 @@ static enum option_result set_drop_caches(const struct option_spec *o, const cha
 		return option_error(msg, len, "--drop-caches: needs root (it writes /proc/sys/vm/drop_caches)");
 	((struct plan_request *)opts)->drop_caches = true;
 	return OPTION_OK;
+}
+
+/*
+ * The file cases' data file goes into --dir, else $TMPDIR: a TMPDIR that is
+ * missing or read-only is refused before anything runs, as --dir is.
+ */
+static int pagefault_validate(const struct plan_request *req, char *msg, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	bool file = false;
+	struct stat st;
+
+	for (size_t c = 0; c < req->n_cases; c++)
+		file |= fault_case_is_file(req->cases[c]);
+	if (!file || req->dir || req->child || !tmp || !*tmp)
+		return 0;
+	if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode) || access(tmp, W_OK | X_OK) != 0) {
+		option_error(msg, len, "TMPDIR '%s': not a writable directory (the file cases' data file goes there; "
+			     "or give --dir)", tmp);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static const struct option_spec pagefault_params[] = {
@@ -159,7 +183,12 @@ static int open_data_file(struct pagefault_state *st, const struct phase_spec *p
 		return -ENOSPC;
 	}
 	snprintf(st->path, sizeof(st->path), "%s/tlbprof-pagefault-XXXXXX", dir);
+	/* No signal between making the file and remembering it: a second Ctrl-C must not leave --size bytes behind. */
+	sigset_t old;
+	cleanup_block(&old);
 	st->fd = mkostemp(st->path, O_CLOEXEC);
+	st->cleanup_slot = st->fd >= 0 ? cleanup_add(st->path) : -1;
+	cleanup_unblock(&old);
 	if (st->fd < 0) {
 		int err = errno;
 		snprintf(why, why_len, "cannot create a data file in '%s': %s", dir, strerror(err));
@@ -186,8 +215,13 @@ static void pagefault_release(void *state)
 		munmap(st->map, st->bytes);
 	if (st->fd >= 0)
 		close(st->fd);
-	if (st->own_file)
+	if (st->own_file) {
+		sigset_t old;
+		cleanup_block(&old);
 		unlink(st->path);
+		cleanup_forget(st->cleanup_slot);
+		cleanup_unblock(&old);
+	}
 	free(st);
 }
 
@@ -416,4 +450,5 @@ const struct workload_ops workload_pagefault = {
 	.sample_teardown = pagefault_sample_teardown,
 	.data_file = pagefault_data_file,
 	.expand = pagefault_expand,
+	.validate = pagefault_validate,
 };
