@@ -12,6 +12,7 @@
 #include "cmd/options.h"
 #include "cmd/common.h"
 #include "judge/analysis.h"
+#include "machine/cgroup.h"
 #include "measure/plan.h"
 #include "measure/region.h"
 #include "measure/runner.h"
@@ -378,19 +379,54 @@ static int run_child(const struct measure_options *o, const struct command_conte
 	return rc ? EXIT_UNAVAILABLE : EXIT_OK;
 }
 
-/* Refuse up front a working set the machine cannot hold: never run into the OOM killer. */
+/*
+ * What tlbprof itself needs beside a phase's region, under a cgroup limit:
+ * its binary, libraries, counters and report (a few MiB), and the page
+ * tables of the region (8 bytes per 4 KiB page, 1/512).
+ */
+#define CGROUP_MARGIN_BYTES (32ull << 20)
+#define CGROUP_MARGIN_SHARE 256
+
+/* The --size a phase stands for: a packed control maps its own (larger) region for a measured size. */
+static uint64_t requested_size(const struct phase_spec *ph)
+{
+	return ph->controls_size_bytes ? ph->controls_size_bytes : ph->size_bytes;
+}
+
+/*
+ * Refuse up front a working set the machine cannot hold: never run into the
+ * OOM killer. MemAvailable bounds the machine, and the tightest memory
+ * limit of tlbprof's cgroups (a container, a CI job) bounds what it may use:
+ * the region plus a margin must fit the room that limit leaves.
+ */
 static int check_memory(const struct plan *plan)
 {
 	uint64_t avail = region_mem_available();
-	char msg[512];
+	struct cgroup_memory cg;
+	char msg[2048], a[16], b[16], c[16], d[16], e[16], f[16];
 
-	for (size_t i = 0; avail && i < plan->n; i++) {
+	if (cgroup_memory_read(&cg) != 0)
+		cg.limited = false;
+	for (size_t i = 0; i < plan->n; i++) {
 		const struct phase_spec *ph = &plan->phases[i];
-		if (ph->page.kind != PAGE_HUGETLB && ph->size_bytes > avail) {
-			char a[16], b[16];
-			snprintf(msg, sizeof(msg), "--size '%s': %s needs %siB but MemAvailable is %siB; nothing was run",
-				 format_size(ph->size_bytes, a, sizeof(a)), ph->name, a,
-				 format_size(avail >> 20 << 20, b, sizeof(b)));
+		if (ph->page.kind == PAGE_HUGETLB)
+			continue;	/* the hugetlb pool is neither MemAvailable nor the memory cgroup's */
+		format_size(requested_size(ph), a, sizeof(a));
+		if (avail && ph->size_bytes > avail) {
+			snprintf(msg, sizeof(msg), "--size '%s': %s needs %siB but MemAvailable is %siB; nothing was run", a,
+				 ph->name, format_size(ph->size_bytes, b, sizeof(b)), format_size(avail >> 20 << 20, c, sizeof(c)));
+			report_error(msg);
+			return EXIT_UNAVAILABLE;
+		}
+		uint64_t margin = CGROUP_MARGIN_BYTES + ph->size_bytes / CGROUP_MARGIN_SHARE;
+		if (cg.limited && (ph->size_bytes > cg.room_bytes || cg.room_bytes - ph->size_bytes < margin)) {
+			snprintf(msg, sizeof(msg),
+				 "--size '%s': %s needs %siB and %siB for tlbprof, but the memory cgroup %s allows %siB more "
+				 "(%s %siB, %siB in use); nothing was run",
+				 a, ph->name, format_size(ph->size_bytes, b, sizeof(b)), format_size(margin >> 20 << 20, c, sizeof(c)),
+				 cg.dir, format_size(cg.room_bytes >> 20 << 20, d, sizeof(d)), cg.file,
+				 format_size(cg.limit_bytes >> 20 << 20, e, sizeof(e)),
+				 format_size(cg.usage_bytes >> 20 << 20, f, sizeof(f)));
 			report_error(msg);
 			return EXIT_UNAVAILABLE;
 		}
