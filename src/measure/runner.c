@@ -19,6 +19,7 @@
 #include "stats.h"
 #include "machine/environment.h"
 #include "measure/region.h"
+#include "measure/timed.h"
 #include "measure/workload.h"
 
 __attribute__((format(printf, 3, 4)))
@@ -112,19 +113,10 @@ static void prefault(struct region *region, struct counter_set *cs, struct phase
 	}
 }
 
-/* One timed sample: counters enabled around the workload's run only. Returns the elapsed ns. */
+/* One timed sample: counters enabled around the workload's run only (measure/timed.c). Returns the elapsed ns. */
 static uint64_t timed_run(const struct workload_ops *w, void *state, uint64_t accesses, struct counter_set *cs)
 {
-	if (cs)
-		counter_set_enable(cs);
-	uint64_t t0 = timing_now_ns();
-	w->run(state, accesses);
-	uint64_t t1 = timing_now_ns();
-	if (cs) {
-		counter_set_hint_accesses(cs, accesses);
-		counter_set_disable(cs);
-	}
-	return t1 - t0;
+	return timed_sample(w, state, accesses, cs, NULL);
 }
 
 /*
@@ -660,8 +652,7 @@ static uint64_t warm_up(const struct phase_spec *ph, const struct run_context *c
 			res->warmup_max_passes = passes;
 		res->warmup_unsettled += !steady;
 	} else {
-		warm = ph->warmup_iterations;
-		w->run(state, warm);
+		warm = timed_run_chunks(w, state, ph->warmup_iterations, ctx->stop);	/* --iters 1T: 100 G */
 	}
 	res->warmup_accesses += warm;
 	res->warmup_ms += (double)(timing_now_ns() - wt0) / 1e6;
@@ -703,7 +694,10 @@ static void take_samples(const struct phase_spec *ph, const struct run_context *
 				break;
 			}
 		}
-		add_sample(res, timed_run(ph->workload, state, batch, cs), batch, a);
+		uint64_t ns = timed_sample(ph->workload, state, batch, cs, ctx->stop);
+		if (ns == TIMED_STOPPED)
+			break;	/* cut short by Ctrl-C: dropped, and the phase ends as interrupted */
+		add_sample(res, ns, batch, a);
 		progress_tick(ctx);
 	}
 	if (res->n_samples >= cap && extend && !res->stop_reason)
