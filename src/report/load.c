@@ -62,6 +62,10 @@ int report_json_load(const char *path, json_t **root, char *err, size_t err_len)
 		return -EINVAL;
 	}
 	if (!*root) {
+		/* jansson quotes the offending byte: a control byte from a hostile file must not reach a terminal raw. */
+		for (char *c = jerr.text; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 		snprintf(err, err_len, "%s:%d:%d: not valid JSON: %s", path, jerr.line, jerr.column, jerr.text);
 		return -EINVAL;
 	}

@@ -393,6 +393,13 @@ def silent_acceptance():
         p = subprocess.run([TLBPROF, "analyze", bad], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or not one_line(p) or "samples[0]" not in p.stderr or "inf" in p.stdout:
             fail(f"a sample of 1e308 ns: exit {p.returncode} {p.stderr!r}")
+        # A control byte where JSON wants a key: the error quotes it, but never raw (an ESC would reach the terminal).
+        ctl = os.path.join(d, "control-byte.json")
+        with open(ctl, "wb") as f:
+            f.write(b'{"schema": "tlbprof.report/1", \x1b[2J\x0b}')
+        p = subprocess.run([TLBPROF, "analyze", ctl], capture_output=True, timeout=60)
+        if p.returncode != 2 or p.stderr.count(b"\n") != 1 or any(c < 0x20 and c != 0x0a for c in p.stderr):
+            fail(f"a control byte in a report: exit {p.returncode}, stderr {p.stderr!r}")
         big = os.path.join(d, "big.json")
         with open(big, "w") as f:
             f.truncate(1 << 30)
