@@ -62,6 +62,8 @@ static const double LOWER_SPAN = 4.0;
  * octave, so the tail of one rise does not count as the next knee.
  */
 static const double MIN_LOWER_SPAN = 2.0;
+/* The lower window's span right after a knee, whose end bounds the level (see ramps_between). */
+static const double AFTER_KNEE_LOWER_SPAN = 1.5;
 /* Span of the higher window (one octave, 4-6 points or more): enough for a robust level and to show it persists. */
 static const double UPPER_SPAN = 2.0;
 /*
@@ -454,6 +456,15 @@ static void ramps_between(const struct curve *whole, size_t level_start, size_t 
 	size_t i = level_start;
 
 	part.n = limit + 1;
+	/*
+	 * After a knee, the level starts where that knee ended: its plateau is
+	 * bounded by a rise already found, not cut short by the grid, so it need
+	 * only span AFTER_KNEE_LOWER_SPAN (the L1d knee at 683 pages and the
+	 * STLB ramp from ~1450 on the Raptor Cove VM leave 861..1448 between
+	 * them); shorter, the "plateau" is the rest of the rise just found.
+	 */
+	if (level_start > 0)
+		part.min_lower_span = AFTER_KNEE_LOWER_SPAN;
 
 	while (i + 2 <= limit) {
 		struct candidate c, best;
@@ -471,6 +482,7 @@ static void ramps_between(const struct curve *whole, size_t level_start, size_t 
 		(*found)++;
 		level_start = best.i_after;
 		i = level_start;
+		part.min_lower_span = AFTER_KNEE_LOWER_SPAN;
 	}
 }
 

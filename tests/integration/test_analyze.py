@@ -167,7 +167,9 @@ with tempfile.TemporaryDirectory() as d:
                                                                          rep["analysis"]["checks"]) if a != b]
             fail(f"re-analysis of {args[:2]} differs: {diff or rep['analysis']['summary']}")
 
-# 4. tlbsize runs recorded on the development VM (Ice Lake-SP, KVM zeroes the CPUID TLB leaves): in every run,
+# 4. tlbsize runs recorded on the development VMs (vm-icx: Ice Lake-SP; vm-emr: Emerald Rapids, where runs 1 and 4
+#    rise from the L1d plateau into the STLB as a ramp that a lower window of MIN_LOWER_SPAN missed; KVM zeroes
+#    the CPUID TLB leaves on both): in every run,
 #    a knee labelled tlb within 20 % of the documented L1 dTLB, one within 25 % of the STLB, and the knee where
 #    the L1d fills labelled cache. The capacities are the ones the report itself names.
 def rise_distance(k, e):
