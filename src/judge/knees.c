@@ -145,14 +145,16 @@ struct window {
 
 static void window_measure(const struct knee_point *pts, size_t first, size_t last, struct window *w)
 {
-	double v[MAX_WINDOW_POINTS], slopes[MAX_PAIRS], mean_t = 0, ss = 0;
+	double v[MAX_WINDOW_POINTS], lx[MAX_WINDOW_POINTS], slopes[MAX_PAIRS], mean_t = 0, ss = 0;
 	size_t c = last - first + 1, np = 0;
 	const struct knee_point *p = pts + first;
 
 	w->first = first;
 	w->last = last;
-	for (size_t i = 0; i < c; i++)
+	for (size_t i = 0; i < c; i++) {
 		v[i] = p[i].median;
+		lx[i] = log2(p[i].x);	/* once per point: the pairs below would take it c times each */
+	}
 	w->level_ns = stats_median_inplace(v, c);
 	for (size_t i = 0; i < c; i++)
 		v[i] = p[i].spread;
@@ -160,12 +162,12 @@ static void window_measure(const struct knee_point *pts, size_t first, size_t la
 	/* Theil-Sen: the median of pairwise slopes ignores a single jump or outlier inside the window. */
 	for (size_t i = 0; i < c; i++)
 		for (size_t j = i + 1; j < c; j++)
-			slopes[np++] = (p[j].median - p[i].median) / (log2(p[j].x) - log2(p[i].x));
+			slopes[np++] = (p[j].median - p[i].median) / (lx[j] - lx[i]);
 	w->slope_ns = stats_median_inplace(slopes, np);
 	for (size_t i = 0; i < c; i++)
-		mean_t += log2(p[i].x) / (double)c;
+		mean_t += lx[i] / (double)c;
 	for (size_t i = 0; i < c; i++)
-		ss += (log2(p[i].x) - mean_t) * (log2(p[i].x) - mean_t);
+		ss += (lx[i] - mean_t) * (lx[i] - mean_t);
 	w->slope_leverage = sqrt(ss);
 	w->centre_log2 = mean_t;
 }

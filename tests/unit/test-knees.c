@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "judge/knees.h"
@@ -255,13 +257,25 @@ static void print_knees(const char *name, unsigned seed, const struct knee *k, s
 	fputc('\n', stderr);
 }
 
+/*
+ * The noisy seeds to run: N_SEEDS, or 20 under TLBPROF_TEST_QUICK=1 (the
+ * valgrind setup: memcheck looks for memory errors, which every seed walks
+ * the same code for, and is ~50 times slower).
+ */
+static unsigned n_seeds(void)
+{
+	const char *q = getenv("TLBPROF_TEST_QUICK");
+
+	return q && strcmp(q, "1") == 0 ? 20 : N_SEEDS;
+}
+
 static void test_curves(void)
 {
 	for (size_t c = 0; c < sizeof(curve_cases) / sizeof(curve_cases[0]); c++) {
 		const struct curve_case *t = &curve_cases[c];
 		double x[MAX_GRID], worst = INFINITY, best = 0;
 		size_t n = grid_build(t->grid, x), failures = 0, most = 0;
-		unsigned seeds = t->noise->point_rel > 0 ? N_SEEDS : 1;
+		unsigned seeds = t->noise->point_rel > 0 ? n_seeds() : 1;
 
 		for (unsigned s = 1; s <= seeds; s++) {
 			struct knee_point p[MAX_GRID];
@@ -349,7 +363,7 @@ static void test_levels_noisy(void)
 	double x[MAX_GRID];
 	size_t n = grid_build(GRID_KNOWN, x), bad = 0;
 
-	for (unsigned s = 1; s <= N_SEEDS; s++) {
+	for (unsigned s = 1; s <= n_seeds(); s++) {
 		struct knee_point p[MAX_GRID];
 		struct knee k[MAX_KNEES];
 		size_t nk = 0;
@@ -360,7 +374,7 @@ static void test_levels_noisy(void)
 		    fabs(k[1].after_ns / 30 - 1) > 0.05 || fabs(k[0].step_ns - (k[0].after_ns - k[0].before_ns)) > 1e-12)
 			bad++;
 	}
-	CHECK(bad == 0, "levels off by more than 5 %% in %zu of %d seeds", bad, N_SEEDS);
+	CHECK(bad == 0, "levels off by more than 5 %% in %zu of %u seeds", bad, n_seeds());
 }
 
 /*
