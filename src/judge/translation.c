@@ -137,6 +137,12 @@ void analysis_translation_share(const struct phase_result *res, size_t n, const 
 		t->hi_ns = x;
 		t->hi_basis = xb;
 	}
-	snprintf(t->evidence, sizeof(t->evidence), "no control proven: %s",
-		 first_why[0] ? first_why : "no phase on larger pages at this size");
+	snprintf(t->evidence, sizeof(t->evidence), "no control proven: %s%s",
+		 first_why[0] ? first_why : "no phase on larger pages at this size",
+		 t->known && t->lo_ns < 0 ? "; the larger pages read slower, so the low end is 0" : "");
+	/* Translation is never negative: an estimate below 0 says only that nothing was saved. */
+	if (t->known && t->lo_ns < 0)
+		t->lo_ns = 0;
+	if (t->known && isfinite(t->hi_ns) && t->hi_ns < 0)
+		t->hi_ns = 0;
 }

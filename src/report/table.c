@@ -233,7 +233,9 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 		else
 			snprintf(label, sizeof(label), "%s -> %s", b->page.label, v->page.label);
 		const struct translation_share *t = &c->translation;
-		if (t->proven)
+		if (!c->comparable)
+			;	/* the difference is inside a phase's own noise: no share, as the answer says */
+		else if (t->proven)
 			snprintf(tr, sizeof(tr), "%.1f ns", t->lo_ns);
 		else if (t->known && isfinite(t->hi_ns))
 			snprintf(tr, sizeof(tr), "%.1f-%.1f", t->lo_ns, t->hi_ns);
@@ -255,7 +257,7 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 			fprintf(f, "  does not add up: %s\n", c->inconsistency);
 		if (!c->comparable)
 			fprintf(f, "  not comparable: %s\n", c->doubt);
-		if (t->known && !t->proven && isfinite(t->hi_ns) && !said_before(a, i))
+		if (c->comparable && t->known && !t->proven && isfinite(t->hi_ns) && !said_before(a, i))
 			fprintf(f, "  translation at %s: %s\n", b->page.label, t->evidence);
 	}
 	fprintf(f, "(95%% CI: of the speedup, hierarchical bootstrap over allocations; none: a phase's own interval is "

@@ -826,6 +826,18 @@ static void test_translation_share(void)
 	analysis_free(&a);
 	fixture_free(s.r, s.n);
 
+	/* Larger pages that read slower (4k - 2m < 0): the low end is 0, never a negative translation. */
+	scenario_control(&s, "2m", 34.0);
+	strcpy(s.env.hypervisor, "KVM");
+	for (size_t i = 0; i < s.r[2].n_samples; i++)
+		s.r[2].samples_ns[i] += 25;	/* 2m at ~70 ns against 4k at 64.9 */
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	t = a.n_comparisons ? &a.comparisons[0].translation : NULL;
+	CHECK(t && t->lo_ns == 0 && t->hi_ns > 30 && strstr(t->evidence, "the low end is 0"), "clamped: %g..%g %s",
+	      t ? t->lo_ns : -1, t ? t->hi_ns : -1, t ? t->evidence : "");
+	analysis_free(&a);
+	fixture_free(s.r, s.n);
+
 	/* No control: what the larger pages remove, not a share. */
 	scenario_clean(&s);
 	strcpy(s.env.hypervisor, "KVM");
