@@ -2,6 +2,8 @@
 /* The memory room tlbprof's cgroups leave (cgroup.h): pure parsers of /proc text, and the walk up the limit files. */
 #include "machine/cgroup.h"
 
+#include "machine/env_text.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,20 +117,6 @@ int cgroup_parse_limit(const char *text, uint64_t *bytes)
 	return 0;
 }
 
-/* A small file's text into buf (len bytes). Returns 0 or -errno. */
-static int read_text(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return 0;
-}
-
 /* dir's limit (and usage) as one candidate for *out: kept when its room is the least so far. */
 static void consider(const char *dir, bool v2, struct cgroup_memory *out)
 {
@@ -137,10 +125,10 @@ static void consider(const char *dir, bool v2, struct cgroup_memory *out)
 	uint64_t limit, usage = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, limit_name);
-	if (read_text(path, text, sizeof(text)) != 0 || cgroup_parse_limit(text, &limit) != 0 || limit == UINT64_MAX)
+	if (env_read_text(path, text, sizeof(text)) != 0 || cgroup_parse_limit(text, &limit) != 0 || limit == UINT64_MAX)
 		return;
 	snprintf(path, sizeof(path), "%s/%s", dir, v2 ? "memory.current" : "memory.usage_in_bytes");
-	if (read_text(path, text, sizeof(text)) != 0 || cgroup_parse_limit(text, &usage) != 0 || usage == UINT64_MAX)
+	if (env_read_text(path, text, sizeof(text)) != 0 || cgroup_parse_limit(text, &usage) != 0 || usage == UINT64_MAX)
 		usage = 0;
 	uint64_t room = usage < limit ? limit - usage : 0;
 	if (out->limited && room >= out->room_bytes)
@@ -184,8 +172,8 @@ int cgroup_memory_read(struct cgroup_memory *out)
 	int rc = self && mountinfo ? 0 : -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
-	if (!rc && (rc = read_text("/proc/self/cgroup", self, SELF_BYTES)) == 0 &&
-	    (rc = read_text("/proc/self/mountinfo", mountinfo, MOUNTINFO_BYTES)) == 0) {
+	if (!rc && (rc = env_read_text("/proc/self/cgroup", self, SELF_BYTES)) == 0 &&
+	    (rc = env_read_text("/proc/self/mountinfo", mountinfo, MOUNTINFO_BYTES)) == 0) {
 		walk(self, mountinfo, true, out);
 		walk(self, mountinfo, false, out);
 	}
