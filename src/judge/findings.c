@@ -123,17 +123,6 @@ void analysis_find_shrinking_speedup(const struct phase_result *res, struct anal
 	}
 }
 
-/* The documented or CPUID L2 TLB entries for pages of page_bytes (0: not known). */
-static unsigned l2_tlb_entries(const struct environment *env, uint64_t page_bytes)
-{
-	const struct env_tlb *t = env ? environment_expected_tlb(env) : NULL;
-
-	if (!t)
-		return 0;
-	return page_bytes >= (1ull << 30) ? t->l2d_1g_entries : page_bytes >= (2ull << 20) ? t->l2d_2m_entries
-											       : t->l2d_4k_entries;
-}
-
 /*
  * Under a hypervisor, huge pages that fit the L2 TLB still read slower than
  * their packed control by more than their own noise: the translation the
@@ -170,7 +159,7 @@ void analysis_find_nested_paging(const struct phase_result *res, size_t n, const
 		return;
 	const struct phase_result *v = &res[worst->variant];
 	uint64_t pages = (v->spec.size_bytes + v->spec.page.bytes - 1) / v->spec.page.bytes;
-	unsigned entries = l2_tlb_entries(env, v->spec.page.bytes);
+	unsigned entries = env_tlb_entries(environment_expected_tlb(env), 2, v->spec.page.bytes);
 	double vm = a->phases[worst->variant].ns.median;
 	char fits[160], big[200] = "";
 	if (entries)

@@ -15,18 +15,6 @@
  */
 static const double WALK_FREE_MISSES = 0.001;
 
-/* The documented L1 dTLB entries for pages of page_bytes (0: not known). */
-static unsigned l1_entries(const struct env_tlb *t, uint64_t page_bytes)
-{
-	if (!t)
-		return 0;
-	if (page_bytes >= (1ull << 30))
-		return t->l1d_1g_entries;
-	if (page_bytes >= (2ull << 20))
-		return t->l1d_2m_entries;
-	return t->l1d_4k_entries;
-}
-
 /*
  * Whether r's translation is nearly free, from evidence only: its dTLB
  * misses per access, or, on bare metal, its pages all fitting the L1 dTLB
@@ -54,7 +42,7 @@ static bool walk_free(const struct phase_result *r, const struct environment *en
 		return false;
 	}
 	const struct env_tlb *t = environment_expected_tlb(env);
-	unsigned entries = l1_entries(t, r->spec.page.bytes);
+	unsigned entries = env_tlb_entries(t, 1, r->spec.page.bytes);
 	bool granted = r->backing_known && r->backing.huge_fraction >= 0.999;
 	if (!entries) {
 		snprintf(why, len, "no dTLB counts, and the L1 dTLB entries for %s pages are not known", r->spec.page.label);

@@ -412,6 +412,17 @@ const struct env_tlb *environment_expected_tlb(const struct environment *env)
 	return &env->documented_tlb;
 }
 
+unsigned env_tlb_entries(const struct env_tlb *t, unsigned level, uint64_t page_bytes)
+{
+	if (!t)
+		return 0;
+	if (page_bytes >= (1ull << 30))
+		return level == 1 ? t->l1d_1g_entries : t->l2d_1g_entries;
+	if (page_bytes >= (2ull << 20))
+		return level == 1 ? t->l1d_2m_entries : t->l2d_2m_entries;
+	return level == 1 ? t->l1d_4k_entries : t->l2d_4k_entries;
+}
+
 void environment_collect(struct environment *env)
 {
 	memset(env, 0, sizeof(*env));

@@ -103,6 +103,9 @@ void environment_identify_core(struct environment *env, double add_imm_per_cycle
  */
 const struct env_tlb *environment_expected_tlb(const struct environment *env);
 
+/* t's entries for pages of page_bytes (4 KiB, 2 MiB or 1 GiB and up) at level 1 (L1 dTLB) or 2 (STLB); 0: not known. */
+unsigned env_tlb_entries(const struct env_tlb *t, unsigned level, uint64_t page_bytes);
+
 /* The pool for page_bytes, or NULL when the kernel has no such pool. */
 const struct env_hugepool *environment_pool(const struct environment *env, uint64_t page_bytes);
 
