@@ -314,6 +314,10 @@ enum option_result cli_check_outputs(struct report_outputs *out, char *msg, size
 {
 	const char *path = out->output_path;
 
+	/* -q silences the table; with no file named either, the work would end with nothing to show for it. */
+	if (out->quiet && !out->json_path && !path && !out->n_output_map && !out->n_formats)
+		return option_error(msg, len, "--quiet: nothing to write (no --json or --output names a file); give one, "
+				    "or drop -q and redirect the table");
 	if (out->n_output_map)
 		return check_output_map(out, msg, len);
 	if (out->n_formats && !path) {

@@ -38,9 +38,11 @@ enum option_result cli_set_events_dir(const struct option_spec *o, const char *a
 enum option_result cli_set_cpu(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len);
 
 /*
- * The output options together: --format needs --output (except --format
- * json with --json, which is --json alone); --output alone means json;
- * several formats need a directory or FORMAT=PATH each; one stream cannot
+ * The output options together: --quiet needs a file to write (--json or
+ * --output; without one the command would end with nothing to show);
+ * --format needs --output (except --format json with --json, which is
+ * --json alone); --output alone means json; several formats need a
+ * directory or FORMAT=PATH each; one stream cannot
  * take two documents. Then checks that every target can be created
  * (OPTION_NO_OUTPUT, exit 4, when not), so a run never ends with nowhere
  * to put its report.

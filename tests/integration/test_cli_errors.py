@@ -111,6 +111,28 @@ with tempfile.TemporaryDirectory() as d:
         if p.returncode != 4 or len(lines) != 1 or text not in lines[0] or p.stdout or os.listdir(d):
             failures.append(f"{args}: exit {p.returncode} (want 4), stderr {p.stderr!r}, stdout {p.stdout[:80]!r}")
 
+    # -q with no file to write is a usage error in every command that has -q (plot has none: -o is required);
+    # tlbprof run does not start CMD (its touch would leave a file), a measurement does not start.
+    FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "reports",
+                           "kvm-intel-no-pmu.json")
+    ran = os.path.join(d, "ran")
+    for args in (["-q"], ["--quiet", "--fail-on", "warn"], ["run", "-q", "--", "touch", ran], ["analyze", FIXTURE, "-q"],
+                 ["compare", FIXTURE, FIXTURE, "--quiet"], ["env", "-q"], ["events", "-q"], ["plot", FIXTURE, "-q"]):
+        p = subprocess.run([TLBPROF, *args], capture_output=True, text=True, timeout=30)
+        lines = p.stderr.strip().splitlines()
+        want = "'-q'" if args[0] == "plot" else "--quiet: nothing to write"
+        if p.returncode != 2 or len(lines) != 1 or want not in lines[0] or p.stdout or os.listdir(d):
+            failures.append(f"{args}: exit {p.returncode} (want 2), stderr {p.stderr!r}, stdout {p.stdout[:80]!r}, "
+                            f"files {os.listdir(d)}")
+    # With a file to write, -q is fine and the file is written.
+    for args in (["analyze", FIXTURE, "-q", "--fail-on", "never", "--json"], ["env", "-q", "--json"],
+                 ["analyze", FIXTURE, "-q", "--fail-on", "never", "--format", "csv", "--output"]):
+        out = os.path.join(d, "q.out")
+        p = subprocess.run([TLBPROF, *args, out], capture_output=True, text=True, timeout=60)
+        if p.returncode != 0 or p.stdout or not os.path.getsize(out):
+            failures.append(f"{args} FILE: exit {p.returncode}, stdout {p.stdout[:80]!r}, stderr {p.stderr!r}")
+        os.unlink(out)
+
     p = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30)
     for opt in ("--workload", "--pages", "--size", "--stride", "--iters", "--warmup-frac", "--repeat", "--seed",
                 "--cpu", "--layout", "--events-dir", "--json", "--format", "--output", "--quiet", "--help",

@@ -444,9 +444,10 @@ with tempfile.TemporaryDirectory() as d:
             fail(f"--json FILE: exit {p.returncode}, table {p.stdout[:200]!r}")
     except (OSError, ValueError, AssertionError, KeyError) as e:
         fail(f"--json FILE: {e!r}")
-    p = subprocess.run([TLBPROF, "compare", EXAMPLE, EXAMPLE, "--quiet"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([TLBPROF, "compare", EXAMPLE, EXAMPLE, "--quiet", "--json", out], capture_output=True,
+                       text=True, timeout=60)
     if p.returncode != 0 or p.stdout or p.stderr:
-        fail(f"--quiet: exit {p.returncode} {p.stdout!r} {p.stderr!r}")
+        fail(f"--quiet --json FILE: exit {p.returncode} {p.stdout!r} {p.stderr!r}")
 
     # 10. Bad inputs: exit 2, one line naming the file (and the field), nothing written.
     text = json.dumps(example)

@@ -111,7 +111,7 @@ def test_narrow_terminal():
 
 
 def test_quiet_on_terminal():
-    rc, err, out, _ = run_on_pty(RUN + ["--quiet"])
+    rc, err, out, _ = run_on_pty(RUN + ["--quiet", "--json", os.devnull])
     need(rc in (0, 1), f"--quiet on a pty: exit {rc}")
     need(b"tlbprof: phase" not in err and not out, f"--quiet on a pty printed: {err[:200]!r} {out[:200]!r}")
 
