@@ -109,6 +109,34 @@ static void see_add(struct comparison *c, const char *text)
 	snprintf(c->cannot_see + len, sizeof(c->cannot_see) - len, "%s%s", len ? "; " : "", text);
 }
 
+/* What the walk method assumed, in the words of what it could and could not judge. */
+static const char *walks_assumption(const struct comparison *c)
+{
+	bool changed = c->llc_change && strcmp(c->llc_change, "changed") == 0;
+
+	if (c->cache_ns != 0)
+		return c->clock_counted ? "tlb_ns from page-walk cycles (walk_active) and STLB hits, each side in its own "
+					  "clock; LLC misses changed beyond the noise, so the rest is cache, up to what "
+					  "that change can cost"
+					: "tlb_ns from page-walk cycles (walk_active) and STLB hits, in the calibrated clock; "
+					  "LLC misses changed beyond the noise, so the rest is cache, up to what that "
+					  "change can cost";
+	if (changed)
+		return "tlb_ns from page-walk cycles (walk_active) and STLB hits; LLC misses changed, but the rest goes "
+		       "the other way, so it is unexplained";
+	if (!c->llc_change)
+		return "tlb_ns from page-walk cycles (walk_active) and STLB hits; LLC misses were not counted, so the "
+		       "rest is unexplained";
+	if (strcmp(c->llc_change, "unknown") == 0)
+		return "tlb_ns from page-walk cycles (walk_active) and STLB hits; whether LLC misses changed beyond the "
+		       "noise could not be judged (no interval), so the rest is unexplained, up to llc_cache_bound_ns of "
+		       "it could be cache";
+	return c->clock_counted ? "tlb_ns from page-walk cycles (walk_active) and STLB hits, each side in its own "
+				  "clock; LLC misses did not change beyond the noise, so the rest is unexplained"
+				: "tlb_ns from page-walk cycles (walk_active) and STLB hits, in the calibrated clock; LLC "
+				  "misses did not change beyond the noise, so the rest is unexplained";
+}
+
 /* With page-walk cycles: translation is each side's walk time (its own clock) plus its STLB hits' time. */
 static void attribute_walks(const struct side *b, const struct side *v, const struct environment *env,
 			    struct comparison *c)
@@ -130,14 +158,7 @@ static void attribute_walks(const struct side *b, const struct side *v, const st
 		c->cache_ns = sign * fmin(fmax(sign * rest, 0), c->llc_cache_bound_ns);
 	}
 	c->unexplained_ns = rest - c->cache_ns;
-	c->assumption = c->cache_ns != 0 ? "tlb_ns from page-walk cycles (walk_active) and STLB hits, each side in its "
-					   "own clock; LLC misses changed beyond the noise, so the rest is cache, up to "
-					   "what that change can cost"
-		      : c->llc_change && strcmp(c->llc_change, "changed") == 0
-			      ? "tlb_ns from page-walk cycles (walk_active) and STLB hits; LLC misses changed, but the "
-				"rest goes the other way, so it is unexplained"
-			      : "tlb_ns from page-walk cycles (walk_active) and STLB hits, each side in its own clock; "
-				"LLC misses did not change beyond the noise, so the rest is unexplained";
+	c->assumption = walks_assumption(c);
 	see_add(c, "walk_active counts cycles with a walk in progress, so overlapping walks count once");
 	if (!c->have_stlb_hits) {
 		char t[200];
@@ -171,6 +192,9 @@ static void attribute_misses(struct comparison *c)
 	} else if (changed) {
 		c->assumption = "no page-walk cycles: the delta is translation; the larger pages' extra LLC misses could "
 				"hide more translation, so tlb_ns is a low end";
+	} else if (!c->llc_change) {
+		c->assumption = "same chain and cache-line footprint in both phases; LLC misses were not counted, so the "
+				"delta per avoided dTLB miss is the cost of one miss only if the caches behaved alike";
 	} else {
 		c->assumption = "same chain and cache-line footprint in both phases and no change in LLC misses beyond "
 				"the noise: the delta per avoided dTLB miss is the cost of one miss";

@@ -70,6 +70,57 @@ if rep:
     if "1.35× faster" not in p.stderr:
         fail(f"the table (on stderr with --json -) opens with the answer: {p.stderr[:200]!r}")
 
+# 1b. Walk cycles end to end (tests/data/published/: published latencies, counts derived by derive.py there).
+# SKX at 1 GiB: ~70 walk cycles per miss at 4k, the 2m phase in the STLB (9 cycles a hit): the TLB part is walk time
+# less STLB time, each side in its own counted clock, ns per miss is that part per avoided miss, and the parts sum.
+rep, p = analyze(os.path.join(DATA, "published", "skx-1g-walk.json"))
+if rep:
+    c = rep["analysis"]["comparisons"][0]
+    a = c["attribution"]
+    tlb = (0.99 * 70 - 1e-4 * 70 - 9.0) / 3.9
+    if c["method"] != "counters" or not c["walk_cycles"] or abs(c["cycles_per_walk"]["baseline"] - 70) > 1e-6:
+        fail(f"SKX 1 GiB: the walk method with 70 cycles per walk: {c}")
+    if abs(a["tlb_ns"] - tlb) > 1e-6 or abs(a["stlb_ns"] - 9.0 / 3.9) > 1e-6 or not c["clock_ghz"]["counted"]:
+        fail(f"SKX 1 GiB: tlb_ns {a['tlb_ns']} want {tlb:.3f}, stlb_ns {a['stlb_ns']}, clock {c['clock_ghz']}")
+    if abs(c["ns_per_tlb_miss"] - a["tlb_ns"] / c["delta_tlb_misses_per_access"]) > 1e-6:
+        fail(f"SKX 1 GiB: ns per miss is the TLB part per avoided miss, not the whole delta: {c['ns_per_tlb_miss']}")
+    if abs(a["tlb_ns"] + a["cache_ns"] + a["unexplained_ns"] - c["delta_ns"]) > 1e-6 or a["unexplained_ns"] < 0:
+        fail(f"SKX 1 GiB: the parts do not sum to the delta: {a}")
+    # One published median per phase: whether the 5 % LLC change is beyond the noise cannot be told, and is said.
+    if a["llc_change"] != "unknown" or not a["llc_cache_bound_ns"] > 0 or "could not be judged" not in c["assumption"]:
+        fail(f"SKX 1 GiB: an LLC change without an interval is unknown, and said so: {a}, {c['assumption']}")
+    if "EPT" not in a["cannot_see"] or "overlapping walks" not in a["cannot_see"]:
+        fail(f"SKX 1 GiB: what walk_active cannot see: {a['cannot_see']}")
+    if check(rep, "counters_plausible")["status"] != "pass" or "70.0" not in check(rep, "counters_plausible")["message"]:
+        fail(f"SKX 1 GiB: counters_plausible {check(rep, 'counters_plausible')}")
+    if rep["verdict"] != "ok":
+        fail(f"SKX 1 GiB: verdict {rep['verdict']}: {rep['analysis']['summary']}")
+# SKX at 256 MiB: 40 walk cycles (10.26 ns) for a 7.71 ns delta, the 2m phase hitting the STLB on every access.
+# Without the STLB hits the TLB part would be 10.26 ns and 2.54 ns of the delta negative; with them, 7.95 ns, and the
+# 0.24 ns over the delta is within what one median a side can tell: said, never silently negative.
+rep, p = analyze(os.path.join(DATA, "published", "skx-256m-stlb.json"))
+if rep:
+    a = rep["analysis"]["comparisons"][0]["attribution"]
+    if abs(a["tlb_ns"] - 31.0 / 3.9) > 1e-6 or abs(a["unexplained_ns"] - (7.71 - 31.0 / 3.9)) > 1e-6:
+        fail(f"SKX 256 MiB: the STLB hits are used: {a}")
+    if a["adds_up"] is not None or "no interval tells whether that is noise" not in (a["inconsistency"] or ""):
+        fail(f"SKX 256 MiB: 0.24 ns over the delta with no interval is said, not judged: {a}")
+    if not check(rep, "attribution_adds_up")["message"].startswith("could not tell, because"):
+        fail(f"SKX 256 MiB: attribution_adds_up {check(rep, 'attribution_adds_up')}")
+with open(os.path.join(DATA, "published", "skx-256m-stlb.json")) as f:
+    nostlb = json.load(f)
+nostlb["counters"] = [c for c in nostlb["counters"] if c["metric"] != "stlb_hits"]
+for ph in nostlb["phases"]:
+    ph["counters"].pop("stlb-hits")
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump(nostlb, f)
+rep, p = analyze(f.name)
+os.unlink(f.name)
+if rep:
+    a = rep["analysis"]["comparisons"][0]["attribution"]
+    if abs(a["unexplained_ns"] - (7.71 - 40.0 / 3.9)) > 1e-6 or "STLB hits were not counted" not in a["cannot_see"]:
+        fail(f"SKX 256 MiB without STLB hits: the issue's -2.54 ns, and why: {a}")
+
 # 2. The size sweep: the speedup shrinks while the delta stays put.
 rep, p = analyze(os.path.join(DATA, "cloud-xeon-size-sweep.json"))
 if rep:
