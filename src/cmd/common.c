@@ -18,11 +18,8 @@
 
 const char *command_events_dir(const char *events_dir)
 {
-	if (events_dir)
-		return events_dir;
-	if (access(counters_default_events_dir(), R_OK | X_OK) != 0)
-		return TLBPROF_SOURCE_EVENTS_DIR;
-	return NULL;
+	/* Never the source tree for an installed binary: counters_default_events_dir() says why. */
+	return events_dir ? events_dir : counters_default_events_dir();
 }
 
 int command_measuring_setup(struct measuring *m, const char *events_dir, const struct cli_events *events, int cpu)

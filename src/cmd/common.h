@@ -14,8 +14,8 @@ struct report_doc;
 
 /*
  * The map files to resolve metrics with: events_dir (--events-dir) when
- * given, else the installed ones, else (run from the build tree) the source
- * tree's. NULL means the installed default (counter_set_new() finds it).
+ * given, else counters_default_events_dir() (the installed ones; the source
+ * tree's only for a binary run from its build directory). Never NULL.
  */
 const char *command_events_dir(const char *events_dir);
 

@@ -242,5 +242,26 @@ int counters_simulate(const char *spec, char *why, size_t why_len);
  */
 int counters_force_pmu(const char *pmu);
 
-/* The directory the map files are installed in (compiled in). */
+/* Where a binary's map files are: the build's layout (meson's version.h) as data, so the choice is testable. */
+struct events_dir_layout {
+	const char *build_root;		/* the build directory, canonical; NULL or "": none */
+	const char *source_dir;		/* the source tree's events/, for a binary in build_root */
+	const char *bindir_rel;		/* bindir relative to the prefix ("bin") */
+	const char *events_rel;		/* the installed maps relative to the prefix ("share/tlbprof/events") */
+	const char *installed_dir;	/* the configured absolute path of the installed maps */
+};
+
+/*
+ * The map directory a tlbprof whose canonical path is exe uses when no
+ * --events-dir is given, into buf (size bytes; pure, no I/O): l->source_dir
+ * when exe lies in l->build_root (how the tests run it); else the installed
+ * maps relative to exe (PREFIX/bin/tlbprof reads PREFIX/share/tlbprof/events,
+ * so a DESTDIR or relocated copy reads its own); else l->installed_dir. An
+ * installed binary never gets the source tree, even when its datadir is
+ * unreadable: reading the maps then fails and says where. exe may be NULL
+ * (no /proc). Returns 0, -EINVAL (size 0) or -ENAMETOOLONG.
+ */
+int counters_events_dir_locate(const struct events_dir_layout *l, const char *exe, char *buf, size_t size);
+
+/* counters_events_dir_locate() for this process and this build; the string lives until exit. */
 const char *counters_default_events_dir(void);

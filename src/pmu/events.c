@@ -81,13 +81,71 @@ int metric_from_name(const char *name)
 	return -1;
 }
 
+/* Whether path lies in dir or below it (both canonical, as realpath() gives them). */
+static bool path_is_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n > 1 && strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+int counters_events_dir_locate(const struct events_dir_layout *l, const char *exe, char *buf, size_t size)
+{
+	const char *slash = exe ? strrchr(exe, '/') : NULL;
+	size_t bin_len = strlen(l->bindir_rel), dir_len = slash ? (size_t)(slash - exe) : 0;
+	int len;
+
+	if (size == 0)
+		return -EINVAL;
+	/* A binary in its build directory: the tests run it there, and the maps there are the source tree's. */
+	if (exe && l->build_root && l->build_root[0] && path_is_below(exe, l->build_root)) {
+		len = snprintf(buf, size, "%s", l->source_dir);
+		return len >= 0 && (size_t)len < size ? 0 : -ENAMETOOLONG;
+	}
+	/*
+	 * Installed: PREFIX/BINDIR/tlbprof reads PREFIX/DATADIR/tlbprof/events, PREFIX taken from where the
+	 * binary is, so a DESTDIR or relocated copy reads its own datadir. A binary outside a BINDIR (copied
+	 * away by hand) and a layout with absolute directories read the configured path.
+	 */
+	if (slash && bin_len && l->bindir_rel[0] != '/' && l->events_rel[0] != '/' && dir_len > bin_len &&
+	    exe[dir_len - bin_len - 1] == '/' && strncmp(exe + dir_len - bin_len, l->bindir_rel, bin_len) == 0) {
+		len = snprintf(buf, size, "%.*s%s", (int)(dir_len - bin_len), exe, l->events_rel);
+		return len >= 0 && (size_t)len < size ? 0 : -ENAMETOOLONG;
+	}
+	len = snprintf(buf, size, "%s", l->installed_dir);
+	return len >= 0 && (size_t)len < size ? 0 : -ENAMETOOLONG;
+}
+
 const char *counters_default_events_dir(void)
 {
+	/* A fact of the process (where its binary is), found once; the string lives until exit. */
+	static char dir[4096];
 #ifdef TLBPROF_EVENTS_DIR
-	return TLBPROF_EVENTS_DIR;
+	static const struct events_dir_layout layout = {
+		.build_root = TLBPROF_BUILD_ROOT, .source_dir = TLBPROF_SOURCE_EVENTS_DIR,
+		.bindir_rel = TLBPROF_BINDIR_REL, .events_rel = TLBPROF_EVENTS_DIR_REL,
+		.installed_dir = TLBPROF_EVENTS_DIR,
+	};
 #else
-	return "events";
+	static const struct events_dir_layout layout = {
+		.build_root = "", .source_dir = "events", .bindir_rel = "bin", .events_rel = "share/tlbprof/events",
+		.installed_dir = "events",
+	};
 #endif
+
+	if (!dir[0]) {
+		char *exe = realpath("/proc/self/exe", NULL);
+		char *root = layout.build_root[0] ? realpath(layout.build_root, NULL) : NULL;
+		struct events_dir_layout l = layout;
+
+		/* Canonical on both sides: the build directory may have been named through a symlink. */
+		l.build_root = root;
+		if (counters_events_dir_locate(&l, exe, dir, sizeof(dir)) != 0)
+			snprintf(dir, sizeof(dir), "%s", layout.installed_dir);
+		free(exe);
+		free(root);
+	}
+	return dir;
 }
 
 int counters_force_pmu(const char *pmu)
