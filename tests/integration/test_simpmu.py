@@ -4,7 +4,9 @@
 
 On every model, with and without the NMI watchdog, the default chase must count every needed hardware event
 unmultiplexed in one group, attribute with method "counters", and see the dTLB misses a core with that model's TLBs
-would: near one per access at 4k far beyond the STLB's reach, none at 2m. On a PMU crowded by another user the
+would: near one per access at 4k far beyond the STLB's reach, none at 2m. Every needed counter is ok, every check
+that reads counters passes, and the verdict is ok, or warns only from checks whose evidence is this host's clock
+(the counts are simulated, the nanoseconds are real, and a shared VM moves them). On a PMU crowded by another user the
 group never runs: every hardware event is "not counted", never zero, and pmu_unavailable warns.
 """
 import json
@@ -41,6 +43,11 @@ def check(rep, name):
     return next((c for c in rep["analysis"]["checks"] if c["id"] == name), {})
 
 
+# Checks whose evidence is the counters, and checks whose evidence is only the wall clock and the scheduler.
+COUNTER_CHECKS = ("multiplexed_counters", "pmu_unavailable", "counters_plausible", "tlb_pressure_expected",
+                  "attribution_adds_up")
+CLOCK_CHECKS = {"unstable", "huge_pages_ineffective", "warmup_insufficient", "frequency_scaling", "cpu_migrations"}
+verdicts = []
 ARGS = ["--pages", "4k,2m", "--size", "256M", "--iters", "300k", "--repeat", "3", "--realloc", "2", "--cpu", "0"]
 for model in PFM:
     for spec in (model, model + ",watchdog"):
@@ -70,8 +77,21 @@ for model in PFM:
         methods = {c["method"] for c in rep["analysis"]["comparisons"]}
         if methods != {"counters"}:
             fail(f"{spec}: comparison methods {methods}, want counters")
-        if rep["verdict"] == "fail":
-            fail(f"{spec}: verdict fail: {[c for c in rep['analysis']['checks'] if c['status'] == 'fail']}")
+        for c in rep["counters"]:
+            if c["metric"] in want and c["status"] != "ok":
+                fail(f"{spec}: needed counter {c['name']} is {c['status']} ({c['reason']})")
+        for cid in COUNTER_CHECKS:
+            if check(rep, cid).get("status") not in ("pass", "skip"):
+                fail(f"{spec}: {cid}, a check of what the counters say, is {check(rep, cid)}")
+        # The verdict is ok, except where the only warnings are this host's clock: the simulated PMU counts,
+        # but every ns is real, and on a shared VM the median moves (unstable, huge_pages_ineffective) by more
+        # than any counter can explain. Those checks are right to warn; none of them reads a counter.
+        warned = {c["id"] for c in rep["analysis"]["checks"] if c["status"] in ("warn", "fail")}
+        if rep["verdict"] != "ok" and not (rep["verdict"] == "warn" and warned <= CLOCK_CHECKS):
+            fail(f"{spec}: verdict {rep['verdict']}: {[c for c in rep['analysis']['checks'] if c['id'] in warned]}")
+        verdicts.append(rep["verdict"])
+
+print(f"verdict ok on {verdicts.count('ok')} of {len(verdicts)} model runs; the rest warned only from the host's clock")
 
 # Crowded: the watchdog and another user's 3 pinned events leave Skylake-SP (SMT on) one generic counter.
 rep = run("skx-smt,watchdog,others=3", ["--pages", "4k,2m", "--size", "64M", "--iters", "200k", "--repeat", "3"])
