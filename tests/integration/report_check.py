@@ -4,6 +4,8 @@ between fields that a schema cannot state (min <= median <= max, sample counts, 
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 try:
@@ -21,6 +23,23 @@ SCHEMA_PATH = os.environ.get("TLBPROF_TEST_SCHEMA") or os.path.join(
 #   written    - $defs/written: a report as this tlbprof writes it from a run (every field, nothing undescribed)
 #   reanalysed - $defs/reanalysed: a report rewritten by tlbprof analyze
 KINDS = ("document", "written", "reanalysed")
+
+
+AJV_CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ajv_check.js")
+
+
+def ajv_errors(schema_paths, docs=()):
+    """Ajv in strict mode (ajv_check.js): every schema and $defs entry must compile, each (uri, path) of docs must
+    validate. One line per failure, none when all passed."""
+    node = shutil.which("node")
+    if node is None:
+        return ["node is missing: apt-get install nodejs (tools/bootstrap --test installs it and Ajv)"]
+    p = subprocess.run([node, AJV_CHECK, *schema_paths, "--", *(f"{uri}={path}" for uri, path in docs)],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode == 0:
+        return []
+    return [line[6:] if line.startswith("FAIL: ") else line for line in p.stderr.splitlines() if line] or \
+        [f"ajv_check.js: exit {p.returncode}"]
 
 
 class Failures:
