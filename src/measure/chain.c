@@ -165,8 +165,12 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 	uint64_t words = bytes / 8, pages = (bytes + 4095) / 4096;
 	uint64_t *seen = calloc((words + 63) / 64, sizeof(uint64_t));
 	uint64_t *page_seen = calloc((pages + 63) / 64, sizeof(uint64_t));
+	uint64_t huge_pages = (bytes + (2u << 20) - 1) / (2u << 20), huge_touched = 0;
+	uint64_t *huge_seen = calloc((huge_pages + 63) / 64, sizeof(uint64_t));
 	const uint64_t *mem = copy;
-	uint64_t cur = start_addr, steps = 0, diffs[16], n_diffs = 0, touched = 0, lines_used = 0;
+	uint64_t cur = start_addr, steps = 0, touched = 0, lines_used = 0;
+	/* Strides over the whole walk: the longest run of equal consecutive ones, where it starts, its stride. */
+	uint64_t prev_diff = 0, run = 0, best_run = 0, best_at = 0, best_diff = 0, repeats = 0;
 	char problem[160] = "";
 
 	memset(walk, 0, sizeof(*walk));
@@ -176,6 +180,7 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 		/* Not even two slots: nothing to walk (and bytes - 8 below would wrap). */
 		free(seen);
 		free(page_seen);
+		free(huge_seen);
 		out[0].status = out[1].status = CHECK_SKIP;
 		snprintf(out[0].message, sizeof(out[0].message), "a %llu-byte region holds no chain",
 			 (unsigned long long)bytes);
@@ -183,9 +188,10 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 			 (unsigned long long)bytes);
 		return 0;
 	}
-	if (!seen || !page_seen) {
+	if (!seen || !page_seen || !huge_seen) {
 		free(seen);
 		free(page_seen);
+		free(huge_seen);
 		return -ENOMEM;
 	}
 	/* At most one step per 8-byte word: a walk longer than that has left the cycle through start. */
@@ -209,9 +215,20 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 			page_seen[pg / 64] |= 1ull << (pg % 64);
 			touched++;
 		}
-		uint64_t next = mem[w];
-		if (n_diffs < 16)
-			diffs[n_diffs++] = next - cur;
+		uint64_t hp = (cur - base_addr) / (2u << 20);
+		if (!(huge_seen[hp / 64] & (1ull << (hp % 64)))) {
+			huge_seen[hp / 64] |= 1ull << (hp % 64);
+			huge_touched++;
+		}
+		uint64_t next = mem[w], diff = next - cur;
+		run = steps && diff == prev_diff ? run + 1 : 1;
+		repeats += steps && diff == prev_diff;
+		if (run > best_run) {
+			best_run = run;
+			best_at = steps + 1 - run;
+			best_diff = diff;
+		}
+		prev_diff = diff;
 		cur = next;
 		steps++;
 	}
@@ -220,6 +237,10 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 	else if (!*problem)
 		snprintf(problem, sizeof(problem), "the walk did not return to its start");
 	walk->pages_covered = pages ? (double)touched / (double)pages : 0;
+	/* One slot per 2 MiB page is a huge-page chase: its coverage counts in 2 MiB pages. */
+	double covered = walk->pages_covered;
+	if (huge_pages && (double)huge_touched / (double)huge_pages > covered)
+		covered = (double)huge_touched / (double)huge_pages;
 
 	/* The smallest gap between visited slots, from the bitmap in address order. */
 	uint64_t gap = 0, prev = UINT64_MAX;
@@ -245,6 +266,14 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 	if (*problem) {
 		out[0].status = CHECK_FAIL;
 		snprintf(out[0].message, sizeof(out[0].message), "%s", problem);
+	} else if (!slots_declared && (walk->cycle_slots < CHAIN_FOREIGN_MIN_SLOTS ||
+					covered < CHAIN_FOREIGN_MIN_PAGES)) {
+		/* The smallest gap of a sparse chain is wide too: bytes / gap can agree with a handful of slots. */
+		out[0].status = CHECK_FAIL;
+		snprintf(out[0].message, sizeof(out[0].message),
+			 "%llu slots on %.2f %% of the region's pages (undeclared: %d+ on %.1f %%+): it touches a sliver "
+			 "of its working set", (unsigned long long)walk->cycle_slots, 100 * covered,
+			 CHAIN_FOREIGN_MIN_SLOTS, 100 * CHAIN_FOREIGN_MIN_PAGES);
 	} else if ((slots_declared && walk->cycle_slots != slots_declared) ||
 		   (!slots_declared && (double)walk->cycle_slots < 0.99 * (double)walk->expected_slots)) {
 		out[0].status = CHECK_FAIL;
@@ -256,21 +285,23 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 		snprintf(out[0].message, sizeof(out[0].message), "one cycle of %llu slots over %.0f %% of the region's pages",
 			 (unsigned long long)walk->cycle_slots, 100 * walk->pages_covered);
 	}
-	bool constant = n_diffs >= 16;
-	for (uint64_t i = 1; i < n_diffs && constant; i++)
-		constant = diffs[i] == diffs[0];
-	if (n_diffs < 16) {
+	if (steps < CHAIN_FOREIGN_STRIDE_RUN + 1) {
 		out[1].status = CHECK_SKIP;
-		snprintf(out[1].message, sizeof(out[1].message), "fewer than 17 slots walked");
-	} else if (constant) {
+		snprintf(out[1].message, sizeof(out[1].message), "fewer than %d slots walked", CHAIN_FOREIGN_STRIDE_RUN + 1);
+	} else if (best_run >= CHAIN_FOREIGN_STRIDE_RUN) {
 		out[1].status = CHECK_FAIL;
 		snprintf(out[1].message, sizeof(out[1].message),
-			 "the first 16 steps all move by %lld bytes: a constant stride the prefetcher follows, so the "
-			 "phase measures bandwidth, not latency", (long long)diffs[0]);
+			 "steps %llu to %llu of the %llu walked all move by %lld bytes: a constant stride the prefetcher "
+			 "follows, so the phase measures bandwidth, not latency", (unsigned long long)best_at,
+			 (unsigned long long)(best_at + best_run - 1), (unsigned long long)steps, (long long)best_diff);
 	} else {
-		snprintf(out[1].message, sizeof(out[1].message), "the first 16 steps are not a constant stride");
+		snprintf(out[1].message, sizeof(out[1].message),
+			 "no run of %d equal strides in the %llu steps walked (longest %llu; %llu steps repeat the one "
+			 "before)", CHAIN_FOREIGN_STRIDE_RUN, (unsigned long long)steps, (unsigned long long)best_run,
+			 (unsigned long long)repeats);
 	}
 	free(seen);
 	free(page_seen);
+	free(huge_seen);
 	return 0;
 }

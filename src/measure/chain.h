@@ -60,6 +60,25 @@ void chain_check_single_cycle(const void *base, uint64_t bytes, const void *star
  */
 void chain_check_strides(const void *start, uint64_t slots, struct self_check *out);
 
+/*
+ * A foreign chain fails strides_not_constant when this many consecutive steps
+ * anywhere along its cycle move by the same stride: the 16 the chase's own
+ * check looks at, but over the whole walk, so a chain that turns sequential
+ * after step 16 fails too (a random cycle of n slots repeats a stride with
+ * probability about 1/n per step, never 16 times in a row).
+ */
+#define CHAIN_FOREIGN_STRIDE_RUN 16
+/*
+ * Without declared slots, the cycle must hold at least this many slots on at
+ * least this share of the region's 4 KiB pages (or of its 2 MiB pages, for a
+ * chain of one slot per huge page): bytes / the smallest gap
+ * between visited slots says "2 slots" for 2 slots 32 MiB apart, and such a
+ * chain measures one cache line, not the region. 1/16 still lets a stride
+ * sweep to 64 KiB (one access per 16 pages) pass.
+ */
+#define CHAIN_FOREIGN_MIN_SLOTS 16
+#define CHAIN_FOREIGN_MIN_PAGES (1.0 / 16)
+
 /* What walking someone else's chain (tlbprof run, a copy of its region) found. */
 struct chain_walk {
 	uint64_t cycle_slots;		/* steps until the walk came back to its start; 0 when it did not */
@@ -77,8 +96,10 @@ struct chain_walk {
  * 8-byte aligned, the walk returns to start without revisiting another slot,
  * and the cycle holds the declared slots, or when none were declared at
  * least 99 % of bytes / the smallest distance between visited slots: a
- * chain of many small cycles covers only part of the working set it claims)
- * and out[1] "strides_not_constant". Fills *walk. Returns 0, or -ENOMEM
+ * chain of many small cycles covers only part of the working set it claims;
+ * undeclared, also CHAIN_FOREIGN_MIN_SLOTS on CHAIN_FOREIGN_MIN_PAGES of the
+ * pages) and out[1] "strides_not_constant" (no CHAIN_FOREIGN_STRIDE_RUN equal
+ * strides in a row anywhere along the walk). Fills *walk. Returns 0, or -ENOMEM
  * (the visited bitmap, bytes / 64, could not be allocated).
  */
 int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, uint64_t start_addr,

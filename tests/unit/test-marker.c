@@ -117,6 +117,30 @@ static void test_foreign_chain(void)
 	CHECK(out[0].status == CHECK_PASS && out[1].status == CHECK_FAIL, "constant stride: %s", out[1].message);
 	free(mem);
 
+	/* Random for its first 20 steps, then sequential: the whole walk is judged, not its first 16 steps. */
+	for (size_t i = 0; i < 20; i++)
+		order[i] = N - 1 - i;	/* 63, 62 ... 44: strides of -4096, constant too, but 19 steps */
+	order[19] = 50;
+	order[13] = 44;	/* 63 .. 51, 44, 49 .. 45, 50: no run of 16 in the first 20 steps */
+	for (size_t i = 20; i < N; i++)
+		order[i] = i - 20;	/* then 0, 1, 2 ... 43 */
+	for (size_t i = 0; i < N; i++)
+		next[order[i]] = order[(i + 1) % N];
+	mem = fake_region(base, N, stride, next);
+	chain_check_foreign(mem, base, N * stride, base + order[0] * stride, N, out, &walk);
+	CHECK(out[0].status == CHECK_PASS && out[1].status == CHECK_FAIL && strstr(out[1].message, "steps 20 to"),
+	      "rotated after step 16: %s / %s", out[0].message, out[1].message);
+	free(mem);
+
+	/* Two slots half a region apart, no slots declared: bytes / gap agrees, the coverage does not. */
+	uint64_t *two = calloc(N * stride / 8, 8);
+	two[0] = base + N / 2 * stride;
+	two[N / 2 * stride / 8] = base;
+	chain_check_foreign(two, base, N * stride, base, 0, out, &walk);
+	CHECK(walk.cycle_slots == 2 && walk.expected_slots == 2 && out[0].status == CHECK_FAIL &&
+	      strstr(out[0].message, "sliver"), "2 slots: %s", out[0].message);
+	free(two);
+
 	/* Eight separate cycles of 8: the walk from slot 0 covers an eighth. */
 	for (size_t i = 0; i < N; i++)
 		next[i] = i / 8 * 8 + (i % 8 + 3) % 8;
