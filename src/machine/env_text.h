@@ -6,11 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-/*
- * Read up to size - 1 bytes of a (proc/sys) file into buf, NUL-terminated
- * (environment.c). Returns 0 or -errno of the failing open/read.
- */
-int env_read_text(const char *path, char *buf, size_t size);
+#include "machine/environment.h"	/* env_read_text(), the one small-file reader */
 
 /* Copy a string, truncating to fit (for facts where a cut value beats none). */
 static inline void env_copy_trunc(char *out, size_t out_size, const char *src)

@@ -81,6 +81,13 @@ struct environment {
 };
 
 /*
+ * Read up to size - 1 bytes of a (proc/sys) file into buf, NUL-terminated:
+ * the one small-file reader of machine facts (measure/ reads meminfo and the
+ * THP mode with it too). Returns 0 or -errno of the failing open/read.
+ */
+int env_read_text(const char *path, char *buf, size_t size);
+
+/*
  * Collect every fact that can be read without privileges. Never fails as a
  * whole: an unreadable fact is left empty/zero (or INT32_MIN for the paranoid
  * level). Pure reads: nothing on the system is changed.

@@ -25,26 +25,12 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-/* Read a small sysfs/procfs file into buf; returns bytes read or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return (ssize_t)n;
-}
-
 uint64_t region_mem_available(void)
 {
 	char buf[4096];
 	const char *p;
 
-	if (read_small("/proc/meminfo", buf, sizeof(buf)) <= 0)
+	if (env_read_text("/proc/meminfo", buf, sizeof(buf)) != 0 || !*buf)
 		return 0;
 	p = strstr(buf, "MemAvailable:");
 	if (!p)
@@ -107,7 +93,7 @@ static int thp_mode(char *mode, size_t len)
 {
 	char buf[128];
 
-	if (read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) <= 0)
+	if (env_read_text("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) != 0 || !*buf)
 		return -ENOENT;
 	return env_parse_thp_selected(buf, mode, len);
 }
