@@ -12,6 +12,8 @@ struct counter_event {
 	bool encoded;			/* attr is valid */
 	int fd;				/* -1 when not open */
 	bool leader;			/* fd leads a group (enable/disable/reset target) */
+	size_t group;			/* index in events[] of its group's leader (itself for a leader) */
+	uint64_t id;			/* the kernel's event id (PERF_EVENT_IOC_ID): its row in a group read */
 	uint64_t base_enabled_ns;	/* times at the last reset (see counter_set_reset) */
 	uint64_t base_running_ns;
 	/* Status and note as opened; each read starts from them, so one multiplexed reading does not stick. */

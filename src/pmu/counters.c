@@ -110,6 +110,16 @@ static bool sw_counts_only_in_kernel(uint64_t config)
 	return config == PERF_COUNT_SW_CONTEXT_SWITCHES || config == PERF_COUNT_SW_CPU_MIGRATIONS;
 }
 
+/*
+ * What every event reads: PERF_FORMAT_GROUP, so one read() of a leader returns
+ * its whole group, { nr, time_enabled, time_running, { value, id }[nr] };
+ * the ids (PERF_EVENT_IOC_ID) say which row is which event, whatever order the
+ * kernel keeps the siblings in. Linux sums an inherited group's children in
+ * that read too (perf_read_group walks each sibling's child_list).
+ */
+#define READ_FORMAT (PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | \
+		     PERF_FORMAT_TOTAL_TIME_RUNNING)
+
 /* Open ev into group_fd (-1: as a new leader) on the set's target. Returns the fd or -errno. */
 static int open_event(const struct counter_set *set, struct counter_event *ev, int group_fd, bool exclude_kernel)
 {
@@ -123,14 +133,13 @@ static int open_event(const struct counter_set *set, struct counter_event *ev, i
 	 * which would read as multiplexing.
 	 */
 	attr.disabled = group_fd == -1;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr.read_format = READ_FORMAT;
 	if (exclude_kernel)
 		attr.exclude_kernel = 1;
 	/*
 	 * inherit: tasks the target creates after the open count into the same
 	 * events; a read() of the event sums them (alive or exited), and
-	 * ENABLE/DISABLE ioctls reach them too. It does not combine with
-	 * PERF_FORMAT_GROUP reads, which is why every event is read on its own.
+	 * ENABLE/DISABLE ioctls reach them too.
 	 */
 	attr.inherit = set->inherit;
 	attr.enable_on_exec = set->enable_on_exec && group_fd == -1;
@@ -140,44 +149,66 @@ static int open_event(const struct counter_set *set, struct counter_event *ev, i
 	return fd;
 }
 
+/* ev is open as fd in the group events[group] leads: learn its id for the group reads. Returns 0 or -errno. */
+static int joined(struct counter_set *set, struct counter_event *ev, int fd, size_t group)
+{
+	uint64_t id = 0;
+
+	if (pmu_backend()->ioctl(fd, PERF_EVENT_IOC_ID, (unsigned long)&id) < 0) {
+		int err = errno;
+		pmu_backend()->close(fd);
+		return -err;
+	}
+	ev->fd = fd;
+	ev->id = id;
+	ev->group = group;
+	ev->leader = group == (size_t)(ev - set->events);
+	return 0;
+}
+
 /*
- * Open ev, preferably into the group *leader_fd leads (-1: ev leads a new
- * one). A member that cannot join (the group does not fit the PMU, or the
+ * Open ev, preferably into the group events[*leader] leads (-1: ev leads a
+ * new one). A member that cannot join (the group does not fit the PMU, or the
  * event needs its own constraints) is retried as a group of its own.
  * Unprivileged users at perf_event_paranoid >= 2 may not count kernel side;
  * software events whose user-side count is still meaningful fall back to
  * exclude_kernel, as perf stat does, and say so in the reason.
  * Returns true when ev is open.
  */
-static bool open_in_group(const struct counter_set *set, struct counter_event *ev, int *leader_fd)
+static bool open_in_group(struct counter_set *set, struct counter_event *ev, long *leader)
 {
+	size_t self = (size_t)(ev - set->events);
+	int leader_fd = *leader >= 0 ? set->events[*leader].fd : -1;
 	bool user_only = false;
-	int fd = open_event(set, ev, *leader_fd, false);
-	if (fd < 0 && *leader_fd != -1) {
+	int fd = open_event(set, ev, leader_fd, false);
+	if (fd < 0 && leader_fd != -1) {
 		int alone = open_event(set, ev, -1, false);
 		if (alone >= 0) {
-			ev->fd = alone;
-			ev->leader = true;
-			return true;
+			int err = joined(set, ev, alone, self);
+			if (err)
+				classify_open_error(set, ev, -err);
+			return err == 0;
 		}
 	}
 	if (fd < 0 && perf_open_classify(-fd, 0, NULL, 0) == PERF_OPEN_DENIED && !ev->info.hardware &&
 	    !ev->attr.exclude_kernel && !sw_counts_only_in_kernel(ev->attr.config)) {
-		int retry = open_event(set, ev, *leader_fd, true);
+		int retry = open_event(set, ev, leader_fd, true);
 		if (retry >= 0) {
 			fd = retry;
 			user_only = true;
 		}
 	}
+	if (fd >= 0) {
+		int err = joined(set, ev, fd, leader_fd == -1 ? self : (size_t)*leader);
+		if (err)
+			fd = err;
+	}
 	if (fd < 0) {
 		classify_open_error(set, ev, -fd);
 		return false;
 	}
-
-	ev->fd = fd;
-	ev->leader = *leader_fd == -1;
 	if (ev->leader)
-		*leader_fd = fd;
+		*leader = (long)self;
 	if (user_only) {
 		char paranoid[16];
 		paranoid_level_text(paranoid_level(), paranoid, sizeof(paranoid));
@@ -227,7 +258,7 @@ int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool
 	set->inherit = inherit;
 	set->enable_on_exec = enable_on_exec;
 
-	int sw_leader = -1, hw_leader = -1, user_leader = -1;
+	long sw_leader = -1, hw_leader = -1, user_leader = -1;
 	int opened = 0;
 
 	/*
@@ -248,8 +279,8 @@ int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool
 			ev->info.reason[0] = '\0';
 			ev->base_enabled_ns = ev->base_running_ns = 0;
 
-			int alone = -1;
-			int *leader = !ev->info.hardware ? &sw_leader
+			long alone = -1;
+			long *leader = !ev->info.hardware ? &sw_leader
 				    : pass == 0 ? &hw_leader
 				    : ev->info.metric == METRIC_USER ? &user_leader : &alone;
 			bool ok = open_in_group(set, ev, leader);
@@ -274,14 +305,59 @@ static int ioctl_leaders(struct counter_set *set, unsigned long request)
 	return ret;
 }
 
-static int read_raw(int fd, uint64_t v[3])
+/* The most events one group read takes: more than any group the sets open (the software group has 7). */
+#define GROUP_READ_MAX 32
+
+/*
+ * One read() of the group events[g] leads: v gets { value, time_enabled,
+ * time_running } for each of its open events, indexed as events[]. Returns 0,
+ * or -errno (-EIO: the answer is short or lacks one of the group's ids).
+ */
+static int read_group(const struct counter_set *set, size_t g, uint64_t (*v)[3])
 {
-	ssize_t n = pmu_backend()->read(fd, v, 3 * sizeof(uint64_t));
+	uint64_t buf[3 + 2 * GROUP_READ_MAX];
+	ssize_t n = pmu_backend()->read(set->events[g].fd, buf, sizeof(buf));
+
 	if (n < 0)
 		return -errno;
-	if (n != (ssize_t)(3 * sizeof(uint64_t)))
+	if (n < (ssize_t)(3 * sizeof(uint64_t)) || buf[0] > GROUP_READ_MAX ||
+	    (size_t)n < (3 + 2 * buf[0]) * sizeof(uint64_t))
 		return -EIO;
+	for (size_t i = g; i < set->n; i++) {
+		const struct counter_event *ev = &set->events[i];
+		if (ev->fd < 0 || ev->group != g)
+			continue;
+		size_t row = 0;
+		while (row < buf[0] && buf[3 + 2 * row + 1] != ev->id)
+			row++;
+		if (row == buf[0])
+			return -EIO;
+		v[i][0] = buf[3 + 2 * row];
+		v[i][1] = buf[1];
+		v[i][2] = buf[2];
+	}
 	return 0;
+}
+
+/* Every open event's { value, time_enabled, time_running } into v (n rows), one read() per group; ok[i] says whose. */
+static int read_all(const struct counter_set *set, uint64_t (*v)[3], bool *ok)
+{
+	int ret = 0;
+
+	memset(v, 0, set->n * sizeof(*v));
+	for (size_t i = 0; i < set->n; i++)
+		ok[i] = false;
+	for (size_t g = 0; g < set->n; g++) {
+		if (set->events[g].fd < 0 || !set->events[g].leader)
+			continue;
+		int err = read_group(set, g, v);
+		if (err && ret == 0)
+			ret = err;
+		for (size_t i = g; i < set->n && !err; i++)
+			if (set->events[i].fd >= 0 && set->events[i].group == g)
+				ok[i] = true;
+	}
+	return ret;
 }
 
 int counter_set_reset(struct counter_set *set)
@@ -295,19 +371,16 @@ int counter_set_reset(struct counter_set *set)
 	 * so that every read reports the times since this reset and a phase is
 	 * scaled by its own multiplexing ratio, not by the whole run's.
 	 */
+	uint64_t v[set->n ? set->n : 1][3];
+	bool ok[set->n ? set->n : 1];
+	int err = read_all(set, v, ok);
+	if (err && ret == 0)
+		ret = err;
 	for (size_t i = 0; i < set->n; i++) {
-		struct counter_event *ev = &set->events[i];
-		uint64_t v[3];
-		if (ev->fd < 0)
+		if (!ok[i])
 			continue;
-		int err = read_raw(ev->fd, v);
-		if (err) {
-			if (ret == 0)
-				ret = err;
-			continue;
-		}
-		ev->base_enabled_ns = v[1];
-		ev->base_running_ns = v[2];
+		set->events[i].base_enabled_ns = v[i][1];
+		set->events[i].base_running_ns = v[i][2];
 	}
 	return ret;
 }
@@ -330,25 +403,18 @@ int counter_set_read(struct counter_set *set, struct counter_reading *out)
 {
 	if (!set || !out)
 		return -EINVAL;
-	int ret = 0;
+	uint64_t v[set->n ? set->n : 1][3];
+	bool ok[set->n ? set->n : 1];
+	int ret = read_all(set, v, ok);
 	for (size_t i = 0; i < set->n; i++) {
 		struct counter_event *ev = &set->events[i];
 		struct counter_reading *r = &out[i];
 		memset(r, 0, sizeof(*r));
-		if (ev->fd < 0)
+		if (!ok[i])
 			continue;
-
-		/* Without PERF_FORMAT_GROUP: { value, time_enabled, time_running }. */
-		uint64_t v[3];
-		int err = read_raw(ev->fd, v);
-		if (err) {
-			if (ret == 0)
-				ret = err;
-			continue;
-		}
-		r->value = v[0];
-		r->enabled_ns = v[1] - ev->base_enabled_ns;
-		r->running_ns = v[2] - ev->base_running_ns;
+		r->value = v[i][0];
+		r->enabled_ns = v[i][1] - ev->base_enabled_ns;
+		r->running_ns = v[i][2] - ev->base_running_ns;
 
 		bool multiplexed = false;
 		if (ev->attr.type == PERF_TYPE_SOFTWARE) {

@@ -59,6 +59,7 @@ struct sim_event {
 	double value, truth;
 	int counter;			/* in this interval: 0..generic-1 generic, 100+k fixed k, -1 none */
 	uint64_t noted_enabled, noted_running;	/* times at the last hint_accesses */
+	uint64_t id;			/* what PERF_EVENT_IOC_ID answers, unique since simpmu_configure() */
 };
 
 static struct {
@@ -72,6 +73,7 @@ static struct {
 	size_t n_rates;
 	uint64_t (*now)(void);
 	uint64_t last_ns;
+	uint64_t next_id;
 	bool phase_known;		/* hint_phase() said what the phase is */
 	double per_access[K_LLC_MISSES + 1];	/* counts per access of each kind, from the phase */
 	double ghz;			/* cycles per ns */
@@ -314,7 +316,7 @@ static int new_slot(const struct perf_event_attr *attr, bool pinned)
 		if (fd < 0)
 			return -1;
 		sim.ev[i] = (struct sim_event){ .used = true, .pinned = pinned, .fd = fd, .leader = i, .attr = *attr,
-						.enabled = pinned, .counter = -1 };
+						.enabled = pinned, .counter = -1, .id = 1000 + ++sim.next_id };
 		return i;
 	}
 	errno = EMFILE;
@@ -385,6 +387,10 @@ static int sim_ioctl(int fd, unsigned long request, unsigned long arg)
 
 	if (!e)
 		return pmu_backend_kernel.ioctl(fd, request, arg);
+	if (request == PERF_EVENT_IOC_ID) {
+		memcpy((void *)arg, &e->id, sizeof(e->id));
+		return 0;
+	}
 	advance();
 	int l = e->leader;
 	for (int i = 0; i < MAX_EVENTS; i++) {
@@ -401,6 +407,14 @@ static int sim_ioctl(int fd, unsigned long request, unsigned long arg)
 	return 0;
 }
 
+/*
+ * read(2) as the kernel answers it for the event's read_format: without
+ * PERF_FORMAT_GROUP { value, [enabled], [running], [id] } (the fields its
+ * format asks for, in that order); with it, from any member, the whole group
+ * as perf_read_group() writes it: { nr, [enabled], [running], { value, [id] }
+ * [nr] }, the leader first and the times the leader's. ENOSPC when buf is too
+ * small, as the kernel's perf_read() refuses a short buffer.
+ */
 static ssize_t sim_read(int fd, void *buf, size_t len)
 {
 	struct sim_event *e = find(fd);
@@ -408,13 +422,42 @@ static ssize_t sim_read(int fd, void *buf, size_t len)
 	if (!e)
 		return pmu_backend_kernel.read(fd, buf, len);
 	advance();
-	uint64_t v[3] = { (uint64_t)(e->value + 0.5), e->enabled_ns, e->running_ns };
-	if (len < sizeof(v)) {
+	uint64_t fmt = e->attr.read_format, v[3 + 2 * MAX_EVENTS];
+	size_t n = 0;
+	if (fmt & PERF_FORMAT_GROUP) {
+		int idx[MAX_EVENTS];
+		const struct sim_event *l = &sim.ev[e->leader];
+		size_t members = group_of(e->leader, idx);
+		v[n++] = members;
+		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			v[n++] = l->enabled_ns;
+		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			v[n++] = l->running_ns;
+		/* The leader first, then its siblings (group_of() lists slots in order, the leader among them). */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t k = 0; k < members; k++) {
+				const struct sim_event *m = &sim.ev[idx[k]];
+				if ((m == l) != (pass == 0))
+					continue;
+				v[n++] = (uint64_t)(m->value + 0.5);
+				if (fmt & PERF_FORMAT_ID)
+					v[n++] = m->id;
+			}
+	} else {
+		v[n++] = (uint64_t)(e->value + 0.5);
+		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			v[n++] = e->enabled_ns;
+		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			v[n++] = e->running_ns;
+		if (fmt & PERF_FORMAT_ID)
+			v[n++] = e->id;
+	}
+	if (len < n * sizeof(v[0])) {
 		errno = ENOSPC;
 		return -1;
 	}
-	memcpy(buf, v, sizeof(v));
-	return (ssize_t)sizeof(v);
+	memcpy(buf, v, n * sizeof(v[0]));
+	return (ssize_t)(n * sizeof(v[0]));
 }
 
 static int sim_close(int fd)

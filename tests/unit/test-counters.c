@@ -12,13 +12,14 @@
  */
 
 #include "check.h"
+#include "pmu/backend.h"
+#include "pmu/counter_set.h"
 #include "pmu/counters.h"
 #include "pmu/paranoid.h"
 #include "pmu/perf_open.h"
 
 #include <errno.h>
 #include <grp.h>
-#include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -816,6 +817,71 @@ static void live_software_and_hardware(const struct test_ctx *ctx)
 	counter_set_delete(set);
 }
 
+static unsigned kernel_reads;
+
+static ssize_t counting_read(int fd, void *buf, size_t len)
+{
+	kernel_reads++;
+	return pmu_backend_kernel.read(fd, buf, len);
+}
+
+/*
+ * tlbprof run's way: the set attached to another process with inherit, read
+ * as groups (PERF_FORMAT_GROUP): one read() per group, and the faults of a
+ * grandchild that exited before the read are in it (the kernel sums an
+ * inherited group's children into the leader's read).
+ */
+static void live_inherited_group(const struct test_ctx *ctx)
+{
+	struct counter_set *set = NULL;
+	struct counter_reading r[METRIC_COUNT];
+	char err[256];
+	int go[2];
+	bool want[METRIC_COUNT];
+
+	counters_default_want(want);
+	CHECK(counter_set_new(&set, ctx->events_dir, want, err, sizeof(err)) == 0 && set, "counter_set_new: %s", err);
+	if (!set || pipe(go) != 0)
+		return;
+	pid_t child = fork();
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) < 0)
+			_exit(1);
+		pid_t grandchild = fork();
+		if (grandchild == 0)
+			_exit(touch_fresh_pages(LIVE_PAGES) == 0 ? 0 : 1);
+		int status = 1;
+		waitpid(grandchild, &status, 0);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+	}
+	close(go[0]);
+	struct pmu_backend counting = pmu_backend_kernel;
+	counting.read = counting_read;
+	pmu_backend_set(&counting);
+	CHECK(counter_set_open_task(set, child, true, false) >= 2, "open on the child");
+	CHECK(counter_set_enable(set) == 0, "enable");
+	close(go[1]);
+	int status = 1;
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child and its grandchild ran");
+	ssize_t ipf = find_index(set, METRIC_PAGE_FAULTS);
+	size_t leaders = 0, open = 0;
+	for (size_t i = 0; i < counter_set_size(set); i++) {
+		open += set->events[i].fd >= 0;
+		leaders += set->events[i].fd >= 0 && set->events[i].leader;
+	}
+	kernel_reads = 0;
+	CHECK(counter_set_read(set, r) == 0, "read");
+	CHECK(kernel_reads == leaders && leaders < open, "%u read() calls for %zu groups of %zu open events",
+	      kernel_reads, leaders, open);
+	CHECK(ipf >= 0 && r[ipf].value >= LIVE_PAGES && r[ipf].enabled_ns > 0, "the grandchild's %d faults counted: %llu",
+	      LIVE_PAGES, ipf >= 0 ? (unsigned long long)r[ipf].value : 0ULL);
+	pmu_backend_set(NULL);
+	counter_set_delete(set);
+}
+
 static int read_paranoid(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -931,6 +997,7 @@ int main(int argc, char **argv)
 	run_child("malformed maps", "skx", true, malformed_maps, &ctx);
 	run_child("live (this machine)", NULL, false, live_software_and_hardware, &ctx);
 	run_child("unprivileged", NULL, false, unprivileged, &ctx);
+	run_child("live inherited group", NULL, false, live_inherited_group, &ctx);
 
 	rmdir(ctx.tmp_dir);
 	return check_finish();

@@ -4,8 +4,9 @@
  * (pmu/simpmu.h): one run per model (argv[1]), since libpfm4 can be forced to
  * one PMU per process. The needed events form one group that counts without
  * multiplexing on every model, with and without the NMI watchdog; a PMU
- * crowded by another user leaves it "not counted", as perf says; and opening
- * every event (the old default) multiplexes.
+ * crowded by another user leaves it "not counted", as perf says; opening
+ * every event (the old default) multiplexes; and a read takes a whole group at
+ * once (PERF_FORMAT_GROUP), one read() per group, as the kernel answers it.
  */
 #include <errno.h>
 #include <math.h>
@@ -85,6 +86,89 @@ static void check_clean(struct counter_set *set, const char *spec)
 	counter_set_close(set);
 }
 
+/* A backend that counts the read() calls reaching the model, and passes everything on to it. */
+static const struct pmu_backend *model_backend;
+static unsigned reads;
+
+static ssize_t counting_read(int fd, void *buf, size_t len)
+{
+	reads++;
+	return model_backend->read(fd, buf, len);
+}
+
+/*
+ * The layout perf_read_group() writes, from the model directly: { nr,
+ * enabled, running, { value, id }[nr] }, the leader first, from any member's
+ * fd; without PERF_FORMAT_GROUP the one event's { value, enabled, running, id }.
+ * Then through the counters: one read() per open group, and every value the
+ * true count (check_clean's own checks).
+ */
+static void group_read(struct counter_set *set, const char *model)
+{
+	char why[128];
+	const struct pmu_backend *b = simpmu_backend();
+
+	CHECK(simpmu_configure(model, why, sizeof(why)) == 0, "configure %s: %s", model, why);
+	simpmu_set_clock(fake_clock);
+	simpmu_set_rate(simpmu_event_key(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES), 3.0);
+	simpmu_set_rate(simpmu_event_key(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS), 0.5);
+	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES,
+				     .disabled = 1, .read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+				     PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING };
+	int leader = b->open(&a, 0, -1, -1, 0);
+	a.config = PERF_COUNT_HW_INSTRUCTIONS;
+	a.disabled = 0;
+	int member = b->open(&a, 0, -1, leader, 0);
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+	a.disabled = 1;
+	int alone = b->open(&a, 0, -1, -1, 0);
+	CHECK(leader >= 0 && member >= 0 && alone >= 0, "%s: open the group and a single event", model);
+	uint64_t id_l = 0, id_m = 0, id_a = 0, v[8] = { 0 };
+	CHECK(b->ioctl(leader, PERF_EVENT_IOC_ID, (unsigned long)&id_l) == 0 &&
+	      b->ioctl(member, PERF_EVENT_IOC_ID, (unsigned long)&id_m) == 0 &&
+	      b->ioctl(alone, PERF_EVENT_IOC_ID, (unsigned long)&id_a) == 0 && id_l != id_m && id_m != id_a,
+	      "%s: distinct ids %llu %llu %llu", model, (unsigned long long)id_l, (unsigned long long)id_m,
+	      (unsigned long long)id_a);
+	b->ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+	b->ioctl(alone, PERF_EVENT_IOC_ENABLE, 0);
+	fake_ns += 1000000;
+	for (int k = 0; k < 2; k++) {
+		ssize_t n = b->read(k ? member : leader, v, sizeof(v));
+		CHECK(n == 7 * 8 && v[0] == 2 && v[1] == 1000000 && v[2] == 1000000 && v[3] == 3000000 && v[4] == id_l &&
+		      v[5] == 500000 && v[6] == id_m, "%s: group read from the %s: %zd bytes, nr %llu, times %llu %llu, "
+		      "values %llu (id %llu) %llu (id %llu)", model, k ? "member" : "leader", n, (unsigned long long)v[0],
+		      (unsigned long long)v[1], (unsigned long long)v[2], (unsigned long long)v[3],
+		      (unsigned long long)v[4], (unsigned long long)v[5], (unsigned long long)v[6]);
+	}
+	errno = 0;
+	CHECK(b->read(leader, v, 6 * 8) < 0 && errno == ENOSPC, "%s: a buffer short of the group is refused", model);
+	CHECK(b->read(alone, v, sizeof(v)) == 4 * 8 && v[0] == 500000 && v[1] == 1000000 && v[3] == id_a,
+	      "%s: a single event's read: %llu, enabled %llu, id %llu", model, (unsigned long long)v[0],
+	      (unsigned long long)v[1], (unsigned long long)v[3]);
+	b->close(alone);
+	b->close(member);
+	b->close(leader);
+
+	/* Through the counters: one read() per group leader, whatever the group's size. */
+	struct pmu_backend counting = *b;
+	counting.read = counting_read;
+	model_backend = b;
+	pmu_backend_set(&counting);
+	struct counter_reading r[METRIC_COUNT];
+	count(set, model, r);
+	size_t leaders = 0, open = 0;
+	for (size_t i = 0; i < counter_set_size(set); i++) {
+		open += set->events[i].fd >= 0;
+		leaders += set->events[i].fd >= 0 && set->events[i].leader;
+	}
+	reads = 0;
+	CHECK(counter_set_read(set, r) == 0, "%s: read", model);
+	CHECK(reads == leaders && leaders < open, "%s: %u read() calls for %zu groups of %zu open events", model, reads,
+	      leaders, open);
+	counter_set_close(set);
+	pmu_backend_set(b);
+}
+
 int main(int argc, char **argv)
 {
 	const char *model = argc > 1 ? argv[1] : "skx-smt";
@@ -106,6 +190,7 @@ int main(int argc, char **argv)
 	check_clean(set, model);
 	snprintf(spec, sizeof(spec), "%s,watchdog", model);
 	check_clean(set, spec);
+	group_read(set, model);
 
 	/*
 	 * Crowded: the watchdog and another user's pinned events leave fewer
