@@ -1,54 +1,25 @@
 /* SPDX-License-Identifier: MIT */
-/* Symbolizer: mappings per process, ELF function symbols per object (libelf), PIE-aware load bias. */
+/* Symbolizer: mappings per process; objects through libdwfl (symbols_object.c), PIE-aware load bias. */
 #include "pmu/symbols.h"
 
 #include "grow.h"
+#include "pmu/symbols_object.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-/* Aliases of a nested symbol are looked for this far back from the nearest start below an address. */
-#define SYMBOLS_NESTED_LOOKBACK 16
 /* Longest path a maps line may carry (PATH_MAX, plus " (deleted)"). */
 #define SYMBOLS_PATH_MAX 4200
-
-/* A function of an object: [start, end) in the object's ELF virtual addresses. */
-struct symbol {
-	uint64_t start, end;
-	const char *name;	/* into object.names */
-	unsigned char bind;	/* STB_GLOBAL, STB_WEAK, STB_LOCAL: ranks aliases */
-	bool sized;		/* st_size was given; otherwise end is provisional */
-};
-
-/* A PT_LOAD segment: file bytes [offset, offset + filesz) appear at vaddr. */
-struct load_segment {
-	uint64_t vaddr, offset, filesz;
-	bool exec;
-};
-
-/* The ELF object behind a path, read on first use. */
-struct object {
-	bool tried;
-	int err;			/* 0 when loaded, else -errno / -EINVAL (not ELF) */
-	struct load_segment *loads;
-	size_t n_loads;
-	struct symbol *syms;		/* sorted by start, starts distinct */
-	size_t n_syms;
-	char *names;			/* a copy of the symbol string table */
-};
 
 /* An interned path: every mapping of the same path shares the string and the object. */
 struct name {
 	char *s;
-	struct object obj;		/* used only for file paths */
+	struct symbols_object obj;	/* used only for file paths */
 };
 
 struct mapping {
@@ -182,261 +153,6 @@ int symbols_maps_parse_line(const char *line, size_t len, struct symbols_mapping
 	return 0;
 }
 
-/* ---- objects: ELF symbol tables ----------------------------------------- */
-
-static size_t leading_underscores(const char *s)
-{
-	size_t n = 0;
-
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
-static int bind_rank(unsigned char bind)
-{
-	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-}
-
-/*
- * Order by start; among aliases of one address the name people know comes
- * first: fewer leading underscores (glibc exports "getpid" as a weak alias of
- * its global "__getpid"), then global over weak over local, then the
- * shorter, then by bytes so the choice is the same on every run.
- */
-static int symbol_cmp(const void *a, const void *b)
-{
-	const struct symbol *x = a, *y = b;
-	size_t ux, uy, lx, ly;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	ux = leading_underscores(x->name);
-	uy = leading_underscores(y->name);
-	if (ux != uy)
-		return ux < uy ? -1 : 1;
-	if (bind_rank(x->bind) != bind_rank(y->bind))
-		return bind_rank(x->bind) < bind_rank(y->bind) ? -1 : 1;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
-	if (lx != ly)
-		return lx < ly ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* The PT_LOAD headers of elf into obj. Returns 0, -EINVAL (none readable), -ENOMEM. */
-static int object_read_loads(struct object *obj, Elf *elf)
-{
-	size_t phnum;
-
-	if (elf_getphdrnum(elf, &phnum) != 0 || phnum == 0)
-		return -EINVAL;
-	obj->loads = calloc(phnum, sizeof(*obj->loads));
-	if (!obj->loads)
-		return -ENOMEM;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr phdr;
-
-		if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_LOAD)
-			continue;
-		obj->loads[obj->n_loads++] = (struct load_segment){
-			.vaddr = phdr.p_vaddr, .offset = phdr.p_offset, .filesz = phdr.p_filesz,
-			.exec = (phdr.p_flags & PF_X) != 0,
-		};
-	}
-	return obj->n_loads ? 0 : -EINVAL;
-}
-
-/* The symbol table to use: .symtab when the file has one (not stripped), else .dynsym. */
-static Elf_Scn *find_symtab(Elf *elf)
-{
-	Elf_Scn *scn = NULL, *dynsym = NULL;
-
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		if (shdr.sh_type == SHT_SYMTAB && shdr.sh_entsize && shdr.sh_size / shdr.sh_entsize > 1)
-			return scn;
-		if (shdr.sh_type == SHT_DYNSYM && !dynsym)
-			dynsym = scn;
-	}
-	return dynsym;
-}
-
-/* End of the section a symbol lies in, the limit for a symbol without a size (hand-written assembly). */
-static uint64_t section_end(Elf *elf, size_t shndx)
-{
-	Elf_Scn *scn = elf_getscn(elf, shndx);
-	GElf_Shdr shdr;
-
-	if (!scn || !gelf_getshdr(scn, &shdr))
-		return 0;
-	return shdr.sh_addr + shdr.sh_size;
-}
-
-/* The function symbols of elf into obj, sorted, aliases merged. Returns 0, -ENOMEM (none is not an error). */
-static int object_read_symbols(struct object *obj, Elf *elf)
-{
-	Elf_Scn *scn = find_symtab(elf), *str_scn;
-	GElf_Shdr shdr;
-	Elf_Data *data, *strs;
-	size_t count, kept = 0;
-
-	if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_entsize == 0)
-		return 0;
-	data = elf_getdata(scn, NULL);
-	str_scn = elf_getscn(elf, shdr.sh_link);
-	strs = str_scn ? elf_getdata(str_scn, NULL) : NULL;
-	if (!data || !strs || !strs->d_buf || strs->d_size == 0)
-		return 0;
-	/* A copy, terminated, so names outlive the ELF handle and never run off the end. */
-	obj->names = malloc(strs->d_size + 1);
-	if (!obj->names)
-		return -ENOMEM;
-	memcpy(obj->names, strs->d_buf, strs->d_size);
-	obj->names[strs->d_size] = '\0';
-	count = shdr.sh_size / shdr.sh_entsize;
-	obj->syms = calloc(count ? count : 1, sizeof(*obj->syms));
-	if (!obj->syms)
-		return -ENOMEM;
-	for (size_t i = 0; i < count; i++) {
-		GElf_Sym sym;
-		int type;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;
-		type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    sym.st_shndx >= SHN_LORESERVE || sym.st_value == 0 || sym.st_name >= strs->d_size ||
-		    obj->names[sym.st_name] == '\0' || sym.st_value + sym.st_size < sym.st_value)
-			continue;
-		obj->syms[kept++] = (struct symbol){
-			.start = sym.st_value,
-			.end = sym.st_size ? sym.st_value + sym.st_size : section_end(elf, sym.st_shndx),
-			.name = obj->names + sym.st_name,
-			.bind = (unsigned char)GELF_ST_BIND(sym.st_info),
-			.sized = sym.st_size != 0,
-		};
-	}
-	qsort(obj->syms, kept, sizeof(*obj->syms), symbol_cmp);
-	/* Keep the preferred alias of each start; an unsized symbol ends where the next one starts. */
-	obj->n_syms = 0;
-	for (size_t i = 0; i < kept; i++) {
-		if (obj->n_syms && obj->syms[obj->n_syms - 1].start == obj->syms[i].start) {
-			struct symbol *kept_sym = &obj->syms[obj->n_syms - 1];
-
-			if (!kept_sym->sized && obj->syms[i].sized) {
-				kept_sym->end = obj->syms[i].end;
-				kept_sym->sized = true;
-			}
-			continue;
-		}
-		obj->syms[obj->n_syms++] = obj->syms[i];
-	}
-	for (size_t i = 0; i + 1 < obj->n_syms; i++)
-		if (!obj->syms[i].sized && obj->syms[i].end > obj->syms[i + 1].start)
-			obj->syms[i].end = obj->syms[i + 1].start;
-	return 0;
-}
-
-/*
- * Read path's PT_LOAD headers and function symbols, once. Only regular files
- * are opened, and without blocking: a maps line may name a FIFO or a device
- * (fuzzed or real), which must neither hang nor be read forever.
- */
-static void object_load(struct object *obj, const char *path)
-{
-	struct stat st;
-	Elf *elf = NULL;
-	int fd, err;
-
-	obj->tried = true;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		obj->err = -EINVAL;
-		return;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		obj->err = -errno;
-		return;
-	}
-	if (fstat(fd, &st) != 0) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		goto out;
-	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -EINVAL;
-		goto out;
-	}
-	err = object_read_loads(obj, elf);
-	if (!err)
-		err = object_read_symbols(obj, elf);
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	obj->err = err;
-}
-
-static void object_free(struct object *obj)
-{
-	free(obj->loads);
-	free(obj->syms);
-	free(obj->names);
-}
-
-/*
- * A file offset of the object as an ELF virtual address, through the PT_LOAD
- * segment holding it. Two segments may share a file page (text ending and
- * data starting in one page); an instruction address prefers the executable
- * one.
- */
-static bool object_vaddr(const struct object *obj, uint64_t file_off, uint64_t *vaddr)
-{
-	const struct load_segment *best = NULL;
-
-	for (size_t i = 0; i < obj->n_loads; i++) {
-		const struct load_segment *l = &obj->loads[i];
-
-		if (file_off < l->offset || file_off - l->offset >= l->filesz)
-			continue;
-		if (!best || (l->exec && !best->exec))
-			best = l;
-	}
-	if (!best)
-		return false;
-	*vaddr = best->vaddr + (file_off - best->offset);
-	return true;
-}
-
-/* The function symbol covering vaddr, or NULL. */
-static const struct symbol *object_find(const struct object *obj, uint64_t vaddr)
-{
-	size_t lo = 0, hi = obj->n_syms;
-
-	/* The first symbol starting above vaddr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (obj->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* The nearest start below may be a symbol nested in a larger function; look a little further back. */
-	for (size_t i = lo, steps = 0; i > 0 && steps < SYMBOLS_NESTED_LOOKBACK; i--, steps++)
-		if (vaddr < obj->syms[i - 1].end)
-			return &obj->syms[i - 1];
-	return NULL;
-}
-
 /* ---- the container -------------------------------------------------------- */
 
 struct symbols *symbols_new(void)
@@ -452,7 +168,7 @@ void symbols_delete(struct symbols *syms)
 		free(syms->spaces[i].maps);
 	free(syms->spaces);
 	for (size_t i = 0; i < syms->n_names; i++) {
-		object_free(&syms->names[i]->obj);
+		symbols_object_free(&syms->names[i]->obj);
 		free(syms->names[i]->s);
 		free(syms->names[i]);
 	}
@@ -751,14 +467,34 @@ const struct symbols_mapping *symbols_mapping_find(const struct symbols *syms, p
 
 /* ---- resolving ------------------------------------------------------------ */
 
-void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_location *out)
+/* The loaded object behind pid's mapping of addr and addr's ELF virtual address in it; NULL when none. */
+static const struct symbols_object *object_at(struct symbols *syms, pid_t pid, uint64_t addr, uint64_t *vaddr,
+					      const struct mapping **mapping)
 {
 	const struct mapping *mp = mapping_find(syms, pid, addr);
-	const struct symbol *sym;
-	struct object *obj;
-	uint64_t vaddr;
+	struct symbols_object *obj;
+
+	*mapping = mp;
+	/* Only files have symbols; a deleted path may name a different file now. */
+	if (!mp || mp->m.path[0] != '/' || mp->m.deleted)
+		return NULL;
+	obj = &mp->name->obj;
+	if (!obj->tried)
+		symbols_object_load(obj, mp->m.path);
+	if (obj->err || !symbols_object_vaddr(obj, addr - mp->m.start + mp->m.offset, vaddr))
+		return NULL;
+	return obj;
+}
+
+void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_location *out)
+{
+	const struct mapping *mp;
+	const struct symbols_function *fn;
+	const struct symbols_object *obj;
+	uint64_t vaddr = 0;
 
 	*out = (struct symbols_location){ .object = SYMBOLS_UNKNOWN, .function = SYMBOLS_UNKNOWN };
+	obj = object_at(syms, pid, addr, &vaddr, &mp);
 	if (!mp) {
 		/* Without a mapping, the upper half of the address space is the kernel's (x86-64, arm64). */
 		if (addr >> 63)
@@ -766,21 +502,39 @@ void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symb
 		return;
 	}
 	out->object = mp->m.path[0] ? mp->m.path : SYMBOLS_ANON;
-	/* Only files have symbols; a deleted path may name a different file now. */
-	if (mp->m.path[0] != '/' || mp->m.deleted)
-		return;
-	obj = &mp->name->obj;
-	if (!obj->tried)
-		object_load(obj, mp->m.path);
-	if (obj->err || !object_vaddr(obj, addr - mp->m.start + mp->m.offset, &vaddr))
+	if (!obj)
 		return;
 	out->elf_addr = vaddr;
-	sym = object_find(obj, vaddr);
-	if (!sym)
+	fn = symbols_object_find(obj, vaddr);
+	if (!fn)
 		return;
-	out->function = sym->name;
-	out->offset = vaddr - sym->start;
+	out->function = fn->name;
+	out->offset = vaddr - fn->start;
 	out->resolved = true;
+}
+
+size_t symbols_frames(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_frame *frames, size_t max)
+{
+	const struct mapping *mp;
+	const struct symbols_object *obj;
+	uint64_t vaddr = 0;
+
+	if (!syms || !frames || max == 0)
+		return 0;
+	obj = object_at(syms, pid, addr, &vaddr, &mp);
+	return obj ? symbols_object_frames(obj, vaddr, frames, max) : 0;
+}
+
+int symbols_frame_format(const struct symbols_frame *frame, char *buf, size_t buf_size)
+{
+	const char *dir = frame->file && frame->file[0] != '/' && frame->comp_dir ? frame->comp_dir : "";
+	const char *sep = dir[0] ? "/" : "";
+
+	if (!frame->file)
+		return snprintf(buf, buf_size, "%s", "");
+	if (frame->line <= 0)
+		return snprintf(buf, buf_size, "%s%s%s", dir, sep, frame->file);
+	return snprintf(buf, buf_size, "%s%s%s:%d", dir, sep, frame->file, frame->line);
 }
 
 int symbols_location_format(const struct symbols_location *loc, char *buf, size_t buf_size)

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Symbolizer: addresses of other processes -> object, function and offset, and data addresses -> mapped regions. */
+/*
+ * Symbolizer: addresses of other processes -> object, function and offset, source file:line and inlined frames
+ * (elfutils' libdwfl), and data addresses -> mapped regions.
+ */
 #pragma once
 
 #include <stdbool.h>
@@ -134,3 +137,37 @@ struct symbols_region {
 
 /* Classify a data address of pid into the mapping it falls in (so faults group by region). Never fails. */
 void symbols_classify(const struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_region *out);
+
+/*
+ * One frame of the source-level call chain at an instruction address: the
+ * innermost first, each inlined function its own frame. Strings are owned by
+ * the symbolizer.
+ */
+struct symbols_frame {
+	const char *function;	/* the function as DWARF names it (inlined or not), NULL when DWARF has none */
+	const char *file;	/* the source file as the compiler recorded it, NULL when unknown */
+	const char *comp_dir;	/* the directory a relative file is relative to (DW_AT_comp_dir), else NULL */
+	int line, column;	/* 1-based; 0 when unknown */
+	bool inlined;		/* function was inlined into the next frame's function */
+};
+
+/*
+ * The source frames of an instruction address of pid into frames (at most
+ * max), from the DWARF of the mapped object or of its separate debug file
+ * (found by build-id or .gnu_debuglink, as libdwfl does: libc resolves once
+ * libc6-dbg is installed): frames[0] is the line the address belongs to, in
+ * the innermost (possibly inlined) function; frames[i + 1] is where
+ * frames[i]'s function was inlined. Returns the number of frames, 0 when no
+ * line information covers the address (no DWARF, no mapping, anonymous or
+ * JIT memory, a deleted file). Reads the object on first use; never fails
+ * otherwise.
+ */
+size_t symbols_frames(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_frame *frames, size_t max);
+
+/*
+ * "FILE:LINE" ("/src/bench.c:42"; a relative file after its comp_dir,
+ * "/build/../src/bench.c:42"), "FILE" when the line is unknown, "" for none,
+ * into buf as symbols_location_format() does. Returns the length snprintf()
+ * would have written.
+ */
+int symbols_frame_format(const struct symbols_frame *frame, char *buf, size_t buf_size);

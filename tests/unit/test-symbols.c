@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for symbols: the maps parser (golden table), overlapping mappings, load bias, this process resolved. */
+/*
+ * Unit tests for symbols: the maps parser (golden table), overlapping mappings, load bias, this process resolved,
+ * DWARF lines and inlined frames through libdwfl, a stripped file's separate debug file.
+ */
 #include "check.h"
 #include "pmu/symbols.h"
 
@@ -10,6 +13,8 @@
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -225,6 +230,9 @@ static void test_overlaps(void)
 	symbols_delete(NULL);
 }
 
+/* The lines of symbols_test_known_function, for its DWARF line (test_self_lines). */
+static const int known_function_first_line = __LINE__ + 3;
+
 /* A function of some length (an address one byte in must still be inside it). */
 static int __attribute__((noinline)) symbols_test_known_function(int n)
 {
@@ -234,6 +242,7 @@ static int __attribute__((noinline)) symbols_test_known_function(int n)
 		sink += i;
 	return sink;
 }
+static const int known_function_last_line = __LINE__ - 1;
 
 /*
  * This process's own maps: a function of the test binary (a PIE built by
@@ -473,6 +482,188 @@ static void test_odd_objects(void)
 	symbols_delete(syms);
 }
 
+/* Whether a file has a section of this name (.debug_line: DWARF line numbers). */
+static bool has_section(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+		while (!found && (scn = elf_nextscn(elf, scn)) != NULL) {
+			GElf_Shdr shdr;
+			const char *s;
+
+			found = gelf_getshdr(scn, &shdr) && (s = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
+				strcmp(s, name) == 0;
+		}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The line of path holding marker, 0 when none. */
+static int marker_line(const char *path, const char *marker)
+{
+	FILE *f = fopen(path, "re");
+	char buf[512];
+	int line = 0, found = 0;
+
+	while (f && !found && fgets(buf, sizeof(buf), f)) {
+		line++;
+		if (strstr(buf, marker))
+			found = line;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* An address of this process's own code names its source file and a line of the function (meson builds -g). */
+static void test_self_lines(void)
+{
+	struct symbols *syms = symbols_new();
+	struct symbols_frame frames[4];
+	char exe[4096], text[4200];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t n;
+
+	if (!syms || len <= 0) {
+		symbols_delete(syms);
+		return;
+	}
+	exe[len] = '\0';
+	CHECK(symbols_maps_read(syms, getpid()) > 0, "maps");
+	n = symbols_frames(syms, getpid(), (uint64_t)(uintptr_t)&symbols_test_known_function + 4, frames, 4);
+	if (!has_section(exe, ".debug_line")) {
+		/* A build without -g (meson -Ddebug=false): then there is nothing to name, and it says so. */
+		printf("note: %s has no .debug_line: own file:line not checked\n", exe);
+		CHECK(n == 0, "no DWARF but %zu frames", n);
+	} else {
+		symbols_frame_format(&frames[0], text, sizeof(text));
+		printf("own function's line: %s (%s)\n", n ? text : "none", n && frames[0].function ? frames[0].function : "?");
+		CHECK(n >= 1 && ends_with(frames[0].file, "test-symbols.c") && frames[0].line >= known_function_first_line &&
+		      frames[0].line <= known_function_last_line, "own function at %s, want test-symbols.c:%d-%d",
+		      n ? text : "no frame", known_function_first_line, known_function_last_line);
+		CHECK(n >= 1 && frames[n - 1].function && strcmp(frames[n - 1].function, "symbols_test_known_function") == 0,
+		      "own function's DWARF name %s", n && frames[n - 1].function ? frames[n - 1].function : "(none)");
+	}
+	/* Nothing to say: no mapping, anonymous memory, the kernel, a NULL buffer. */
+	CHECK(symbols_frames(syms, getpid(), 8, frames, 4) == 0, "unmapped address has frames");
+	CHECK(symbols_frames(syms, getpid(), 0xffffffff81000000ull, frames, 4) == 0, "kernel address has frames");
+	CHECK(symbols_frames(syms, getpid(), (uint64_t)(uintptr_t)&symbols_test_known_function, frames, 0) == 0 &&
+	      symbols_frames(NULL, getpid(), 8, frames, 4) == 0, "max 0 or no symbolizer");
+	{
+		struct symbols_frame none = { 0 }, file_only = { .file = "/src/a.c" }, both = { .file = "/src/a.c", .line = 7 };
+		struct symbols_frame relative = { .file = "../a.c", .comp_dir = "/b", .line = 3 };
+		struct symbols_frame absolute = { .file = "/a.c", .comp_dir = "/b", .line = 3 };
+
+		symbols_frame_format(&none, text, sizeof(text));
+		CHECK(strcmp(text, "") == 0, "format of no frame: \"%s\"", text);
+		symbols_frame_format(&file_only, text, sizeof(text));
+		CHECK(strcmp(text, "/src/a.c") == 0, "format without a line: \"%s\"", text);
+		CHECK(symbols_frame_format(&both, text, 4) == 10 && strcmp(text, "/sr") == 0, "truncated format \"%s\"", text);
+		symbols_frame_format(&relative, text, sizeof(text));
+		CHECK(strcmp(text, "/b/../a.c:3") == 0, "relative file: \"%s\"", text);
+		symbols_frame_format(&absolute, text, sizeof(text));
+		CHECK(strcmp(text, "/a.c:3") == 0, "absolute file: \"%s\"", text);
+	}
+	symbols_delete(syms);
+}
+
+/*
+ * symbols-probe.c built gcc -O2 -g (and the same stripped, with its debug file through .gnu_debuglink), mapped
+ * at a pretend PIE base: an address in the loop that gcc inlined into probe_outer names probe_inner at the loop's
+ * line, inlined into probe_outer at the call's line.
+ */
+static void test_inlined_frames(void)
+{
+	static const char *const files[] = { "symbols-probe-gcc", "symbols-probe-gcc-split" };
+	const uint64_t bias = 0x555555554000ull;
+	const char *dir = getenv("TLBPROF_TEST_PROBES_GCC"), *src = getenv("TLBPROF_TEST_SOURCE_DIR");
+	char path[1024], full[1024];
+	int inner_line, call_line;
+	uint64_t outer;
+
+	if (!dir || !src) {
+		fprintf(stderr, "note: TLBPROF_TEST_PROBES_GCC or TLBPROF_TEST_SOURCE_DIR unset: inlined frames skipped\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/tests/unit/symbols-probe.c", src);
+	inner_line = marker_line(path, "PROBE-INNER-LINE");
+	call_line = marker_line(path, "PROBE-CALL-LINE");
+	snprintf(full, sizeof(full), "%s/%s", dir, files[0]);
+	outer = symbol_value(full, "probe_outer");
+	CHECK(inner_line > 0 && call_line > 0 && outer != 0, "markers %d %d, probe_outer at 0x%" PRIx64, inner_line,
+	      call_line, outer);
+	for (size_t i = 0; i < ARRAY_SIZE(files) && outer; i++) {
+		struct symbols *syms = symbols_new();
+		struct symbols_location loc;
+		bool found = false;
+
+		if (!syms)
+			return;
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (access(path, R_OK) != 0) {
+			fprintf(stderr, "note: %s missing (no objcopy): skipped\n", path);
+			symbols_delete(syms);
+			continue;
+		}
+		/* The split file has no symbol table of its own: its names come from the debug file. */
+		CHECK(i == 0 || symbol_value(path, "probe_outer") == 0, "%s still has a .symtab", files[i]);
+		CHECK(add_loads(syms, 42, path, bias) >= 2, "%s: mapped", files[i]);
+		symbols_resolve(syms, 42, bias + outer, &loc);
+		CHECK(loc.resolved && strcmp(loc.function, "probe_outer") == 0 && loc.offset == 0, "%s: probe_outer as %s",
+		      files[i], loc.function);
+		for (uint64_t a = outer; a < outer + 0x40 && !found; a++) {
+			struct symbols_frame f[4];
+			size_t n = symbols_frames(syms, 42, bias + a, f, ARRAY_SIZE(f));
+
+			found = n == 2 && f[0].inlined && !f[1].inlined && f[0].function && f[1].function &&
+				strcmp(f[0].function, "probe_inner") == 0 && f[0].line == inner_line &&
+				ends_with(f[0].file, "tests/unit/symbols-probe.c") && strcmp(f[1].function, "probe_outer") == 0 &&
+				f[1].line == call_line && ends_with(f[1].file, "tests/unit/symbols-probe.c");
+			if (found) {
+				char a0[1200], a1[1200];
+
+				symbols_frame_format(&f[0], a0, sizeof(a0));
+				symbols_frame_format(&f[1], a1, sizeof(a1));
+				printf("%s+0x%" PRIx64 ": %s at %s, inlined into %s at %s\n", files[i], a - outer, f[0].function,
+				       a0, f[1].function, a1);
+			}
+		}
+		CHECK(found, "%s: no address of probe_outer names probe_inner at line %d inlined at line %d", files[i],
+		      inner_line, call_line);
+		symbols_delete(syms);
+	}
+	/* A stripped file without a debug file: no lines, and no names either. */
+	{
+		struct symbols *syms = symbols_new();
+		struct symbols_frame f[2];
+		const struct symbols_mapping *text = NULL;
+
+		snprintf(path, sizeof(path), "%s/probe-gcc-stripped", dir);
+		if (syms && add_loads(syms, 43, path, bias) >= 2) {
+			for (size_t j = 0; j < symbols_mapping_count(syms, 43); j++)
+				if (symbols_mapping_get(syms, 43, j)->perms[2] == 'x')
+					text = symbols_mapping_get(syms, 43, j);
+			CHECK(text && symbols_frames(syms, 43, text->start + 16, f, 2) == 0, "stripped probe has frames");
+		}
+		symbols_delete(syms);
+	}
+}
+
 int main(void)
 {
 	test_parse_line();
@@ -480,5 +671,7 @@ int main(void)
 	test_self();
 	test_load_bias();
 	test_odd_objects();
+	test_self_lines();
+	test_inlined_frames();
 	return check_finish();
 }

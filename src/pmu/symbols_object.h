@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to symbols.c: one ELF object read through libdwfl (symbols, segments, DWARF lines and inlined frames). */
+#pragma once
+
+#include "pmu/symbols.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A function of an object: [start, end) in the object's ELF virtual addresses. */
+struct symbols_function {
+	uint64_t start, end;
+	const char *name;	/* owned by the object's libdwfl session */
+	unsigned char bind;	/* STB_GLOBAL, STB_WEAK, STB_LOCAL: ranks aliases */
+	bool sized;		/* st_size was given; otherwise end is provisional */
+};
+
+/* A PT_LOAD segment: file bytes [offset, offset + filesz) appear at vaddr. */
+struct symbols_segment {
+	uint64_t vaddr, offset, filesz;
+	bool exec;
+};
+
+/* The ELF object behind a path, read on first use; zero-initialised before. */
+struct symbols_object {
+	bool tried;
+	int err;			/* 0 when loaded, else -errno / -EINVAL (not ELF) */
+	void *dwfl;			/* the libdwfl session holding the file (Dwfl *), NULL when not loaded */
+	void *module;			/* its one module (Dwfl_Module *) */
+	uint64_t bias;			/* module address = ELF virtual address + bias */
+	struct symbols_segment *loads;
+	size_t n_loads;
+	struct symbols_function *funcs;	/* sorted by start, starts distinct */
+	size_t n_funcs;
+};
+
+/*
+ * Read path once: open it (regular files only, without blocking), report it
+ * to libdwfl at its own ELF addresses, take its PT_LOAD headers and the
+ * function symbols of the best table libdwfl finds (.symtab, a separate debug
+ * file's by build-id or .gnu_debuglink, .dynsym with .gnu_debugdata). Sets
+ * obj->tried and obj->err.
+ */
+void symbols_object_load(struct symbols_object *obj, const char *path);
+/* Free what symbols_object_load() made (the libdwfl session too). */
+void symbols_object_free(struct symbols_object *obj);
+/* A file offset of the object as an ELF virtual address (the executable segment first). False: in no segment. */
+bool symbols_object_vaddr(const struct symbols_object *obj, uint64_t file_off, uint64_t *vaddr);
+/* The function symbol covering an ELF virtual address, or NULL. */
+const struct symbols_function *symbols_object_find(const struct symbols_object *obj, uint64_t vaddr);
+/* symbols_frames() for an ELF virtual address of a loaded object. */
+size_t symbols_object_frames(const struct symbols_object *obj, uint64_t vaddr, struct symbols_frame *frames,
+			     size_t max);
