@@ -9,7 +9,7 @@
 
 /* Room in an analysis, allocated by analysis_run(). */
 enum {
-	MAX_CHECKS = 32,
+	MAX_CHECKS = 48,
 	MAX_FINDINGS = 8,
 };
 
@@ -96,7 +96,7 @@ const char *checks_phases_word(size_t n);
 /*
  * The check functions of analysis_checks, one per id, named after it:
  * checks_phases.c, checks_memory.c, checks_timing.c, checks_counters.c, checks_attribution.c,
- * checks_tlb.c, checks_faults.c, checks_target.c.
+ * checks_tlb.c, checks_faults.c, checks_target.c, checks_declared.c.
  */
 void checks_phases_completed(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_workload_self_checks(const struct analysis_check_def *def, const struct analysis_input *in,
@@ -138,6 +138,10 @@ void checks_file_cold_major_faults(const struct analysis_check_def *def, const s
 void checks_fault_counts_agree(const struct analysis_check_def *def, const struct analysis_input *in,
 			       struct analysis *a);
 void checks_process_spread(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_declared_region_resident(const struct analysis_check_def *def, const struct analysis_input *in,
+				     struct analysis *a);
+void checks_declared_accesses_plausible(const struct analysis_check_def *def, const struct analysis_input *in,
+					struct analysis *a);
 void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 

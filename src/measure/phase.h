@@ -115,6 +115,14 @@ struct target_phase {
 	size_t n_wall;
 	double tlbprof_ns_total;	/* the same windows as tlbprof saw them (begin ack .. end line), summed */
 	int64_t samples_in_phase;	/* --sample: samples inside this phase's windows; -1: not sampled */
+	/* The declared region's backing clipped to its range (target/backing.c), the worst occurrence's. */
+	bool backing_exact;		/* per page from /proc/PID/pagemap + /proc/kpageflags (root), else smaps */
+	double resident_fraction;	/* of the declared range's 4 KiB pages, resident; -1: never read */
+	double zero_fraction;		/* of them, mapped to the shared zero page (exact only, else 0) */
+	bool vm_nh, vm_hg;		/* some VMA of the range has VmFlags nh (MADV_NOHUGEPAGE) / hg (MADV_HUGEPAGE) */
+	/* tlbprof's own chase of the same shape after the exit (target/reference.c): ns per access; 0: none. */
+	double reference_ns;
+	char reference_why[160];	/* why there is none ("" when there is) */
 };
 
 /* Everything a phase produced. Owned by the runner's result list. */

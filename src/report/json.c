@@ -383,6 +383,15 @@ static json_t *declared_json(const struct phase_result *r)
 		json_object_set_new(o, "chain_pages_covered", num(tp->chain_pages_covered));
 	}
 	json_object_set_new(o, "open_at_exit", json_boolean(tp->open_at_exit));
+	/* The declared range's backing clipped to it, and tlbprof's own chase of the same shape. */
+	json_object_set_new(o, "resident_fraction", tp->resident_fraction >= 0 ? num(tp->resident_fraction) : json_null());
+	json_object_set_new(o, "zero_page_fraction", tp->resident_fraction >= 0 ? num(tp->zero_fraction) : json_null());
+	json_object_set_new(o, "backing_source", tp->resident_fraction < 0 ? json_null()
+					       : json_string(tp->backing_exact ? "pagemap" : "smaps"));
+	json_object_set_new(o, "vm_nohugepage", json_boolean(tp->vm_nh));
+	json_object_set_new(o, "vm_hugepage", json_boolean(tp->vm_hg));
+	json_object_set_new(o, "reference_ns_per_access", tp->reference_ns > 0 ? num(tp->reference_ns) : json_null());
+	json_object_set_new(o, "reference_why", report_json_text(tp->reference_why));
 	json_object_set_new(o, "samples_in_phase", tp->samples_in_phase >= 0 ? json_integer(tp->samples_in_phase) : json_null());
 	for (size_t i = 0; i < tp->n_wall; i++)
 		json_array_append_new(wall, num(tp->wall_ns[i]));

@@ -544,6 +544,18 @@ static int read_declared(struct reader *rd, json_t *d, const char *where, struct
 	r->target->region_bytes = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 	r->target->chain_inspected = json_is_true(json_object_get(d, "chain_inspected"));
 	r->target->open_at_exit = json_is_true(json_object_get(d, "open_at_exit"));
+	/* Reports before these fields say nothing of them: not read, no reference (-1 and 0). */
+	v = json_object_get(d, "resident_fraction");
+	r->target->resident_fraction = json_is_number(v) ? json_number_value(v) : -1;
+	v = json_object_get(d, "zero_page_fraction");
+	r->target->zero_fraction = json_is_number(v) ? json_number_value(v) : 0;
+	v = json_object_get(d, "backing_source");
+	r->target->backing_exact = json_is_string(v) && strcmp(json_string_value(v), "pagemap") == 0;
+	r->target->vm_nh = json_is_true(json_object_get(d, "vm_nohugepage"));
+	r->target->vm_hg = json_is_true(json_object_get(d, "vm_hugepage"));
+	v = json_object_get(d, "reference_ns_per_access");
+	r->target->reference_ns = json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : 0;
+	copy_str(r->target->reference_why, sizeof(r->target->reference_why), d, "reference_why");
 	json_t *wall = json_object_get(d, "wall_ns");
 	if (!json_is_array(wall))
 		return bad(rd, "%s.wall_ns: not an array", dw);

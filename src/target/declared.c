@@ -12,27 +12,55 @@
 #include "measure/chain.h"
 #include "measure/region.h"
 #include "measure/smaps.h"
+#include "target/backing.h"
 
 /* A declared region is copied into tlbprof to walk its chain: at most this, and half of MemAvailable. */
 #define TARGET_CHAIN_COPY_MAX (4ull << 30)
 
-/* The declared page size against what the kernel gave the declared region (smaps, at phase end). */
+/*
+ * Not the declared page size: what the range got, and how to get the
+ * declared one. "Despite MADV_NOHUGEPAGE" only where its VmFlags say nh:
+ * a benchmark that never advised its 4k region did not ask for base pages.
+ */
+static void declared_mismatch(struct phase_result *r, const struct target_backing *tb)
+{
+	const struct region_backing *b = &r->backing;
+	char why[400];
+
+	if (r->spec.page.kind == PAGE_BASE && b->kind == PAGE_THP)
+		snprintf(why, sizeof(why), "%.1f %% of the declared range's resident memory is on THP (%s)%s",
+			 100 * b->huge_fraction, tb->exact ? "per page, pagemap" : "smaps, prorated to the range",
+			 tb->vm_nh ? " despite MADV_NOHUGEPAGE (VmFlags nh): khugepaged or THP 'always' collapsed it"
+				   : ": the range was never advised MADV_NOHUGEPAGE (no nh in its VmFlags); "
+				     "madvise(region, bytes, MADV_NOHUGEPAGE) before touching it");
+	else if (region_check_backing(&r->spec.page, b, why, sizeof(why)) == 0)
+		return;
+	snprintf(r->reason, sizeof(r->reason), "declared page=%s: %s", r->spec.page.label, why);
+}
+
+/* The declared page size against what the kernel gave the declared range (at phase end). */
 static void verify_region(struct target_state *st, struct phase_result *r)
 {
 	struct target_phase *tp = r->target;
 	struct region_backing b;
+	struct target_backing tb;
 
-	if (smaps_read(st->pid, tp->region_addr, tp->region_bytes, &b) != 0)
+	if (backing_read(st->pid, tp->region_addr, tp->region_bytes, &b, &tb) != 0)
 		return;
 	/* "2m" names the size the benchmark intends; a 2 MiB hugetlb region is what it asked for too. */
 	if (r->spec.page.bytes == (2ull << 20) && b.kind == PAGE_HUGETLB && b.kernel_page_bytes == r->spec.page.bytes)
 		page_request_parse("2m:hugetlb", &r->spec.page);
 	r->backing = b;
 	r->backing_known = true;
-	/* Not what the benchmark declared: the phase's reason says what it got and how to get the declared size. */
-	char why[400];
-	if (region_check_backing(&r->spec.page, &b, why, sizeof(why)) != 0)
-		snprintf(r->reason, sizeof(r->reason), "declared page=%s: %s", r->spec.page.label, why);
+	tp->backing_exact = tb.exact;
+	/* The least resident occurrence is the phase's (a chase over pages never written reads the zero page). */
+	if (tp->resident_fraction < 0 || tb.resident_fraction < tp->resident_fraction)
+		tp->resident_fraction = tb.resident_fraction;
+	if (tb.exact && tb.pages && (double)tb.zero / (double)tb.pages > tp->zero_fraction)
+		tp->zero_fraction = (double)tb.zero / (double)tb.pages;
+	tp->vm_nh |= tb.vm_nh;
+	tp->vm_hg |= tb.vm_hg;
+	declared_mismatch(r, &tb);
 }
 
 /* Whether backing b is worse than a for a region declared on page size p (more THP on 4k, less on huge). */

@@ -102,6 +102,9 @@ void target_declared_verify(struct target_state *st, struct phase_result *r);
 /* Copy the declared region out of the command and walk its chain with the chase's self-checks. */
 void target_declared_inspect_chain(struct target_state *st, struct phase_result *r);
 
+/* reference.c: after the exit, tlbprof's own chase of each declared phase's shape (target_phase.reference_ns). */
+void target_reference_chase(struct target_state *st);
+
 /* sampling.c: --sample around the command. */
 
 /* Open the sampler on the child before its exec (errors go to tr->sample_error). */

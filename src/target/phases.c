@@ -92,6 +92,7 @@ static struct phase_result *phase_for(struct target_state *st, const struct mark
 		r->counter_info[i] = *counter_set_info(st->ctx->counters, i);
 	r->status = PHASE_OK;
 	r->target->samples_in_phase = -1;
+	r->target->resident_fraction = -1;
 	r->stop_reason = "samples";
 	r->precision_reached = INFINITY;
 	r->cycles_per_ns = st->ctx->clock ? st->ctx->clock->core_clock_ghz : 0;

@@ -248,6 +248,7 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	record_exit(tr, &si);
 	target_channels_drain_pending(&st);
 	target_phases_finish(&st, exec_ns, exit_ns, steal0);
+	target_reference_chase(&st);
 	if (st.sampler)
 		target_sampling_finish(&st);
 out:

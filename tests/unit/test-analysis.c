@@ -256,6 +256,17 @@ static void m_no_migration_counter(struct scenario *s)
 		s->r[i].counter_info[METRIC_CPU_MIGRATIONS].status = COUNTER_DENIED;
 }
 static void m_cold_first(struct scenario *s) { s->r[0].samples_ns[0] = 55.5; }	/* +11 %, CV still < 5 % */
+/* tlbprof run's declarations on phase 0 (static: the fixtures never free a target). */
+static struct target_phase declared_tp;
+static void m_declared(struct scenario *s, double resident, double reference_ns)
+{
+	declared_tp = (struct target_phase){ .has_region = true, .region_bytes = 16u << 20, .has_accesses = true,
+					     .resident_fraction = resident, .reference_ns = reference_ns };
+	s->r[0].target = &declared_tp;
+}
+static void m_resident(struct scenario *s) { m_declared(s, 1.0, 60); }
+static void m_not_resident(struct scenario *s) { m_declared(s, 0.25, 60); }
+static void m_inflated(struct scenario *s) { m_declared(s, 1.0, 400); }	/* 8x the phase's ~50 ns */
 static void m_faults(struct scenario *s) { fixture_set_counter(&s->r[0], METRIC_PAGE_FAULTS, 12); }
 static void m_faults_rusage(struct scenario *s)
 {
@@ -298,6 +309,9 @@ static const struct {
 	{ __LINE__, "control_thp_contamination", m_contaminated, CHECK_FAIL },
 	{ __LINE__, "huge_pages_granted", m_none, CHECK_PASS },
 	{ __LINE__, "huge_pages_granted", m_not_granted, CHECK_FAIL },
+	{ __LINE__, "declared_region_resident", m_none, CHECK_SKIP },
+	{ __LINE__, "declared_region_resident", m_resident, CHECK_PASS },
+	{ __LINE__, "declared_region_resident", m_not_resident, CHECK_WARN },
 	{ __LINE__, "cache_set_aliasing", m_none, CHECK_PASS },
 	{ __LINE__, "cache_set_aliasing", m_aligned, CHECK_WARN },
 	{ __LINE__, "cache_set_aliasing", m_aligned_huge, CHECK_PASS },
@@ -305,6 +319,9 @@ static const struct {
 	{ __LINE__, "timer_resolution", m_short_samples, CHECK_FAIL },
 	{ __LINE__, "too_fast", m_none, CHECK_PASS },
 	{ __LINE__, "too_fast", m_too_fast, CHECK_FAIL },
+	{ __LINE__, "declared_accesses_plausible", m_none, CHECK_SKIP },
+	{ __LINE__, "declared_accesses_plausible", m_resident, CHECK_PASS },
+	{ __LINE__, "declared_accesses_plausible", m_inflated, CHECK_WARN },
 	{ __LINE__, "tlb_pressure_expected", m_none, CHECK_SKIP },
 	{ __LINE__, "tlb_pressure_expected", m_tlb_busy_counts, CHECK_PASS },
 	{ __LINE__, "tlb_pressure_expected", m_tlb_quiet_counts, CHECK_FAIL },
