@@ -58,7 +58,9 @@ struct events_options {
 /* tlbprof plot */
 struct plot_options {
 	const char *input_path;
-	const char *output_path;	/* -o: the SVG, "-" for stdout */
+	const char *output_path;	/* -o: the SVG, "-" for stdout; a name ending in .png: a PNG */
+	unsigned width_px;		/* --width: the picture's width, px */
+	bool png;			/* output_path ends in .png */
 };
 
 /* tlbprof run: --sample */

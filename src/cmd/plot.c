@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* tlbprof plot REPORT.json -o FILE.svg: draw a saved report, with its analysis recomputed, as one SVG. */
+/* tlbprof plot REPORT.json -o FILE.svg|FILE.png: draw a saved report, with its analysis recomputed, as one picture. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cli.h"
@@ -24,20 +27,24 @@ static enum option_result set_svg(const struct option_spec *o, const char *arg, 
 }
 
 static const struct option_spec plot_specs[] = {
-	{ .name = "output", .short_name = 'o', .value = "FILE|-", .help = "the SVG to write (required), or stdout with -",
+	{ .name = "output", .short_name = 'o', .value = "FILE|-",
+	  .help = "the picture to write (required): an SVG, or stdout\nwith -; a name ending in .png gets a PNG",
 	  .set = set_svg, .complete = OPTION_COMPLETE_FILE },
+	{ .name = "width", .value = "PX", .help = "the picture's width in px (the height follows)", .def = "960",
+	  .set = option_set_count, .offset = offsetof(struct plot_options, width_px), .min = 160, .max = 8192 },
 	CLI_OPTION_HELP,
 	{ 0 },
 };
 
 static void plot_usage(FILE *f)
 {
-	fputs("Usage: tlbprof plot REPORT.json -o FILE.svg\n"
-	      "Draw a saved tlbprof.report/1 file as one standalone SVG: ns per access against\n"
-	      "the working set per page size (a size sweep; one working set: a bar per page\n"
-	      "size), the tlbsize curve with its knees and the TLB capacities CPUID reports,\n"
-	      "ns per access against the stride with the step labels, ns per page per\n"
+	fputs("Usage: tlbprof plot REPORT.json -o FILE.svg|FILE.png [--width PX]\n"
+	      "Draw a saved tlbprof.report/1 file as one standalone SVG (or PNG): ns per access\n"
+	      "against the working set per page size (a size sweep; one working set: a bar per\n"
+	      "page size), the tlbsize curve with its knees and the TLB capacities CPUID\n"
+	      "reports, ns per access against the stride with the step labels, ns per page per\n"
 	      "page-fault case. The analysis is recomputed from the phases, as analyze does.\n"
+	      "A footer on the picture names the machine, kernel, command, report and date.\n"
 	      "\n"
 	      "Options:\n",
 	      f);
@@ -69,6 +76,11 @@ static enum option_result plot_parse(int argc, char **argv, void *options, char 
 	o->input_path = p.operands[0];
 	if (!o->output_path)
 		return option_error(msg, len, "plot: -o FILE is required (the SVG to write, or - for stdout)");
+	size_t n = strlen(o->output_path);
+	o->png = n > 4 && strcasecmp(o->output_path + n - 4, ".png") == 0;
+	if (o->png && !report_png_available())
+		return option_error(msg, len, "-o '%s': this tlbprof was built without PNG support (librsvg); write an .svg",
+				    o->output_path);
 	if (access(o->input_path, R_OK) != 0)
 		return option_error(msg, len, "plot: '%s': %s", o->input_path, strerror(errno));
 	/* Writing the SVG over the report it is drawn from would lose the measurement. */
@@ -77,6 +89,39 @@ static enum option_result plot_parse(int argc, char **argv, void *options, char 
 		return option_error(msg, len, "-o '%s': that is the report being drawn; write the SVG elsewhere",
 				    o->output_path);
 	return cli_check_output_target("-o", o->output_path, msg, len);
+}
+
+/* The command that measured, as a shell would take it back: words with spaces or quotes in single quotes. */
+static const char *join_command(int argc, char **argv, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < argc && at + 1 < len; i++) {
+		const char *w = argv[i];
+		bool quote = !*w || strpbrk(w, " \t'\"\\$`*?[]{}()<>|&;!#~") != NULL;
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? " " : "", quote ? "'" : "");
+		for (const char *c = w; *c && at + 5 < len; c++)
+			at += (size_t)(*c == '\'' ? snprintf(buf + at, len - at, "'\\''") : snprintf(buf + at, len - at, "%c", *c));
+		if (quote && at + 1 < len)
+			at += (size_t)snprintf(buf + at, len - at, "'");
+	}
+	return buf;
+}
+
+/*
+ * When the report was written: its file's modification time, UTC (a report
+ * records no date of its own; measuring writes it as it ends). NULL when
+ * the file cannot be stat'ed.
+ */
+static const char *report_date(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	struct tm tm;
+
+	if (stat(path, &st) != 0 || !gmtime_r(&st.st_mtime, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm))
+		return NULL;
+	return buf;
 }
 
 static int plot_run(const void *options, const struct command_context *ctx)
@@ -99,6 +144,7 @@ static int plot_run(const void *options, const struct command_context *ctx)
 		status = EXIT_UNAVAILABLE;
 		goto out;
 	}
+	char command[2048], date[40];
 	struct plot_input in = {
 		.phases = doc.results.phases,
 		.n = doc.results.n,
@@ -106,6 +152,9 @@ static int plot_run(const void *options, const struct command_context *ctx)
 		.env = &doc.env,
 		.interrupted = doc.results.interrupted,
 		.source = o->input_path,
+		.command = join_command(doc.argc, doc.argv, command, sizeof(command)),
+		.date = report_date(o->input_path, date, sizeof(date)),
+		.version = TLBPROF_VERSION,
 	};
 	rc = plot_build(&in, &plot);
 	if (rc == -ENODATA) {
@@ -121,7 +170,8 @@ static int plot_run(const void *options, const struct command_context *ctx)
 		status = EXIT_UNAVAILABLE;
 		goto out;
 	}
-	if (report_write_svg(&plot, o->output_path, msg, sizeof(msg)) != 0) {
+	plot.render_width_px = o->width_px;
+	if ((o->png ? report_write_png : report_write_svg)(&plot, o->output_path, msg, sizeof(msg)) != 0) {
 		report_error(msg);
 		status = EXIT_OUTPUT;
 	}

@@ -304,10 +304,15 @@ static int run_run(const void *options, const struct command_context *ctx)
 	binary_read(o->argv[0], &binary);
 	if ((status = start(o, &m, ctx, &results, &tr, sample_why, sizeof(sample_why))) != EXIT_OK)
 		goto out;
+	/* Through a wrapper (env, taskset, numactl) the program is the image finally exec'd, as the sampler saw it. */
+	if (tr.watched && tr.profile.n_execs && *tr.profile.execs[tr.profile.n_execs - 1] == '/' &&
+	    strcmp(tr.profile.execs[tr.profile.n_execs - 1], binary.path) != 0)
+		binary_read(tr.profile.execs[tr.profile.n_execs - 1], &binary);
 	struct analysis_build build = binary_build(&binary, o->argv[0]);
 	if (analysis_run(results.phases, results.n, &m.env, &m.clock, &analysis) != 0 ||
 	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0 ||
-	    analysis_check_markers(&analysis, results.phases, results.n, tr.messages, tr.errors, tr.error_lines[0]) != 0) {
+	    analysis_check_markers(&analysis, results.phases, results.n, tr.messages, tr.errors, tr.error_lines[0]) != 0 ||
+	    (tr.watched && analysis_check_unmarked(&analysis, results.phases, results.n, &tr.profile) != 0)) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;
 		goto out;

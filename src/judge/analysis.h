@@ -204,6 +204,7 @@ enum analysis_check_by {
 	ANALYSIS_CHECK_BY_RUN,		/* analysis_run(), on any phases */
 	ANALYSIS_CHECK_BY_BUILD,	/* analysis_check_build(): the benchmark's build */
 	ANALYSIS_CHECK_BY_MARKERS,	/* analysis_check_markers(): the marker lines the benchmark sent */
+	ANALYSIS_CHECK_BY_UNMARKED,	/* analysis_check_unmarked(): what watching the command found */
 };
 
 /* One check of a measurement, as data: the one place its id is written. */
@@ -262,3 +263,18 @@ int analysis_check_build(struct analysis *a, const struct phase_result *results,
  */
 int analysis_check_markers(struct analysis *a, const struct phase_result *results, size_t n, unsigned messages,
 			   unsigned refused, const char *first);
+
+struct sample_profile;	/* pmu/sample.h */
+
+/*
+ * Add the checks by UNMARKED (checks_unmarked.c) from what watching a
+ * tlbprof run command found: the hot loop (cpu-clock shares), a first touch
+ * inside it, the page order and in-page offset of its first touches, reads
+ * of the zero page, regions on transparent huge pages, the hot thread's
+ * pinning, the image finally exec'd. A cpu_migrations warning is judged
+ * again from the hot thread's mask (a self-pinning benchmark's own move is
+ * no warning). Derives the verdict and the summary again. Pure. Returns 0,
+ * or -ENOMEM when a has no room left.
+ */
+int analysis_check_unmarked(struct analysis *a, const struct phase_result *results, size_t n,
+			    const struct sample_profile *profile);

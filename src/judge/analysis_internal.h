@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "judge/analysis.h"
+#include "pmu/sample.h"
 
 /* Room in an analysis, allocated by analysis_run(). */
 enum {
@@ -71,6 +72,7 @@ struct analysis_input {
 	const struct timing_calibration *clock;
 	const struct analysis_build *build;	/* ANALYSIS_CHECK_BY_BUILD */
 	const struct analysis_markers *markers;	/* ANALYSIS_CHECK_BY_MARKERS */
+	const struct sample_profile *profile;	/* ANALYSIS_CHECK_BY_UNMARKED */
 };
 
 /* Run the entries of analysis_checks that by names, in the table's order, on in; each adds its one check to a. */
@@ -144,6 +146,19 @@ void checks_declared_accesses_plausible(const struct analysis_check_def *def, co
 					struct analysis *a);
 void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+/* checks_unmarked.c: from what watching a tlbprof run command found (pmu/sample.h's sample_profile). */
+void checks_hot_loop(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, const struct analysis_input *in,
+				      struct analysis *a);
+void checks_sequential_page_order(const struct analysis_check_def *def, const struct analysis_input *in,
+				  struct analysis *a);
+void checks_same_page_offset(const struct analysis_check_def *def, const struct analysis_input *in,
+			     struct analysis *a);
+void checks_zero_page_reads(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_thp_backed_region(const struct analysis_check_def *def, const struct analysis_input *in,
+			      struct analysis *a);
+void checks_pinning(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_exec_image(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 
 /* Findings over several phases (a->findings), from the comparisons. */
 void analysis_find_shrinking_speedup(const struct phase_result *res, struct analysis *a);

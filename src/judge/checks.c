@@ -66,6 +66,22 @@ const struct analysis_check_def analysis_checks[] = {
 	  .doc = "tlbprof run: the benchmark was compiled -O0, as its ELF file records" },
 	{ .id = "marker_protocol", .fn = checks_marker_protocol, .by = ANALYSIS_CHECK_BY_MARKERS,
 	  .doc = "tlbprof run: tlbprof refused marker or control lines the command sent" },
+	{ .id = "hot_loop", .fn = checks_hot_loop, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: where the CPU time went (cpu-clock samples): the hot loop, [vdso] and the kernel" },
+	{ .id = "first_touch_in_timed_loop", .fn = checks_first_touch_in_timed_loop, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the hot loop took half of a big region's page faults: it times its first touch" },
+	{ .id = "sequential_page_order", .fn = checks_sequential_page_order, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the hot loop first touched pages with one constant step (a sequential scan)" },
+	{ .id = "same_page_offset", .fn = checks_same_page_offset, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the hot loop's first touches were at one offset of their pages (cache-set aliasing)" },
+	{ .id = "zero_page_reads", .fn = checks_zero_page_reads, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: a big region took faults but never became resident (reads of the zero page)" },
+	{ .id = "thp_backed_region", .fn = checks_thp_backed_region, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: a big region was on transparent huge pages" },
+	{ .id = "pinning", .fn = checks_pinning, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the hot thread's Cpus_allowed_list held more than one CPU while it ran" },
+	{ .id = "exec_image", .fn = checks_exec_image, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the image finally exec'd (through env, taskset, numactl), whose provenance is read" },
 };
 const size_t analysis_n_checks = sizeof(analysis_checks) / sizeof(analysis_checks[0]);
 

@@ -146,10 +146,14 @@ static int apply_kind(struct plot_chart_ctx *cx, const struct chart_census *cs)
 		 c->kind == PLOT_CHART_FAULT_BARS  ? "ns per page"
 		 : c->kind == PLOT_CHART_WALL_BARS ? "ms per occurrence (wall time)"
 						   : "ns per access");
-	/* A run phase's samples are its occurrences, one value each. */
-	c->spread_label = c->kind == PLOT_CHART_RUN_BARS || c->kind == PLOT_CHART_WALL_BARS
-				  ? "IQR of occurrences (25-75 %)"
-				  : "IQR of samples (25-75 %)";
+	/* A run phase's samples are its occurrences, one value each. No spread drawn: no legend entry for one. */
+	bool spread = false;
+	for (size_t s = 0; s < c->n_series; s++)
+		for (size_t i = 0; i < c->series[s].n; i++)
+			spread |= c->series[s].points[i].hi > c->series[s].points[i].lo;
+	c->spread_label = !spread ? NULL
+			  : c->kind == PLOT_CHART_RUN_BARS || c->kind == PLOT_CHART_WALL_BARS ? "IQR of occurrences (25-75 %)"
+											       : "IQR of samples (25-75 %)";
 	return 0;
 }
 
@@ -204,11 +208,14 @@ static void lay_out(struct plot_chart *c, double top)
 	c->notes_y_px = c->area.y + c->area.h + AXIS_H + 4;
 	c->note_h_px = NOTE_H;
 	/* The y title left of the longest tick label (they end 8 px left of the area), not through it. */
-	size_t longest = 0;
+	double longest = 0;
 	for (size_t i = 0; i < c->y.n_ticks; i++)
-		longest = strlen(c->y.ticks[i].label) > longest ? strlen(c->y.ticks[i].label) : longest;
-	c->y_title_x_px = fmax(14, fmin(c->area.x - 58, c->area.x - 8 - CHAR_W * (double)longest - 12));
+		longest = fmax(longest, plot_text_width_px(c->y.ticks[i].label, PLOT_LABEL_FONT_PX));
+	c->y_title_x_px = fmax(14, fmin(c->area.x - 58, c->area.x - 8 - longest - 12));
 	plot_place_marker_labels(c);
+	plot_place_step_labels(c);
+	if (plot_kind_is_bars(c->kind))
+		plot_place_value_labels(c);
 }
 
 /* One chart for the phases of one workload; top is its upper edge in px. */
@@ -273,6 +280,7 @@ int plot_build(const struct plot_input *in, struct plot *out)
 		plot_free(out);
 		return rc;
 	}
+	plot_build_footer(in, out);
 	const struct environment *env = in->env;
 	snprintf(out->title, sizeof(out->title), "tlbprof: %s on %s%s%s%s%s%s", names,
 		 env && *env->cpu_model_name ? env->cpu_model_name : "an unknown CPU",

@@ -14,9 +14,12 @@
 #define PLOT_MAX_NOTES 6
 #define PLOT_MAX_MARKERS 24
 #define PLOT_MAX_CATEGORIES 24
+#define PLOT_MAX_FOOTER 4
 
 /* Page width in px; every chart is this wide and they stack vertically. */
 #define PLOT_WIDTH_PX 960.0
+/* The size of label text, px (tick, value, step, marker and legend labels). */
+#define PLOT_LABEL_FONT_PX 11.0
 
 /* How an axis maps values to pixels. */
 enum plot_scale {
@@ -57,6 +60,9 @@ struct plot_point {
 	double lo, hi;			/* 25th and 75th percentile of the samples (== y with one sample) */
 	size_t samples;
 	size_t phase;			/* index into the report's phases */
+	/* Bar charts: the value printed over the bar, centred at label_x_px on baseline label_y_px. */
+	char value_label[24];
+	double label_x_px, label_y_px;
 };
 
 /* A series: one page size (and, where a chart mixes them, one working-set size). */
@@ -65,6 +71,7 @@ struct plot_series {
 	char label[80];			/* legend text */
 	char color[8];			/* "#rrggbb" */
 	bool control;			/* a packed control: drawn dashed */
+	double hatch_deg;		/* the angle of its spread band's hatching: bands of two series cross, never blend */
 	struct plot_point *points;	/* owned; sorted by x */
 	size_t n;
 };
@@ -92,6 +99,7 @@ struct plot_step {
 	double x, y;			/* the segment's midpoint: log midpoint of the strides, mean of the medians */
 	bool above;			/* the label goes above the segment (else below) */
 	const char *label;		/* "cache", "tlb", "flat", "within-page", "cache+tlb" (static) */
+	double label_x_px, label_y_px;	/* its centre and baseline, clear of the other labels */
 };
 
 enum plot_chart_kind {
@@ -125,7 +133,7 @@ struct plot_chart {
 	size_t n_markers;
 	struct plot_step *steps;	/* owned */
 	size_t n_steps;
-	const char *spread_label;	/* legend text for the band or whiskers (static) */
+	const char *spread_label;	/* legend text for the band or whiskers (static); NULL: no point has a spread */
 	char notes[PLOT_MAX_NOTES][160];	/* lines printed under the chart */
 	size_t n_notes;
 	/* Geometry, px: the chart's frame, the plotting area inside it, the legend's top left. */
@@ -138,7 +146,12 @@ struct plot {
 	char title[200];		/* the document's <title> */
 	struct plot_chart *charts;	/* owned, stacked top to bottom */
 	size_t n_charts;
-	double width_px, height_px;
+	double width_px, height_px;	/* the layout's own px (the viewBox) */
+	double render_width_px;		/* the picture's width when drawn (0: width_px); the height follows */
+	/* Where the picture came from, printed under the last chart so a shared PNG keeps it. */
+	char footer[PLOT_MAX_FOOTER][200];
+	size_t n_footer;
+	double footer_y_px, footer_h_px;	/* baseline of the first footer line, distance between lines */
 };
 
 /* What a plot is made of; all borrowed. */
@@ -149,6 +162,9 @@ struct plot_input {
 	const struct environment *env;		/* may be NULL: no CPUID reference lines */
 	bool interrupted;
 	const char *source;			/* the report's file name, for the title; may be NULL */
+	const char *command;			/* the command that measured, as one line; may be NULL */
+	const char *date;			/* when the report was written ("2026-05-01 12:00 UTC"); may be NULL */
+	const char *version;			/* the drawing tlbprof's version */
 };
 
 /*
@@ -193,6 +209,14 @@ void plot_axis_linear(struct plot_axis *ax, double max_value, size_t target);
  */
 void plot_axis_log2(struct plot_axis *ax, double lo, double hi, size_t max_ticks);
 
+/*
+ * A log2 axis whose ends are ticks: from the power of two at or below lo to
+ * the one at or above hi (3 % beyond each, so no point sits on the frame),
+ * ticks every k octaves as plot_axis_log2() chooses them, so the lowest and
+ * the highest values lie between two labelled ticks.
+ */
+void plot_axis_log2_covering(struct plot_axis *ax, double lo, double hi, size_t max_ticks);
+
 /* Map value v on ax to px between px_lo (at ax->min) and px_hi (at ax->max). */
 double plot_map(const struct plot_axis *ax, double v, double px_lo, double px_hi);
 
@@ -213,3 +237,17 @@ char *plot_format_number(double v, char *buf, size_t len);
 
 /* Format bytes in binary units for a tick label: "8 B", "4 KiB", "1.5 MiB", "1 GiB". Returns buf. */
 char *plot_format_bytes(double bytes, char *buf, size_t len);
+
+/*
+ * The width in px of UTF-8 text s at font_px in DejaVu Sans, the first of the
+ * SVG's fonts and the widest of them, from its advance widths (ASCII; any
+ * other character counts as wide as 'M' less a little): an estimate that
+ * errs wide, so labels placed apart by it stay apart.
+ */
+double plot_text_width_px(const char *s, double font_px);
+
+/*
+ * The value printed on a bar: three significant figures ("123", "45.6",
+ * "7.89"), engineering notation outside 10^-3 .. 10^6. Returns buf.
+ */
+char *plot_format_value(double v, char *buf, size_t len);

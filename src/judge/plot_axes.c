@@ -14,6 +14,8 @@ enum { LOG_MAX_TICKS = 10, LINEAR_TARGET_TICKS = 7 };
 static const double SPREAD_CUT = 1.5;
 /* Medians spanning more than this ratio get a log2 y axis (line charts only; see plot_layout_y_axis). */
 static const double LOG_Y_RATIO = 10;
+/* A bar chart's y axis reaches this fraction above its highest bar or whisker: room for the value label. */
+static const double BAR_LABEL_ROOM = 0.08;
 
 const char *plot_scale_name(enum plot_scale s)
 {
@@ -146,6 +148,33 @@ void plot_axis_log2(struct plot_axis *ax, double lo, double hi, size_t max_ticks
 	}
 }
 
+void plot_axis_log2_covering(struct plot_axis *ax, double lo, double hi, size_t max_ticks)
+{
+	/* 3 % beyond the values, so a point never sits on the frame. */
+	double l = log2(lo) - 0.04, h = log2(hi) + 0.04;
+	int k = 1;
+
+	if (max_ticks < 2)
+		max_ticks = 2;
+	if (max_ticks > PLOT_MAX_TICKS)
+		max_ticks = PLOT_MAX_TICKS;
+	while (ceil(h / k) - floor(l / k) + 1 > (double)max_ticks)
+		k++;
+	double e0 = floor(l / k) * k, e1 = ceil(h / k) * k;
+	ax->scale = PLOT_SCALE_LOG2;
+	ax->min = exp2(e0);
+	ax->max = exp2(e1);
+	ax->n_ticks = 0;
+	for (double e = e0; e <= e1 + 1e-9 && ax->n_ticks < PLOT_MAX_TICKS; e += k) {
+		struct plot_tick *t = &ax->ticks[ax->n_ticks++];
+		t->value = exp2(e);
+		if (ax->unit == PLOT_UNIT_BYTES)
+			plot_format_bytes(t->value, t->label, sizeof(t->label));
+		else
+			plot_format_number(t->value, t->label, sizeof(t->label));
+	}
+}
+
 double plot_map(const struct plot_axis *ax, double v, double px_lo, double px_hi)
 {
 	double a = ax->min, b = ax->max;
@@ -199,22 +228,80 @@ void plot_bar_px(const struct plot_chart *c, size_t s, size_t cat, double *x_px,
 
 /*
  * label cut to at most max_chars characters by taking out its middle
- * ("chase...r0"), never inside a UTF-8 character; whole when it fits.
+ * ("chase...r0"), never inside a UTF-8 character, and further until it is
+ * at most max_px wide; whole when it fits.
  */
-static void fit_label(char *out, size_t out_len, const char *label, size_t max_chars)
+static void fit_label(char *out, size_t out_len, const char *label, size_t max_chars, double max_px)
 {
 	size_t len = strlen(label);
 
-	if (len <= max_chars || max_chars < 5) {
-		snprintf(out, out_len, "%s", label);
-		return;
+	snprintf(out, out_len, "%s", label);
+	for (size_t keep = max_chars + 1; keep-- > 4;) {
+		if (len <= keep && plot_text_width_px(out, PLOT_LABEL_FONT_PX) <= max_px)
+			return;
+		if (len <= keep)
+			continue;
+		size_t cut = keep - 2, head = cut / 2, tail = len - (cut - head);
+		while (head > 0 && ((unsigned char)label[head] & 0xc0) == 0x80)
+			head--;
+		while (tail < len && ((unsigned char)label[tail] & 0xc0) == 0x80)
+			tail++;
+		snprintf(out, out_len, "%.*s..%s", (int)head, label, label + tail);
+		if (plot_text_width_px(out, PLOT_LABEL_FONT_PX) <= max_px)
+			return;
 	}
-	size_t keep = max_chars - 2, head = keep / 2, tail = len - (keep - head);
-	while (head > 0 && ((unsigned char)label[head] & 0xc0) == 0x80)
-		head--;
-	while (tail < len && ((unsigned char)label[tail] & 0xc0) == 0x80)
-		tail++;
-	snprintf(out, out_len, "%.*s..%s", (int)head, label, label + tail);
+}
+
+/* The room between two tick labels on the x axis, px. */
+static const double TICK_GAP_PX = 10;
+
+static int cmp_double(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * The ticks of a log2 x axis at the measured values (n of them, any order):
+ * a reader looks for the stride or size that was measured, not for the
+ * powers of two between them. Where their labels would touch, the first and
+ * the last stay and the ones between are kept left to right while each
+ * clears the one before and the last.
+ */
+static void ticks_at_values(struct plot_axis *ax, double *v, size_t n, double width_px)
+{
+	double px[PLOT_MAX_TICKS * 8], half[PLOT_MAX_TICKS * 8];
+	struct plot_tick t[PLOT_MAX_TICKS * 8];
+	size_t m = 0, keep[PLOT_MAX_TICKS], k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (size_t i = 0; i < n && m < sizeof(t) / sizeof(t[0]); i++) {
+		if (m && v[i] == t[m - 1].value)
+			continue;
+		t[m].value = v[i];
+		if (ax->unit == PLOT_UNIT_BYTES)
+			plot_format_bytes(v[i], t[m].label, sizeof(t[m].label));
+		else
+			plot_format_number(v[i], t[m].label, sizeof(t[m].label));
+		px[m] = plot_map(ax, v[i], 0, width_px);
+		half[m] = plot_text_width_px(t[m].label, PLOT_LABEL_FONT_PX) / 2;
+		m++;
+	}
+	if (!m)
+		return;
+	keep[k++] = 0;
+	for (size_t i = 1; i + 1 < m && k + 1 < PLOT_MAX_TICKS; i++) {
+		size_t last = keep[k - 1];
+		if (px[i] - half[i] >= px[last] + half[last] + TICK_GAP_PX &&
+		    px[i] + half[i] + TICK_GAP_PX <= px[m - 1] - half[m - 1])
+			keep[k++] = i;
+	}
+	if (m > 1 && px[m - 1] - half[m - 1] >= px[0] + half[0] + TICK_GAP_PX)
+		keep[k++] = m - 1;
+	ax->n_ticks = 0;
+	for (size_t i = 0; i < k; i++)
+		ax->ticks[ax->n_ticks++] = t[keep[i]];
 }
 
 /* The x axis of a chart: log2 over its points (and CPUID capacities), or one band per category. */
@@ -231,18 +318,24 @@ void plot_layout_x_axis(struct plot_chart *c)
 		ax->n_ticks = 0;
 		/* A label wider than its band would run into the next one (the full name stays in data-x). */
 		double band_px = (PLOT_WIDTH_PX - MARGIN_LEFT - MARGIN_RIGHT) / ax->max;
-		size_t fits = (size_t)((band_px - 4) / CHAR_W);
 		for (size_t i = 0; i < c->n_categories && i < PLOT_MAX_TICKS; i++) {
 			ax->ticks[ax->n_ticks] = (struct plot_tick){ .value = (double)i + 0.5 };
 			fit_label(ax->ticks[ax->n_ticks++].label, sizeof(ax->ticks[0].label), c->categories[i],
-				  fits < sizeof(ax->ticks[0].label) - 1 ? fits : sizeof(ax->ticks[0].label) - 1);
+				  sizeof(ax->ticks[0].label) - 1, band_px - TICK_GAP_PX);
 		}
 		return;
 	}
+	size_t n = 0;
+	for (size_t s = 0; s < c->n_series; s++)
+		n += c->series[s].n;
+	double *xs = malloc((n ? n : 1) * sizeof(*xs));
+	n = 0;
 	for (size_t s = 0; s < c->n_series; s++)
 		for (size_t i = 0; i < c->series[s].n; i++) {
 			lo = fmin(lo, c->series[s].points[i].x);
 			hi = fmax(hi, c->series[s].points[i].x);
+			if (xs)
+				xs[n++] = c->series[s].points[i].x;
 		}
 	for (size_t i = 0; i < c->n_markers; i++) {
 		lo = fmin(lo, c->markers[i].x);
@@ -251,6 +344,10 @@ void plot_layout_x_axis(struct plot_chart *c)
 	if (!(lo > 0) || !isfinite(hi))
 		lo = hi = 1;
 	plot_axis_log2(ax, lo, hi, LOG_MAX_TICKS);
+	/* Without memory for the values the powers of two stay: the axis is still right, only less direct. */
+	if (xs && n)
+		ticks_at_values(ax, xs, n, PLOT_WIDTH_PX - MARGIN_LEFT - MARGIN_RIGHT);
+	free(xs);
 }
 
 bool plot_kind_is_bars(enum plot_chart_kind k)
@@ -295,10 +392,12 @@ void plot_layout_y_axis(struct plot_chart *c, struct plot_cut *cut_out)
 		}
 	c->y.unit = c->kind == PLOT_CHART_WALL_BARS ? PLOT_UNIT_MS : PLOT_UNIT_NS;
 	if (c->x.scale != PLOT_SCALE_BAND && low_median > 0 && isfinite(low_median) && top_median > LOG_Y_RATIO * low_median) {
-		plot_axis_log2(&c->y, low, top, LOG_MAX_TICKS);
+		plot_axis_log2_covering(&c->y, low, top, LOG_MAX_TICKS);
 		snprintf(c->y.title + strlen(c->y.title), sizeof(c->y.title) - strlen(c->y.title), " (log scale)");
 	} else {
-		plot_axis_linear(&c->y, top, LINEAR_TARGET_TICKS);
+		/* Bars get room over the highest for its value label (about 24 px of the 300). */
+		plot_axis_linear(&c->y, c->x.scale == PLOT_SCALE_BAND ? top * (1 + BAR_LABEL_ROOM) : top,
+				 LINEAR_TARGET_TICKS);
 	}
 	*cut_out = (struct plot_cut){ .points = cut, .worst = worst };
 }

@@ -14,8 +14,6 @@
  */
 static const double MARGIN_LEFT = 84, MARGIN_RIGHT = 236, TITLE_H = 50, AREA_H = 300, AXIS_H = 54, NOTE_H = 15,
 		    BOTTOM_PAD = 16;
-/* The width of one character of 11 px text, estimated (the SVG writer's label backings use the same). */
-static const double CHAR_W = 6.3;
 /* Series on one chart, at most; phases beyond it are not drawn and a note says how many. */
 enum { MAX_SERIES = 32 };
 
@@ -60,6 +58,13 @@ void plot_add_tlbsize_markers(struct plot_chart_ctx *cx);
 void plot_place_steps(struct plot_chart *c);
 /* plot_labels.c: each marker label's side and row (after the axes and the area). */
 void plot_place_marker_labels(struct plot_chart *c);
+
+/* plot_place.c: each bar's value label, clear of every whisker and of the labels placed before it. */
+void plot_place_value_labels(struct plot_chart *c);
+/* plot_place.c: each stride step label's position, moved off the step labels placed before it. */
+void plot_place_step_labels(struct plot_chart *c);
+/* plot_place.c: the document's footer (machine, kernel, command, report, date, version) under its charts. */
+void plot_build_footer(const struct plot_input *in, struct plot *p);
 
 /* plot_axes.c: the chart's x axis, from its kind, points, markers and categories. */
 void plot_layout_x_axis(struct plot_chart *c);

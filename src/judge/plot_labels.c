@@ -146,7 +146,7 @@ void plot_place_steps(struct plot_chart *c)
 
 /* Rows of marker labels from the top of the area, px. */
 enum { LABEL_ROWS = 4 };
-static const double LABEL_ROW_H = 13, LABEL_GAP = 4;
+static const double LABEL_ROW_H = 15, LABEL_GAP = 4;	/* a row is a label's backing (14 px) and 1 px */
 
 /*
  * Marker labels: right of their line when the label ends before the next
@@ -173,7 +173,7 @@ void plot_place_marker_labels(struct plot_chart *c)
 		}
 	for (size_t oi = 0; oi < c->n_markers; oi++) {
 		struct plot_marker *m = &c->markers[order[oi]];
-		double x = plot_x_px(c, m->x), w = CHAR_W * (double)strlen(m->label) + 4;
+		double x = plot_x_px(c, m->x), w = plot_text_width_px(m->label, PLOT_LABEL_FONT_PX) + 4;
 		double next = right, prev = left;
 		for (size_t k = 0; k < c->n_markers; k++) {
 			double xk = plot_x_px(c, c->markers[k].x);

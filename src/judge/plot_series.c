@@ -41,6 +41,13 @@ static const char *const palette[] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728
 				       "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f" };
 
 /*
+ * The hatching of each series' spread band, by series: where two bands
+ * overlap their lines cross, so each stays visible (translucent fills of two
+ * colours blend into a third that belongs to neither).
+ */
+static const double hatch_angles[] = { 45, -45, 0, 90, 22.5, -67.5, 67.5, -22.5 };
+
+/*
  * A tlbprof run phase that declared no accesses: there is no ns per access,
  * only the wall time of each occurrence (the unmarked command is one).
  */
@@ -171,6 +178,7 @@ static size_t series_index(struct plot_chart_ctx *cx, const struct phase_result 
 	if (strcmp(key, "page-not-declared") == 0)
 		color = "#8c564b";
 	snprintf(s->color, sizeof(s->color), "%s", color);
+	s->hatch_deg = hatch_angles[c->n_series % (sizeof(hatch_angles) / sizeof(hatch_angles[0]))];
 	return c->n_series++;
 }
 

@@ -357,3 +357,105 @@ struct sample_summary {
 int sample_summarize(const struct sample_record *samples, size_t n, uint64_t lost, struct symbols *syms,
 		     size_t top_n, struct sample_summary *out);
 void sample_summary_free(struct sample_summary *summary);
+
+/* ---- watching an unmarked command (tlbprof run): what its samples and its /proc files showed ---------------- */
+
+/*
+ * The cpu-clock event tlbprof run samples the command with: the kernel's
+ * hrtimer-driven software clock (no PMU), one sample every
+ * SAMPLE_CPU_CLOCK_PERIOD_NS of CPU time per thread, as perf record -F 4000
+ * would take.
+ */
+#define SAMPLE_CPU_CLOCK_PERIOD_NS 250000ull
+/* Regions smaller than this are not watched: a benchmark's working set is megabytes, its libraries' data is not. */
+#define SAMPLE_WATCH_MIN_REGION_BYTES (1ull << 20)
+#define SAMPLE_WATCH_MAX_REGIONS 8	/* the largest regions, by size */
+#define SAMPLE_WATCH_MAX_POINTS 24	/* Rss over time, per region: evenly thinned when there are more polls */
+#define SAMPLE_WATCH_MAX_EXECS 4	/* the images the command's process exec'd, in order */
+
+/* A region's Rss at one poll. */
+struct sample_watch_point {
+	uint64_t t_ns;			/* CLOCK_MONOTONIC */
+	uint64_t rss_bytes, anon_huge_bytes;
+};
+
+/* A big mapping of the command, as /proc/PID/smaps showed it over the run. */
+struct sample_watch_region {
+	uint64_t start, end;
+	char name[160];			/* a file's path, "[heap]", "[stack]", "" for anonymous memory */
+	bool anonymous;
+	bool vm_hg, vm_nh;		/* VmFlags hg (MADV_HUGEPAGE) and nh (MADV_NOHUGEPAGE), at any poll */
+	uint64_t kernel_page_bytes;	/* KernelPageSize: > 4096 for hugetlb */
+	uint64_t rss_max, anon_huge_max, hugetlb_max;	/* the largest values seen */
+	uint64_t first_seen_ns;		/* the first poll that showed it */
+	int64_t resident_ns;		/* the first poll at which Rss reached half of rss_max (-1: never resident) */
+	size_t n_points;
+	struct sample_watch_point points[SAMPLE_WATCH_MAX_POINTS];
+	uint64_t faults;		/* page-fault samples whose address fell in it */
+	uint64_t fault_pages;		/* distinct pages among them */
+};
+
+/* How the fault samples on the most faulted big region were laid out (sample_profile.faults). */
+struct sample_fault_pattern {
+	uint64_t faults;		/* fault samples on the region */
+	uint64_t pages;			/* distinct 4 KiB pages faulted */
+	double faults_per_page;
+	uint64_t in_hot_loop;		/* of faults, those whose IP lies in the hot loop (sample_profile.hot) */
+	uint64_t in_hot_function;	/* of faults, those whose IP lies in the hot function */
+	char function[160];		/* the function most of its faults came from ("OBJECT:FUNCTION") */
+	uint64_t function_faults;
+	/* Over the first touches taken in the hot loop, in time order per thread: */
+	uint64_t steps;			/* consecutive pairs of first touches */
+	uint64_t steps_next_page;	/* of steps, to the next page (+1): an ascending sequential scan */
+	int64_t step_mode_pages;	/* the most common step, in pages */
+	uint64_t step_mode_count;
+	uint64_t loop_touches;		/* first touches in the hot loop (the in-page offsets below are of these) */
+	uint64_t offset_mode;		/* the most common in-page offset, to its 64-byte line */
+	uint64_t offset_mode_count;
+	unsigned distinct_lines;	/* distinct 64-byte line offsets among them (of 64) */
+};
+
+/* A function of the cpu-clock profile. */
+struct sample_hot_function {
+	char object[160], function[96];
+	uint64_t count;
+	double share;			/* of all cpu-clock samples */
+};
+
+/* What watching an unmarked command found (tlbprof run). Plain data: the judge reads it. */
+struct sample_profile {
+	/* cpu-clock samples */
+	bool clock_sampled;		/* the cpu-clock event opened */
+	char clock_error[256];		/* why not */
+	bool clock_user_only;		/* perf_event_paranoid kept the kernel side out */
+	uint64_t clock_samples;
+	uint64_t clock_own, clock_vdso, clock_kernel, clock_libs, clock_unknown;	/* by where the IP was */
+	struct sample_hot_function hot[5];	/* most samples first */
+	size_t n_hot;
+	char hot_exe_function[96];	/* the hottest function of the program's own executable ("": none) */
+	uint64_t hot_exe_count;
+	uint64_t hot_lo, hot_hi;	/* the hot loop: the smallest IP range of that function holding 90 % of
+					 * its samples (runtime addresses of hot_tid's process) */
+	uint32_t hot_pid, hot_tid;	/* the thread with the most samples in it */
+	/* page-fault samples */
+	bool faults_sampled;
+	char faults_error[256];
+	uint64_t fault_samples;
+	bool has_pattern;
+	struct sample_fault_pattern faults;	/* on the big region with the most faults */
+	char fault_region[160];
+	uint64_t fault_region_start, fault_region_end;
+	/* /proc/PID/smaps and status polls */
+	unsigned polls;
+	double poll_interval_ms;
+	double poll_us_median;		/* tlbprof's time per poll */
+	size_t n_regions;
+	struct sample_watch_region regions[SAMPLE_WATCH_MAX_REGIONS];
+	/* the hot thread's affinity (/proc/PID/task/TID/status Cpus_allowed_list), over its cpu-clock samples */
+	uint64_t affinity_samples;	/* hot-thread samples with a known mask */
+	uint64_t affinity_single;	/* of those, taken while the mask held one CPU */
+	unsigned cpus_allowed_first, cpus_allowed_last;	/* CPUs in the hot thread's mask at its first and last poll */
+	/* the images exec'd, from the sampler's COMM records (a wrapper: env, taskset, numactl, then the program) */
+	size_t n_execs;
+	char execs[SAMPLE_WATCH_MAX_EXECS][160];	/* the executable's path after each exec, in order */
+};

@@ -35,6 +35,14 @@ int report_openmetrics_write(const struct report_input *in, FILE *f);
 int report_junit_write(const struct report_input *in, FILE *f);
 int report_csv_write(const struct report_input *in, FILE *f);
 
+/* compare_md.c: tlbprof compare --format markdown onto f (0, or -ENOMEM; write errors are left on the stream). */
+struct report_compare_input;
+int report_compare_markdown_write(const struct report_compare_input *in, FILE *f);
+/* compare.c: a verdict for people ("could not tell, because ..." between too few runs), and a phase's, into buf. */
+const char *report_compare_verdict_text(const struct compare_samples *s, bool higher_is_better, char *buf, size_t len);
+const char *report_compare_phase_verdict(const struct report_compare_input *in, const struct compare_phase *cp,
+					 char *buf, size_t len);
+
 /* ---- json.c: the native document ---- */
 
 /* The native tlbprof.report/1 document (a re-analysis keeps every field it read); NULL on OOM. Caller decrefs. */

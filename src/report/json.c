@@ -810,6 +810,8 @@ static json_t *target_json(const struct report_input *in)
 	json_object_set_new(o, "counters", ctrs);
 	if (tr->sampled || *tr->sample_error)
 		json_object_set_new(o, "sampling", sampling_json(tr));
+	if (tr->watched)
+		json_object_set_new(o, "watch", report_watch_json(&tr->profile));
 	if (t->binary) {
 		const struct elf_provenance *b = t->binary;
 		json_t *bin = json_object();

@@ -496,6 +496,9 @@ static void read_target(struct report_doc *doc, json_t *root)
 			snprintf(doc->marker_first_refusal, sizeof(doc->marker_first_refusal), "%s",
 				 json_string_value(json_array_get(refusals, 0)));
 	}
+	if (json_is_object(target) && json_is_object(json_object_get(target, "watch")) &&
+	    (doc->watch = calloc(1, sizeof(*doc->watch))))
+		(void)report_watch_read(json_object_get(target, "watch"), doc->watch);
 	if (!json_is_object(bin))
 		return;
 	if (json_is_string(json_object_get(bin, "error"))) {
@@ -886,5 +889,6 @@ void report_doc_free(struct report_doc *doc)
 	for (size_t i = 0; i < doc->n_strings; i++)
 		free(doc->strings[i]);
 	free(doc->strings);
+	free(doc->watch);
 	memset(doc, 0, sizeof(*doc));
 }

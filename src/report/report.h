@@ -157,6 +157,18 @@ char *report_link_target(const char *path);
  */
 int report_write_svg(const struct plot *p, const char *path, char *err, size_t err_len);
 
+/* Whether this build rasterises plots (librsvg was found at build time). */
+bool report_png_available(void);
+
+/*
+ * Write the plot as a PNG: the SVG report_write_svg() writes, rendered by
+ * librsvg, p->render_width_px wide (the height follows), to path as
+ * report_write_file() does. Returns 0 or -errno with a one-line reason in
+ * err (-ENOTSUP in a build without librsvg, -EFBIG for a picture too tall
+ * for cairo).
+ */
+int report_write_png(const struct plot *p, const char *path, char *err, size_t err_len);
+
 /* Print the human-readable summary and tables to f. */
 void report_print_text(const struct report_input *in, FILE *f);
 

@@ -3,12 +3,18 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "judge/plot.h"
 #include "report/report.h"
 #include "report/internal.h"
 #include "version.h"
+
+#if TLBPROF_HAVE_PNG
+#include <cairo.h>
+#include <librsvg/rsvg.h>
+#endif
 
 /* Fonts every browser has one of; no web fonts (a standalone file fetches nothing). */
 #define FONT_FAMILY "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif"
@@ -37,14 +43,6 @@ static void text_el(FILE *f, const char *cls, double x, double y, const char *an
 	fputs("</text>\n", f);
 }
 
-/* A value for a label on a bar: three significant figures, engineering notation outside 10^-3 .. 10^6. */
-static void value_label(double v, char *buf, size_t len)
-{
-	if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-3))
-		plot_format_number(v, buf, len);
-	else
-		snprintf(buf, len, fabs(v) >= 100 ? "%.0f" : fabs(v) >= 10 ? "%.1f" : "%.2f", v);
-}
 
 /* The unit of the chart's y values, for tooltips. */
 static const char *y_unit(const struct plot_chart *c)
@@ -98,16 +96,27 @@ static void draw_axes(FILE *f, const struct plot_chart *c)
 
 /*
  * A white backing behind a short label so a line under it does not strike
- * it through (SVG 1.1 has no text halo); its width is estimated from the
- * length, about 6.3 px a character at 11 px.
+ * it through (SVG 1.1 has no text halo): the box the layout kept clear,
+ * from the estimated width of the text (plot_text_width_px()).
  */
 static void label_backing(FILE *f, double x, double baseline, const char *anchor, const char *s)
 {
-	double w = 6.3 * (double)strlen(s) + 4;
+	double w = plot_text_width_px(s, PLOT_LABEL_FONT_PX) + 4;
 	double left = strcmp(anchor, "middle") == 0 ? x - w / 2 : strcmp(anchor, "end") == 0 ? x - w + 2 : x - 2;
 
 	fprintf(f, "<rect class=\"label-backing\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"14\" fill=\"#ffffff\" "
 		   "fill-opacity=\"0.8\"/>", left, baseline - 11, w);
+}
+
+/*
+ * The hatching of series s's spread band: thin lines of its colour at its
+ * angle, so two bands that overlap cross instead of blending.
+ */
+static void hatch_pattern(FILE *f, size_t chart, size_t s, const char *color, double deg)
+{
+	fprintf(f, "<pattern id=\"hatch-%zu-%zu\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\" "
+		   "patternTransform=\"rotate(%g)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"%s\" "
+		   "stroke-width=\"1.6\" stroke-opacity=\"0.55\"/></pattern>", chart, s, deg, color);
 }
 
 static void draw_markers(FILE *f, const struct plot_chart *c)
@@ -139,10 +148,11 @@ static void draw_line_series(FILE *f, const struct plot_chart *c, const struct p
 
 	for (size_t i = 0; i < s->n; i++)
 		spread |= s->points[i].hi > s->points[i].lo;
-	/* The band: along the upper quartiles, back along the lower ones. */
+	/* The band: along the upper quartiles, back along the lower ones; hatched, with a thin edge. */
 	if (spread && s->n > 1) {
-		fprintf(f, "<path class=\"band\" clip-path=\"url(#area-%zu)\" fill=\"%s\" fill-opacity=\"0.18\" "
-			   "stroke=\"none\" d=\"", clip, s->color);
+		fprintf(f, "<path class=\"band\" clip-path=\"url(#area-%zu)\" fill=\"url(#hatch-%zu-%zu)\" "
+			   "data-hatch=\"%g\" stroke=\"%s\" stroke-width=\"0.8\" stroke-opacity=\"0.6\" d=\"", clip, clip,
+			(size_t)(s - c->series), s->hatch_deg, s->color);
 		for (size_t i = 0; i < s->n; i++)
 			fprintf(f, "%s%.2f %.2f ", i ? "L " : "M ", plot_x_px(c, s->points[i].x), plot_y_px(c, s->points[i].hi));
 		for (size_t i = s->n; i-- > 0;)
@@ -164,7 +174,7 @@ static void draw_line_series(FILE *f, const struct plot_chart *c, const struct p
 			plot_format_bytes(p->x, xs, sizeof(xs));
 		else
 			snprintf(xs, sizeof(xs), "%.12g pages", p->x);
-		value_label(p->y, ys, sizeof(ys));
+		plot_format_value(p->y, ys, sizeof(ys));
 		/* A lone point with a spread shows it as a whisker. */
 		if (p->hi > p->lo && (s->n == 1))
 			fprintf(f, "<path class=\"whisker\" clip-path=\"url(#area-%zu)\" stroke=\"%s\" d=\"M %.2f %.2f V %.2f\"/>\n",
@@ -199,7 +209,7 @@ static void draw_bar_series(FILE *f, const struct plot_chart *c, size_t si, size
 		put_text(f, c->categories[cat]);
 		fprintf(f, "\" data-y=\"%.12g\" data-lo=\"%.12g\" data-hi=\"%.12g\" data-samples=\"%zu\">", p->y, p->lo,
 			p->hi, p->samples);
-		value_label(p->y, v, sizeof(v));
+		snprintf(v, sizeof(v), "%s", p->value_label);
 		snprintf(tip, sizeof(tip), "%s, %s: %s %s (IQR %.4g-%.4g, %zu %s%s)", s->label, c->categories[cat], v,
 			 y_unit(c), p->lo, p->hi, p->samples,
 			 c->kind == PLOT_CHART_RUN_BARS || c->kind == PLOT_CHART_WALL_BARS ? "occurrence" : "sample",
@@ -207,15 +217,17 @@ static void draw_bar_series(FILE *f, const struct plot_chart *c, size_t si, size
 		fputs("<title>", f);
 		put_text(f, tip);
 		fputs("</title></rect>\n", f);
-		double cx = x + w / 2, top = y;
+		double cx = x + w / 2;
 		if (p->hi > p->lo) {
-			double lo = plot_y_px(c, p->lo), hi = plot_y_px(c, p->hi), cap = fmin(w / 4, 6);
+			/* Clipped to the area as judge/plot_place.c placed the labels clear of it. */
+			double lo = fmin(plot_y_px(c, p->lo), c->area.y + c->area.h), hi = fmax(plot_y_px(c, p->hi), c->area.y);
+			double cap = fmin(w / 4, 6);
 			fprintf(f, "<path class=\"whisker\" clip-path=\"url(#area-%zu)\" stroke=\"%s\" stroke-width=\"1.5\" "
 				   "fill=\"none\" d=\"M %.2f %.2f V %.2f M %.2f %.2f H %.2f M %.2f %.2f H %.2f\"/>\n", clip,
 				AXIS_COLOR, cx, lo, hi, cx - cap, lo, cx + cap, cx - cap, hi, cx + cap);
-			top = fmin(top, fmax(hi, c->area.y + 12));
 		}
-		text_el(f, "value", cx, top - 5, "middle", "font-size=\"11\"", v);
+		label_backing(f, p->label_x_px, p->label_y_px, "middle", v);
+		text_el(f, "value", p->label_x_px, p->label_y_px, "middle", "font-size=\"11\"", v);
 	}
 }
 
@@ -224,7 +236,7 @@ static void draw_steps(FILE *f, const struct plot_chart *c)
 	for (size_t i = 0; i < c->n_steps; i++) {
 		const struct plot_step *st = &c->steps[i];
 		const struct plot_series *s = &c->series[st->series];
-		double x = plot_x_px(c, st->x), y = plot_y_px(c, st->y) + (st->above ? -9 : 17);
+		double x = st->label_x_px, y = st->label_y_px;
 		label_backing(f, x, y, "middle", st->label);
 		fprintf(f, "<text class=\"step\" data-label=\"%s\" data-series=\"", st->label);
 		put_text(f, s->key);
@@ -233,14 +245,51 @@ static void draw_steps(FILE *f, const struct plot_chart *c)
 	}
 }
 
-static void draw_legend(FILE *f, const struct plot_chart *c)
+/*
+ * A legend label from x on baseline y, wrapped at spaces where it would run
+ * past the page's right edge (the legend has the right margin only).
+ * Returns the height it took, px, with the gap to the next entry.
+ */
+static double legend_label(FILE *f, double x, double y, const char *text)
+{
+	double room = PLOT_WIDTH_PX - x - 6, dy = 0;
+	char line[200];
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strlen(p), cut = n;
+		snprintf(line, sizeof(line), "%s", p);
+		/* The longest run of whole words that fits; a single word too long stays whole. */
+		while (cut > 0 && plot_text_width_px(line, PLOT_LABEL_FONT_PX) > room) {
+			while (cut > 0 && p[cut - 1] != ' ')
+				cut--;
+			if (cut == 0)
+				break;
+			cut--;
+			snprintf(line, sizeof(line), "%.*s", (int)cut, p);
+		}
+		if (cut == 0) {
+			cut = strcspn(p, " ");
+			snprintf(line, sizeof(line), "%.*s", (int)cut, p);
+		}
+		text_el(f, "legend-label", x, y + dy, "start", NULL, line);
+		p += cut;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			dy += 13;
+	}
+	return dy + 18;
+}
+
+static void draw_legend(FILE *f, const struct plot_chart *c, size_t index)
 {
 	double x = c->legend_x, y = c->legend_y;
 	bool bars = c->x.scale == PLOT_SCALE_BAND;
 	bool knees = false, refs = false;
 
 	fputs("<g class=\"legend\" font-size=\"11\">\n", f);
-	for (size_t i = 0; i < c->n_series; i++, y += 18) {
+	for (size_t i = 0; i < c->n_series; i++) {
 		const struct plot_series *s = &c->series[i];
 		fputs("<g class=\"legend-entry\" data-series=\"", f);
 		put_text(f, s->key);
@@ -253,21 +302,22 @@ static void draw_legend(FILE *f, const struct plot_chart *c)
 				   "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" stroke=\"%s\"/>",
 				x, y - 4, x + 22, y - 4, s->color, s->control ? " stroke-dasharray=\"5 3\"" : "", x + 11, y - 4,
 				s->control ? "#ffffff" : s->color, s->color);
-		text_el(f, "legend-label", x + 30, y, "start", NULL, s->label);
+		y += legend_label(f, x + 30, y, s->label);
 		fputs("</g>\n", f);
 	}
-	/* What the spread drawn around every point is. */
-	fputs("<g class=\"legend-entry\" data-kind=\"spread\">", f);
-	if (bars)
-		fprintf(f, "<path stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\" d=\"M %.2f %.2f V %.2f M %.2f %.2f H %.2f "
-			   "M %.2f %.2f H %.2f\"/>", AXIS_COLOR, x + 11, y - 10, y + 1, x + 6, y - 10, x + 16, x + 6, y + 1,
-			x + 16);
-	else
-		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"22\" height=\"10\" fill=\"#888888\" fill-opacity=\"0.25\"/>",
-			x, y - 9);
-	text_el(f, "legend-label", x + 30, y, "start", NULL, c->spread_label);
-	fputs("</g>\n", f);
-	y += 18;
+	/* What the spread drawn around every point is; nothing to explain where no point has one. */
+	if (c->spread_label) {
+		fputs("<g class=\"legend-entry\" data-kind=\"spread\">", f);
+		if (bars)
+			fprintf(f, "<path stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\" d=\"M %.2f %.2f V %.2f M %.2f %.2f "
+				   "H %.2f M %.2f %.2f H %.2f\"/>", AXIS_COLOR, x + 11, y - 10, y + 1, x + 6, y - 10, x + 16,
+				x + 6, y + 1, x + 16);
+		else
+			fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"22\" height=\"10\" fill=\"url(#hatch-%zu-legend)\" "
+				   "stroke=\"#888888\" stroke-width=\"0.8\"/>", x, y - 9, index);
+		y += legend_label(f, x + 30, y, c->spread_label);
+		fputs("</g>\n", f);
+	}
 	for (size_t i = 0; i < c->n_markers; i++) {
 		knees |= c->markers[i].kind == PLOT_MARKER_KNEE;
 		refs |= c->markers[i].kind == PLOT_MARKER_CPUID;
@@ -275,15 +325,14 @@ static void draw_legend(FILE *f, const struct plot_chart *c)
 	if (knees) {
 		fprintf(f, "<g class=\"legend-entry\" data-kind=\"knee\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
 			   "y2=\"%.2f\" stroke=\"%s\" stroke-width=\"1.5\"/>", x + 11, y - 11, x + 11, y + 2, KNEE_COLOR);
-		text_el(f, "legend-label", x + 30, y, "start", NULL, "knee (rise of latency)");
+		y += legend_label(f, x + 30, y, "knee (rise of latency)");
 		fputs("</g>\n", f);
-		y += 18;
 	}
 	if (refs) {
 		fprintf(f, "<g class=\"legend-entry\" data-kind=\"cpuid-ref\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
 			   "y2=\"%.2f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"3 2\"/>", x + 11, y - 11, x + 11,
 			y + 2, CPUID_COLOR);
-		text_el(f, "legend-label", x + 30, y, "start", NULL, "TLB entries (CPUID or documented)");
+		legend_label(f, x + 30, y, "TLB entries (CPUID or documented)");
 		fputs("</g>\n", f);
 	}
 	fputs("</g>\n", f);
@@ -296,7 +345,15 @@ static void draw_chart(FILE *f, const struct plot_chart *c, size_t index)
 	fputs("\">\n", f);
 	/* Spreads cut at the top of the axis (plot_layout_y_axis() in judge/plot_axes.c) stop at the frame. */
 	fprintf(f, "<defs><clipPath id=\"area-%zu\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>"
-		   "</clipPath></defs>\n", index, c->area.x, c->area.y, c->area.w, c->area.h);
+		   "</clipPath>", index, c->area.x, c->area.y, c->area.w, c->area.h);
+	if (c->spread_label && c->x.scale != PLOT_SCALE_BAND) {
+		for (size_t i = 0; i < c->n_series; i++)
+			hatch_pattern(f, index, i, c->series[i].color, c->series[i].hatch_deg);
+		fprintf(f, "<pattern id=\"hatch-%zu-legend\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\" "
+			   "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#888888\" "
+			   "stroke-width=\"1.6\"/></pattern>", index);
+	}
+	fputs("</defs>\n", f);
 	text_el(f, "chart-title", c->area.x, c->frame.y + 30, "start", "font-size=\"15\" font-weight=\"bold\"", c->title);
 	draw_axes(f, c);
 	draw_markers(f, c);
@@ -314,7 +371,7 @@ static void draw_chart(FILE *f, const struct plot_chart *c, size_t index)
 		fputs("</g>\n", f);
 	}
 	draw_steps(f, c);
-	draw_legend(f, c);
+	draw_legend(f, c, index);
 	for (size_t i = 0; i < c->n_notes; i++)
 		text_el(f, "note", c->area.x, c->notes_y_px + c->note_h_px * (double)i, "start",
 			"font-size=\"11\" fill=\"#444444\"", c->notes[i]);
@@ -327,9 +384,10 @@ static int emit_svg(FILE *f, const void *ctx)
 
 	errno = 0;
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+	double w = p->render_width_px > 0 ? p->render_width_px : p->width_px;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
 		   "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\" font-size=\"12\" fill=\"#222222\">\n",
-		p->width_px, p->height_px, p->width_px, p->height_px, FONT_FAMILY);
+		w, round(p->height_px * w / p->width_px), p->width_px, p->height_px, FONT_FAMILY);
 	fputs("<title>", f);
 	put_text(f, p->title);
 	fputs("</title>\n<desc>Drawn by tlbprof " TLBPROF_VERSION " (tlbprof plot). Every point carries its values: "
@@ -338,7 +396,12 @@ static int emit_svg(FILE *f, const void *ctx)
 		p->width_px, p->height_px);
 	for (size_t i = 0; i < p->n_charts; i++)
 		draw_chart(f, &p->charts[i], i);
-	fputs("</svg>\n", f);
+	/* Where it came from, on the picture itself: a PNG passed around keeps it. */
+	fprintf(f, "<g class=\"footer\" font-size=\"10\" fill=\"#555555\"><line x1=\"16\" y1=\"%.2f\" x2=\"%.2f\" "
+		   "y2=\"%.2f\" stroke=\"#cccccc\"/>\n", p->footer_y_px - 16, p->width_px - 16, p->footer_y_px - 16);
+	for (size_t i = 0; i < p->n_footer; i++)
+		text_el(f, "footer-line", 16, p->footer_y_px + p->footer_h_px * (double)i, "start", NULL, p->footer[i]);
+	fputs("</g>\n</svg>\n", f);
 	return ferror(f) ? (errno ? -errno : -EIO) : 0;
 }
 
@@ -346,3 +409,103 @@ int report_write_svg(const struct plot *p, const char *path, char *err, size_t e
 {
 	return report_write_file(path, "-o", "plot", emit_svg, p, err, err_len);
 }
+
+bool report_png_available(void)
+{
+	return TLBPROF_HAVE_PNG;
+}
+
+#if TLBPROF_HAVE_PNG
+static cairo_status_t png_bytes(void *closure, const unsigned char *data, unsigned int len)
+{
+	return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
+static int emit_png(FILE *f, const void *ctx)
+{
+	cairo_surface_t *surface = (cairo_surface_t *)ctx;
+
+	errno = 0;
+	if (cairo_surface_write_to_png_stream(surface, png_bytes, f) != CAIRO_STATUS_SUCCESS || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/*
+ * The SVG, drawn into memory, rendered by librsvg onto a cairo surface of
+ * the picture's size (the viewBox scales it), white where nothing is drawn.
+ * 0, or -errno with the reason in err.
+ */
+static int render_png(const struct plot *p, cairo_surface_t **out, char *err, size_t err_len)
+{
+	char *svg = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&svg, &len);
+	int w = (int)lround(p->render_width_px > 0 ? p->render_width_px : p->width_px);
+	int h = (int)lround(p->height_px * w / p->width_px);
+	GError *gerr = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (!mem)
+		return snprintf(err, err_len, "-o: out of memory"), -ENOMEM;
+	rc = emit_svg(mem, p);
+	if (fclose(mem) != 0 && !rc)
+		rc = -ENOMEM;
+	if (rc) {
+		free(svg);
+		return snprintf(err, err_len, "-o: out of memory"), rc;
+	}
+	/* cairo's image surfaces stop at 32767 px a side. */
+	if (h < 1 || h > 32767) {
+		free(svg);
+		snprintf(err, err_len, "--width %d: the picture would be %d px high (at most 32767); give a smaller width", w,
+			 h);
+		return -EFBIG;
+	}
+	RsvgHandle *handle = rsvg_handle_new_from_data((const guint8 *)svg, len, &gerr);
+	cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
+	if (!handle || cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+		snprintf(err, err_len, "-o: librsvg cannot draw the plot: %s",
+			 gerr ? gerr->message : cairo_status_to_string(cairo_surface_status(surface)));
+		rc = -EIO;
+	} else {
+		cairo_t *cr = cairo_create(surface);
+		RsvgRectangle viewport = { 0, 0, w, h };
+		if (!rsvg_handle_render_document(handle, cr, &viewport, &gerr)) {
+			snprintf(err, err_len, "-o: librsvg cannot draw the plot: %s", gerr ? gerr->message : "unknown error");
+			rc = -EIO;
+		}
+		cairo_destroy(cr);
+	}
+	if (gerr)
+		g_error_free(gerr);
+	if (handle)
+		g_object_unref(handle);
+	free(svg);
+	if (rc)
+		cairo_surface_destroy(surface);
+	else
+		*out = surface;
+	return rc;
+}
+
+int report_write_png(const struct plot *p, const char *path, char *err, size_t err_len)
+{
+	cairo_surface_t *surface;
+	int rc = render_png(p, &surface, err, err_len);
+
+	if (rc)
+		return rc;
+	rc = report_write_file(path, "-o", "plot", emit_png, surface, err, err_len);
+	cairo_surface_destroy(surface);
+	return rc;
+}
+#else
+int report_write_png(const struct plot *p, const char *path, char *err, size_t err_len)
+{
+	(void)p;
+	snprintf(err, err_len, "-o '%s': this tlbprof was built without PNG support (librsvg); write an .svg", path);
+	return -ENOTSUP;
+}
+#endif

@@ -11,6 +11,9 @@
 #include "target/marker.h"
 #include "target/target.h"
 
+#include "target/watch.h"
+
+struct tlbprof_marker_shm;
 #define TARGET_MAX_PHASES 256
 /* tlbprof's own phase names: a perf-style enable..disable window, and the whole unmarked command. */
 #define WINDOW_NAME "enabled"
@@ -75,6 +78,7 @@ struct target_state {
 /* Record a refused line (the first TARGET_MAX_ERRORS are kept, all are counted). */
 __attribute__((format(printf, 3, 4)))
 void target_note_error(struct target_state *st, const char *line, const char *fmt, ...);
+	struct target_watch *watch;	/* watch.c: smaps, affinity, cpu-clock and fault samples */
 /* Make the private FIFO directory and open both channels. Returns 0 or -errno. */
 int target_channels_open(struct target_state *st);
 /* Act on what poll() said of channel c: read its lines, or stop polling a controller that hung up. */

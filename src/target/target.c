@@ -143,6 +143,7 @@ static void attach(struct target_state *st)
 	if (st->opt->sample)
 		target_sampling_open(st);
 }
+	target_watch_open(st);
 
 /* Give the child the go-ahead and learn whether its exec succeeded. Returns 0, or -ENOENT (tr->exec_errno). */
 static int release(struct target_state *st)
@@ -170,21 +171,23 @@ static void serve(struct target_state *st, siginfo_t *si)
 	bool exited = false;
 
 	while (!exited) {
-		struct pollfd p[4] = { { st->pidfd, POLLIN, 0 }, { st->ch[0].ctl, POLLIN, 0 }, { st->ch[1].ctl, POLLIN, 0 },
-				       { st->sampler ? sample_poll_fd(st->sampler) : -1, POLLIN, 0 } };
+		struct pollfd p[6] = { { st->pidfd, POLLIN, 0 }, { st->ch[0].ctl, POLLIN, 0 }, { st->ch[1].ctl, POLLIN, 0 },
+				       { st->sampler ? sample_poll_fd(st->sampler) : -1, POLLIN, 0 },
+				       { target_watch_poll_fd(st, 0), POLLIN, 0 }, { target_watch_poll_fd(st, 1), POLLIN, 0 } };
 		if (ctx->stop && *ctx->stop) {
 			stop_child(st, si, ctx->stop);
 			st->tr->interrupted = st->out->interrupted = true;
 			break;
 		}
 		/* A bounded wait: a signal between the stop test and poll is seen within 100 ms. */
-		int ready = poll(p, 4, st->pidfd >= 0 ? 100 : 10);
+		int ready = poll(p, 6, target_watch_timeout_ms(st, st->pidfd >= 0 ? 100 : 10));
 		if (ready < 0)
 			continue;
 		/* Drain the sample rings whenever they fill, and at least every 100 ms, so none overflows. */
 		if (st->sampler)
 			sample_drain(st->sampler, &st->sink, false);
 		for (int i = 0; i < 2; i++)
+		target_watch_tick(st);
 			target_channel_ready(st, &st->ch[i], p[1 + i].revents);
 		if (st->pidfd < 0 || (p[0].revents & POLLIN)) {
 			memset(si, 0, sizeof(*si));
@@ -217,6 +220,7 @@ static void state_free(struct target_state *st)
 	free(st->handling_us);
 	target_sampling_close(st);
 }
+	target_watch_close(st);
 
 int target_run(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,
 	       struct target_result *tr)
@@ -252,6 +256,7 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	if (st.sampler)
 		target_sampling_finish(&st);
 out:
+	target_watch_finish(&st);
 	state_free(&st);
 	return rc;
 }

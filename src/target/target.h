@@ -60,6 +60,9 @@ struct target_result {
 	char sample_error[256];		/* why it could not ("" when it ran or was not asked for) */
 	struct sample_info sample_info;
 	struct sample_summary sample_summary;	/* owned */
+	/* What watching the command found (smaps over time, affinity, cpu-clock and fault samples, execs). */
+	bool watched;
+	struct sample_profile profile;
 	/* The whole command's counters (exec .. exit), also when its phases were marked. */
 	size_t n_counters;
 	struct counter_info *counter_info;	/* owned */

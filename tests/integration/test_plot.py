@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """tlbprof plot: SVGs of a fixture size sweep, a real tlbsize, stride and pagefault run and real tlbprof run reports,
-parsed and checked against their reports; bad inputs exit 2 or 4 with one line and write nothing."""
+parsed and checked against their reports and for their geometry (ticks at the measured values, a y range that holds
+every point, labels clear of whiskers and of each other, distinct bands, a legend of what is drawn, the provenance
+footer), well-formed for xmllint; PNGs of the size asked for; bad inputs exit 2 or 4 with one line and write
+nothing."""
 import json
 import math
 import os
+import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -16,6 +21,8 @@ from report_check import Failures  # noqa: E402
 
 TLBPROF = sys.argv[1]
 BENCHMARKS = sys.argv[2] if len(sys.argv) > 2 else None
+# Whether this build has PNG support (librsvg found by meson): tests/meson.build says.
+PNG = (sys.argv[3] if len(sys.argv) > 3 else "png") == "png"
 DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(os.path.dirname(__file__), "..", "data"))
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "reports")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -39,16 +46,30 @@ def measure(args, name):
 
 
 def plot(report, out):
-    """tlbprof plot REPORT -o OUT; the parsed SVG root, or None after a failure."""
+    """tlbprof plot REPORT -o OUT; the parsed SVG root (its geometry checked), or None after a failure."""
     p = subprocess.run([TLBPROF, "plot", report, "-o", out], capture_output=True, text=True, timeout=60)
     if p.returncode != 0 or p.stderr or p.stdout:
         fail(f"plot {report}: exit {p.returncode}, stdout {p.stdout[:80]!r}, stderr {p.stderr!r}")
         return None
+    xmllint(out, report)
     try:
-        return ET.parse(out).getroot()
+        root = ET.parse(out).getroot()
     except ET.ParseError as e:
         fail(f"plot {report}: not well-formed XML: {e}")
         return None
+    with open(report) as f:
+        check_geometry(root, json.load(f), os.path.basename(report))
+    return root
+
+
+def xmllint(path, what):
+    """libxml2's own parser agrees the file is well-formed XML."""
+    if not shutil.which("xmllint"):
+        fail("xmllint is not installed (libxml2-utils)")
+        return
+    p = subprocess.run(["xmllint", "--noout", path], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0 or p.stderr:
+        fail(f"{what}: xmllint: exit {p.returncode}: {p.stderr[:300]}")
 
 
 def classes(el):
@@ -96,12 +117,205 @@ def check_chart(chart, what, x_label, y_label="ns per access", x_ticks=2):
     if not keys or not keys <= entries:
         fail(f"{what}: legend entries {entries} miss series {keys - entries}")
     spread = [e for e in find(legend[0], "legend-entry") if e.get("data-kind") == "spread"] if legend else []
-    if not spread or "IQR" not in text_of(spread[0]):
+    drawn = find(chart, "band") + find(chart, "whisker")
+    if drawn and (not spread or "IQR" not in text_of(spread[0])):
         fail(f"{what}: the legend does not say what the spread is")
+    if not drawn and spread:
+        fail(f"{what}: the legend explains a spread that is not drawn")
 
 
 def charts(root):
     return find(root, "chart", "g")
+
+# ---- Geometry: what a reader sees, checked in the SVG's own coordinates ----
+TOL = 0.5   # px
+
+
+def num(el, k):
+    return float(el.get(k))
+
+
+def rect_of(el):
+    return (num(el, "x"), num(el, "y"), num(el, "x") + num(el, "width"), num(el, "y") + num(el, "height"))
+
+
+def boxes_overlap(a, b):
+    return a[0] < b[2] - TOL and b[0] < a[2] - TOL and a[1] < b[3] - TOL and b[1] < a[3] - TOL
+
+
+def path_segments(d):
+    """The straight segments of a path made of M, L, V and H commands (whiskers, lines)."""
+    segs, x, y = [], 0.0, 0.0
+    tokens = re.findall(r"[MLVHZ]|-?[0-9.]+(?:e-?[0-9]+)?", d)
+    i, cmd = 0, None
+    while i < len(tokens):
+        if tokens[i] in "MLVHZ":
+            cmd = tokens[i]
+            i += 1
+            continue
+        if cmd in ("M", "L"):
+            nx, ny = float(tokens[i]), float(tokens[i + 1])
+            i += 2
+            if cmd == "L":
+                segs.append((x, y, nx, ny))
+            x, y = nx, ny
+            cmd = "L" if cmd == "M" else cmd
+        elif cmd == "V":
+            ny = float(tokens[i])
+            i += 1
+            segs.append((x, y, x, ny))
+            y = ny
+        elif cmd == "H":
+            nx = float(tokens[i])
+            i += 1
+            segs.append((x, y, nx, y))
+            x = nx
+        else:
+            i += 1
+    return segs
+
+
+def segment_hits_box(s, b):
+    """Whether an axis-parallel segment passes through the inside of box b."""
+    x0, y0, x1, y1 = s
+    if abs(x0 - x1) < 1e-9:
+        return b[0] + TOL < x0 < b[2] - TOL and min(y0, y1) < b[3] - TOL and max(y0, y1) > b[1] + TOL
+    if abs(y0 - y1) < 1e-9:
+        return b[1] + TOL < y0 < b[3] - TOL and min(x0, x1) < b[2] - TOL and max(x0, x1) > b[0] + TOL
+    return False
+
+
+def pattern_angle(root, ref):
+    m = re.fullmatch(r"url\(#([^)]+)\)", ref or "")
+    pats = [e for e in root.iter(SVG + "pattern") if m and e.get("id") == m.group(1)]
+    if not pats:
+        return None
+    r = re.fullmatch(r"rotate\(([-0-9.e]+)\)", pats[0].get("patternTransform") or "")
+    return float(r.group(1)) if r else 0.0
+
+
+def check_geometry(root, rep, what):
+    """Every chart of a document: ticks, y range, labels, bands, legend; then the footer."""
+    version = rep.get("tool", {}).get("version", "")
+    for i, c in enumerate(charts(root)):
+        check_chart_geometry(root, c, f"{what} chart {i} ({c.get('data-chart')})")
+    check_footer(root, rep, what, version)
+
+
+def check_chart_geometry(root, c, what):
+    area = rect_of(find(c, "plot-area", "rect")[0])
+    xa, ya = find(c, "x-axis")[0], find(c, "y-axis")[0]
+    pts = find(c, "point", "circle") + find(c, "bar", "rect")
+    ys = [num(p, "data-y") for p in pts]
+    # Ticks at the measured values: on a numeric x axis every tick is a measured x, the first and last among them.
+    if xa.get("data-scale") != "band":
+        xs = sorted({num(p, "data-x") for p in pts})
+        ticks = [float(t.get("data-value")) for t in find(xa, "tick", "g")]
+        off = [t for t in ticks if not any(math.isclose(t, x, rel_tol=1e-9) for x in xs)]
+        if off or not ticks or not math.isclose(ticks[0], xs[0]) or not math.isclose(ticks[-1], xs[-1]):
+            fail(f"{what}: x ticks {ticks} are not at the measured values {xs} (first and last included)")
+        if ticks != sorted(ticks):
+            fail(f"{what}: x ticks out of order: {ticks}")
+    # The y range holds every point, between two ticks: the top tick above the highest point, the lowest below.
+    yticks = sorted(float(t.get("data-value")) for t in find(ya, "tick", "g"))
+    if ys and (not yticks or yticks[-1] < max(ys) or yticks[0] > min(ys)):
+        fail(f"{what}: y ticks {yticks[:1]}..{yticks[-1:]} do not hold the points {min(ys)}..{max(ys)}")
+    if ys and (num(ya, "data-min") > min(ys) or num(ya, "data-max") < max(ys)):
+        fail(f"{what}: y axis {ya.get('data-min')}..{ya.get('data-max')} misses points {min(ys)}..{max(ys)}")
+    for p in find(c, "point", "circle"):
+        if not (area[0] - TOL <= num(p, "cx") <= area[2] + TOL and area[1] - TOL <= num(p, "cy") <= area[3] + TOL):
+            fail(f"{what}: point at {p.get('cx')},{p.get('cy')} outside the plotting area {area}")
+    for b in find(c, "bar", "rect"):
+        if num(b, "y") < area[1] - TOL:
+            fail(f"{what}: a bar rises past the top of the area: {b.attrib}")
+    # Labels: their boxes (the white backings) inside the area, clear of every whisker and of each other.
+    labels = [(rect_of(r), text_of(t)) for g in c.iter() for r, t in zip(
+        [e for e in g if "label-backing" in classes(e)],
+        [e for e in g if e.tag == SVG + "text" and set(classes(e)) & {"value", "step", "knee-label", "cpuid-label"}])]
+    if len(labels) != len(find(c, "value")) + len(find(c, "step")) + len(find(c, "knee-label")) + \
+            len(find(c, "cpuid-label")):
+        fail(f"{what}: a label without its backing box")
+    whiskers = [s for w in find(c, "whisker", "path") for s in path_segments(w.get("d"))]
+    for box, text in labels:
+        if box[0] < area[0] - TOL or box[2] > area[2] + TOL or box[1] < area[1] - TOL or box[3] > area[3] + TOL:
+            fail(f"{what}: label {text!r} at {box} leaves the plotting area {area}")
+        for s in whiskers:
+            if segment_hits_box(s, box):
+                fail(f"{what}: a whisker {s} crosses label {text!r} at {box}")
+    for i, (a, ta) in enumerate(labels):
+        for b, tb in labels[i + 1:]:
+            if boxes_overlap(a, b):
+                fail(f"{what}: labels {ta!r} {a} and {tb!r} {b} overlap")
+    # Bands: each series' own hatching, at an angle no other band has; no translucent solid fill to blend.
+    angles = []
+    for band in find(c, "band", "path"):
+        ang = pattern_angle(root, band.get("fill"))
+        if ang is None:
+            fail(f"{what}: band fill {band.get('fill')!r} is not a hatch pattern")
+        angles.append(ang)
+    if len(set(angles)) != len(angles):
+        fail(f"{what}: two bands share a hatching angle: {angles}")
+    # The legend: an entry per drawn series and nothing else; the spread, knee and capacity entries iff drawn.
+    legend = find(c, "legend")[0]
+    entries = find(legend, "legend-entry", "g")
+    keys = sorted(e.get("data-series") for e in entries if e.get("data-series"))
+    series = sorted(s.get("data-series") for s in find(c, "series", "g") if len(list(s)))
+    if keys != series:
+        fail(f"{what}: legend series {keys}, drawn series {series}")
+    kinds = {e.get("data-kind") for e in entries if e.get("data-kind")}
+    want = {k for k, cls in (("spread", "band"), ("spread", "whisker"), ("knee", "knee"), ("cpuid-ref", "cpuid-ref"))
+            if find(c, cls)}
+    if kinds != want:
+        fail(f"{what}: legend entries {sorted(kinds)}, want {sorted(want)} for what is drawn")
+    for e in find(legend, "legend-label", "text"):
+        if num(e, "x") + text_w(text_of(e), 11) > page_w(root) + TOL:
+            fail(f"{what}: legend label {text_of(e)!r} runs past the right edge")
+
+
+# DejaVu Sans advance widths, thousandths of an em, of printable ASCII (its hmtx table, 2048 units, rounded up):
+# how wide the first font the SVG names draws a text, to check it stays on the page.
+DEJAVU = [318, 401, 461, 838, 637, 951, 780, 276, 391, 391, 500, 838, 318, 361, 318, 337, 637, 637, 637, 637, 637, 637,
+          637, 637, 637, 637, 337, 337, 838, 838, 838, 531, 1000, 685, 687, 699, 771, 633, 576, 776, 753, 295, 295, 657,
+          558, 864, 749, 788, 604, 788, 695, 635, 612, 733, 685, 990, 686, 612, 686, 391, 337, 391, 838, 500, 500, 613,
+          636, 550, 636, 616, 353, 636, 634, 278, 278, 580, 278, 975, 634, 613, 636, 636, 412, 521, 393, 634, 592, 818,
+          592, 592, 526, 637, 337, 637, 838]
+
+
+def text_w(text, font_px):
+    return sum(DEJAVU[ord(ch) - 32] if 32 <= ord(ch) < 127 else 800 for ch in text) / 1000 * font_px
+
+
+def page_w(root):
+    return float(root.get("viewBox").split()[2])
+
+
+def check_footer(root, rep, what, version):
+    """Provenance on the picture: machine, kernel, command, report, date, version, under the last chart."""
+    foot = find(root, "footer", "g")
+    if len(foot) != 1:
+        fail(f"{what}: {len(foot)} footers, want one")
+        return
+    lines = [text_of(t) for t in find(foot[0], "footer-line", "text")]
+    text = "\n".join(lines)
+    env = rep["environment"]
+    cpu = env.get("cpu", {}).get("model_name") or ""
+    need = [("Machine: ", "the machine"), ("kernel ", "the kernel"), ("Command: ", "the command"),
+            (f"tlbprof {version}" if version else "tlbprof ", "the version")]
+    for piece, why in need:
+        if piece not in text:
+            fail(f"{what}: the footer does not give {why} ({piece!r}): {lines}")
+    if cpu and cpu[:20] not in text:
+        fail(f"{what}: the footer does not name the CPU {cpu!r}: {lines}")
+    if not re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", text):
+        fail(f"{what}: the footer has no date: {lines}")
+    if rep.get("command") and os.path.basename(rep["command"][-1])[:12] not in text:
+        fail(f"{what}: the footer does not hold the command {rep['command']}: {lines}")
+    bottom = max((num(r, "y") + num(r, "height") for r in find(root, "plot-area", "rect")), default=0)
+    h = float(root.get("viewBox").split()[3])
+    for t in find(foot[0], "footer-line", "text"):
+        if not bottom < num(t, "y") <= h or num(t, "x") + text_w(text_of(t), 10) > page_w(root):
+            fail(f"{what}: footer line {text_of(t)!r} at y {t.get('y')} not on the picture under the charts")
+
 
 
 def ok_measured(rep, workload):

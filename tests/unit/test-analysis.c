@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "judge/analysis.h"
+#include "pmu/sample.h"
 #include "check.h"
 #include "fixtures.h"
 
@@ -1142,7 +1143,7 @@ static void test_check_table(void)
 		const struct analysis_check_def *d = &analysis_checks[i];
 		CHECK(d->id && *d->id, "entry %zu has an id", i);
 		CHECK(d->fn, "%s has a function", d->id);
-		CHECK(d->by <= ANALYSIS_CHECK_BY_MARKERS, "%s is added by analysis_run or tlbprof run", d->id);
+		CHECK(d->by <= ANALYSIS_CHECK_BY_UNMARKED, "%s is added by analysis_run or tlbprof run", d->id);
 		CHECK(d->doc && *d->doc && !strchr(d->doc, '\n') && strlen(d->doc) <= 100, "%s has a one-line doc",
 		      d->id);
 		for (size_t j = 0; j < i; j++)
@@ -1156,6 +1157,8 @@ static void test_check_table(void)
 	CHECK(a.n_checks == by_run, "analysis_run adds %zu checks, the table has %zu", a.n_checks, by_run);
 	CHECK(analysis_check_build(&a, s.r, s.n, &build) == 0, "the build check is added");
 	CHECK(analysis_check_markers(&a, s.r, s.n, 3, 0, NULL) == 0, "the marker check is added");
+	const struct sample_profile none = { 0 };	/* watched nothing: each check says it could not tell */
+	CHECK(analysis_check_unmarked(&a, s.r, s.n, &none) == 0, "the unmarked checks are added");
 	CHECK(a.n_checks == analysis_n_checks, "%zu checks in the report, %zu in the table", a.n_checks,
 	      analysis_n_checks);
 	for (size_t i = 0; i < a.n_checks && i < analysis_n_checks; i++)

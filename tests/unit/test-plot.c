@@ -250,7 +250,10 @@ static void test_size_sweep(void)
 	CHECK(inside(&c->frame, c->area.x, c->area.y) && inside(&c->frame, c->area.x + c->area.w, c->area.y + c->area.h),
 	      "the area lies in the frame");
 	CHECK(c->legend_x > c->area.x + c->area.w && c->legend_x < p.width_px, "legend right of the area");
-	CHECK(p.height_px == c->frame.h, "document as high as its chart");
+	CHECK(p.n_footer == 3 && p.footer_y_px > c->frame.y + c->frame.h &&
+		      p.footer_y_px + p.footer_h_px * (double)(p.n_footer - 1) < p.height_px,
+	      "the footer under the chart, inside the document");
+	CHECK(strstr(p.footer[2], "sweep.json") != NULL, "the footer names the report: %s", p.footer[2]);
 	plot_free(&p);
 	analysis_free(&a);
 	fixture_free(r, 6);
@@ -307,7 +310,7 @@ static void check_marker_labels(const struct plot_chart *c, int line)
 
 	for (size_t i = 0; i < c->n_markers; i++) {
 		const struct plot_marker *m = &c->markers[i];
-		double x = plot_x_px(c, m->x), w = 6.3 * (double)strlen(m->label) + 4;
+		double x = plot_x_px(c, m->x), w = plot_text_width_px(m->label, PLOT_LABEL_FONT_PX) + 4;
 		double lo = m->label_end ? m->label_x_px - w : m->label_x_px, hi = lo + w;
 		CHECK_ROW(line, lo >= left && hi <= right, "'%s' at %.0f..%.0f outside the area %.0f..%.0f", m->label, lo, hi,
 			  left, right);
@@ -324,7 +327,8 @@ static void check_marker_labels(const struct plot_chart *c, int line)
 			if (k == i || c->markers[k].label_y_px != m->label_y_px)
 				continue;
 			const struct plot_marker *o = &c->markers[k];
-			double ow = 6.3 * (double)strlen(o->label) + 4, olo = o->label_end ? o->label_x_px - ow : o->label_x_px;
+			double ow = plot_text_width_px(o->label, PLOT_LABEL_FONT_PX) + 4;
+			double olo = o->label_end ? o->label_x_px - ow : o->label_x_px;
 			CHECK_ROW(line, hi <= olo || lo >= olo + ow, "'%s' and '%s' overlap in a row", m->label, o->label);
 		}
 		if (crosses)
@@ -692,8 +696,8 @@ static void test_band_labels(void)
 		CHECK(c->n_categories == N && c->x.n_ticks == N, "a tick per bar");
 		for (size_t i = 0; i < c->x.n_ticks; i++) {
 			const char *l = c->x.ticks[i].label;
-			CHECK(6.3 * (double)strlen(l) <= band, "label '%s' (%zu chars) wider than its %.0f px band", l,
-			      strlen(l), band);
+			CHECK(plot_text_width_px(l, PLOT_LABEL_FONT_PX) <= band, "label '%s' (%zu chars) wider than its %.0f px "
+			      "band", l, strlen(l), band);
 			size_t cl = strlen(c->categories[i]);
 			CHECK(strstr(l, "..") && strncmp(l, c->categories[i], 4) == 0 &&
 				      strcmp(l + strlen(l) - 3, c->categories[i] + cl - 3) == 0,
@@ -758,7 +762,8 @@ static void test_stacking_and_empty(void)
 	if (p.n_charts == 2) {
 		CHECK(p.charts[0].kind == PLOT_CHART_PAGE_BARS && p.charts[1].kind == PLOT_CHART_STRIDE, "in run order");
 		CHECK(p.charts[1].frame.y == p.charts[0].frame.y + p.charts[0].frame.h, "stacked");
-		CHECK(p.height_px == p.charts[0].frame.h + p.charts[1].frame.h, "the document holds both");
+		CHECK(p.footer_y_px > p.charts[0].frame.h + p.charts[1].frame.h && p.height_px > p.footer_y_px,
+		      "the document holds both, then the footer");
 		CHECK(has_note(&p.charts[0], "interrupted"), "an interrupted run says so");
 	}
 	plot_free(&p);

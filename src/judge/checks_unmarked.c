@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* Checks of an unmarked command (tlbprof run), from what watching it found: smaps, affinity, cpu-clock, faults. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "judge/analysis_internal.h"
+
+/* Fewer faults or first touches than this say nothing about a pattern (a library's data, a stack). */
+#define UNMARKED_MIN_FAULTS 64
+/* Fewer cpu-clock samples (of 250 us each) than this do not locate a loop: 5 ms of CPU time. */
+#define UNMARKED_MIN_CLOCK_SAMPLES 20
+/* The hot loop took this share of a region's faults: it is the memory's first touch. */
+#define FIRST_TOUCH_LOOP_SHARE 0.5
+/* This share of the hot loop's first touches kept one step between pages: a constant-stride scan. */
+#define SEQUENTIAL_STEP_SHARE 0.8
+/* This share of them at one 64-byte line of their page: the accesses alias into 1/64 of the cache sets. */
+#define SAME_OFFSET_SHARE 0.9
+/* Rss below this share of a region's faulted pages: the pages were read, never written (the shared zero page). */
+#define ZERO_PAGE_RESIDENT_SHARE 0.1
+/* AnonHugePages above this share of a region's Rss: it is, in good part, on transparent huge pages. */
+#define THP_RSS_SHARE 0.1
+/* The hot thread's share of known-mask samples on a one-CPU mask that counts as pinned. */
+#define PINNED_SHARE 0.9
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (double)(1u << 20);
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0;
+}
+
+/* The function without its object path, for messages. */
+static const char *short_fn(const struct sample_profile *p)
+{
+	return *p->hot_exe_function ? p->hot_exe_function : "?";
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static bool no_clock(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
+{
+	if (!p->clock_sampled) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the cpu-clock event could not sample the command: %s",
+			   *p->clock_error ? p->clock_error : "not opened");
+		return true;
+	}
+	if (p->clock_samples < UNMARKED_MIN_CLOCK_SAMPLES) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the command ran too briefly on a CPU: %llu cpu-clock "
+			   "samples of 250 us (at least %d locate a loop)", (unsigned long long)p->clock_samples,
+			   UNMARKED_MIN_CLOCK_SAMPLES);
+		return true;
+	}
+	return false;
+}
+
+void checks_hot_loop(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	struct analysis_check *c;
+
+	if (no_clock(def, p, a))
+		return;
+	double n = (double)p->clock_samples, kernel = (double)p->clock_kernel / n, own = (double)p->clock_own / n;
+	double vdso = (double)p->clock_vdso / n, libs = (double)p->clock_libs / n;
+	if (!*p->hot_exe_function)
+		c = checks_add(a, def, CHECK_SKIP,
+			       "could not tell where the hot loop is, because no cpu-clock sample resolved to a function of "
+			       "the program's own executable (own %.0f %%, libraries %.0f %%, [vdso] %.0f %%, kernel %.0f %%)",
+			       100 * own, 100 * libs, 100 * vdso, 100 * kernel);
+	else
+		c = checks_add(a, def, CHECK_PASS,
+			       "the hot loop is in %s (%.0f %% of the CPU time, instructions 0x%llx-0x%llx); own code %.0f %%, "
+			       "libraries %.0f %%, [vdso] clock reads %.0f %%, kernel %.0f %%%s", short_fn(p),
+			       100 * share(p->hot_exe_count, p->clock_samples), (unsigned long long)p->hot_lo,
+			       (unsigned long long)p->hot_hi, 100 * own, 100 * libs, 100 * vdso, 100 * kernel,
+			       p->clock_user_only ? " (user space only: perf_event_paranoid kept the kernel out)" : "");
+	checks_evidence(c, "samples", n);
+	checks_evidence(c, "own_share", own);
+	checks_evidence(c, "vdso_share", vdso);
+	checks_evidence(c, "kernel_share", kernel);
+	checks_evidence(c, "libraries_share", libs);
+	checks_evidence(c, "hot_function_share", share(p->hot_exe_count, p->clock_samples));
+}
+
+/* What the fault checks need: fault samples, a hot loop, and a region that took faults. Adds a skip when not. */
+static bool no_faults(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
+{
+	if (!p->faults_sampled) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the command's page faults were not sampled: %s",
+			   *p->faults_error ? p->faults_error : "not opened");
+		return true;
+	}
+	if (!p->clock_sampled || p->clock_samples < UNMARKED_MIN_CLOCK_SAMPLES || !p->hot_hi) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot loop was not found (see hot_loop), so no "
+			   "fault can be placed inside or outside it");
+		return true;
+	}
+	return false;
+}
+
+void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, const struct analysis_input *in,
+				      struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_fault_pattern *f = &p->faults;
+	struct analysis_check *c;
+
+	if (no_faults(def, p, a))
+		return;
+	if (!p->has_pattern || f->faults < UNMARKED_MIN_FAULTS)
+		c = checks_add(a, def, CHECK_PASS, "no big region took %d or more page faults (%llu faults sampled): "
+			       "nothing was first touched in bulk", UNMARKED_MIN_FAULTS,
+			       (unsigned long long)p->fault_samples);
+	else if (f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE)
+		c = checks_add(a, def, CHECK_WARN,
+			       "%llu of the %llu page faults on %s (%.1f MiB, %.2f faults per page) came from the hot loop in "
+			       "%s: the timed loop is the memory's first touch, so it times page faults (about a "
+			       "microsecond each) with the accesses; write every page before the clock starts (an init "
+			       "pass, memset) or prefault it (MAP_POPULATE, MADV_POPULATE_WRITE)",
+			       (unsigned long long)f->in_hot_loop, (unsigned long long)f->faults, p->fault_region,
+			       mib(p->fault_region_end - p->fault_region_start), f->faults_per_page, short_fn(p));
+	else
+		c = checks_add(a, def, CHECK_PASS,
+			       "the %llu page faults on %s came from %s%s, not from the hot loop in %s: the memory was "
+			       "first touched before the measurement", (unsigned long long)f->faults, p->fault_region,
+			       *f->function ? base_name(f->function) : "?",
+			       f->in_hot_function ? " (in the hot function, outside the hot loop's instructions)" : "",
+			       short_fn(p));
+	checks_evidence(c, "faults", (double)f->faults);
+	checks_evidence(c, "pages", (double)f->pages);
+	checks_evidence(c, "faults_per_page", f->faults_per_page);
+	checks_evidence(c, "in_hot_loop", (double)f->in_hot_loop);
+	checks_evidence(c, "in_hot_function", (double)f->in_hot_function);
+}
+
+/* The first touches the hot loop took are the only accesses of it whose addresses are seen without a PMU. */
+static bool no_loop_touches(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
+{
+	if (no_faults(def, p, a))
+		return true;
+	if (!p->has_pattern || p->faults.loop_touches < UNMARKED_MIN_FAULTS) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot loop first touched %llu pages (fewer than "
+			   "%d): its memory was touched before it ran, and without a PMU the addresses of its accesses "
+			   "are seen only through the faults it takes", (unsigned long long)p->faults.loop_touches,
+			   UNMARKED_MIN_FAULTS);
+		return true;
+	}
+	return false;
+}
+
+void checks_sequential_page_order(const struct analysis_check_def *def, const struct analysis_input *in,
+				  struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_fault_pattern *f = &p->faults;
+	struct analysis_check *c;
+
+	if (no_loop_touches(def, p, a))
+		return;
+	double mode = share(f->step_mode_count, f->steps);
+	if (f->steps && mode >= SEQUENTIAL_STEP_SHARE)
+		c = checks_add(a, def, CHECK_WARN,
+			       "the hot loop in %s first touched %llu pages of %s with a constant step of %lld page%s (%.0f %% "
+			       "of its steps): a one-access-per-page scan in %s order, which prefetchers and page-table "
+			       "lines already in the cache serve without the walks it means to time; visit the pages in a "
+			       "random order (a random single-cycle pointer chase)", short_fn(p),
+			       (unsigned long long)f->loop_touches, p->fault_region, (long long)f->step_mode_pages,
+			       f->step_mode_pages == 1 || f->step_mode_pages == -1 ? "" : "s", 100 * mode,
+			       f->step_mode_pages == 1 ? "ascending" : "constant-stride");
+	else
+		c = checks_add(a, def, CHECK_PASS,
+			       "the hot loop's %llu first touches of %s follow no constant step (the most common, %lld pages, "
+			       "is %.0f %% of them; the next page %.0f %%)", (unsigned long long)f->loop_touches,
+			       p->fault_region, (long long)f->step_mode_pages, 100 * mode,
+			       100 * share(f->steps_next_page, f->steps));
+	checks_evidence(c, "steps", (double)f->steps);
+	checks_evidence(c, "step_mode_pages", (double)f->step_mode_pages);
+	checks_evidence(c, "step_mode_share", mode);
+	checks_evidence(c, "next_page_share", share(f->steps_next_page, f->steps));
+}
+
+void checks_same_page_offset(const struct analysis_check_def *def, const struct analysis_input *in,
+			     struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_fault_pattern *f = &p->faults;
+	struct analysis_check *c;
+
+	if (no_loop_touches(def, p, a))
+		return;
+	double mode = share(f->offset_mode_count, f->loop_touches);
+	if (mode >= SAME_OFFSET_SHARE)
+		c = checks_add(a, def, CHECK_WARN,
+			       "%.0f %% of the hot loop's %llu first touches of %s were at byte %llu of their page: accesses at "
+			       "one page offset use 1/64 of the cache sets (cache-set aliasing), so lines that would fit "
+			       "thrash and the latency is DRAM's, hiding the TLB's share; rotate each access's line inside "
+			       "its page (offset (i mod 64) x 64)", 100 * mode, (unsigned long long)f->loop_touches,
+			       p->fault_region, (unsigned long long)f->offset_mode);
+	else
+		c = checks_add(a, def, CHECK_PASS,
+			       "the hot loop's %llu first touches of %s spread over %u of the 64 line offsets of a page "
+			       "(the most common holds %.0f %%)", (unsigned long long)f->loop_touches, p->fault_region,
+			       f->distinct_lines, 100 * mode);
+	checks_evidence(c, "first_touches", (double)f->loop_touches);
+	checks_evidence(c, "offset_mode_bytes", (double)f->offset_mode);
+	checks_evidence(c, "offset_mode_share", mode);
+	checks_evidence(c, "distinct_lines", f->distinct_lines);
+}
+
+static bool no_regions(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
+{
+	if (!p->polls) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because /proc/PID/smaps was never read: the command ended "
+			   "before the first poll");
+		return true;
+	}
+	if (!p->n_regions) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the command mapped no region of 1 MiB or more "
+			   "(%u polls of its smaps)", p->polls);
+		return true;
+	}
+	return false;
+}
+
+void checks_zero_page_reads(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_watch_region *worst = NULL;
+	double worst_share = 0;
+	struct analysis_check *c;
+
+	if (!p->faults_sampled) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the command's page faults were not sampled (a read "
+			   "of memory never written faults once and stays out of Rss): %s",
+			   *p->faults_error ? p->faults_error : "not opened");
+		return;
+	}
+	if (no_regions(def, p, a))
+		return;
+	for (size_t i = 0; i < p->n_regions; i++) {
+		const struct sample_watch_region *r = &p->regions[i];
+		if (!r->anonymous || r->fault_pages < UNMARKED_MIN_FAULTS || r->hugetlb_max)
+			continue;
+		double s = share(r->rss_max, r->fault_pages * 4096);
+		if (!worst || s < worst_share) {
+			worst_share = s;
+			worst = r;
+		}
+	}
+	if (worst && worst_share < ZERO_PAGE_RESIDENT_SHARE)
+		c = checks_add(a, def, CHECK_WARN,
+			       "the %.1f MiB region at 0x%llx took page faults on %llu pages, but its Rss never exceeded %.0f "
+			       "KiB (%.1f %% of them) at %u polls: those pages were read and never written, so each maps the "
+			       "kernel's one shared zero page and the caches see 4 KiB, not the region; write the memory "
+			       "(build the chain, memset it) before reading it", mib(worst->end - worst->start),
+			       (unsigned long long)worst->start, (unsigned long long)worst->fault_pages,
+			       (double)worst->rss_max / 1024, 100 * worst_share, p->polls);
+	else if (worst)
+		c = checks_add(a, def, CHECK_PASS, "every big region that took faults became resident (the least: %.0f %% of "
+			       "its faulted pages in Rss)", 100 * (worst_share > 1 ? 1 : worst_share));
+	else
+		c = checks_add(a, def, CHECK_PASS, "no big anonymous region took %d or more page faults",
+			       UNMARKED_MIN_FAULTS);
+	checks_evidence(c, "resident_share", worst ? worst_share : 1);
+	checks_evidence(c, "fault_pages", worst ? (double)worst->fault_pages : 0);
+	checks_evidence(c, "rss_max_bytes", worst ? (double)worst->rss_max : 0);
+}
+
+void checks_thp_backed_region(const struct analysis_check_def *def, const struct analysis_input *in,
+			      struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_watch_region *thp = NULL;
+	struct analysis_check *c;
+
+	if (no_regions(def, p, a))
+		return;
+	for (size_t i = 0; i < p->n_regions && !thp; i++) {
+		const struct sample_watch_region *r = &p->regions[i];
+		if (r->anonymous && r->rss_max && share(r->anon_huge_max, r->rss_max) >= THP_RSS_SHARE)
+			thp = r;
+	}
+	if (thp)
+		c = checks_add(a, def, CHECK_WARN,
+			       "the %.1f MiB region at 0x%llx was %.1f MiB on transparent huge pages (%.0f %% of its Rss; %s): "
+			       "a 4 KiB measurement on it times 2 MiB translations; if it stands for 4 KiB pages, advise it "
+			       "MADV_NOHUGEPAGE (or set THP to madvise or never); if huge pages are what it measures, this "
+			       "is expected", mib(thp->end - thp->start), (unsigned long long)thp->start, mib(thp->anon_huge_max),
+			       100 * share(thp->anon_huge_max, thp->rss_max),
+			       thp->vm_nh   ? "despite VmFlags nh: collapsed before MADV_NOHUGEPAGE"
+			       : thp->vm_hg ? "VmFlags hg: the program advised it MADV_HUGEPAGE"
+					    : "without MADV_HUGEPAGE: THP 'always', or khugepaged");
+	else
+		c = checks_add(a, def, CHECK_PASS, "none of the %zu big regions was on transparent huge pages (%u polls of "
+			       "smaps)", p->n_regions, p->polls);
+	checks_evidence(c, "anon_huge_bytes", thp ? (double)thp->anon_huge_max : 0);
+	checks_evidence(c, "rss_bytes", thp ? (double)thp->rss_max : 0);
+	checks_evidence(c, "vm_hg", thp && thp->vm_hg);
+	checks_evidence(c, "vm_nh", thp && thp->vm_nh);
+}
+
+void checks_pinning(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	struct analysis_check *c;
+
+	if (no_clock(def, p, a))
+		return;
+	if (!p->hot_tid || !p->affinity_samples) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because %s", !p->hot_tid
+			   ? "no hot thread was found (see hot_loop)"
+			   : "no poll read the hot thread's Cpus_allowed_list while its samples were taken");
+		return;
+	}
+	double single = share(p->affinity_single, p->affinity_samples);
+	if (single < PINNED_SHARE)
+		c = checks_add(a, def, CHECK_WARN,
+			       "the hot thread %u ran %.0f %% of its sampled CPU time with a Cpus_allowed_list of %u CPUs: "
+			       "not pinned, so the scheduler may move it mid-measurement and its caches and TLB go cold; pin "
+			       "it (tlbprof run --cpu N, taskset -c N, or sched_setaffinity in the benchmark)", p->hot_tid,
+			       100 * (1 - single), p->cpus_allowed_last > 1 ? p->cpus_allowed_last : p->cpus_allowed_first);
+	else
+		c = checks_add(a, def, CHECK_PASS, "the hot thread %u held a one-CPU Cpus_allowed_list for %.0f %% of its "
+			       "sampled CPU time%s", p->hot_tid, 100 * single, p->cpus_allowed_first > 1
+			       ? ": the mask narrowed after the command started (the benchmark, or a wrapper, pinned it), "
+				 "and a move that pinning causes is no warning"
+			       : ", at every poll that saw it");
+	checks_evidence(c, "samples", (double)p->affinity_samples);
+	checks_evidence(c, "single_cpu_share", single);
+	checks_evidence(c, "cpus_allowed_first", p->cpus_allowed_first);
+	checks_evidence(c, "cpus_allowed_last", p->cpus_allowed_last);
+}
+
+void checks_exec_image(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	struct analysis_check *c;
+	char chain[400] = "";
+
+	if (!p->n_execs) {
+		checks_add(a, def, CHECK_SKIP, "could not tell which image ran, because the cpu-clock sampler recorded no "
+			   "exec (%s)", p->clock_sampled ? "no COMM record" : p->clock_error);
+		return;
+	}
+	for (size_t i = 0; i < p->n_execs; i++) {
+		size_t len = strlen(chain);
+		snprintf(chain + len, sizeof(chain) - len, "%s%s", i ? " -> " : "", base_name(p->execs[i]));
+	}
+	if (p->n_execs == 1)
+		c = checks_add(a, def, CHECK_PASS, "the command exec'd %s itself: its provenance and symbols are that image's",
+			       p->execs[0]);
+	else
+		c = checks_add(a, def, CHECK_PASS, "the command ran through a wrapper (%s): provenance (build_optimised) and "
+			       "symbols are those of %s, the image finally exec'd", chain, p->execs[p->n_execs - 1]);
+	checks_evidence(c, "execs", (double)p->n_execs);
+}
+
+/*
+ * A thread that pins itself at startup can be moved once by that very
+ * call; cpu_migrations then counts a move the benchmark asked for. A thread
+ * whose mask holds one CPU cannot be moved, so when the hot thread held such
+ * a mask for its sampled time (and at the last poll), the moves counted
+ * happened before it was pinned or in other threads: that check's warning is
+ * replaced by what the mask shows.
+ */
+static void rejudge_migrations(const struct sample_profile *p, struct analysis *a)
+{
+	double single = share(p->affinity_single, p->affinity_samples);
+
+	if (!p->affinity_samples || single < PINNED_SHARE || p->cpus_allowed_last != 1)
+		return;
+	for (size_t i = 0; i < a->n_checks; i++) {
+		struct analysis_check *c = &a->checks[i];
+		if (strcmp(c->id, "cpu_migrations") != 0 || c->status != CHECK_WARN)
+			continue;
+		c->status = CHECK_PASS;
+		snprintf(c->message, sizeof(c->message),
+			 "the moves counted happened before the hot thread was pinned (the benchmark pinning itself at "
+			 "startup) or in other threads: the hot thread held a one-CPU Cpus_allowed_list, under which no "
+			 "move can happen, for %.0f %% of its sampled CPU time (see pinning)", 100 * single);
+		checks_evidence(c, "pinned_share", single);
+	}
+}
+
+int analysis_check_unmarked(struct analysis *a, const struct phase_result *results, size_t n,
+			    const struct sample_profile *profile)
+{
+	const struct analysis_input in = { .results = results, .n = n, .profile = profile };
+
+	if (!a->checks || a->n_checks >= MAX_CHECKS)
+		return -ENOMEM;
+	checks_run(&in, ANALYSIS_CHECK_BY_UNMARKED, a);
+	rejudge_migrations(profile, a);
+	analysis_finish(results, a);
+	return 0;
+}

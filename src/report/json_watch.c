@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/* The report's target.watch: what watching an unmarked command found (regions over time, cpu-clock, faults, execs). */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmu/sample.h"
+#include "report/internal.h"
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *hex(uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	return json_string(buf);
+}
+
+static json_t *count(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+const char *report_watch_backing(const struct sample_watch_region *r)
+{
+	if (r->hugetlb_max || r->kernel_page_bytes > 4096)
+		return "hugetlb";
+	if (r->anon_huge_max)
+		return "thp";
+	return r->rss_max ? "base" : "not_resident";
+}
+
+const char *report_watch_thp_control(const struct sample_watch_region *r)
+{
+	return r->vm_nh ? "MADV_NOHUGEPAGE" : r->vm_hg ? "MADV_HUGEPAGE" : "none";
+}
+
+static json_t *regions_json(const struct sample_profile *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->n_regions; i++) {
+		const struct sample_watch_region *r = &p->regions[i];
+		json_t *o = json_object(), *pts = json_array();
+		json_object_set_new(o, "name", report_json_text(r->name));
+		json_object_set_new(o, "start", hex(r->start));
+		json_object_set_new(o, "end", hex(r->end));
+		json_object_set_new(o, "size_bytes", count(r->end - r->start));
+		json_object_set_new(o, "anonymous", json_boolean(r->anonymous));
+		json_object_set_new(o, "backing", json_string(report_watch_backing(r)));
+		json_object_set_new(o, "thp_control", json_string(report_watch_thp_control(r)));
+		json_object_set_new(o, "kernel_page_bytes", count(r->kernel_page_bytes));
+		json_object_set_new(o, "rss_max_bytes", count(r->rss_max));
+		json_object_set_new(o, "anon_huge_max_bytes", count(r->anon_huge_max));
+		json_object_set_new(o, "hugetlb_max_bytes", count(r->hugetlb_max));
+		json_object_set_new(o, "first_seen_ms", num((double)r->first_seen_ns / 1e6));
+		json_object_set_new(o, "resident_ms", r->resident_ns >= 0 ? num((double)r->resident_ns / 1e6) : json_null());
+		json_object_set_new(o, "faults", count(r->faults));
+		json_object_set_new(o, "fault_pages", count(r->fault_pages));
+		for (size_t k = 0; k < r->n_points; k++)
+			json_array_append_new(pts, json_pack("[o, I, I]", num((double)r->points[k].t_ns / 1e6),
+							     (json_int_t)r->points[k].rss_bytes,
+							     (json_int_t)r->points[k].anon_huge_bytes));
+		json_object_set_new(o, "rss", pts);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *clock_json(const struct sample_profile *p)
+{
+	json_t *o = json_object(), *fns = json_array();
+	double n = p->clock_samples ? (double)p->clock_samples : NAN;
+
+	json_object_set_new(o, "sampled", json_boolean(p->clock_sampled));
+	json_object_set_new(o, "error", *p->clock_error ? report_json_text(p->clock_error) : json_null());
+	json_object_set_new(o, "period_ns", count(SAMPLE_CPU_CLOCK_PERIOD_NS));
+	json_object_set_new(o, "user_only", json_boolean(p->clock_user_only));
+	json_object_set_new(o, "samples", count(p->clock_samples));
+	json_object_set_new(o, "shares", json_pack("{s:o, s:o, s:o, s:o, s:o}", "own", num((double)p->clock_own / n),
+						   "vdso", num((double)p->clock_vdso / n), "kernel",
+						   num((double)p->clock_kernel / n), "libraries",
+						   num((double)p->clock_libs / n), "unknown", num((double)p->clock_unknown / n)));
+	for (size_t i = 0; i < p->n_hot; i++)
+		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o}", "object", report_json_text(p->hot[i].object),
+						     "function", report_json_text(p->hot[i].function), "count",
+						     (json_int_t)p->hot[i].count, "share", num(p->hot[i].share)));
+	json_object_set_new(o, "top_functions", fns);
+	json_object_set_new(o, "hot_function", *p->hot_exe_function ? report_json_text(p->hot_exe_function) : json_null());
+	json_object_set_new(o, "hot_function_samples", count(p->hot_exe_count));
+	json_object_set_new(o, "hot_loop", p->hot_hi ? json_pack("{s:o, s:o}", "start", hex(p->hot_lo), "end",
+								 hex(p->hot_hi))
+						    : json_null());
+	json_object_set_new(o, "hot_tid", p->hot_tid ? count(p->hot_tid) : json_null());
+	return o;
+}
+
+static json_t *faults_json(const struct sample_profile *p)
+{
+	const struct sample_fault_pattern *f = &p->faults;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "sampled", json_boolean(p->faults_sampled));
+	json_object_set_new(o, "error", *p->faults_error ? report_json_text(p->faults_error) : json_null());
+	json_object_set_new(o, "samples", count(p->fault_samples));
+	if (!p->has_pattern) {
+		json_object_set_new(o, "region", json_null());
+		return o;
+	}
+	json_object_set_new(o, "region", json_pack("{s:o, s:o, s:o}", "name", report_json_text(p->fault_region), "start",
+						   hex(p->fault_region_start), "end", hex(p->fault_region_end)));
+	json_object_set_new(o, "faults", count(f->faults));
+	json_object_set_new(o, "pages", count(f->pages));
+	json_object_set_new(o, "faults_per_page", num(f->faults_per_page));
+	json_object_set_new(o, "top_function", report_json_text(f->function));
+	json_object_set_new(o, "top_function_faults", count(f->function_faults));
+	json_object_set_new(o, "in_hot_function", count(f->in_hot_function));
+	json_object_set_new(o, "in_hot_loop", count(f->in_hot_loop));
+	json_object_set_new(o, "loop_first_touches", count(f->loop_touches));
+	json_object_set_new(o, "steps", count(f->steps));
+	json_object_set_new(o, "steps_next_page", count(f->steps_next_page));
+	json_object_set_new(o, "step_mode_pages", f->step_mode_count ? json_integer(f->step_mode_pages) : json_null());
+	json_object_set_new(o, "step_mode_count", count(f->step_mode_count));
+	json_object_set_new(o, "offset_mode_bytes", f->offset_mode_count ? count(f->offset_mode) : json_null());
+	json_object_set_new(o, "offset_mode_count", count(f->offset_mode_count));
+	json_object_set_new(o, "distinct_lines", count(f->distinct_lines));
+	return o;
+}
+
+json_t *report_watch_json(const struct sample_profile *p)
+{
+	json_t *o = json_object(), *execs = json_array();
+
+	json_object_set_new(o, "polls", count(p->polls));
+	json_object_set_new(o, "poll_interval_ms", num(p->poll_interval_ms));
+	json_object_set_new(o, "poll_us_median", p->polls ? num(p->poll_us_median) : json_null());
+	json_object_set_new(o, "regions", regions_json(p));
+	json_object_set_new(o, "cpu_clock", clock_json(p));
+	json_object_set_new(o, "page_faults", faults_json(p));
+	json_object_set_new(o, "affinity", json_pack("{s:I, s:I, s:o, s:o}", "samples", (json_int_t)p->affinity_samples,
+						     "single_cpu", (json_int_t)p->affinity_single, "cpus_allowed_first",
+						     p->cpus_allowed_first ? count(p->cpus_allowed_first) : json_null(),
+						     "cpus_allowed_last",
+						     p->cpus_allowed_last ? count(p->cpus_allowed_last) : json_null()));
+	for (size_t i = 0; i < p->n_execs; i++)
+		json_array_append_new(execs, report_json_text(p->execs[i]));
+	json_object_set_new(o, "execs", execs);
+	return o;
+}
+
+/* ---- reading it back (tlbprof analyze of a run report: the unmarked checks judge it again) ---------------- */
+
+static uint64_t get_u64(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static uint64_t get_hex(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? strtoull(s, NULL, 16) : 0;
+}
+
+static void get_str(char *buf, size_t size, const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	snprintf(buf, size, "%s", s ? s : "");
+}
+
+/* A share of n samples back into a count (they were written as count / n). */
+static uint64_t get_share(const json_t *shares, const char *key, uint64_t n)
+{
+	json_t *v = json_object_get(shares, key);
+
+	return json_is_number(v) ? (uint64_t)(json_number_value(v) * (double)n + 0.5) : 0;
+}
+
+static void read_regions(const json_t *a, struct sample_profile *p)
+{
+	for (size_t i = 0; i < json_array_size(a) && p->n_regions < SAMPLE_WATCH_MAX_REGIONS; i++) {
+		const json_t *o = json_array_get(a, i);
+		struct sample_watch_region *r = &p->regions[p->n_regions++];
+		const char *thp = json_string_value(json_object_get(o, "thp_control"));
+		json_t *res = json_object_get(o, "resident_ms");
+		get_str(r->name, sizeof(r->name), o, "name");
+		r->start = get_hex(o, "start");
+		r->end = get_hex(o, "end");
+		r->anonymous = json_is_true(json_object_get(o, "anonymous"));
+		r->vm_hg = thp && strcmp(thp, "MADV_HUGEPAGE") == 0;
+		r->vm_nh = thp && strcmp(thp, "MADV_NOHUGEPAGE") == 0;
+		r->kernel_page_bytes = get_u64(o, "kernel_page_bytes");
+		r->rss_max = get_u64(o, "rss_max_bytes");
+		r->anon_huge_max = get_u64(o, "anon_huge_max_bytes");
+		r->hugetlb_max = get_u64(o, "hugetlb_max_bytes");
+		r->first_seen_ns = (uint64_t)(json_number_value(json_object_get(o, "first_seen_ms")) * 1e6);
+		r->resident_ns = json_is_number(res) ? (int64_t)(json_number_value(res) * 1e6) : -1;
+		r->faults = get_u64(o, "faults");
+		r->fault_pages = get_u64(o, "fault_pages");
+	}
+}
+
+static void read_clock(const json_t *c, struct sample_profile *p)
+{
+	const json_t *shares = json_object_get(c, "shares"), *loop = json_object_get(c, "hot_loop");
+	const json_t *fns = json_object_get(c, "top_functions");
+
+	p->clock_sampled = json_is_true(json_object_get(c, "sampled"));
+	get_str(p->clock_error, sizeof(p->clock_error), c, "error");
+	p->clock_user_only = json_is_true(json_object_get(c, "user_only"));
+	p->clock_samples = get_u64(c, "samples");
+	p->clock_own = get_share(shares, "own", p->clock_samples);
+	p->clock_vdso = get_share(shares, "vdso", p->clock_samples);
+	p->clock_kernel = get_share(shares, "kernel", p->clock_samples);
+	p->clock_libs = get_share(shares, "libraries", p->clock_samples);
+	p->clock_unknown = get_share(shares, "unknown", p->clock_samples);
+	for (size_t i = 0; i < json_array_size(fns) && p->n_hot < sizeof(p->hot) / sizeof(p->hot[0]); i++) {
+		const json_t *f = json_array_get(fns, i);
+		struct sample_hot_function *h = &p->hot[p->n_hot++];
+		get_str(h->object, sizeof(h->object), f, "object");
+		get_str(h->function, sizeof(h->function), f, "function");
+		h->count = get_u64(f, "count");
+		h->share = json_number_value(json_object_get(f, "share"));
+	}
+	get_str(p->hot_exe_function, sizeof(p->hot_exe_function), c, "hot_function");
+	p->hot_exe_count = get_u64(c, "hot_function_samples");
+	p->hot_lo = get_hex(loop, "start");
+	p->hot_hi = get_hex(loop, "end");
+	p->hot_tid = (uint32_t)get_u64(c, "hot_tid");
+}
+
+static void read_faults(const json_t *f, struct sample_profile *p)
+{
+	const json_t *region = json_object_get(f, "region");
+	struct sample_fault_pattern *q = &p->faults;
+
+	p->faults_sampled = json_is_true(json_object_get(f, "sampled"));
+	get_str(p->faults_error, sizeof(p->faults_error), f, "error");
+	p->fault_samples = get_u64(f, "samples");
+	if (!json_is_object(region))
+		return;
+	p->has_pattern = true;
+	get_str(p->fault_region, sizeof(p->fault_region), region, "name");
+	p->fault_region_start = get_hex(region, "start");
+	p->fault_region_end = get_hex(region, "end");
+	q->faults = get_u64(f, "faults");
+	q->pages = get_u64(f, "pages");
+	q->faults_per_page = json_number_value(json_object_get(f, "faults_per_page"));
+	get_str(q->function, sizeof(q->function), f, "top_function");
+	q->function_faults = get_u64(f, "top_function_faults");
+	q->in_hot_function = get_u64(f, "in_hot_function");
+	q->in_hot_loop = get_u64(f, "in_hot_loop");
+	q->loop_touches = get_u64(f, "loop_first_touches");
+	q->steps = get_u64(f, "steps");
+	q->steps_next_page = get_u64(f, "steps_next_page");
+	q->step_mode_pages = json_integer_value(json_object_get(f, "step_mode_pages"));
+	q->step_mode_count = get_u64(f, "step_mode_count");
+	q->offset_mode = get_u64(f, "offset_mode_bytes");
+	q->offset_mode_count = get_u64(f, "offset_mode_count");
+	q->distinct_lines = (unsigned)get_u64(f, "distinct_lines");
+}
+
+int report_watch_read(const json_t *w, struct sample_profile *p)
+{
+	const json_t *aff = json_object_get(w, "affinity"), *execs = json_object_get(w, "execs");
+
+	memset(p, 0, sizeof(*p));
+	if (!json_is_object(w))
+		return -EINVAL;
+	p->polls = (unsigned)get_u64(w, "polls");
+	p->poll_interval_ms = json_number_value(json_object_get(w, "poll_interval_ms"));
+	p->poll_us_median = json_number_value(json_object_get(w, "poll_us_median"));
+	read_regions(json_object_get(w, "regions"), p);
+	read_clock(json_object_get(w, "cpu_clock"), p);
+	read_faults(json_object_get(w, "page_faults"), p);
+	p->affinity_samples = get_u64(aff, "samples");
+	p->affinity_single = get_u64(aff, "single_cpu");
+	p->cpus_allowed_first = (unsigned)get_u64(aff, "cpus_allowed_first");
+	p->cpus_allowed_last = (unsigned)get_u64(aff, "cpus_allowed_last");
+	for (size_t i = 0; i < json_array_size(execs) && p->n_execs < SAMPLE_WATCH_MAX_EXECS; i++)
+		snprintf(p->execs[p->n_execs++], sizeof(p->execs[0]), "%s",
+			 json_string_value(json_array_get(execs, i)) ? json_string_value(json_array_get(execs, i)) : "");
+	return 0;
+}

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/* tlbprof run: the profile of a watched command: cpu-clock shares and hot loop, the fault pattern, regions, affinity. */
+#include "target/watch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmu/symbols.h"
+
+/* The hot loop is the smallest IP range of the hot function that holds this share of its samples... */
+#define HOT_LOOP_SHARE 0.9
+/* ...widened by this on each side: a timer interrupt lands next to the stalled load, not on it. */
+#define HOT_LOOP_SLACK_BYTES 16
+#define KERNEL_HALF 0x8000000000000000ull
+#define PAGE_BYTES 4096ull
+
+enum where { WHERE_OWN, WHERE_VDSO, WHERE_KERNEL, WHERE_LIBS, WHERE_UNKNOWN };
+
+struct clock_hit {
+	const char *object, *function;	/* interned by the clock session's symbolizer */
+	const struct sample_record *r;
+	enum where where;
+};
+
+static int hit_cmp(const void *x, const void *y)
+{
+	const struct clock_hit *a = x, *b = y;
+
+	if (a->object != b->object)
+		return (uintptr_t)a->object < (uintptr_t)b->object ? -1 : 1;
+	if (a->function != b->function)
+		return (uintptr_t)a->function < (uintptr_t)b->function ? -1 : 1;
+	return 0;
+}
+
+static int u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int i64_cmp(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static const char *exe_path(const struct target_watch *w)
+{
+	return w->n_execs ? w->execs[w->n_execs - 1] : "";
+}
+
+static enum where classify(const struct symbols_location *loc, uint64_t ip, const char *exe)
+{
+	if (ip >= KERNEL_HALF || strcmp(loc->object, SYMBOLS_KERNEL) == 0)
+		return WHERE_KERNEL;
+	if (strcmp(loc->object, "[vdso]") == 0)
+		return WHERE_VDSO;
+	if (*exe && strcmp(loc->object, exe) == 0)
+		return WHERE_OWN;
+	return loc->object[0] == '/' ? WHERE_LIBS : WHERE_UNKNOWN;
+}
+
+/* The smallest range of sorted ips[0..n-1] that holds HOT_LOOP_SHARE of them. */
+static void hot_range(const uint64_t *ips, size_t n, uint64_t *lo, uint64_t *hi)
+{
+	size_t k = (size_t)((double)n * HOT_LOOP_SHARE + 0.999);
+	size_t best = 0;
+
+	if (k < 1)
+		k = 1;
+	for (size_t i = 0; i + k <= n; i++)
+		if (ips[i + k - 1] - ips[i] < ips[best + k - 1] - ips[best])
+			best = i;
+	*lo = ips[best] - HOT_LOOP_SLACK_BYTES;
+	*hi = ips[best + k - 1] + HOT_LOOP_SLACK_BYTES;
+}
+
+/* The hot thread's samples against its Cpus_allowed_list observations (each holds until the next). */
+static void affinity_profile(const struct target_watch *w, const struct clock_hit *hits, size_t n,
+			     struct sample_profile *p)
+{
+	const struct watch_affinity *first = NULL, *last = NULL;
+
+	for (size_t i = 0; i < w->n_aff; i++)
+		if (w->aff[i].tid == p->hot_tid) {
+			if (!first)
+				first = &w->aff[i];
+			last = &w->aff[i];
+		}
+	if (!first)
+		return;
+	p->cpus_allowed_first = first->cpus;
+	p->cpus_allowed_last = last->cpus;
+	for (size_t j = 0; j < n; j++) {
+		if (hits[j].r->tid != p->hot_tid)
+			continue;
+		/*
+		 * The mask a poll saw holds from that poll to the last poll that saw it
+		 * again; before the first poll the first, after the last the last. A
+		 * sample between the last poll of one mask and the first of the next is
+		 * not counted: the change happened somewhere in between.
+		 */
+		uint64_t t = hits[j].r->time_ns;
+		const struct watch_affinity *mask = t < first->t_first ? first : NULL, *prev = NULL;
+		for (size_t i = 0; i < w->n_aff && !mask; i++) {
+			const struct watch_affinity *a = &w->aff[i];
+			if (a->tid != p->hot_tid)
+				continue;
+			if (t >= a->t_first && t <= a->t_last)
+				mask = a;
+			else if (prev && t > prev->t_last && t < a->t_first)
+				break;
+			prev = a;
+		}
+		if (!mask && prev == last && t > last->t_last)
+			mask = last;
+		if (!mask)
+			continue;
+		p->affinity_samples++;
+		p->affinity_single += mask->cpus == 1;
+	}
+}
+
+/* The top functions, the hot function of the program's own executable, its hot loop and hot thread. */
+static int clock_profile(struct target_watch *w, struct sample_profile *p)
+{
+	const struct sample_list *l = &w->clock.samples;
+	const char *exe = exe_path(w);
+	struct clock_hit *hits = calloc(l->count ? l->count : 1, sizeof(*hits));
+	uint64_t *ips = calloc(l->count ? l->count : 1, sizeof(*ips));
+	uint64_t *by_where[] = { &p->clock_own, &p->clock_vdso, &p->clock_kernel, &p->clock_libs, &p->clock_unknown };
+
+	if (!hits || !ips) {
+		free(hits);
+		free(ips);
+		return -ENOMEM;
+	}
+	p->clock_samples = l->count;
+	for (size_t i = 0; i < l->count; i++) {
+		struct symbols_location loc;
+		symbols_resolve(w->clock.syms, (pid_t)l->items[i].pid, l->items[i].ip, &loc);
+		hits[i] = (struct clock_hit){ loc.object, loc.function, &l->items[i], classify(&loc, l->items[i].ip, exe) };
+		(*by_where[hits[i].where])++;
+	}
+	/* Group by function; keep the top ones (insertion into a short sorted list). */
+	struct clock_hit *sorted = malloc((l->count ? l->count : 1) * sizeof(*sorted));
+	if (!sorted) {
+		free(hits);
+		free(ips);
+		return -ENOMEM;
+	}
+	memcpy(sorted, hits, l->count * sizeof(*sorted));
+	qsort(sorted, l->count, sizeof(*sorted), hit_cmp);
+	const struct clock_hit *hot_group = NULL;
+	for (size_t i = 0, j; i < l->count; i = j) {
+		for (j = i; j < l->count && hit_cmp(&sorted[i], &sorted[j]) == 0; j++)
+			;
+		uint64_t count = j - i;
+		if (sorted[i].where == WHERE_OWN && strcmp(sorted[i].function, SYMBOLS_UNKNOWN) != 0 &&
+		    count > p->hot_exe_count) {
+			p->hot_exe_count = count;
+			hot_group = &sorted[i];
+		}
+		size_t at = p->n_hot;
+		while (at > 0 && p->hot[at - 1].count < count)
+			at--;
+		if (at >= sizeof(p->hot) / sizeof(p->hot[0]))
+			continue;
+		if (p->n_hot < sizeof(p->hot) / sizeof(p->hot[0]))
+			p->n_hot++;
+		memmove(&p->hot[at + 1], &p->hot[at], (p->n_hot - 1 - at) * sizeof(p->hot[0]));
+		snprintf(p->hot[at].object, sizeof(p->hot[at].object), "%s", sorted[i].object);
+		snprintf(p->hot[at].function, sizeof(p->hot[at].function), "%s", sorted[i].function);
+		p->hot[at].count = count;
+		p->hot[at].share = (double)count / (double)l->count;
+	}
+	if (hot_group) {
+		snprintf(p->hot_exe_function, sizeof(p->hot_exe_function), "%s", hot_group->function);
+		/* The hot thread: the one with the most samples in the hot function (a thread's samples are contiguous
+		 * after sorting by tid). */
+		size_t n = 0;
+		for (size_t i = 0; i < l->count; i++)
+			if (hit_cmp(&hits[i], hot_group) == 0)
+				ips[n++] = ((uint64_t)hits[i].r->tid << 32) | hits[i].r->pid;
+		qsort(ips, n, sizeof(*ips), u64_cmp);
+		size_t best = 0, run = 0;
+		for (size_t i = 0; i < n; i++) {
+			run = i > 0 && ips[i] == ips[i - 1] ? run + 1 : 1;
+			if (run > best) {
+				best = run;
+				p->hot_tid = (uint32_t)(ips[i] >> 32);
+				p->hot_pid = (uint32_t)ips[i];
+			}
+		}
+		n = 0;
+		for (size_t i = 0; i < l->count; i++)
+			if (hit_cmp(&hits[i], hot_group) == 0 && hits[i].r->pid == p->hot_pid)
+				ips[n++] = hits[i].r->ip;
+		qsort(ips, n, sizeof(*ips), u64_cmp);
+		if (n)
+			hot_range(ips, n, &p->hot_lo, &p->hot_hi);
+		affinity_profile(w, hits, l->count, p);
+	}
+	free(sorted);
+	free(hits);
+	free(ips);
+	return 0;
+}
+
+struct fault_hit {
+	uint64_t page, t;
+	uint32_t tid;
+	unsigned line;
+	bool in_loop;
+	const char *object, *function;	/* interned by the fault session's symbolizer */
+};
+
+static int fault_page_cmp(const void *x, const void *y)
+{
+	const struct fault_hit *a = x, *b = y;
+
+	if (a->page != b->page)
+		return a->page < b->page ? -1 : 1;
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static int fault_time_cmp(const void *x, const void *y)
+{
+	const struct fault_hit *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static int fault_fn_cmp(const void *x, const void *y)
+{
+	const struct fault_hit *a = x, *b = y;
+
+	if (a->object != b->object)
+		return (uintptr_t)a->object < (uintptr_t)b->object ? -1 : 1;
+	return (uintptr_t)a->function < (uintptr_t)b->function ? -1 : (uintptr_t)a->function > (uintptr_t)b->function;
+}
+
+/* The steps and in-page offsets of the first touches the hot loop took (hits sorted by page, then time). */
+static int loop_pattern(struct fault_hit *hits, size_t n, struct sample_fault_pattern *f)
+{
+	struct fault_hit *first = malloc((n ? n : 1) * sizeof(*first));
+	int64_t *steps = malloc((n ? n : 1) * sizeof(*steps));
+	unsigned lines[64] = { 0 };
+	size_t m = 0, s = 0;
+
+	if (!first || !steps) {
+		free(first);
+		free(steps);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((i == 0 || hits[i].page != hits[i - 1].page) && hits[i].in_loop)
+			first[m++] = hits[i];
+	qsort(first, m, sizeof(*first), fault_time_cmp);
+	for (size_t i = 0; i < m; i++) {
+		lines[first[i].line]++;
+		if (i > 0 && first[i].tid == first[i - 1].tid)
+			steps[s++] = (int64_t)(first[i].page - first[i - 1].page);
+	}
+	f->loop_touches = m;
+	for (unsigned k = 0; k < 64; k++) {
+		f->distinct_lines += lines[k] > 0;
+		if (lines[k] > f->offset_mode_count) {
+			f->offset_mode_count = lines[k];
+			f->offset_mode = k * 64u;
+		}
+	}
+	qsort(steps, s, sizeof(*steps), i64_cmp);
+	f->steps = s;
+	for (size_t i = 0, j; i < s; i = j) {
+		for (j = i; j < s && steps[j] == steps[i]; j++)
+			;
+		if (steps[i] == 1)
+			f->steps_next_page = j - i;
+		if (j - i > f->step_mode_count) {
+			f->step_mode_count = j - i;
+			f->step_mode_pages = steps[i];
+		}
+	}
+	free(first);
+	free(steps);
+	return 0;
+}
+
+/* Per watched region, its faults; for the most faulted one, the pattern and its cross with the hot loop. */
+static int fault_profile(struct target_watch *w, const struct sample_list *l, struct symbols *syms,
+			 struct sample_profile *p)
+{
+	uint64_t counts[WATCH_MAX_TRACKED] = { 0 };
+	size_t best = WATCH_MAX_TRACKED;
+
+	p->fault_samples = l->count;
+	for (size_t i = 0; i < l->count; i++)
+		for (size_t k = 0; k < w->n_regions; k++)
+			if (l->items[i].addr >= w->regions[k].r.start && l->items[i].addr < w->regions[k].r.end) {
+				counts[k]++;
+				break;
+			}
+	for (size_t k = 0; k < w->n_regions; k++) {
+		w->regions[k].r.faults = counts[k];
+		if (counts[k] && (best == WATCH_MAX_TRACKED || counts[k] > counts[best]))
+			best = k;
+	}
+	if (best == WATCH_MAX_TRACKED)
+		return 0;
+	struct sample_watch_region *reg = &w->regions[best].r;
+	struct fault_hit *hits = calloc(counts[best], sizeof(*hits));
+	size_t n = 0;
+	if (!hits)
+		return -ENOMEM;
+	const char *exe = exe_path(w);
+	struct sample_fault_pattern *f = &p->faults;
+	for (size_t i = 0; i < l->count; i++) {
+		const struct sample_record *r = &l->items[i];
+		if (r->addr < reg->start || r->addr >= reg->end)
+			continue;
+		struct symbols_location loc;
+		symbols_resolve(syms, (pid_t)r->pid, r->ip, &loc);
+		bool fn = *p->hot_exe_function && *exe && strcmp(loc.object, exe) == 0 &&
+			  strcmp(loc.function, p->hot_exe_function) == 0;
+		/* In the hot loop: in the hot function (a neighbouring function may lie inside the slack) and its range. */
+		bool loop = fn && p->hot_hi && r->pid == p->hot_pid && r->ip >= p->hot_lo && r->ip <= p->hot_hi;
+		hits[n++] = (struct fault_hit){ r->addr / PAGE_BYTES, r->time_ns, r->tid,
+						(unsigned)((r->addr % PAGE_BYTES) / 64), loop, loc.object, loc.function };
+		f->in_hot_loop += loop;
+		f->in_hot_function += fn;
+	}
+	f->faults = n;
+	/* The function most faults came from. */
+	qsort(hits, n, sizeof(*hits), fault_fn_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && fault_fn_cmp(&hits[i], &hits[j]) == 0; j++)
+			;
+		if (j - i > f->function_faults) {
+			f->function_faults = j - i;
+			snprintf(f->function, sizeof(f->function), "%s:%s", hits[i].object, hits[i].function);
+		}
+	}
+	qsort(hits, n, sizeof(*hits), fault_page_cmp);
+	for (size_t i = 0; i < n; i++)
+		f->pages += i == 0 || hits[i].page != hits[i - 1].page;
+	reg->fault_pages = f->pages;
+	f->faults_per_page = f->pages ? (double)f->faults / (double)f->pages : 0;
+	int rc = loop_pattern(hits, n, f);
+	free(hits);
+	p->has_pattern = rc == 0;
+	snprintf(p->fault_region, sizeof(p->fault_region), "%s", *reg->name ? reg->name : SYMBOLS_ANON);
+	p->fault_region_start = reg->start;
+	p->fault_region_end = reg->end;
+	return rc;
+}
+
+/* The largest regions (SAMPLE_WATCH_MAX_REGIONS) in address order, their points thinned evenly. */
+static void regions_profile(struct target_watch *w, uint64_t start_ns, struct sample_profile *p)
+{
+	bool taken[WATCH_MAX_TRACKED] = { false };
+
+	while (p->n_regions < SAMPLE_WATCH_MAX_REGIONS) {
+		size_t best = w->n_regions;
+		for (size_t k = 0; k < w->n_regions; k++)
+			if (!taken[k] && (best == w->n_regions || w->regions[k].r.end - w->regions[k].r.start >
+									 w->regions[best].r.end - w->regions[best].r.start))
+				best = k;
+		if (best == w->n_regions)
+			break;
+		taken[best] = true;
+		p->n_regions++;
+	}
+	size_t out = 0;
+	for (size_t k = 0; k < w->n_regions; k++) {
+		if (!taken[k])
+			continue;
+		const struct watch_region *wr = &w->regions[k];
+		struct sample_watch_region *r = &p->regions[out++];
+		*r = wr->r;
+		r->first_seen_ns -= start_ns;
+		r->n_points = wr->n_pts < SAMPLE_WATCH_MAX_POINTS ? wr->n_pts : SAMPLE_WATCH_MAX_POINTS;
+		for (size_t i = 0; i < r->n_points; i++) {
+			size_t from = r->n_points > 1 ? i * (wr->n_pts - 1) / (r->n_points - 1) : 0;
+			r->points[i] = wr->pts[from];
+			r->points[i].t_ns -= start_ns;
+		}
+		for (size_t i = 0; i < wr->n_pts && r->rss_max; i++)
+			if (wr->pts[i].rss_bytes * 2 >= r->rss_max) {
+				r->resident_ns = (int64_t)(wr->pts[i].t_ns - start_ns);
+				break;
+			}
+	}
+}
+
+int watch_profile_build(struct target_watch *w, const struct sample_list *faults, struct symbols *fault_syms,
+			struct sample_profile *p)
+{
+	p->n_execs = w->n_execs;
+	memcpy(p->execs, w->execs, sizeof(p->execs));
+	if (w->clock.s && clock_profile(w, p) != 0)
+		return -ENOMEM;
+	if (faults && fault_syms && fault_profile(w, faults, fault_syms, p) != 0)
+		return -ENOMEM;
+	regions_profile(w, w->start_ns, p);
+	return 0;
+}

@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/* tlbprof run: watch an unmarked command: its smaps over time, its threads' affinity, cpu-clock and fault samples. */
+#include "target/internal.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "machine/timing.h"
+#include "pmu/symbols.h"
+#include "stats.h"
+
+/* ---- pure parsers ------------------------------------------------------------ */
+
+/* The value in kB of "Key:   123 kB" at line (key given with its colon), in bytes; false when the line is another. */
+static bool kb_field(const char *line, const char *eol, const char *key, uint64_t *out)
+{
+	size_t k = strlen(key);
+
+	if ((size_t)(eol - line) <= k || strncmp(line, key, k) != 0)
+		return false;
+	uint64_t v = 0;
+	const char *p = line + k;
+	while (p < eol && *p == ' ')
+		p++;
+	if (p == eol || !isdigit((unsigned char)*p))
+		return false;
+	while (p < eol && isdigit((unsigned char)*p))
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	*out = v * 1024;
+	return true;
+}
+
+/* A VMA header line: "start-end perms offset dev inode [name]". */
+static bool vma_header(const char *line, const char *eol, struct watch_vma *v)
+{
+	unsigned long long start, end, off, inode;
+	char perms[8], dev[16];
+	int used = 0;
+	char tmp[256];
+	size_t n = (size_t)(eol - line) < sizeof(tmp) - 1 ? (size_t)(eol - line) : sizeof(tmp) - 1;
+
+	memcpy(tmp, line, n);
+	tmp[n] = '\0';
+	if (sscanf(tmp, "%llx-%llx %7s %llx %15s %llu %n", &start, &end, perms, &off, dev, &inode, &used) < 6 ||
+	    end <= start)
+		return false;
+	memset(v, 0, sizeof(*v));
+	v->start = start;
+	v->end = end;
+	v->anonymous = inode == 0;
+	/* The name is the rest of the line, after the header's padding (it may hold spaces). */
+	const char *name = line;
+	int fields = 0;
+	for (const char *p = line; p < eol && fields < 5; fields++) {
+		while (p < eol && *p != ' ')
+			p++;
+		while (p < eol && *p == ' ')
+			p++;
+		name = p;
+	}
+	v->name = fields == 5 ? name : eol;
+	v->name_len = (size_t)(eol - v->name);
+	(void)used;
+	return true;
+}
+
+int watch_smaps_parse(const char *text, size_t len, void (*fn)(void *ctx, const struct watch_vma *v), void *ctx)
+{
+	const char *p = text, *end = text + len;
+	struct watch_vma v;
+	bool open = false;
+	int n = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		uint64_t val;
+		/* A header starts with a hex digit and has a '-' in its first word; a field starts with a capital. */
+		if (isxdigit((unsigned char)*p) && !isupper((unsigned char)*p) && memchr(p, '-', (size_t)(eol - p))) {
+			struct watch_vma next;
+			if (vma_header(p, eol, &next)) {
+				if (open)
+					fn(ctx, &v);
+				v = next;
+				open = true;
+				n++;
+			}
+		} else if (open) {
+			if (kb_field(p, eol, "Rss:", &val))
+				v.rss_bytes = val;
+			else if (kb_field(p, eol, "AnonHugePages:", &val))
+				v.anon_huge_bytes = val;
+			else if (kb_field(p, eol, "Private_Hugetlb:", &val) || kb_field(p, eol, "Shared_Hugetlb:", &val))
+				v.hugetlb_bytes += val;
+			else if (kb_field(p, eol, "KernelPageSize:", &val))
+				v.kernel_page_bytes = val;
+			else if ((size_t)(eol - p) > 8 && strncmp(p, "VmFlags:", 8) == 0) {
+				for (const char *f = p + 8; f + 1 < eol; f++)
+					if (f[-1] == ' ' && (f + 2 == eol || f[2] == ' ')) {
+						v.vm_hg |= f[0] == 'h' && f[1] == 'g';
+						v.vm_nh |= f[0] == 'n' && f[1] == 'h';
+					}
+			}
+		}
+		p = eol + 1;
+	}
+	if (open)
+		fn(ctx, &v);
+	return n || len == 0 ? n : -EINVAL;
+}
+
+int watch_rollup_parse(const char *text, size_t len, uint64_t *rss_bytes, uint64_t *anon_huge_bytes)
+{
+	const char *p = text, *end = text + len;
+	bool rss = false;
+
+	*rss_bytes = *anon_huge_bytes = 0;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		rss |= kb_field(p, eol, "Rss:", rss_bytes);
+		(void)kb_field(p, eol, "AnonHugePages:", anon_huge_bytes);
+		p = eol + 1;
+	}
+	return rss ? 0 : -EINVAL;
+}
+
+unsigned watch_cpulist_count(const char *list)
+{
+	unsigned n = 0;
+	const char *p = list;
+
+	while (*p && *p != '\n') {
+		char *e;
+		unsigned long a = strtoul(p, &e, 10), b = a;
+		if (e == p)
+			return 0;
+		if (*e == '-') {
+			p = e + 1;
+			b = strtoul(p, &e, 10);
+			if (e == p || b < a)
+				return 0;
+		}
+		n += (unsigned)(b - a + 1);
+		p = e;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return 0;
+	}
+	return n;
+}
+
+/* ---- reading /proc ------------------------------------------------------------ */
+
+/* Read a whole /proc file into w->buf (NUL-terminated). Returns its length or -errno. */
+static ssize_t read_proc(struct target_watch *w, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (w->buf_cap - len < 4096) {
+			size_t cap = w->buf_cap ? w->buf_cap * 2 : 65536;
+			char *b = realloc(w->buf, cap);
+			if (!b) {
+				close(fd);
+				return -ENOMEM;
+			}
+			w->buf = b;
+			w->buf_cap = cap;
+		}
+		ssize_t r = read(fd, w->buf + len, w->buf_cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	w->buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+static void region_point(struct watch_region *wr, const struct sample_watch_point *pt)
+{
+	if (!wr->pts && !(wr->pts = calloc(WATCH_MAX_POINTS, sizeof(*wr->pts))))
+		return;
+	if (wr->stride == 0)
+		wr->stride = 1;
+	if (wr->seen++ % wr->stride != 0)
+		return;
+	if (wr->n_pts == WATCH_MAX_POINTS) {
+		for (size_t i = 0; i < WATCH_MAX_POINTS / 2; i++)
+			wr->pts[i] = wr->pts[2 * i];
+		wr->n_pts = WATCH_MAX_POINTS / 2;
+		wr->stride *= 2;
+	}
+	wr->pts[wr->n_pts++] = *pt;
+}
+
+static void on_vma(void *ctx, const struct watch_vma *v)
+{
+	struct target_watch *w = ctx;
+	struct watch_region *wr = NULL;
+
+	if (v->end - v->start < SAMPLE_WATCH_MIN_REGION_BYTES)
+		return;
+	for (size_t i = 0; i < w->n_regions && !wr; i++)
+		if (w->regions[i].r.start == v->start)
+			wr = &w->regions[i];
+	if (!wr) {
+		if (w->n_regions == WATCH_MAX_TRACKED)
+			return;
+		wr = &w->regions[w->n_regions++];
+		memset(wr, 0, sizeof(*wr));
+		wr->r.start = v->start;
+		wr->r.first_seen_ns = w->now_ns;
+		wr->r.resident_ns = -1;
+	}
+	struct sample_watch_region *r = &wr->r;
+	r->end = v->end;
+	snprintf(r->name, sizeof(r->name), "%.*s", (int)v->name_len, v->name);
+	r->anonymous = v->anonymous;
+	r->vm_hg |= v->vm_hg;
+	r->vm_nh |= v->vm_nh;
+	r->kernel_page_bytes = v->kernel_page_bytes;
+	uint64_t rss = v->rss_bytes + v->hugetlb_bytes;
+	if (rss > r->rss_max)
+		r->rss_max = rss;
+	if (v->anon_huge_bytes > r->anon_huge_max)
+		r->anon_huge_max = v->anon_huge_bytes;
+	if (v->hugetlb_bytes > r->hugetlb_max)
+		r->hugetlb_max = v->hugetlb_bytes;
+	region_point(wr, &(struct sample_watch_point){ w->now_ns, rss, v->anon_huge_bytes });
+}
+
+static void affinity_note(struct target_watch *w, uint32_t tid, unsigned cpus)
+{
+	/* Only changes are kept: the mask of a thread holds from its observation to the next. */
+	for (size_t i = w->n_aff; i-- > 0;)
+		if (w->aff[i].tid == tid) {
+			if (w->aff[i].cpus == cpus) {
+				w->aff[i].t_last = w->now_ns;
+				return;
+			}
+			break;
+		}
+	if (w->n_aff == w->cap_aff) {
+		size_t cap = w->cap_aff ? w->cap_aff * 2 : 64;
+		struct watch_affinity *a = realloc(w->aff, cap * sizeof(*a));
+		if (!a)
+			return;
+		w->aff = a;
+		w->cap_aff = cap;
+	}
+	w->aff[w->n_aff++] = (struct watch_affinity){ w->now_ns, w->now_ns, tid, cpus };
+}
+
+/* Every thread's Cpus_allowed_list (/proc/PID/task/TID/status). */
+static void poll_affinity(struct target_watch *w)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)w->pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		char spath[96];
+		snprintf(spath, sizeof(spath), "/proc/%d/task/%.20s/status", (int)w->pid, e->d_name);
+		if (read_proc(w, spath) <= 0)
+			continue;
+		const char *l = strstr(w->buf, "\nCpus_allowed_list:");
+		if (!l)
+			continue;
+		l += strlen("\nCpus_allowed_list:");
+		while (*l == ' ' || *l == '\t')
+			l++;
+		unsigned cpus = watch_cpulist_count(l);
+		if (cpus)
+			affinity_note(w, (uint32_t)strtoul(e->d_name, NULL, 10), cpus);
+	}
+	closedir(d);
+}
+
+static void poll_now(struct target_watch *w)
+{
+	char path[64];
+	uint64_t t0 = timing_now_ns(), rss = 0, huge = 0;
+	bool full = w->polls % WATCH_FULL_EVERY == 0;
+
+	w->now_ns = t0;
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)w->pid);
+	ssize_t n = read_proc(w, path);
+	/* smaps_rollup (Linux 4.14) is one walk without a line per VMA; when it did not move, the regions did not. */
+	if (n <= 0 || watch_rollup_parse(w->buf, (size_t)n, &rss, &huge) != 0 || rss != w->last_rss ||
+	    huge != w->last_huge)
+		full = true;
+	w->last_rss = rss;
+	w->last_huge = huge;
+	if (full) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)w->pid);
+		n = read_proc(w, path);
+		if (n > 0)
+			(void)watch_smaps_parse(w->buf, (size_t)n, on_vma, w);
+	}
+	poll_affinity(w);
+	w->polls++;
+	if (w->n_poll_us == w->cap_poll_us) {
+		size_t cap = w->cap_poll_us ? w->cap_poll_us * 2 : 256;
+		double *p = realloc(w->poll_us, cap * sizeof(*p));
+		if (!p)
+			return;
+		w->poll_us = p;
+		w->cap_poll_us = cap;
+	}
+	w->poll_us[w->n_poll_us++] = (double)(timing_now_ns() - t0) / 1e3;
+}
+
+/* ---- the samplers ------------------------------------------------------------- */
+
+/* The clock session's records also say which images the command's process exec'd (a wrapper, then the program). */
+static int note_task(void *ctx, const struct sample_task *t)
+{
+	struct watch_session *ws = ctx;
+	struct target_watch *w = ws->w;
+
+	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXEC && (pid_t)t->pid == w->pid) {
+		if (w->n_execs == SAMPLE_WATCH_MAX_EXECS) {
+			memmove(w->execs[1], w->execs[2], sizeof(w->execs[0]) * (SAMPLE_WATCH_MAX_EXECS - 2));
+			w->n_execs--;
+		}
+		snprintf(w->execs[w->n_execs++], sizeof(w->execs[0]), "%s", t->comm ? t->comm : "");
+		w->exec_pending = true;
+	}
+	return ws->wrapped.task ? ws->wrapped.task(ws->wrapped.ctx, t) : 0;
+}
+
+/* The first file the kernel's ELF loader maps after an exec is the new program (ld.so comes after it). */
+static int note_mmap(void *ctx, const struct sample_mmap *m)
+{
+	struct watch_session *ws = ctx;
+	struct target_watch *w = ws->w;
+
+	if (ws == &w->clock && w->exec_pending && (pid_t)m->pid == w->pid && m->filename && m->filename[0] == '/') {
+		snprintf(w->execs[w->n_execs - 1], sizeof(w->execs[0]), "%s", m->filename);
+		w->exec_pending = false;
+	}
+	return ws->wrapped.mmap ? ws->wrapped.mmap(ws->wrapped.ctx, m) : 0;
+}
+
+static int note_sample(void *ctx, const struct sample_record *r)
+{
+	struct watch_session *ws = ctx;
+
+	return ws->wrapped.sample ? ws->wrapped.sample(ws->wrapped.ctx, r) : 0;
+}
+
+static void session_open(struct target_watch *w, struct watch_session *ws, pid_t pid, const struct sample_options *so)
+{
+	ws->w = w;
+	ws->syms = symbols_new();
+	ws->collector = (struct sample_collector){ .list = &ws->samples, .syms = ws->syms };
+	sample_collector_sink(&ws->collector, &ws->wrapped);
+	ws->sink = (struct sample_sink){ .sample = note_sample, .mmap = note_mmap, .task = note_task, .ctx = ws };
+	if (!ws->syms)
+		snprintf(ws->error, sizeof(ws->error), "out of memory");
+	else if (sample_open(&ws->s, pid, so, ws->error, sizeof(ws->error)) != 0)
+		ws->s = NULL;
+}
+
+static void session_close(struct watch_session *ws)
+{
+	sample_close(ws->s);
+	sample_list_free(&ws->samples);
+	symbols_delete(ws->syms);
+	ws->s = NULL;
+	ws->syms = NULL;
+}
+
+void target_watch_open(struct target_state *st)
+{
+	struct target_watch *w = calloc(1, sizeof(*w));
+	/* The kernel's hrtimer clock, a software event: no PMU needed. IP and time only (no data address). */
+	const struct sample_options clock = {
+		.enable_on_exec = true, .custom_event = true, .type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK, .period = SAMPLE_CPU_CLOCK_PERIOD_NS, .name = "cpu-clock",
+		.no_data_addr = true,
+	};
+	const struct sample_options faults = { .enable_on_exec = true };
+
+	st->watch = w;
+	if (!w)
+		return;
+	w->pid = st->pid;
+	w->start_ns = w->next_ns = timing_now_ns();
+	session_open(w, &w->clock, st->pid, &clock);
+	/* --sample page-faults already takes every fault: the watch reads that session's samples at the end. */
+	w->own_faults = !(st->opt->sample && !st->opt->sample_event);
+	if (w->own_faults)
+		session_open(w, &w->faults, st->pid, &faults);
+}
+
+int target_watch_timeout_ms(const struct target_state *st, int max_ms)
+{
+	const struct target_watch *w = st->watch;
+
+	if (!w)
+		return max_ms;
+	uint64_t now = timing_now_ns();
+	if (now >= w->next_ns)
+		return 0;
+	uint64_t ms = (w->next_ns - now + 999999) / 1000000;
+	return ms < (uint64_t)max_ms ? (int)ms : max_ms;
+}
+
+int target_watch_poll_fd(const struct target_state *st, int which)
+{
+	const struct target_watch *w = st->watch;
+	const struct sample_session *s = !w ? NULL : which == 0 ? w->clock.s : w->faults.s;
+
+	return s ? sample_poll_fd(s) : -1;
+}
+
+void target_watch_tick(struct target_state *st)
+{
+	struct target_watch *w = st->watch;
+
+	if (!w)
+		return;
+	if (w->clock.s)
+		sample_drain(w->clock.s, &w->clock.sink, false);
+	if (w->faults.s)
+		sample_drain(w->faults.s, &w->faults.sink, false);
+	uint64_t now = timing_now_ns();
+	if (now < w->next_ns)
+		return;
+	poll_now(w);
+	w->next_ns = now + WATCH_POLL_INTERVAL_NS;
+}
+
+void target_watch_finish(struct target_state *st)
+{
+	struct target_watch *w = st->watch;
+	struct sample_profile *p = &st->tr->profile;
+
+	if (!w)
+		return;
+	if (w->clock.s)
+		sample_drain(w->clock.s, &w->clock.sink, true);
+	if (w->faults.s)
+		sample_drain(w->faults.s, &w->faults.sink, true);
+	const struct sample_list *faults = w->own_faults ? &w->faults.samples : &st->samples;
+	struct symbols *fsyms = w->own_faults ? w->faults.syms : st->syms;
+	bool faults_ok = w->own_faults ? w->faults.s != NULL : st->sampler != NULL;
+	memset(p, 0, sizeof(*p));
+	p->clock_sampled = w->clock.s != NULL;
+	snprintf(p->clock_error, sizeof(p->clock_error), "%s", w->clock.error);
+	p->faults_sampled = faults_ok;
+	snprintf(p->faults_error, sizeof(p->faults_error), "%s", w->own_faults ? w->faults.error : st->tr->sample_error);
+	if (w->clock.s) {
+		struct sample_info info;
+		sample_info_get(w->clock.s, &info);
+		p->clock_user_only = info.exclude_kernel;
+	}
+	p->polls = w->polls;
+	p->poll_interval_ms = (double)WATCH_POLL_INTERVAL_NS / 1e6;
+	p->poll_us_median = w->n_poll_us ? stats_median(w->poll_us, w->n_poll_us) : 0;
+	if (watch_profile_build(w, faults_ok ? faults : NULL, fsyms, p) == 0)
+		st->tr->watched = true;
+}
+
+void target_watch_close(struct target_state *st)
+{
+	struct target_watch *w = st->watch;
+
+	if (!w)
+		return;
+	session_close(&w->clock);
+	session_close(&w->faults);
+	for (size_t i = 0; i < w->n_regions; i++)
+		free(w->regions[i].pts);
+	free(w->poll_us);
+	free(w->aff);
+	free(w->buf);
+	free(w);
+	st->watch = NULL;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to src/target/: watching an unmarked command (its smaps, affinity, cpu-clock and page-fault samples). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pmu/sample.h"
+
+/* How often the command's /proc files are read while it runs. */
+#define WATCH_POLL_INTERVAL_NS 20000000ull
+/* The full smaps is read when smaps_rollup changed, and at least on every WATCH_FULL_EVERY-th poll. */
+#define WATCH_FULL_EVERY 5
+/* Big regions followed over the run (the report keeps the SAMPLE_WATCH_MAX_REGIONS largest). */
+#define WATCH_MAX_TRACKED 64
+/* Points kept per region while watching: halved (every other one dropped) when full. */
+#define WATCH_MAX_POINTS 256
+
+/* One VMA of an smaps file, as watch_smaps_parse() hands it over. */
+struct watch_vma {
+	uint64_t start, end;
+	const char *name;		/* points into the parsed text, name_len bytes; "" for anonymous memory */
+	size_t name_len;
+	uint64_t rss_bytes, anon_huge_bytes, hugetlb_bytes, kernel_page_bytes;
+	bool vm_hg, vm_nh;
+	bool anonymous;			/* no file (inode 0) */
+};
+
+/*
+ * Parse smaps text (len bytes) and call fn for each VMA with its fields.
+ * Pure. Returns the number of VMAs, or -EINVAL for text that is not smaps.
+ */
+int watch_smaps_parse(const char *text, size_t len, void (*fn)(void *ctx, const struct watch_vma *v), void *ctx);
+/* Rss and AnonHugePages (bytes) of smaps_rollup text. Pure. Returns 0 or -EINVAL when Rss is missing. */
+int watch_rollup_parse(const char *text, size_t len, uint64_t *rss_bytes, uint64_t *anon_huge_bytes);
+/* The number of CPUs in a cpu list ("0-3,8,10-11": 7); 0 for a malformed one. Pure. */
+unsigned watch_cpulist_count(const char *list);
+
+struct watch_region {
+	struct sample_watch_region r;	/* points thinned into r.points at the end */
+	struct sample_watch_point *pts;
+	size_t n_pts;
+	uint64_t stride;		/* keep every stride-th point (doubles when pts is full) */
+	uint64_t seen;
+};
+
+/* A thread's mask, as the polls from t_first to t_last saw it (a mask held from one change to the next). */
+struct watch_affinity {
+	uint64_t t_first, t_last;
+	uint32_t tid;
+	unsigned cpus;
+};
+
+/* One sampling session of the watch with its own symbolizer (mappings come from its own records). */
+struct watch_session {
+	struct sample_session *s;
+	struct symbols *syms;
+	struct sample_list samples;
+	struct sample_collector collector;
+	struct sample_sink sink, wrapped;	/* wrapped: the collector's; sink also notes the execs */
+	struct target_watch *w;
+	char error[256];
+};
+
+struct target_watch {
+	pid_t pid;
+	uint64_t start_ns;		/* the command's start (the go-ahead before its exec) */
+	uint64_t next_ns;		/* the next poll */
+	unsigned polls;
+	uint64_t last_rss, last_huge;
+	double *poll_us;
+	size_t n_poll_us, cap_poll_us;
+	struct watch_region regions[WATCH_MAX_TRACKED];
+	size_t n_regions;
+	struct watch_affinity *aff;
+	size_t n_aff, cap_aff;
+	char *buf;
+	size_t buf_cap;
+	struct watch_session clock, faults;
+	bool own_faults;		/* faults is the watch's own session (not --sample page-faults) */
+	/* the execs of the command's process, from the clock session's records */
+	size_t n_execs;
+	char execs[SAMPLE_WATCH_MAX_EXECS][160];
+	bool exec_pending;		/* the last exec's executable has not been mapped yet */
+	uint64_t now_ns;		/* of the current poll, for the parser's callback */
+};
+
+struct target_state;
+
+/* Open the cpu-clock (and, unless --sample page-faults, a page-fault) sampler on the child before its exec. */
+void target_watch_open(struct target_state *st);
+/* The poll() timeout (ms) until the next poll, at most max_ms. */
+int target_watch_timeout_ms(const struct target_state *st, int max_ms);
+/* While the command runs: drain the rings; read its /proc files when a poll is due. */
+void target_watch_tick(struct target_state *st);
+/* File descriptors to poll() for ring watermarks (-1 when none). */
+int target_watch_poll_fd(const struct target_state *st, int which);
+/* After the exit: the last records, then the profile into the result. */
+void target_watch_finish(struct target_state *st);
+/* Free everything; tolerates one never opened. */
+void target_watch_close(struct target_state *st);
+
+/*
+ * The profile from what was watched (profile.c): the cpu-clock shares and the
+ * hot loop, the fault pattern on the most faulted big region and its cross with
+ * the hot loop, the regions, the hot thread's affinity, the execs.
+ */
+int watch_profile_build(struct target_watch *w, const struct sample_list *faults, struct symbols *fault_syms,
+			struct sample_profile *out);

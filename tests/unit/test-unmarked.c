@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/* Watching an unmarked command: the /proc parsers, and each check of checks_unmarked.c firing and staying quiet. */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "judge/analysis.h"
+#include "pmu/sample.h"
+#include "target/watch.h"
+#include "check.h"
+
+static const char smaps_text[] =
+	"55d4c0a00000-55d4c0a21000 r--p 00000000 08:01 1234    /usr/bin/bench with space\n"
+	"Size:                132 kB\n"
+	"Rss:                 128 kB\n"
+	"AnonHugePages:         0 kB\n"
+	"KernelPageSize:        4 kB\n"
+	"VmFlags: rd mr mw me dw sd\n"
+	"7f0000000000-7f0002000000 rw-p 00000000 00:00 0 \n"
+	"Size:              32768 kB\n"
+	"Rss:               30720 kB\n"
+	"AnonHugePages:     28672 kB\n"
+	"Private_Hugetlb:       0 kB\n"
+	"KernelPageSize:        4 kB\n"
+	"VmFlags: rd wr mr mw me ac sd hg\n"
+	"7f1000000000-7f1000400000 rw-s 00000000 00:0f 99 /anon_hugepage (deleted)\n"
+	"Rss:                   0 kB\n"
+	"Shared_Hugetlb:     4096 kB\n"
+	"KernelPageSize:     2048 kB\n"
+	"VmFlags: rd wr sh mr mw me ms de ht sd nh\n";
+
+struct seen {
+	struct watch_vma v[4];
+	char names[4][64];
+	int n;
+};
+
+static void on_vma(void *ctx, const struct watch_vma *v)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 4) {
+		s->v[s->n] = *v;
+		snprintf(s->names[s->n], sizeof(s->names[0]), "%.*s", (int)v->name_len, v->name);
+	}
+	s->n++;
+}
+
+static void test_parsers(void)
+{
+	struct seen s = { 0 };
+	uint64_t rss, huge;
+
+	CHECK(watch_smaps_parse(smaps_text, strlen(smaps_text), on_vma, &s) == 3 && s.n == 3, "3 VMAs: %d", s.n);
+	CHECK(strcmp(s.names[0], "/usr/bin/bench with space") == 0 && !s.v[0].anonymous, "a file: '%s'", s.names[0]);
+	CHECK(s.v[0].rss_bytes == 128 * 1024 && !s.v[0].vm_hg && !s.v[0].vm_nh, "its Rss, no THP flags");
+	CHECK(s.v[1].anonymous && s.names[1][0] == '\0' && s.v[1].start == 0x7f0000000000ull &&
+		      s.v[1].end == 0x7f0002000000ull, "an anonymous region '%s'", s.names[1]);
+	CHECK(s.v[1].anon_huge_bytes == 28672ull * 1024 && s.v[1].vm_hg && !s.v[1].vm_nh, "THP advised: hg");
+	CHECK(s.v[2].hugetlb_bytes == 4096ull * 1024 && s.v[2].kernel_page_bytes == 2048ull * 1024 && s.v[2].vm_nh,
+	      "hugetlb, nh");
+	CHECK(watch_smaps_parse("not smaps\n", 10, on_vma, &s) == -EINVAL, "not smaps");
+	CHECK(watch_rollup_parse("00400000-7ffd [rollup]\nRss: 2048 kB\nAnonHugePages: 1024 kB\n", 56, &rss, &huge) ==
+		      0 && rss == 2048 * 1024 && huge == 1024 * 1024, "rollup %llu %llu", (unsigned long long)rss,
+	      (unsigned long long)huge);
+	CHECK(watch_rollup_parse("Pss: 3 kB\n", 10, &rss, &huge) == -EINVAL, "no Rss");
+	static const struct {
+		int line;
+		const char *list;
+		unsigned cpus;
+	} lists[] = {
+		{ __LINE__, "0", 1 },	   { __LINE__, "0-3", 4 },   { __LINE__, "0-3,8,10-11\n", 7 },
+		{ __LINE__, "1,3", 2 },	   { __LINE__, "", 0 },	     { __LINE__, "3-1", 0 },
+		{ __LINE__, "0-", 0 },	   { __LINE__, "a", 0 },
+	};
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		CHECK_ROW(lists[i].line, watch_cpulist_count(lists[i].list) == lists[i].cpus, "'%s': %u", lists[i].list,
+			  watch_cpulist_count(lists[i].list));
+}
+
+/* A correct benchmark as watching saw it: chain built in an init function, chased pinned, one 32 MiB region. */
+static void correct(struct sample_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->clock_sampled = p->faults_sampled = true;
+	p->clock_samples = 600;
+	p->clock_own = 520;
+	p->clock_kernel = 80;
+	p->n_hot = 1;
+	snprintf(p->hot[0].object, sizeof(p->hot[0].object), "/bench");
+	snprintf(p->hot[0].function, sizeof(p->hot[0].function), "chase");
+	p->hot[0].count = 500;
+	snprintf(p->hot_exe_function, sizeof(p->hot_exe_function), "chase");
+	p->hot_exe_count = 500;
+	p->hot_lo = 0x1000;
+	p->hot_hi = 0x1040;
+	p->hot_pid = p->hot_tid = 42;
+	p->fault_samples = 8300;
+	p->has_pattern = true;
+	p->faults = (struct sample_fault_pattern){ .faults = 8192, .pages = 8192, .faults_per_page = 1,
+						   .function_faults = 8192 };
+	snprintf(p->faults.function, sizeof(p->faults.function), "/bench:build_chain");
+	snprintf(p->fault_region, sizeof(p->fault_region), "[anon]");
+	p->fault_region_start = 0x7f0000000000ull;
+	p->fault_region_end = p->fault_region_start + (32u << 20);
+	p->polls = 20;
+	p->n_regions = 1;
+	p->regions[0] = (struct sample_watch_region){ .start = p->fault_region_start, .end = p->fault_region_end,
+						      .anonymous = true, .vm_nh = true, .kernel_page_bytes = 4096,
+						      .rss_max = 32u << 20, .faults = 8192, .fault_pages = 8192 };
+	p->affinity_samples = 600;
+	p->affinity_single = 600;
+	p->cpus_allowed_first = p->cpus_allowed_last = 1;
+	p->n_execs = 1;
+	snprintf(p->execs[0], sizeof(p->execs[0]), "/bench");
+}
+
+static void first_touch(struct sample_profile *p)
+{
+	p->faults.in_hot_loop = p->faults.in_hot_function = 8192;
+	p->faults.loop_touches = 8192;
+	p->faults.steps = 8191;
+	p->faults.step_mode_pages = -17;
+	p->faults.step_mode_count = 4;
+	p->faults.offset_mode_count = 300;
+	p->faults.distinct_lines = 64;
+}
+
+static void sequential(struct sample_profile *p)
+{
+	first_touch(p);
+	p->faults.step_mode_pages = 1;
+	p->faults.step_mode_count = p->faults.steps_next_page = 8191;
+}
+
+static void same_offset(struct sample_profile *p)
+{
+	first_touch(p);
+	p->faults.offset_mode_count = 8192;
+	p->faults.distinct_lines = 1;
+}
+
+static void zero_page(struct sample_profile *p)
+{
+	p->regions[0].rss_max = 12288;
+}
+
+static void thp(struct sample_profile *p)
+{
+	p->regions[0].vm_nh = false;
+	p->regions[0].vm_hg = true;
+	p->regions[0].anon_huge_max = 32u << 20;
+}
+
+static void unpinned(struct sample_profile *p)
+{
+	p->affinity_single = 0;
+	p->cpus_allowed_first = p->cpus_allowed_last = 2;
+}
+
+static void wrapped(struct sample_profile *p)
+{
+	p->n_execs = 2;
+	snprintf(p->execs[0], sizeof(p->execs[0]), "/usr/bin/env");
+	snprintf(p->execs[1], sizeof(p->execs[1]), "/bench");
+}
+
+static void no_clock(struct sample_profile *p)
+{
+	p->clock_sampled = false;
+	snprintf(p->clock_error, sizeof(p->clock_error), "Permission denied");
+}
+
+static void no_faults(struct sample_profile *p)
+{
+	p->faults_sampled = false;
+	snprintf(p->faults_error, sizeof(p->faults_error), "Permission denied");
+}
+
+static void no_polls(struct sample_profile *p)
+{
+	p->polls = 0;
+	p->n_regions = 0;
+}
+
+static enum check_status status_of(const struct analysis *a, const char *id, const char **msg)
+{
+	for (size_t i = 0; i < a->n_checks; i++)
+		if (strcmp(a->checks[i].id, id) == 0) {
+			*msg = a->checks[i].message;
+			return a->checks[i].status;
+		}
+	*msg = "(missing)";
+	return (enum check_status)-1;
+}
+
+static void test_checks(void)
+{
+	static const char *const ids[] = { "hot_loop", "first_touch_in_timed_loop", "sequential_page_order",
+					   "same_page_offset", "zero_page_reads", "thp_backed_region", "pinning",
+					   "exec_image" };
+	enum { N_IDS = sizeof(ids) / sizeof(ids[0]) };
+	enum { P = CHECK_PASS, W = CHECK_WARN, S = CHECK_SKIP };
+	static const struct {
+		int line;
+		const char *name;
+		void (*change)(struct sample_profile *p);
+		int want[N_IDS];	/* in the order of ids */
+		const char *says;	/* a word the first warning (or skip) must hold */
+	} rows[] = {
+		{ __LINE__, "correct", NULL, { P, P, S, S, P, P, P, P }, "could not tell" },
+		{ __LINE__, "first touch in the loop", first_touch, { P, W, P, P, P, P, P, P }, "first touch" },
+		{ __LINE__, "sequential scan", sequential, { P, W, W, P, P, P, P, P }, "ascending" },
+		{ __LINE__, "one page offset", same_offset, { P, W, P, W, P, P, P, P }, "1/64" },
+		{ __LINE__, "zero page", zero_page, { P, P, S, S, W, P, P, P }, "zero page" },
+		{ __LINE__, "THP in a 4k region", thp, { P, P, S, S, P, W, P, P }, "MADV_HUGEPAGE" },
+		{ __LINE__, "not pinned", unpinned, { P, P, S, S, P, P, W, P }, "not pinned" },
+		{ __LINE__, "through env", wrapped, { P, P, S, S, P, P, P, P }, "env -> bench" },
+		{ __LINE__, "no cpu-clock", no_clock, { S, S, S, S, P, P, S, P }, "could not tell" },
+		{ __LINE__, "no fault samples", no_faults, { P, S, S, S, S, P, P, P }, "not sampled" },
+		{ __LINE__, "no smaps poll", no_polls, { P, P, S, S, S, S, P, P }, "never read" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sample_profile p;
+		struct analysis a;
+		bool said = false;
+		correct(&p);
+		if (rows[i].change)
+			rows[i].change(&p);
+		CHECK_ROW(rows[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0 &&
+				  analysis_check_unmarked(&a, NULL, 0, &p) == 0, "%s: analysed", rows[i].name);
+		for (size_t k = 0; k < N_IDS; k++) {
+			const char *msg;
+			enum check_status st = status_of(&a, ids[k], &msg);
+			CHECK_ROW(rows[i].line, st == (enum check_status)rows[i].want[k], "%s: %s is %s: %s", rows[i].name,
+				  ids[k], check_status_name(st) ? check_status_name(st) : "?", msg);
+			said |= strstr(msg, rows[i].says) != NULL;
+		}
+		CHECK_ROW(rows[i].line, said, "%s: no message says '%s'", rows[i].name, rows[i].says);
+		analysis_free(&a);
+	}
+}
+
+static void set_status(struct analysis *a, const char *id, enum check_status st)
+{
+	for (size_t i = 0; i < a->n_checks; i++)
+		if (strcmp(a->checks[i].id, id) == 0)
+			a->checks[i].status = st;
+}
+
+/* A self-pinning benchmark's one move is no cpu_migrations warning once the hot thread's mask is known. */
+static void test_rejudge(void)
+{
+	struct sample_profile p;
+	struct analysis a;
+	const char *msg;
+
+	correct(&p);
+	p.cpus_allowed_first = 2;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0, "analysed");
+	/* As analysis_run() would have judged a command that moved once. */
+	set_status(&a, "cpu_migrations", CHECK_WARN);
+	CHECK(analysis_check_unmarked(&a, NULL, 0, &p) == 0, "unmarked checks");
+	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_PASS && strstr(msg, "before the hot thread was pinned"),
+	      "rejudged: %s", msg);
+	analysis_free(&a);
+	unpinned(&p);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0, "analysed");
+	set_status(&a, "cpu_migrations", CHECK_WARN);
+	CHECK(analysis_check_unmarked(&a, NULL, 0, &p) == 0, "unmarked checks");
+	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_WARN, "an unpinned thread's moves still warn");
+	analysis_free(&a);
+}
+
+int main(void)
+{
+	test_parsers();
+	test_checks();
+	test_rejudge();
+	return check_finish();
+}
