@@ -3,6 +3,7 @@
 #pragma once
 
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,8 @@
 #include "target/watch.h"
 
 struct tlbprof_marker_shm;
+struct tlbprof_marker_shm;
+
 #define TARGET_MAX_PHASES 256
 /* tlbprof's own phase names: a perf-style enable..disable window, and the whole unmarked command. */
 #define WINDOW_NAME "enabled"
@@ -47,6 +50,12 @@ struct target_state {
 	char dir[PATH_MAX - 16];
 	char ctl_path[PATH_MAX], ack_path[PATH_MAX];
 	struct channel ch[2];		/* [0] markers, [1] --control */
+	/* The markers' shared page (channel.c; NULL: none), its path, and whether to spin for the next request. */
+	struct tlbprof_marker_shm *shm;
+	char shm_path[PATH_MAX];
+	bool shm_spin;
+	cpu_set_t *shm_allowed;			/* the CPUs tlbprof may use, as it started */
+	uint64_t steal_ticks, steal_read_ns;	/* /proc/stat's steal at its last read (phases.c, at most every tick) */
 	size_t n_counters;
 	struct counter_reading *snap_end;
 	/*

@@ -41,7 +41,8 @@ static void child_exec(struct target_state *st, int go_fd, int err_fd)
 	/* tlbprof ignores SIGPIPE; an ignored signal would stay ignored across exec. */
 	signal(SIGPIPE, SIG_DFL);
 	if (!e && (setenv(TLBPROF_MARKER_ENV_CTL, st->ctl_path, 1) != 0 ||
-		   setenv(TLBPROF_MARKER_ENV_ACK, st->ack_path, 1) != 0))
+		   setenv(TLBPROF_MARKER_ENV_ACK, st->ack_path, 1) != 0 ||
+		   (st->shm && setenv(TLBPROF_MARKER_ENV_SHM, st->shm_path, 1) != 0)))
 		e = errno;
 	if (!e) {
 		/* Wait until the parent has attached the counters (it closes its end: read returns 0). */
