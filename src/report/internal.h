@@ -95,6 +95,8 @@ const struct comparison *report_comparison_of(const struct analysis *a, size_t i
 /* A counter that produced a value in this phase (ok or multiplexed, and scheduled at all). */
 bool report_counter_counted(const struct counter_info *ci, const struct counter_reading *cr);
 
+/* A counter whose value is a time in ns (task-clock, cpu-clock), not a count of events. */
+bool report_counter_is_time(const struct counter_info *ci);
 /* Share of the enabled time a counter ran: 1 when not multiplexed. */
 double report_counter_running(const struct counter_reading *cr);
 
