@@ -11,10 +11,8 @@
 
 #include "target/marker.h"
 #include "target/target.h"
-
 #include "target/watch.h"
 
-struct tlbprof_marker_shm;
 struct tlbprof_marker_shm;
 
 #define TARGET_MAX_PHASES 256
@@ -80,6 +78,7 @@ struct target_state {
 	struct symbols *syms;
 	struct sample_sink sink;
 	struct sample_collector collector;
+	struct target_watch *watch;	/* watch.c: smaps, affinity, cpu-clock and fault samples */
 };
 
 /* channel.c: the marker FIFOs and the perf-style control, their lines and their answers. */
@@ -87,7 +86,6 @@ struct target_state {
 /* Record a refused line (the first TARGET_MAX_ERRORS are kept, all are counted). */
 __attribute__((format(printf, 3, 4)))
 void target_note_error(struct target_state *st, const char *line, const char *fmt, ...);
-	struct target_watch *watch;	/* watch.c: smaps, affinity, cpu-clock and fault samples */
 /* Make the private FIFO directory and open both channels. Returns 0 or -errno. */
 int target_channels_open(struct target_state *st);
 /* Act on what poll() said of channel c: read its lines, or stop polling a controller that hung up. */
