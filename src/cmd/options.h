@@ -36,9 +36,14 @@ struct analyze_options {
 
 /* tlbprof compare */
 struct compare_options {
-	const char *base_path, *new_path;
+	const char *base_path, *new_path;	/* each side's first report */
+	/* Every report of each side (compare A1 A2 -- B1 B2; BASE NEW: one each), borrowed from argv. */
+	const char *paths[2][COMPARE_MAX_RUNS];
+	size_t n_paths[2];
 	double threshold_pct;
 	int fail_on;		/* enum fail_on */
+	int format;		/* enum report_compare_format: text or markdown */
+	const char *output_path;	/* --output: where --format goes; NULL: stdout */
 	struct report_outputs out;
 };
 

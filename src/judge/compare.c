@@ -107,17 +107,12 @@ static void key_match_free(struct key_match *m)
 
 /* ---- phases ---- */
 
-static bool phase_measured(const struct phase_result *r)
+bool compare_phase_measured(const struct phase_result *r)
 {
 	return r->status == PHASE_OK && r->n_samples > 0;
 }
 
-/*
- * Nanoseconds per fault of each fault sample that counted faults (perf
- * counts, else getrusage), with its process as the cluster, into v and c
- * (room for n_fault_samples each). Returns the count.
- */
-static size_t ns_per_fault_samples(const struct phase_result *r, double *v, unsigned *c)
+size_t compare_fault_samples_of(const struct phase_result *r, double *v, unsigned *c)
 {
 	size_t n = 0;
 
@@ -143,8 +138,8 @@ static int compare_fault_samples(const struct phase_result *b, const struct phas
 	int rc = -ENOMEM;
 
 	if (vb && vn && cb && cn) {
-		struct stats_set sb = { vb, cb, ns_per_fault_samples(b, vb, cb) };
-		struct stats_set sn = { vn, cn, ns_per_fault_samples(n, vn, cn) };
+		struct stats_set sb = { vb, cb, compare_fault_samples_of(b, vb, cb) };
+		struct stats_set sn = { vn, cn, compare_fault_samples_of(n, vn, cn) };
 		rc = compare_samples(&sb, &sn, threshold, out);
 	}
 	free(vb);
@@ -159,8 +154,8 @@ static void phase_rates(const struct phase_result *b, const struct phase_result 
 {
 	for (int m = 0; m < METRIC_COUNT; m++) {
 		double vb = NAN, vn = NAN;
-		bool hb = b && phase_measured(b) && analysis_per_access(b, (enum metric)m, &vb);
-		bool hn = n && phase_measured(n) && analysis_per_access(n, (enum metric)m, &vn);
+		bool hb = b && compare_phase_measured(b) && analysis_per_access(b, (enum metric)m, &vb);
+		bool hn = n && compare_phase_measured(n) && analysis_per_access(n, (enum metric)m, &vn);
 		if (!hb && !hn)
 			continue;
 		struct compare_rate *cr = &cp->rates[cp->n_rates++];
@@ -172,26 +167,21 @@ static void phase_rates(const struct phase_result *b, const struct phase_result 
 }
 
 /* A tlbprof run phase that declared no accesses: its wall time per occurrence is what was measured. */
-static bool phase_wall(const struct phase_result *r)
+bool compare_phase_wall(const struct phase_result *r)
 {
 	return r->status == PHASE_OK && !r->n_samples && r->target && r->target->n_wall > 0;
 }
 
-/*
- * The samples a phase is compared on, with their clusters: ns per access
- * (per page), or (wall) ns per occurrence; s->n = 0 if none. *owned is what
- * the caller frees. 0 or -ENOMEM.
- */
-static int phase_set(const struct phase_result *r, bool wall, struct stats_set *s, unsigned **owned)
+int compare_phase_set(const struct phase_result *r, bool wall, struct stats_set *s, unsigned **owned)
 {
 	*s = (struct stats_set){ 0 };
 	*owned = NULL;
 	if (wall) {
-		s->n = phase_wall(r) ? r->target->n_wall : 0;
+		s->n = compare_phase_wall(r) ? r->target->n_wall : 0;
 		s->v = s->n ? r->target->wall_ns : NULL;
 		return 0;
 	}
-	s->n = phase_measured(r) ? r->n_samples : 0;
+	s->n = compare_phase_measured(r) ? r->n_samples : 0;
 	s->v = r->samples_ns;
 	return s->n ? analysis_sample_clusters(r, &s->cluster, owned) : 0;
 }
@@ -205,7 +195,7 @@ static void one_side(const struct phase_result *r, bool wall, bool is_base, stru
 
 	/* Only the values are needed here: without memory for the clusters the median is still right. */
 	if (r)
-		(void)phase_set(r, wall, &set, &owned);
+		(void)compare_phase_set(r, wall, &set, &owned);
 	if (set.n)
 		m = stats_median(set.v, set.n);
 	free(owned);
@@ -218,25 +208,30 @@ static void one_side(const struct phase_result *r, bool wall, bool is_base, stru
 	}
 }
 
-static int compare_phase_pair(const struct phase_result *b, const struct phase_result *n, double threshold,
-			      struct compare_phase *cp)
+void compare_phase_describe(const struct phase_result *b, const struct phase_result *n, struct compare_phase *cp)
 {
-	int rc = 0;
-
 	compare_samples_clear(&cp->ns);
 	compare_samples_clear(&cp->ns_per_fault);
 	compare_samples_clear(&cp->vs_control);
 	cp->faults = (b && b->spec.fault_case != FAULT_NONE) || (n && n->spec.fault_case != FAULT_NONE);
 	cp->control = (b && b->spec.role == PHASE_ROLE_CONTROL) || (n && n->spec.role == PHASE_ROLE_CONTROL);
 	/* Wall time per occurrence only where no side has samples per access: like is compared with like. */
-	cp->wall = (!b || phase_wall(b)) && (!n || phase_wall(n));
+	cp->wall = (!b || compare_phase_wall(b)) && (!n || compare_phase_wall(n));
 	phase_rates(b, n, cp);
 	if (b && n)
 		compare_parameters(b, n, cp);
-	if (b && n && ((phase_measured(b) && phase_measured(n)) || cp->wall)) {
+}
+
+static int compare_phase_pair(const struct phase_result *b, const struct phase_result *n, double threshold,
+			      struct compare_phase *cp)
+{
+	int rc = 0;
+
+	compare_phase_describe(b, n, cp);
+	if (b && n && ((compare_phase_measured(b) && compare_phase_measured(n)) || cp->wall)) {
 		unsigned *ob = NULL, *on = NULL;
 		struct stats_set sb, sn;
-		if (!(rc = phase_set(b, cp->wall, &sb, &ob)) && !(rc = phase_set(n, cp->wall, &sn, &on)))
+		if (!(rc = compare_phase_set(b, cp->wall, &sb, &ob)) && !(rc = compare_phase_set(n, cp->wall, &sn, &on)))
 			rc = compare_samples(&sb, &sn, threshold, &cp->ns);
 		free(ob);
 		free(on);
@@ -263,16 +258,16 @@ static int compare_against_control(const struct compare_side *base, const struct
 	unsigned *owned[4] = { NULL };
 	int rc = 0;
 
-	if (cp->control || cp->wall || !pb->has_control || !pn->has_control || !phase_measured(rb) ||
-	    !phase_measured(rn))
+	if (cp->control || cp->wall || !pb->has_control || !pn->has_control || !compare_phase_measured(rb) ||
+	    !compare_phase_measured(rn))
 		return 0;
 	const struct phase_result *cb = &base->results->phases[pb->control], *cn = &new->results->phases[pn->control];
-	if (strcmp(cb->spec.name, cn->spec.name) != 0 || !phase_measured(cb) || !phase_measured(cn))
+	if (strcmp(cb->spec.name, cn->spec.name) != 0 || !compare_phase_measured(cb) || !compare_phase_measured(cn))
 		return 0;
 	const struct phase_result *order[4] = { rb, cb, rn, cn };
 	struct stats_set sets[4];
 	for (size_t k = 0; k < 4 && !rc; k++)
-		rc = phase_set(order[k], false, &sets[k], &owned[k]);
+		rc = compare_phase_set(order[k], false, &sets[k], &owned[k]);
 	if (!rc)
 		rc = compare_ratio(sets, threshold, false, &cp->vs_control);
 	if (!rc)
@@ -306,6 +301,8 @@ static int compare_phases(const struct compare_side *base, const struct compare_
 		cp->base = i;
 		cp->new = j;
 		cp->match = j == SIZE_MAX ? COMPARE_REMOVED : COMPARE_MATCHED;
+		cp->missing_new = j == SIZE_MAX;
+		cp->missing_mask_new = j == SIZE_MAX;
 		if ((rc = compare_phase_pair(&rb->phases[i], j == SIZE_MAX ? NULL : &rn->phases[j], out->threshold, cp)))
 			goto out;
 		if (j != SIZE_MAX && (rc = compare_against_control(base, new, i, j, out->threshold, cp)))
@@ -319,6 +316,8 @@ static int compare_phases(const struct compare_side *base, const struct compare_
 		cp->base = SIZE_MAX;
 		cp->new = j;
 		cp->match = COMPARE_ADDED;
+		cp->missing_base = 1;
+		cp->missing_mask_base = 1;
 		if ((rc = compare_phase_pair(NULL, &rn->phases[j], out->threshold, cp)))
 			goto out;
 	}
@@ -357,8 +356,7 @@ static void free_keys(char **k, size_t n)
 	free(k);
 }
 
-/* One side's figures of a comparison. */
-static void pair_side(const struct compare_side *s, size_t idx, bool is_base, struct compare_pair *cp)
+void compare_pair_side(const struct compare_side *s, size_t idx, bool is_base, struct compare_pair *cp)
 {
 	const struct comparison *c = &s->analysis->comparisons[idx];
 	double tlb = c->ns_per_tlb_miss > 0 ? c->ns_per_tlb_miss : NAN;
@@ -414,6 +412,8 @@ static int compare_pairs(const struct compare_side *base, const struct compare_s
 		cp->base = i;
 		cp->new = j;
 		cp->match = !from_base ? COMPARE_ADDED : j == SIZE_MAX ? COMPARE_REMOVED : COMPARE_MATCHED;
+		cp->missing_base = cp->missing_mask_base = !from_base;
+		cp->missing_new = cp->missing_mask_new = from_base && j == SIZE_MAX;
 		cp->base_delta_ns = cp->new_delta_ns = NAN;
 		cp->base_ns_per_tlb_miss = cp->new_ns_per_tlb_miss = NAN;
 		compare_samples_clear(&cp->speedup);
@@ -426,7 +426,7 @@ static int compare_pairs(const struct compare_side *base, const struct compare_s
 			unsigned *owned[4] = { NULL };
 			struct stats_set sets[4];
 			for (size_t q = 0; q < 4 && !rc; q++)
-				rc = phase_set(order[q], false, &sets[q], &owned[q]);
+				rc = compare_phase_set(order[q], false, &sets[q], &owned[q]);
 			if (!rc)
 				rc = compare_ratio(sets, out->threshold, true, &cp->speedup);
 			for (size_t q = 0; q < 4; q++)
@@ -435,9 +435,9 @@ static int compare_pairs(const struct compare_side *base, const struct compare_s
 				goto out;
 		}
 		if (i != SIZE_MAX)
-			pair_side(base, i, true, cp);
+			compare_pair_side(base, i, true, cp);
 		if (j != SIZE_MAX)
-			pair_side(new, j, false, cp);
+			compare_pair_side(new, j, false, cp);
 	}
 	rc = 0;
 out:
@@ -449,8 +449,7 @@ out:
 
 /* ---- checks ---- */
 
-/* pass < warn < fail; skip (could not judge) is outside the order. */
-static bool check_worse(enum check_status from, enum check_status to)
+bool compare_check_worse(enum check_status from, enum check_status to)
 {
 	if (from == CHECK_SKIP || to == CHECK_SKIP)
 		return false;
@@ -485,7 +484,7 @@ static int compare_checks(const struct compare_side *base, const struct compare_
 			continue;
 		cc->new = an->checks[j].status;
 		cc->new_message = an->checks[j].message;
-		cc->worse = check_worse(cc->base, cc->new);
+		cc->worse = compare_check_worse(cc->base, cc->new);
 		out->checks_worse += cc->worse;
 		out->checks_now_failing += cc->worse && cc->new == CHECK_FAIL;
 	}
@@ -518,6 +517,7 @@ int compare_run(const struct compare_side *base, const struct compare_side *new,
 		compare_free(out);
 		return rc;
 	}
+	out->runs_base = out->runs_new = 1;	/* compare_samples' runs stay 0: the test is within the runs */
 	compare_environments(base, new, out);
 	out->interrupted_base = base->results->interrupted;
 	out->interrupted_new = new->results->interrupted;

@@ -16,6 +16,16 @@
 /* Fewer samples than this on either side: too few to judge, never a regression. */
 #define COMPARE_MIN_SAMPLES 5
 /*
+ * Several reports a side (compare A1 A2 -- B1 B2): each run is one
+ * observation, and the test between runs needs a variance on each side, so
+ * at least this many runs a side hold a phase, or it is not judged ("could
+ * not tell"). Two give the t-test one degree of freedom a side: it can
+ * judge only runs that agree closely, as it should.
+ */
+#define COMPARE_MIN_RUNS 2
+/* Reports a side, at most (a bit each in a uint64_t). */
+#define COMPARE_MAX_RUNS 64
+/*
  * Bootstrap resamples: at alpha 0.01 the interval's ends are the values at
  * 0-based indices 20 and 3979 of the sorted resamples (the 21st and the
  * 3980th).
@@ -63,13 +73,14 @@ enum compare_verdict {
 	COMPARE_MACHINE_SLOWER,		/* slower beyond noise and threshold, and so is its packed control: the machine */
 	COMPARE_MACHINE_FASTER,		/* faster ..., and so is its packed control */
 	COMPARE_SMALLER_UNCOUNTED,	/* a speedup smaller beyond noise and threshold, but neither phase slower */
+	COMPARE_TOO_FEW_RUNS,		/* between runs: fewer than COMPARE_MIN_RUNS runs on a side hold it: not judged */
 };
 
-/* "insufficient_samples", "no_change", "noise", ..., "regression", "not_comparable", "machine_slower", ... (JSON). */
+/* "insufficient_samples", "no_change", ..., "regression", "not_comparable", "machine_slower", "too_few_runs" (JSON). */
 const char *compare_verdict_name(enum compare_verdict v);
 /* For people: "faster", "slower (regression)", ...; higher_is_better picks the words of a speedup. */
 const char *compare_verdict_label(enum compare_verdict v, bool higher_is_better);
-/* Whether the verdict is a judgement of the samples (not insufficient, not "not comparable"). */
+/* Whether the verdict is a judgement of the samples (not insufficient, too few runs or "not comparable"). */
 bool compare_verdict_judged(enum compare_verdict v);
 
 /*
@@ -98,9 +109,43 @@ struct compare_samples {
 	double p;			/* two-sided p-value; NAN when not judged */
 	double noise_floor;		/* the larger cluster spread of the two sides (fraction); NAN when not judged */
 	bool exact;			/* p is exact (Mann-Whitney on small samples) */
-	const char *test;		/* "mann_whitney_u", "bootstrap", or NULL when not judged */
+	const char *test;		/* "mann_whitney_u", "bootstrap", "welch_t_runs", or NULL when not judged */
 	enum compare_verdict verdict;
+	/*
+	 * Between runs (several reports a side; 0 and NAN otherwise): how many
+	 * runs of each side gave a value, the spread of those values, (max -
+	 * min) / median, and Welch's t and its degrees of freedom.
+	 */
+	size_t runs_base, runs_new;
+	double run_spread_base, run_spread_new;
+	double t, df;
 };
+
+/*
+ * Judge between runs, as a benchmark harness does with repeated processes:
+ * base[0..nb-1] and new[0..nn-1] are one value per run (a phase's median, a
+ * speedup, a phase over its control), each run one independent
+ * observation. Welch's two-sample t-test on the logarithms of the values
+ * (a change is a ratio; the runs of the two sides may differ in number and
+ * spread): base and new are the geometric means, change their ratio - 1,
+ * p the two-sided p-value of the t statistic, [ratio_lo, ratio_hi] the
+ * (1 - COMPARE_ALPHA) interval of the ratio from the same t; the verdict as
+ * compare_judge() gives it without a floor (the t-test holds the spread
+ * between runs), COMPARE_TOO_FEW_RUNS with fewer than COMPARE_MIN_RUNS on a
+ * side, COMPARE_NOT_COMPARABLE with none. A value that is not above 0 is
+ * left out. n_base and n_new are left for the caller (samples). Pure.
+ */
+void compare_between_runs(const double *base, size_t nb, const double *new, size_t nn, double threshold,
+			  bool higher_is_better, struct compare_samples *out);
+
+/*
+ * The two-sided p-value of Student's t statistic t with df degrees of
+ * freedom (df > 0, not necessarily whole: Welch's), from the regularized
+ * incomplete beta function; and the t whose two-sided p-value is p (0 < p <
+ * 1). Pure; NAN for a df that is not above 0.
+ */
+double compare_t_p_value(double t, double df);
+double compare_t_quantile(double p, double df);
 
 /*
  * Compare two sample sets of a metric where lower is better: medians, the
@@ -149,6 +194,15 @@ struct compare_phase {
 	const char *name;		/* borrowed from the reports */
 	enum compare_match match;
 	size_t base, new;		/* indices into the results; SIZE_MAX on the side that lacks it */
+	/*
+	 * Which report of each side base and new index (the first that holds
+	 * the phase; 0 with one report a side), and how many reports of each
+	 * side lack the phase (with one a side: 1 on the side it is not in),
+	 * and which: bit r of a mask is report r of that side.
+	 */
+	size_t base_run, new_run;
+	size_t missing_base, missing_new;
+	uint64_t missing_mask_base, missing_mask_new;
 	bool faults;			/* a page-fault phase: the metric is ns per page */
 	bool wall;			/* a tlbprof run phase without declared accesses: ns per occurrence */
 	bool control;			/* a packed control: the machine's reference, never a regression itself */
@@ -183,6 +237,9 @@ struct compare_pair {
 	const char *baseline, *variant;	/* borrowed */
 	enum compare_match match;
 	size_t base, new;		/* indices into the analyses' comparisons; SIZE_MAX when absent */
+	size_t base_run, new_run;	/* the reports they index, as a phase's */
+	size_t missing_base, missing_new;
+	uint64_t missing_mask_base, missing_mask_new;
 	struct compare_samples speedup;	/* base and new are the two speedups */
 	double base_delta_ns, new_delta_ns;
 	double base_ns_per_tlb_miss, new_ns_per_tlb_miss;	/* NAN without dTLB counts */
@@ -194,7 +251,7 @@ struct compare_pair {
 struct compare_check {
 	const char *id;			/* borrowed */
 	enum compare_match match;
-	enum check_status base, new;
+	enum check_status base, new;	/* with several reports a side: the worst of the side's reports */
 	bool worse;			/* pass -> warn or fail, warn -> fail */
 	const char *base_message, *new_message;	/* borrowed; NULL on a side that lacks it */
 };
@@ -216,6 +273,8 @@ struct compare_side {
 
 struct compare_result {
 	double threshold;		/* fraction */
+	size_t runs_base, runs_new;	/* reports a side */
+	bool between_runs;		/* more than one on a side: judged between runs (compare_between_runs()) */
 	struct compare_phase *phases;	/* owned: the base's order, then the added ones */
 	size_t n_phases;
 	struct compare_pair *pairs;	/* owned */
@@ -236,6 +295,8 @@ struct compare_result {
 	size_t speedups_uncounted;	/* pairs with COMPARE_SMALLER_UNCOUNTED */
 	size_t checks_worse;		/* checks that went from pass to warn/fail or from warn to fail */
 	size_t checks_now_failing;	/* of those, the ones that are fail now */
+	size_t too_few_runs;		/* matched phases and pairs with COMPARE_TOO_FEW_RUNS */
+	size_t missing_from_runs;	/* matched phases and pairs that some report of a side lacks */
 };
 
 /*
@@ -255,6 +316,24 @@ struct compare_result {
  */
 int compare_run(const struct compare_side *base, const struct compare_side *new, double threshold,
 		struct compare_result *out);
+
+/*
+ * Several reports a side (n_base, n_new >= 1): with one each, compare_run().
+ * Otherwise every run is one observation. Phases are matched by name (the
+ * k-th of a name with the k-th) across all reports, comparisons by their
+ * two names; a side holds one when any of its reports does, and the reports
+ * that lack it are counted (missing_base, missing_new), not dropped. Each
+ * phase's median in each report that measured it, each comparison's
+ * speedup and each phase's median over its packed control's go to
+ * compare_between_runs(). Parameters, counter rates and each side's figures
+ * of a comparison come from the first report of a side that holds it;
+ * environments from each side's first report; a check's status on a side
+ * is the worst of its reports'. Then the rules of compare_run(). Pure;
+ * returns 0, -EINVAL (a side with no report, more than COMPARE_MAX_RUNS) or
+ * -ENOMEM; free with compare_free().
+ */
+int compare_run_many(const struct compare_side *base, size_t n_base, const struct compare_side *new, size_t n_new,
+		     double threshold, struct compare_result *out);
 void compare_free(struct compare_result *r);
 
 /* Whether anything was judged: a matched phase or comparison with a verdict on its samples. */

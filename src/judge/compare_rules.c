@@ -43,6 +43,7 @@ static const char *const verdict_names[] = {
 	[COMPARE_MACHINE_SLOWER] = "machine_slower",
 	[COMPARE_MACHINE_FASTER] = "machine_faster",
 	[COMPARE_SMALLER_UNCOUNTED] = "smaller_no_phase_slower",
+	[COMPARE_TOO_FEW_RUNS] = "too_few_runs",
 };
 
 const char *compare_verdict_name(enum compare_verdict v)
@@ -75,22 +76,21 @@ const char *compare_verdict_label(enum compare_verdict v, bool higher_is_better)
 		return "faster with its control (the machine)";
 	case COMPARE_SMALLER_UNCOUNTED:
 		return "smaller, no phase slower (informational)";
+	case COMPARE_TOO_FEW_RUNS:
+		return "could not tell: too few runs";
 	}
 	return "?";
 }
 
 bool compare_verdict_judged(enum compare_verdict v)
 {
-	return v != COMPARE_INSUFFICIENT && v != COMPARE_NOT_COMPARABLE;
+	return v != COMPARE_INSUFFICIENT && v != COMPARE_NOT_COMPARABLE && v != COMPARE_TOO_FEW_RUNS;
 }
 
-enum compare_verdict compare_judge(double change, double p, double lo, double hi, double floor, size_t n_base,
-				   size_t n_new, double threshold, bool higher_is_better)
+/* compare_judge() once there are enough samples (or runs) on each side. */
+static enum compare_verdict judge_change(double change, double p, double lo, double hi, double floor,
+					 double threshold, bool higher_is_better)
 {
-	if (!n_base || !n_new)
-		return COMPARE_NOT_COMPARABLE;
-	if (n_base < COMPARE_MIN_SAMPLES || n_new < COMPARE_MIN_SAMPLES)
-		return COMPARE_INSUFFICIENT;
 	if (!isfinite(change) || isnan(p))
 		return COMPARE_NOT_COMPARABLE;
 	/* The rank test alone never decides: the interval must exclude 1 and the change exceed the floor. */
@@ -108,12 +108,168 @@ enum compare_verdict compare_judge(double change, double p, double lo, double hi
 	return beyond ? COMPARE_NOISE : COMPARE_NO_CHANGE;
 }
 
+enum compare_verdict compare_judge(double change, double p, double lo, double hi, double floor, size_t n_base,
+				   size_t n_new, double threshold, bool higher_is_better)
+{
+	if (!n_base || !n_new)
+		return COMPARE_NOT_COMPARABLE;
+	if (n_base < COMPARE_MIN_SAMPLES || n_new < COMPARE_MIN_SAMPLES)
+		return COMPARE_INSUFFICIENT;
+	return judge_change(change, p, lo, hi, floor, threshold, higher_is_better);
+}
+
+/* ---- Student's t, for the test between runs ---- */
+
+/*
+ * The continued fraction of the regularized incomplete beta function
+ * I_x(a, b) (its even and odd steps, evaluated by the modified Lentz
+ * method), which converges fast for x < (a + 1) / (a + b + 2).
+ */
+static double beta_fraction(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+
+	d = 1 / (fabs(d) < tiny ? tiny : d);
+	h = d;
+	for (int m = 1; m <= 300; m++) {
+		for (int odd = 0; odd < 2; odd++) {
+			double num = odd ? -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+					 : m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+			d = 1 + num * d;
+			d = 1 / (fabs(d) < tiny ? tiny : d);
+			c = 1 + num / c;
+			c = fabs(c) < tiny ? tiny : c;
+			h *= c * d;
+			if (odd && fabs(c * d - 1) < 1e-15)
+				return h;
+		}
+	}
+	return h;
+}
+
+/* I_x(a, b), 0 <= x <= 1, a, b > 0. */
+static double incomplete_beta(double a, double b, double x)
+{
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	/* The fraction converges on one side of the mean; the symmetry I_x(a, b) = 1 - I_1-x(b, a) gives the other. */
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_fraction(a, b, x) / a;
+	return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double compare_t_p_value(double t, double df)
+{
+	if (!(df > 0) || isnan(t))
+		return NAN;
+	if (isinf(t))
+		return 0;
+	/* P(|T| >= |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2). */
+	return incomplete_beta(df / 2, 0.5, df / (df + t * t));
+}
+
+double compare_t_quantile(double p, double df)
+{
+	if (!(df > 0) || !(p > 0 && p < 1))
+		return NAN;
+	/* The p-value falls as |t| grows; bisect x = df / (df + t^2) in (0, 1), where it is I_x(df / 2, 1 / 2). */
+	double lo = 0, hi = 1;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+		if (incomplete_beta(df / 2, 0.5, mid) < p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	double x = (lo + hi) / 2;
+	return sqrt(df * (1 - x) / x);
+}
+
+/* ---- judging between runs ---- */
+
+/* The values of one side's runs that can be judged (finite, above 0). */
+struct run_values {
+	size_t n;
+	double mean, var;	/* of their logarithms; var the sample variance (n - 1), NAN below 2 */
+	double spread;		/* (max - min) / median of the values, as between a run's own allocations */
+};
+
+/* v[0..n-1] (at most COMPARE_MAX_RUNS are read) summed up; scratch has room for COMPARE_MAX_RUNS. */
+static struct run_values run_values(const double *v, size_t n, double *scratch)
+{
+	struct run_values r = { .mean = NAN, .var = NAN, .spread = NAN };
+	double sum = 0, ss = 0;
+
+	for (size_t i = 0; i < n && i < COMPARE_MAX_RUNS; i++) {
+		if (v[i] > 0 && isfinite(v[i])) {
+			scratch[r.n++] = v[i];
+			sum += log(v[i]);
+		}
+	}
+	if (!r.n)
+		return r;
+	r.mean = sum / (double)r.n;
+	for (size_t i = 0; i < r.n; i++)
+		ss += (log(scratch[i]) - r.mean) * (log(scratch[i]) - r.mean);
+	if (r.n > 1)
+		r.var = ss / (double)(r.n - 1);
+	stats_sort(scratch, r.n);
+	r.spread = (scratch[r.n - 1] - scratch[0]) / stats_median_sorted(scratch, r.n);
+	return r;
+}
+
+void compare_between_runs(const double *base, size_t nb, const double *new, size_t nn, double threshold,
+			  bool higher_is_better, struct compare_samples *out)
+{
+	double sb[COMPARE_MAX_RUNS], sn[COMPARE_MAX_RUNS];
+	size_t samples_base = out->n_base, samples_new = out->n_new;
+	struct run_values b = run_values(base, nb, sb), n = run_values(new, nn, sn);
+
+	compare_samples_clear(out);
+	out->n_base = samples_base;
+	out->n_new = samples_new;
+	out->runs_base = b.n;
+	out->runs_new = n.n;
+	out->run_spread_base = b.spread;
+	out->run_spread_new = n.spread;
+	out->base = exp(b.mean);
+	out->new = exp(n.mean);
+	if (!b.n || !n.n)
+		return;		/* COMPARE_NOT_COMPARABLE */
+	out->change = exp(n.mean - b.mean) - 1;
+	double d = n.mean - b.mean, vb = b.var / (double)b.n, vn = n.var / (double)n.n, se2 = vb + vn;
+	/*
+	 * Fewer than two runs a side leave that side without a variance; runs
+	 * that are all alike on both sides (copies of one report) leave the test
+	 * without one: either way, there is nothing to judge the change against.
+	 */
+	if (b.n < COMPARE_MIN_RUNS || n.n < COMPARE_MIN_RUNS || !(se2 > 0)) {
+		out->verdict = COMPARE_TOO_FEW_RUNS;
+		return;
+	}
+	/* Welch: each side's own variance, and the Welch-Satterthwaite degrees of freedom. */
+	out->test = "welch_t_runs";
+	out->df = se2 * se2 / (vb * vb / (double)(b.n - 1) + vn * vn / (double)(n.n - 1));
+	out->t = d / sqrt(se2);
+	out->p = compare_t_p_value(out->t, out->df);
+	double half = compare_t_quantile(COMPARE_ALPHA, out->df) * sqrt(se2);
+	out->ratio_lo = exp(d - half);
+	out->ratio_hi = exp(d + half);
+	/* No floor: the spread between runs is what the t-test weighs the change against. */
+	out->verdict = judge_change(out->change, out->p, out->ratio_lo, out->ratio_hi, NAN, threshold, higher_is_better);
+}
+
 /* ---- judging sample sets ---- */
 
 void compare_samples_clear(struct compare_samples *s)
 {
 	*s = (struct compare_samples){ .base = NAN, .new = NAN, .change = NAN, .ratio_lo = NAN, .ratio_hi = NAN,
-				       .p = NAN, .noise_floor = NAN, .verdict = COMPARE_NOT_COMPARABLE };
+				       .p = NAN, .noise_floor = NAN, .verdict = COMPARE_NOT_COMPARABLE,
+				       .run_spread_base = NAN, .run_spread_new = NAN, .t = NAN, .df = NAN };
 }
 
 /* The cluster count and spread of a set into *k and *spread; *floor becomes the larger spread so far. */
@@ -262,6 +418,8 @@ void compare_apply_rules(struct compare_result *out)
 		out->regressions += cp->verdict == COMPARE_REGRESSION;
 		out->improvements += cp->verdict == COMPARE_BETTER;
 		out->machine_shifts += cp->verdict == COMPARE_MACHINE_SLOWER || cp->verdict == COMPARE_MACHINE_FASTER;
+		out->too_few_runs += cp->verdict == COMPARE_TOO_FEW_RUNS;
+		out->missing_from_runs += cp->missing_base + cp->missing_new > 0;
 	}
 	for (size_t i = 0; i < out->n_pairs; i++) {
 		struct compare_pair *cp = &out->pairs[i];
@@ -280,6 +438,8 @@ void compare_apply_rules(struct compare_result *out)
 		out->regressions += cp->speedup.verdict == COMPARE_REGRESSION;
 		out->improvements += cp->speedup.verdict == COMPARE_BETTER;
 		out->speedups_uncounted += cp->speedup.verdict == COMPARE_SMALLER_UNCOUNTED;
+		out->too_few_runs += cp->speedup.verdict == COMPARE_TOO_FEW_RUNS;
+		out->missing_from_runs += cp->missing_base + cp->missing_new > 0;
 	}
 }
 

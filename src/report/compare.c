@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The output of tlbprof compare: the table for people and the tlbprof.compare/1 JSON. */
+/* The output of tlbprof compare: the table for people and the tlbprof.compare/1 JSON (compare_md.c: markdown). */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -33,16 +33,65 @@ static const char *tool_version(const struct report_doc *doc)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static const struct phase_result *side_phase(const struct report_doc *doc, size_t idx)
+const char *const report_compare_format_names[] = { [REPORT_COMPARE_TEXT] = "text",
+						   [REPORT_COMPARE_MARKDOWN] = "markdown", NULL };
+
+/* How many reports a side has (1 for compare BASE NEW). */
+static size_t side_runs(const struct report_compare_input *in, bool base)
 {
-	return idx == SIZE_MAX ? NULL : &doc->results.phases[idx];
+	return !in->n_base ? 1 : base ? in->n_base : in->n_new;
+}
+
+/* Report run of a side, its path and its analysis. */
+static const struct report_doc *side_doc(const struct report_compare_input *in, bool base, size_t run)
+{
+	return !in->n_base ? (base ? in->base : in->new) : base ? in->base_docs[run] : in->new_docs[run];
+}
+
+static const char *side_path(const struct report_compare_input *in, bool base, size_t run)
+{
+	return !in->n_base ? (base ? in->base_path : in->new_path) : base ? in->base_paths[run] : in->new_paths[run];
+}
+
+static const struct analysis *side_analysis(const struct report_compare_input *in, bool base, size_t run)
+{
+	return !in->n_base ? (base ? in->base_analysis : in->new_analysis)
+			   : base ? in->base_analyses[run] : in->new_analyses[run];
+}
+
+/* A compared phase on one side: the measurement its figures come from, NULL on the side that lacks it. */
+static const struct phase_result *side_phase(const struct report_compare_input *in, const struct compare_phase *cp,
+					     bool base)
+{
+	size_t idx = base ? cp->base : cp->new;
+
+	return idx == SIZE_MAX ? NULL : &side_doc(in, base, base ? cp->base_run : cp->new_run)->results.phases[idx];
 }
 
 /* ---- JSON ---- */
 
-static json_t *samples_json(const struct compare_samples *s, bool higher_is_better)
+/* The reports of a side that a mask names (bit r: report r), as their paths. */
+static json_t *masked_paths(const struct report_compare_input *in, bool base, uint64_t mask)
+{
+	json_t *arr = json_array();
+
+	for (size_t r = 0; r < side_runs(in, base) && r < 64; r++)
+		if (mask >> r & 1)
+			json_array_append_new(arr, report_json_text(side_path(in, base, r)));
+	return arr;
+}
+
+/* Which reports of each side lack a phase or comparison. */
+static json_t *missing_json(const struct report_compare_input *in, uint64_t base, uint64_t new)
+{
+	return json_pack("{s:o, s:o}", "base", masked_paths(in, true, base), "new", masked_paths(in, false, new));
+}
+
+static json_t *samples_json(const struct compare_samples *s, bool higher_is_better, bool between_runs)
 {
 	json_t *o = json_object();
+	/* Within runs (one report a side) each side with samples is one run. */
+	size_t runs_base = between_runs ? s->runs_base : s->n_base > 0, runs_new = between_runs ? s->runs_new : s->n_new > 0;
 
 	json_object_set_new(o, "base", num(s->base));
 	json_object_set_new(o, "new", num(s->new));
@@ -58,6 +107,12 @@ static json_t *samples_json(const struct compare_samples *s, bool higher_is_bett
 						     (json_int_t)s->clusters_new));
 	json_object_set_new(o, "exact", json_boolean(s->exact));
 	json_object_set_new(o, "test", s->test ? json_string(s->test) : json_null());
+	json_object_set_new(o, "runs", json_pack("{s:I, s:I}", "base", (json_int_t)runs_base, "new",
+						 (json_int_t)runs_new));
+	json_object_set_new(o, "run_spread_pct", json_pack("{s:o, s:o}", "base", num(pct(s->run_spread_base)), "new",
+							   num(pct(s->run_spread_new))));
+	json_object_set_new(o, "t", num(s->t));
+	json_object_set_new(o, "df", num(s->df));
 	json_object_set_new(o, "verdict", json_string(compare_verdict_name(s->verdict)));
 	json_object_set_new(o, "label", json_string(compare_verdict_label(s->verdict, higher_is_better)));
 	return o;
@@ -78,16 +133,18 @@ static json_t *phases_json(const struct report_compare_input *in)
 		json_t *o = json_object(), *rates = json_array();
 		json_object_set_new(o, "name", report_json_text(cp->name));
 		json_object_set_new(o, "match", json_string(compare_match_name(cp->match)));
-		json_object_set_new(o, "status", json_pack("{s:o, s:o}", "base", phase_status_json(side_phase(in->base, cp->base)),
-							   "new", phase_status_json(side_phase(in->new, cp->new))));
+		json_object_set_new(o, "status", json_pack("{s:o, s:o}", "base", phase_status_json(side_phase(in, cp, true)),
+							   "new", phase_status_json(side_phase(in, cp, false))));
+		json_object_set_new(o, "missing", missing_json(in, cp->missing_mask_base, cp->missing_mask_new));
 		json_object_set_new(o, "metric", json_string(cp->faults ? "ns_per_page"
 							     : cp->wall ? "wall_ns_per_occurrence"
 									: "ns_per_access"));
-		json_object_set_new(o, "ns", samples_json(&cp->ns, false));
-		json_object_set_new(o, "ns_per_fault", cp->faults ? samples_json(&cp->ns_per_fault, false) : json_null());
+		json_object_set_new(o, "ns", samples_json(&cp->ns, false, c->between_runs));
+		json_object_set_new(o, "ns_per_fault",
+				    cp->faults ? samples_json(&cp->ns_per_fault, false, c->between_runs) : json_null());
 		json_object_set_new(o, "control", json_boolean(cp->control));
 		if (cp->control_name) {
-			json_t *vc = samples_json(&cp->vs_control, false);
+			json_t *vc = samples_json(&cp->vs_control, false, c->between_runs);
 			json_object_set_new(vc, "control", report_json_text(cp->control_name));
 			json_object_set_new(o, "against_control", vc);
 		} else {
@@ -130,8 +187,9 @@ static json_t *side_interval_json(const struct comparison *c)
 			 *c->doubt ? report_json_text(c->doubt) : json_null());
 }
 
-static json_t *pairs_json(const struct compare_result *c)
+static json_t *pairs_json(const struct report_compare_input *in)
 {
+	const struct compare_result *c = in->cmp;
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < c->n_pairs; i++) {
@@ -141,7 +199,8 @@ static json_t *pairs_json(const struct compare_result *c)
 		json_object_set_new(o, "baseline", report_json_text(cp->baseline));
 		json_object_set_new(o, "variant", report_json_text(cp->variant));
 		json_object_set_new(o, "match", json_string(compare_match_name(cp->match)));
-		json_object_set_new(o, "speedup", samples_json(&cp->speedup, true));
+		json_object_set_new(o, "missing", missing_json(in, cp->missing_mask_base, cp->missing_mask_new));
+		json_object_set_new(o, "speedup", samples_json(&cp->speedup, true, c->between_runs));
 		json_object_set_new(o, "speedup_interval", json_pack("{s:o, s:o}", "base", side_interval_json(cp->base_cmp),
 								     "new", side_interval_json(cp->new_cmp)));
 		json_object_set_new(o, "delta_ns", json_pack("{s:o, s:o}", "base", num(cp->base_delta_ns), "new",
@@ -176,7 +235,7 @@ static json_t *checks_json(const struct compare_result *c)
 	return arr;
 }
 
-static json_t *side_json(const char *path, const struct report_doc *doc, const struct analysis *a)
+static json_t *run_json(const char *path, const struct report_doc *doc, const struct analysis *a)
 {
 	const char *v = tool_version(doc);
 
@@ -184,6 +243,26 @@ static json_t *side_json(const char *path, const struct report_doc *doc, const s
 			 v ? report_json_text(v) : json_null(),
 			 "verdict", verdict_name(a->verdict), "phases", (json_int_t)doc->results.n, "interrupted",
 			 doc->results.interrupted);
+}
+
+/* A side: its first report's path, version and phases, the worst verdict, any interrupted, and every report. */
+static json_t *side_json(const struct report_compare_input *in, bool base)
+{
+	json_t *o = run_json(side_path(in, base, 0), side_doc(in, base, 0), side_analysis(in, base, 0));
+	json_t *runs = json_array();
+	enum verdict worst = VERDICT_OK;
+	bool interrupted = false;
+
+	for (size_t r = 0; r < side_runs(in, base); r++) {
+		const struct analysis *a = side_analysis(in, base, r);
+		json_array_append_new(runs, run_json(side_path(in, base, r), side_doc(in, base, r), a));
+		worst = a->verdict > worst ? a->verdict : worst;
+		interrupted |= side_doc(in, base, r)->results.interrupted;
+	}
+	json_object_set_new(o, "verdict", json_string(verdict_name(worst)));
+	json_object_set_new(o, "interrupted", json_boolean(interrupted));
+	json_object_set_new(o, "runs", runs);
+	return o;
 }
 
 /* "nothing_judged", "regression", "checks_worse" or "ok": what decided the exit status. */
@@ -206,8 +285,8 @@ static json_t *compare_json(const struct report_compare_input *in)
 	for (int i = 0; i < in->argc; i++)
 		json_array_append_new(cmd, report_json_text(in->argv[i]));
 	json_object_set_new(root, "command", cmd);
-	json_object_set_new(root, "base", side_json(in->base_path, in->base, in->base_analysis));
-	json_object_set_new(root, "new", side_json(in->new_path, in->new, in->new_analysis));
+	json_object_set_new(root, "base", side_json(in, true));
+	json_object_set_new(root, "new", side_json(in, false));
 	json_t *method = json_pack("{s:f, s:f, s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:I}", "threshold_pct",
 				   pct(c->threshold), "alpha", COMPARE_ALPHA, "min_samples", COMPARE_MIN_SAMPLES, "test",
 				   "mann_whitney_u", "interval", "hierarchical_bootstrap", "clusters",
@@ -215,6 +294,9 @@ static json_t *compare_json(const struct report_compare_input *in)
 				   "spread_between_clusters", "speedup_test", "bootstrap", "bootstrap_resamples",
 				   COMPARE_BOOTSTRAP_RESAMPLES, "bootstrap_seed", (json_int_t)COMPARE_BOOTSTRAP_SEED);
 	json_object_set_new(method, "against_control", json_true());
+	json_object_set_new(method, "between_runs", json_boolean(c->between_runs));
+	json_object_set_new(method, "runs_test", c->between_runs ? json_string("welch_t_log_run_values") : json_null());
+	json_object_set_new(method, "min_runs", json_integer(COMPARE_MIN_RUNS));
 	json_object_set_new(method, "speedup_counts", json_string("only_with_a_slower_phase"));
 	json_object_set_new(root, "method", method);
 	for (size_t i = 0; i < c->n_env; i++)
@@ -222,7 +304,7 @@ static json_t *compare_json(const struct report_compare_input *in)
 						     report_json_text(c->env[i].base), "new", report_json_text(c->env[i].new)));
 	json_object_set_new(root, "environment_differences", env);
 	json_object_set_new(root, "phases", phases_json(in));
-	json_object_set_new(root, "comparisons", pairs_json(c));
+	json_object_set_new(root, "comparisons", pairs_json(in));
 	json_object_set_new(root, "checks", checks_json(c));
 	json_object_set_new(root, "judged",
 			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "phases", (json_int_t)c->phases_judged,
@@ -239,6 +321,8 @@ static json_t *compare_json(const struct report_compare_input *in)
 	json_object_set_new(root, "speedups_uncounted", json_integer((json_int_t)c->speedups_uncounted));
 	json_object_set_new(root, "checks_worse", json_integer((json_int_t)c->checks_worse));
 	json_object_set_new(root, "checks_now_failing", json_integer((json_int_t)c->checks_now_failing));
+	json_object_set_new(root, "too_few_runs", json_integer((json_int_t)c->too_few_runs));
+	json_object_set_new(root, "missing_from_runs", json_integer((json_int_t)c->missing_from_runs));
 	json_object_set_new(root, "fail_on", json_string(fail_on_name(in->fail_on)));
 	json_object_set_new(root, "verdict", json_string(overall(in)));
 	json_object_set_new(root, "exit_status", json_integer(in->status));
@@ -302,13 +386,28 @@ static const char *fmt_p(const struct compare_samples *s, char *buf, size_t len)
 	return buf;
 }
 
-/* The verdict column of a phase: why it is not compared, or what the samples say. */
-static const char *phase_verdict(const struct report_compare_input *in, const struct compare_phase *cp, char *buf,
-				 size_t len)
+const char *report_compare_verdict_text(const struct compare_samples *s, bool higher_is_better, char *buf, size_t len)
 {
-	const struct phase_result *b = side_phase(in->base, cp->base), *n = side_phase(in->new, cp->new);
+	if (s->verdict != COMPARE_TOO_FEW_RUNS)
+		snprintf(buf, len, "%s", compare_verdict_label(s->verdict, higher_is_better));
+	else if (s->runs_base < COMPARE_MIN_RUNS || s->runs_new < COMPARE_MIN_RUNS)
+		snprintf(buf, len, "could not tell, because %zu %s run%s measured it (%d a side needed)",
+			 s->runs_base < COMPARE_MIN_RUNS ? s->runs_base : s->runs_new,
+			 s->runs_base < COMPARE_MIN_RUNS ? "base" : "new",
+			 (s->runs_base < COMPARE_MIN_RUNS ? s->runs_base : s->runs_new) == 1 ? "" : "s", COMPARE_MIN_RUNS);
+	else
+		snprintf(buf, len, "could not tell, because the runs of each side agree exactly (copies of one run?)");
+	return buf;
+}
 
-	if (cp->match == COMPARE_REMOVED)
+const char *report_compare_phase_verdict(const struct report_compare_input *in, const struct compare_phase *cp,
+					 char *buf, size_t len)
+{
+	const struct phase_result *b = side_phase(in, cp, true), *n = side_phase(in, cp, false);
+
+	if (cp->verdict == COMPARE_TOO_FEW_RUNS)
+		report_compare_verdict_text(&cp->ns, false, buf, len);
+	else if (cp->match == COMPARE_REMOVED)
 		snprintf(buf, len, "only in base");
 	else if (cp->match == COMPARE_ADDED)
 		snprintf(buf, len, "only in new");
@@ -331,10 +430,19 @@ static const char *phase_verdict(const struct report_compare_input *in, const st
 	return buf;
 }
 
-/* The noise floor column: the larger spread between a side's own allocations or processes. */
-static const char *fmt_floor(const struct compare_samples *s, char *buf, size_t len)
+/*
+ * The noise floor column: the larger spread between a side's own
+ * allocations or processes; between runs, the larger spread between a
+ * side's runs.
+ */
+static const char *fmt_floor(const struct compare_samples *s, bool runs, char *buf, size_t len)
 {
-	if (!isfinite(s->noise_floor) || (s->clusters_base < 2 && s->clusters_new < 2))
+	double spread = isnan(s->run_spread_base) || s->run_spread_new > s->run_spread_base ? s->run_spread_new
+											      : s->run_spread_base;
+
+	if (runs)
+		snprintf(buf, len, isfinite(spread) ? "%.1f%%" : "-", pct(spread));
+	else if (!isfinite(s->noise_floor) || (s->clusters_base < 2 && s->clusters_new < 2))
 		snprintf(buf, len, "-");
 	else
 		snprintf(buf, len, "%.1f%%", pct(s->noise_floor));
@@ -343,15 +451,16 @@ static const char *fmt_floor(const struct compare_samples *s, char *buf, size_t 
 
 #define ROW_FORMAT "%-*s %-9s %10s %10s %8s  %-18s %7s %6s %9s  %s\n"
 
+/* One row; runs: judged between runs (the count column is runs, the floor column their spread). */
 static void print_row(FILE *f, int w, const char *name, const char *metric, const struct compare_samples *s,
-		      const char *suffix, const char *verdict)
+		      const char *suffix, const char *verdict, bool runs)
 {
-	char b[32], n[32], ch[24], iv[48], p[16], fl[16], cnt[32];
+	char b[32], n[32], ch[24], iv[48], p[16], fl[16], cnt[48];
 
-	snprintf(cnt, sizeof(cnt), "%zu/%zu", s->n_base, s->n_new);
+	snprintf(cnt, sizeof(cnt), "%zu/%zu", runs ? s->runs_base : s->n_base, runs ? s->runs_new : s->n_new);
 	fprintf(f, ROW_FORMAT, w, name, metric, fmt_value(s->base, suffix, b, sizeof(b)),
 		fmt_value(s->new, suffix, n, sizeof(n)), fmt_pct(s->change, ch, sizeof(ch)),
-		fmt_interval(s, iv, sizeof(iv)), fmt_p(s, p, sizeof(p)), fmt_floor(s, fl, sizeof(fl)), cnt, verdict);
+		fmt_interval(s, iv, sizeof(iv)), fmt_p(s, p, sizeof(p)), fmt_floor(s, runs, fl, sizeof(fl)), cnt, verdict);
 }
 
 static bool key_metric(enum metric m)
@@ -396,31 +505,41 @@ static void print_warnings(const struct report_compare_input *in, FILE *f)
 static void print_phases(const struct report_compare_input *in, FILE *f, int w)
 {
 	const struct compare_result *c = in->cmp;
-	bool wall = false, control = false;
+	bool wall = false, control = false, runs = c->between_runs;
 	char buf[160];
 
 	for (size_t i = 0; i < c->n_phases; i++)
 		wall |= c->phases[i].wall;
-	fprintf(f, "\n" ROW_FORMAT, w, "phase", "metric", "base", "new", "change", "interval", "p", "floor", "samples",
-		"verdict");
+	fprintf(f, "\n" ROW_FORMAT, w, "phase", "metric", "base", "new", "change", "interval", "p", runs ? "spread" : "floor",
+		runs ? "runs" : "samples", "verdict");
 	for (size_t i = 0; i < c->n_phases; i++) {
 		const struct compare_phase *cp = &c->phases[i];
 		print_row(f, w, cp->name, cp->faults ? "ns/page" : cp->wall ? "ns/occur" : "ns/access", &cp->ns, "",
-			  phase_verdict(in, cp, buf, sizeof(buf)));
+			  report_compare_phase_verdict(in, cp, buf, sizeof(buf)), runs);
 		if (cp->faults && cp->match == COMPARE_MATCHED && cp->ns_per_fault.n_base && cp->ns_per_fault.n_new)
 			print_row(f, w, "", "ns/fault", &cp->ns_per_fault, "",
-				  compare_verdict_label(cp->ns_per_fault.verdict, false));
+				  report_compare_verdict_text(&cp->ns_per_fault, false, buf, sizeof(buf)), runs);
 		if (cp->control_name) {
 			print_row(f, w, "", "/control", &cp->vs_control, "x",
-				  compare_verdict_label(cp->vs_control.verdict, false));
+				  report_compare_verdict_text(&cp->vs_control, false, buf, sizeof(buf)), runs);
 			control = true;
 		}
 	}
-	fprintf(f, "(base and new: medians of the samples%s; interval: of the new/base ratio of medians, hierarchical "
-		   "bootstrap over allocations (processes for page faults) and their samples; floor: the larger spread "
-		   "between one run's own allocations or processes, which a change must exceed; fewer than %d samples on "
-		   "a side are not judged)\n",
-		wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "", COMPARE_MIN_SAMPLES);
+	if (runs)
+		fprintf(f, "(between runs, each run one observation: base and new are the geometric means of the runs' "
+			   "medians%s; interval: the %.0f%% interval of the new/base ratio from Welch's t-test on the "
+			   "logarithms of the runs' medians, whose p it shows; spread: the larger (max - min) / median of "
+			   "one side's runs; runs: how many runs of each side measured it; with fewer than %d a side, compare "
+			   "could not tell)\n",
+			wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "",
+			pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
+	else
+		fprintf(f, "(base and new: medians of the samples%s; interval: of the new/base ratio of medians, hierarchical "
+			   "bootstrap over allocations (processes for page faults) and their samples; floor: the larger spread "
+			   "between one run's own allocations or processes, which a change must exceed; fewer than %d samples on "
+			   "a side are not judged)\n",
+			wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "",
+			COMPARE_MIN_SAMPLES);
 	if (control)
 		fprintf(f, "(/control: the phase's median over its packed control's, which ran next to it: what moves "
 			   "both is the machine; a phase is a regression only when it is slower beyond noise and threshold "
@@ -453,16 +572,16 @@ static void print_pairs(const struct compare_result *c, FILE *f)
 		if ((int)strlen(label[0]) > pw)
 			pw = (int)strlen(label[0]);
 	}
-	fprintf(f, "\n" ROW_FORMAT, pw, "page sizes", "metric", "base", "new", "change", "interval", "p", "floor",
-		"samples", "verdict");
+	fprintf(f, "\n" ROW_FORMAT, pw, "page sizes", "metric", "base", "new", "change", "interval", "p",
+		c->between_runs ? "spread" : "floor", c->between_runs ? "runs" : "samples", "verdict");
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		const struct compare_pair *cp = &c->pairs[i];
 		snprintf(label[0], sizeof(label[0]), "%s -> %s", cp->baseline, cp->variant);
-		snprintf(label[1], sizeof(label[1]), "%s",
-			 cp->match == COMPARE_MATCHED ? compare_verdict_label(cp->speedup.verdict, true)
-			 : cp->match == COMPARE_ADDED ? "only in new"
-						      : "only in base");
-		print_row(f, pw, label[0], "speedup", &cp->speedup, "x", label[1]);
+		if (cp->match == COMPARE_MATCHED)
+			report_compare_verdict_text(&cp->speedup, true, label[1], sizeof(label[1]));
+		else
+			snprintf(label[1], sizeof(label[1]), "%s", cp->match == COMPARE_ADDED ? "only in new" : "only in base");
+		print_row(f, pw, label[0], "speedup", &cp->speedup, "x", label[1], c->between_runs);
 		if (cp->base_cmp || cp->new_cmp) {
 			char b[40], n[40];
 			fprintf(f, "%-*s %-9s %10s %10s\n", pw, "", "95% CI", side_interval_text(cp->base_cmp, b, sizeof(b)),
@@ -558,13 +677,17 @@ static void print_judged(const struct compare_result *c, FILE *f)
 			fprintf(f, "%s%zu with insufficient samples", sep, insufficient);
 			sep = ", ";
 		}
-		if (unmatched) {
-			fprintf(f, "%s%zu in one report only", sep, unmatched);
+		if (c->too_few_runs) {
+			fprintf(f, "%s%zu could not be told (too few runs)", sep, c->too_few_runs);
 			sep = ", ";
 		}
-		if (total - judged - insufficient - unmatched)
+		if (unmatched) {
+			fprintf(f, "%s%zu %s only", sep, unmatched, c->between_runs ? "on one side" : "in one report");
+			sep = ", ";
+		}
+		if (total - judged - insufficient - unmatched - c->too_few_runs)
 			fprintf(f, "%s%zu not comparable (failed, skipped or measured differently)", sep,
-				total - judged - insufficient - unmatched);
+				total - judged - insufficient - unmatched - c->too_few_runs);
 	}
 }
 
@@ -621,20 +744,84 @@ static void print_result(const struct report_compare_input *in, FILE *f)
 	fprintf(f, " (%s, exit %d)\n", in->fails ? "fails" : "passes", in->status);
 }
 
+/* Between runs: each side's reports, their verdicts and versions, one line a side. */
+static void print_sides(const struct report_compare_input *in, FILE *f)
+{
+	for (int side = 0; side < 2; side++) {
+		bool base = side == 0;
+		fprintf(f, "%s: %zu run%s:", base ? "base" : "new", side_runs(in, base), plural(side_runs(in, base)));
+		for (size_t r = 0; r < side_runs(in, base); r++) {
+			const char *v = tool_version(side_doc(in, base, r));
+			fprintf(f, "%s %s (%zu phase%s, verdict %s, tlbprof %s)", r ? "," : "", side_path(in, base, r),
+				side_doc(in, base, r)->results.n, plural(side_doc(in, base, r)->results.n),
+				verdict_name(side_analysis(in, base, r)->verdict), v ? v : "?");
+		}
+		fputc('\n', f);
+	}
+}
+
+/* Between runs: the phases and comparisons that some report of a side lacks, and which reports. */
+static void print_missing(const struct report_compare_input *in, FILE *f)
+{
+	const struct compare_result *c = in->cmp;
+
+	if (!c->missing_from_runs)
+		return;
+	fprintf(f, "\nwarning: %zu phase%s or comparison%s missing from some runs (judged on the runs that hold %s):\n",
+		c->missing_from_runs, plural(c->missing_from_runs), c->missing_from_runs == 1 ? " is" : "s are",
+		c->missing_from_runs == 1 ? "it" : "them");
+	for (size_t i = 0; i < c->n_phases + c->n_pairs; i++) {
+		bool phase = i < c->n_phases;
+		const struct compare_phase *cp = phase ? &c->phases[i] : NULL;
+		const struct compare_pair *pp = phase ? NULL : &c->pairs[i - c->n_phases];
+		enum compare_match m = phase ? cp->match : pp->match;
+		uint64_t mask[2] = { phase ? cp->missing_mask_base : pp->missing_mask_base,
+				     phase ? cp->missing_mask_new : pp->missing_mask_new };
+		if (m != COMPARE_MATCHED || !(mask[0] | mask[1]))
+			continue;
+		if (phase)
+			fprintf(f, "  %s: not in", cp->name);
+		else
+			fprintf(f, "  %s -> %s: not in", pp->baseline, pp->variant);
+		const char *sep = " ";
+		for (int side = 0; side < 2; side++)
+			for (size_t r = 0; r < side_runs(in, side == 0) && r < 64; r++)
+				if (mask[side] >> r & 1) {
+					fprintf(f, "%s%s", sep, side_path(in, side == 0, r));
+					sep = ", ";
+				}
+		fputc('\n', f);
+	}
+}
+
 void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 {
 	const struct compare_result *c = in->cmp;
 	const char *vb = tool_version(in->base), *vn = tool_version(in->new);
 	int w = 5;
 
-	fprintf(f, "tlbprof compare: %s -> %s\n", in->base_path, in->new_path);
-	fprintf(f, "base: %zu phase%s, verdict %s (tlbprof %s); new: %zu phase%s, verdict %s (tlbprof %s)\n",
-		in->base->results.n, plural(in->base->results.n), verdict_name(in->base_analysis->verdict), vb ? vb : "?",
-		in->new->results.n, plural(in->new->results.n), verdict_name(in->new_analysis->verdict), vn ? vn : "?");
-	fprintf(f, "a change counts when it exceeds the %.3g%% threshold and is beyond noise: p < %.2g (Mann-Whitney U; "
-		   "speedups: bootstrap), a %.0f%% hierarchical bootstrap interval without 0, and larger than the floor\n",
-		pct(c->threshold), COMPARE_ALPHA, pct(1 - COMPARE_ALPHA));
+	if (c->between_runs) {
+		fprintf(f, "tlbprof compare: %zu base run%s -> %zu new run%s\n", side_runs(in, true),
+			plural(side_runs(in, true)), side_runs(in, false), plural(side_runs(in, false)));
+		print_sides(in, f);
+		fprintf(f, "judged between runs, each run one observation: a change counts when it exceeds the %.3g%% "
+			   "threshold and is beyond the spread between runs: Welch's t-test on the logarithms of the runs' "
+			   "medians (speedups: of their speedups), p < %.2g, and its %.0f%% interval without 0; fewer than %d "
+			   "runs a side: could not tell\n",
+			pct(c->threshold), COMPARE_ALPHA, pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
+	} else {
+		fprintf(f, "tlbprof compare: %s -> %s\n", in->base_path, in->new_path);
+		fprintf(f, "base: %zu phase%s, verdict %s (tlbprof %s); new: %zu phase%s, verdict %s (tlbprof %s)\n",
+			in->base->results.n, plural(in->base->results.n), verdict_name(in->base_analysis->verdict),
+			vb ? vb : "?", in->new->results.n, plural(in->new->results.n),
+			verdict_name(in->new_analysis->verdict), vn ? vn : "?");
+		fprintf(f, "a change counts when it exceeds the %.3g%% threshold and is beyond noise: p < %.2g (Mann-Whitney "
+			   "U; speedups: bootstrap), a %.0f%% hierarchical bootstrap interval without 0, and larger than the "
+			   "floor\n",
+			pct(c->threshold), COMPARE_ALPHA, pct(1 - COMPARE_ALPHA));
+	}
 	print_warnings(in, f);
+	print_missing(in, f);
 	for (size_t i = 0; i < c->n_phases; i++)
 		if ((int)strlen(c->phases[i].name) > w)
 			w = (int)strlen(c->phases[i].name);
@@ -645,14 +832,37 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 	print_result(in, f);
 }
 
+/* The chosen format onto a stream, as report_write_file() writes it. */
+static int compare_stream(FILE *f, const void *ctx)
+{
+	const struct report_compare_input *in = ctx;
+
+	if (in->format == REPORT_COMPARE_MARKDOWN)
+		return report_compare_markdown_write(in, f);
+	report_compare_print_text(in, f);
+	return 0;
+}
+
 int report_compare_emit(const struct report_compare_input *in, const struct report_outputs *out)
 {
 	bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
+	bool to_file = in->output_path && strcmp(in->output_path, "-") != 0;
 	char msg[512];
 	int rc = 0;
 
-	/* A failed table costs the JSON nothing (report_emit()). */
-	if (!out->quiet) {
+	/*
+	 * A failed table costs the JSON nothing (report_emit()). The table for
+	 * people on stdout is printed as it always was (to stderr when the JSON
+	 * takes stdout); markdown, or anything --output names, goes through the
+	 * one writer.
+	 */
+	if (to_file || (!out->quiet && (in->format == REPORT_COMPARE_MARKDOWN || in->output_path))) {
+		if (report_write_file(to_file ? in->output_path : "-", "--output", "comparison", compare_stream, in, msg,
+				      sizeof(msg)) != 0) {
+			report_error(msg);
+			rc = -1;
+		}
+	} else if (!out->quiet) {
 		FILE *f = json_stdout ? stderr : stdout;
 		errno = 0;
 		report_compare_print_text(in, f);

@@ -193,8 +193,6 @@ struct report_doc {
 	/* ... and its marker traffic (target.markers), for the marker_protocol check. */
 	bool has_markers;
 	unsigned marker_messages, marker_refused;
-	/* tlbprof run reports: what watching the command found (target.watch), for the unmarked checks; owned. */
-	struct sample_profile *watch;
 	char marker_first_refusal[200];
 	char **strings;			/* owned storage behind argv and self-check ids */
 	size_t n_strings, cap_strings;
@@ -307,12 +305,29 @@ size_t report_progress_format(char *buf, size_t len, size_t index, size_t n, con
 /* Print a one-line error "tlbprof: MSG" to stderr. */
 void report_error(const char *msg);
 
+/* What tlbprof compare writes: the table for people, or a markdown summary (a pull request's comment). */
+enum report_compare_format { REPORT_COMPARE_TEXT, REPORT_COMPARE_MARKDOWN };
+/* "text", "markdown" (--format's choices), NULL-terminated. */
+extern const char *const report_compare_format_names[];
+
 /* What the output of tlbprof compare is made of; all borrowed. */
 struct report_compare_input {
 	const struct compare_result *cmp;
 	const char *base_path, *new_path;
-	const struct report_doc *base, *new;		/* the two reports as read */
+	const struct report_doc *base, *new;		/* the two reports as read (each side's first) */
 	const struct analysis *base_analysis, *new_analysis;	/* recomputed from them */
+	/*
+	 * Several reports a side (compare A1 A2 -- B1 B2): every report, path
+	 * and analysis of each side, n_base and n_new of them, in the order
+	 * given (the fields above are the first of each). n_base 0: one report a
+	 * side, the fields above.
+	 */
+	size_t n_base, n_new;
+	const char *const *base_paths, *const *new_paths;
+	const struct report_doc *const *base_docs, *const *new_docs;
+	const struct analysis *const *base_analyses, *const *new_analyses;
+	enum report_compare_format format;	/* what goes to stdout (or output_path) */
+	const char *output_path;		/* --output: that file instead of stdout (atomically); NULL: stdout */
 	enum fail_on fail_on;
 	bool fails;				/* compare_fails(): a regression or a check at the --fail-on level */
 	int status;				/* the exit status: 0, 1 (fails), 3 (nothing judged) */
@@ -331,8 +346,10 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f);
 int report_compare_write_json(const struct report_compare_input *in, const char *path, char *err, size_t err_len);
 
 /*
- * Print the text (unless out->quiet; to stderr when the JSON goes to stdout)
- * and write the JSON when out->json_path asks. Returns 0, or -1 after
- * printing the one-line reason of a failed write (exit 4).
+ * Print in->format, the table or the markdown summary (unless out->quiet;
+ * the table to stderr when the JSON goes to stdout), or write it to
+ * in->output_path through report_write_file(), and write the JSON when
+ * out->json_path asks. Returns 0, or -1 after printing the one-line reason
+ * of a failed write (exit 4).
  */
 int report_compare_emit(const struct report_compare_input *in, const struct report_outputs *out);
