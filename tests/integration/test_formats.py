@@ -30,10 +30,12 @@ from report_check import Failures, validate  # noqa: E402
 
 try:
     import jsonschema
+    import pandas
     from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
     from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
 except ImportError as e:
-    print(f"FAIL: {e} (install python3-jsonschema and python3-prometheus-client: tools/bootstrap)", file=sys.stderr)
+    print(f"FAIL: {e} (install python3-jsonschema, python3-pandas and python3-prometheus-client: tools/bootstrap "
+          "--test)", file=sys.stderr)
     sys.exit(1)
 
 TLBPROF = os.path.abspath(sys.argv[1])
@@ -97,6 +99,80 @@ def check_native(text, where):
         return None
 
 
+GBENCH_AGGREGATES = {"mean": "time", "median": "time", "stddev": "time", "cv": "percentage"}
+UTEST_MIN_REPETITIONS = 2       # compare.py --utest runs from 2 repetitions a side (tools/gbench/report.py)
+
+
+def gbench_units(p):
+    """The repetitions tlbprof-report(5) promises for a phase, as lists of its samples (ns per access): one per
+    allocation; a page-fault phase in several processes one per process; a tlbprof run phase one per occurrence."""
+    if wall_only(p):
+        return [[w] for w in p["declared"]["wall_ns"]]
+    xs = p["ns_per_access"]["samples"]
+    if p.get("processes", 0) > 1 and len(p.get("fault_samples", [])) == len(xs):
+        tags = [f["process"] for f in p["fault_samples"]]
+    elif p.get("declared") is not None:
+        tags = list(range(len(xs)))
+    else:
+        tags = p.get("sample_allocations") or [0] * len(xs)
+    return [[x for x, t in zip(xs, tags) if t == u] for u in sorted(set(tags))]
+
+
+def gbench_stat(name, xs):
+    """Google Benchmark's aggregates (src/statistics.cc): the mean; the median (the mean below 3 values); the sample
+    standard deviation (n - 1); cv, the standard deviation over the mean."""
+    n = len(xs)
+    mean = sum(xs) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
+    return {"mean": mean, "median": median(xs) if n >= 3 else mean, "stddev": sd,
+            "cv": sd / mean if n > 1 and mean else 0.0}[name]
+
+
+def compare_py_rules(doc, where):
+    """What google/benchmark's tools/compare.py does with a file, as our own check (tools/compare.py,
+    tools/gbench/report.py, tools/gbench/util.py): it reads context.json_schema_version (1 if present), sorts the
+    entries by family_index, per_family_instance_index, iterations before aggregates, repetition_index; pairs
+    entries of the same name across two files, using those with the first entry's time_unit and real_time and
+    cpu_time; an aggregate is named RUN_NAME_AGGREGATE with run_type aggregate; --utest takes the real and cpu times
+    of one name's entries. Returns {name: [entries]} in the order compare.py sees them."""
+    ctx = doc.get("context", {})
+    if ctx.get("json_schema_version", 1) != 1:
+        fail(f"{where}: context.json_schema_version {ctx['json_schema_version']}: compare.py reads 1")
+    bench = doc["benchmarks"]
+    key = [(b.get("family_index", -1), b.get("per_family_instance_index", -1), b.get("run_type") == "aggregate",
+            b.get("repetition_index", -1)) for b in bench]
+    if key != sorted(key):
+        fail(f"{where}: not in the order compare.py sorts entries into (family, instance, iterations first, "
+             "repetition)")
+    groups = {}
+    for b in bench:
+        groups.setdefault(b["name"], []).append(b)
+    for name, entries in groups.items():
+        first = entries[0]
+        if not all(k in first for k in ("time_unit", "real_time", "cpu_time")):
+            fail(f"{where}: {name}: compare.py skips a name whose first entry lacks time_unit, real_time or cpu_time")
+        if any(e["time_unit"] != first["time_unit"] for e in entries):
+            fail(f"{where}: {name}: compare.py drops entries of another time_unit than the first")
+        kinds = {e.get("run_type") for e in entries}
+        if len(kinds) != 1:
+            fail(f"{where}: {name}: iterations and aggregates under one name are compared as repetitions")
+        if kinds == {"aggregate"}:
+            agg = first.get("aggregate_name")
+            if len(entries) != 1 or name != f"{first['run_name']}_{agg}" or \
+                    GBENCH_AGGREGATES.get(agg) != first.get("aggregate_unit"):
+                fail(f"{where}: {name}: an aggregate is one entry RUN_NAME_AGGREGATE with gbench's aggregate_unit")
+        else:
+            if [e.get("repetition_index") for e in entries] != list(range(len(entries))) or any(
+                    e["repetitions"] != len(entries) or e["run_name"] != name for e in entries):
+                fail(f"{where}: {name}: repetitions {[e['repetitions'] for e in entries][:3]}, repetition_index "
+                     f"{[e.get('repetition_index') for e in entries][:5]}, want {len(entries)} and "
+                     f"0..{len(entries) - 1}")
+            # The geometric mean of real and cpu times over the iterations: a time of 0 makes it 0 (or fails).
+            if any(not (e["real_time"] > 0 and e["cpu_time"] > 0) for e in entries):
+                fail(f"{where}: {name}: a zero time spoils compare.py's geomean and its change in %")
+    return groups
+
+
 def check_gbench(text, rep, where):
     try:
         doc = json.loads(text)
@@ -105,9 +181,7 @@ def check_gbench(text, rep, where):
         fail(f"{where}: gbench JSON invalid: {str(e)[:300]}")
         return None
     bench = doc["benchmarks"]
-    names = [b["name"] for b in bench]
-    if len(set(names)) != len(names):
-        fail(f"{where}: benchmark names repeat (Bencher keys results by name): {names}")
+    groups = compare_py_rules(doc, where)
     # What github-action-benchmark's googlecpp extractor builds from each entry.
     for b in bench:
         extra = f"iterations: {b['iterations']}\ncpu: {b['cpu_time']} {b['time_unit']}\nthreads: {b['threads']}"
@@ -119,8 +193,9 @@ def check_gbench(text, rep, where):
         return doc
     ph = phases_of(rep)
     measured = [p["name"] for p in rep["phases"] if p["status"] == "ok" and (p["ns_per_access"] or wall_only(p))]
-    if names != measured:
-        fail(f"{where}: one benchmark per measured phase, in order: {names}, want {measured}")
+    runs = list(dict.fromkeys(b["run_name"] for b in bench))
+    if runs != measured:
+        fail(f"{where}: the entries of each measured phase, in order: {runs}, want {measured}")
     # A phase that was not measured has no entry (dashboards would plot 0 ns), and is named in the context.
     for p in rep["phases"]:
         if p["name"] in measured:
@@ -129,27 +204,56 @@ def check_gbench(text, rep, where):
         if not why or not why.startswith(p["status"] + ": ") or (p["reason"] and p["reason"] not in why):
             fail(f"{where}: phase {p['name']!r} ({p['status']}) must be named in the context with its reason: {why!r}")
     for b in bench:
-        if b["real_time"] <= 0 or b.get("error_occurred") or b.get("skipped"):
+        if b["real_time"] <= 0 and b.get("aggregate_name") not in ("stddev", "cv") or b.get("error_occurred") or \
+                b.get("skipped"):
             fail(f"{where}: {b['name']}: a benchmark entry is a measurement: {b}")
-        p = ph.get(b["name"])
-        if not p:
+    for name in measured:
+        p, its = ph[name], groups.get(name, [])
+        units = gbench_units(p)
+        if [len(u) for u in units] and len(its) != len(units):
+            fail(f"{where}: {name}: {len(its)} iteration entries, want one per repetition unit: {len(units)}")
             continue
+        for e, u in zip(its, units):
+            if not close(e["real_time"], median(u)) or e["time_unit"] != "ns":
+                fail(f"{where}: {name}#{e['repetition_index']}: real_time {e['real_time']} is not its median "
+                     f"{median(u)}")
+        # cpu_time is real_time scaled by one CPU share of the phase: the same statistic, never a mean beside a median.
+        shares = {round(e["cpu_time"] / e["real_time"], 12) for e in its}
+        if len(shares) != 1 or (p.get("declared") is None and max(shares) > 1):
+            fail(f"{where}: {name}: cpu_time / real_time {sorted(shares)[:3]}: one share of the phase, at most 1")
         if wall_only(p):
-            wall = p["declared"]["wall_ns"]
-            if not close(b["real_time"], median(wall)) or b["iterations"] != len(wall):
-                fail(f"{where}: {b['name']}: real_time {b['real_time']} is not the median wall time {median(wall)}")
+            if any(e["iterations"] != 1 for e in its):
+                fail(f"{where}: {name}: one iteration per occurrence")
+        elif p.get("declared") is None and sum(e["iterations"] for e in its) != round(
+                p["params"]["iterations"] * len(p["ns_per_access"]["samples"])):
+            fail(f"{where}: {name}: iterations {[e['iterations'] for e in its]} do not add up to the timed accesses")
+        aggs = {a: groups.get(f"{name}_{a}", [None])[0] for a in GBENCH_AGGREGATES}
+        if len(its) < 2:
+            if any(aggs.values()):
+                fail(f"{where}: {name}: aggregates of a single repetition (gbench writes none)")
+            home = its[0] if its else {}
         else:
-            n = len(p["ns_per_access"]["samples"])
-            if not close(b["real_time"], p["ns_per_access"]["median"]) or b["time_unit"] != "ns":
-                fail(f"{where}: {b['name']}: real_time {b['real_time']} is not the median {p['ns_per_access']['median']}")
-            if b["iterations"] != p["params"]["iterations"] * n:
-                fail(f"{where}: {b['name']}: iterations {b['iterations']} != {p['params']['iterations']} x {n}")
-            for name, c in p["counters"].items():
+            for a, e in aggs.items():
+                if e is None:
+                    fail(f"{where}: {name}: no {a} aggregate over {len(its)} repetitions")
+                    continue
+                for f in ("real_time", "cpu_time"):
+                    want = gbench_stat(a, [x[f] for x in its])
+                    if not math.isclose(e[f], want, rel_tol=1e-9, abs_tol=1e-12) or e["iterations"] != len(its):
+                        fail(f"{where}: {name}_{a}.{f} {e[f]}, gbench's {a} of the repetitions is {want}")
+            home = aggs["median"] or {}
+        # The phase's own figures sit on the median aggregate (on the only entry of a single repetition).
+        if not wall_only(p):
+            if not close(home.get("ns_per_access_median", -1), p["ns_per_access"]["median"]):
+                fail(f"{where}: {name}: ns_per_access_median {home.get('ns_per_access_median')}, the report says "
+                     f"{p['ns_per_access']['median']}")
+            for cname, c in p["counters"].items():
                 key = c["metric"] + "_per_access"
-                if c.get("per_access") is not None and not close(b.get(key, -1), c["per_access"]):
-                    fail(f"{where}: {b['name']}: counter {key} {b.get(key)} != {c['per_access']}")
+                if c.get("per_access") is not None and not close(home.get(key, -1), c["per_access"]):
+                    fail(f"{where}: {name}: counter {key} {home.get(key)} != {c['per_access']}")
     for c in rep["analysis"]["comparisons"]:
-        b = next((x for x in bench if x["name"] == c["variant"]), {})
+        its = groups.get(c["variant"], [])
+        b = (groups.get(c["variant"] + "_median") or its[:1] or [{}])[0]
         if not close(b.get("speedup", -1), c["speedup"]):
             fail(f"{where}: speedup of {c['variant']}: {b.get('speedup')} != {c['speedup']}")
         ci = c["speedup_interval"]
@@ -167,6 +271,20 @@ def check_gbench(text, rep, where):
     return doc
 
 
+def check_utest_pairs(doc_a, doc_b, where):
+    """compare.py --utest on two runs: every phase of both has at least UTEST_MIN_REPETITIONS iteration entries a
+    side, under the same name and time unit, so the Mann-Whitney U test runs for each."""
+    a = compare_py_rules(doc_a, where + " (baseline)")
+    b = compare_py_rules(doc_b, where + " (contender)")
+    pairs = [n for n in a if n in b and a[n][0].get("run_type") == "iteration"]
+    if not pairs:
+        fail(f"{where}: no benchmark name in both files")
+    for n in pairs:
+        if min(len(a[n]), len(b[n])) < UTEST_MIN_REPETITIONS or a[n][0]["time_unit"] != b[n][0]["time_unit"]:
+            fail(f"{where}: {n}: {len(a[n])} vs {len(b[n])} repetitions: --utest needs {UTEST_MIN_REPETITIONS} a side")
+    return pairs
+
+
 def report_workload(rep):
     """What the formats name as the workload: the phases' own ("run" or "command" for tlbprof run)."""
     return rep["phases"][0]["workload"] if rep["phases"] else "run" if "target" in rep else ""
@@ -176,10 +294,69 @@ def samples(families):
     return {(s.name, tuple(sorted(s.labels.items()))): s for f in families for s in f.samples}
 
 
+PROMTOOL = shutil.which("promtool")
+METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*$")
+LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*$")
+CLOCK_EVENTS = ("task-clock", "cpu-clock")      # count ns, not events: families in seconds of their own
+
+
+def check_promtool(text, where):
+    """promtool check metrics (Debian's prometheus): the Prometheus linter, naming and units included."""
+    if PROMTOOL is None:
+        fail(f"{where}: promtool is missing: apt-get install prometheus (tools/bootstrap --test installs it)")
+        return
+    p = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0 or p.stdout.strip() or p.stderr.strip():
+        fail(f"{where}: promtool check metrics: exit {p.returncode}: {(p.stdout + p.stderr).strip()[:400]}")
+
+
+def check_textfile_rules(text, families, where):
+    """What node_exporter's textfile collector (collector/textfile.go) does with a .prom file, as our own check:
+    the Prometheus text parser (expfmt) reads it, so a family's TYPE comes before its samples and its samples are
+    not split by another family's; a file with any timestamp is skipped whole; label names missing from some
+    samples of a family are added with the value "", after which no two samples of a family may have the same
+    labels (the registry refuses a metric collected twice); names, label names and label values must be valid."""
+    if not text.endswith("\n"):
+        fail(f"{where}: a .prom file ends with a line feed")
+    typed, seen, last = set(), set(), None
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            name = line.split()[2]
+            if name in typed:
+                fail(f"{where}: a second TYPE line for {name}")
+            typed.add(name)
+            continue
+        if not line or line.startswith("#"):
+            continue
+        name = re.match(r"[^{ ]+", line).group(0)
+        if name != last and name in seen:
+            fail(f"{where}: the samples of {name} are split by another family")
+        if name not in typed:
+            fail(f"{where}: {name}: a sample before its TYPE line")
+        seen.add(name)
+        last = name
+    for fam in families:
+        if not METRIC_NAME.match(fam.name):
+            fail(f"{where}: metric name {fam.name!r}")
+        names = {k for s in fam.samples for k in s.labels}
+        padded = set()
+        for s in fam.samples:
+            if s.timestamp is not None:
+                fail(f"{where}: {s.name}: a timestamp (the textfile collector skips the whole file)")
+            for k, v in s.labels.items():
+                if not LABEL_NAME.match(k) or k.startswith("__"):
+                    fail(f"{where}: {s.name}: label name {k!r}")
+            key = (s.name, tuple(sorted((k, s.labels.get(k, "")) for k in names)))
+            if key in padded:
+                fail(f"{where}: {s.name}{dict(key[1])} twice once missing labels are filled with \"\"")
+            padded.add(key)
+
+
 def check_openmetrics(text, rep, where):
     no_nan(text, where)
     if not text.endswith("\n# EOF\n"):
         fail(f"{where}: OpenMetrics text must end with '# EOF'")
+    check_promtool(text, where)
     try:
         om = list(parse_openmetrics(text))
         prom = list(parse_prometheus(text))   # what node_exporter's textfile collector reads
@@ -188,6 +365,7 @@ def check_openmetrics(text, rep, where):
         return None
     if [f.name for f in om] != [f.name for f in prom] or len(samples(om)) != len(samples(prom)):
         fail(f"{where}: the OpenMetrics and the Prometheus text parsers read different metrics")
+    check_textfile_rules(text, prom, where)
     for fam in om:
         if fam.type != "gauge" or not fam.name.startswith("tlbprof_"):
             fail(f"{where}: {fam.name}: every family is a tlbprof_ gauge (the textfile collector knows no stateset)")
@@ -195,6 +373,15 @@ def check_openmetrics(text, rep, where):
             fail(f"{where}: {fam.name}: unit {fam.unit} must be the name's suffix")
         if re.search(r"_(info|total|created|bucket|count|sum|gcount|gsum)$", fam.name):
             fail(f"{where}: {fam.name}: a suffix OpenMetrics reserves for another type")
+        if re.search(r"(^|_)(counter|gauge|histogram|summary)(_|$)", fam.name):
+            fail(f"{where}: {fam.name}: a metric type in the name")
+        # Base units (seconds, not ns), one unit per family: a clock event's ns never beside counts.
+        if re.search(r"_(ns|nanoseconds|us|microseconds|ms|milliseconds|cycles_per_ns|pct|percent)(_|$)", fam.name):
+            fail(f"{where}: {fam.name}: not a base unit")
+        if fam.name.startswith("tlbprof_event_") and fam.name != "tlbprof_event_running_ratio":
+            for s in fam.samples:
+                if (s.labels.get("event") in CLOCK_EVENTS) != fam.name.endswith("_seconds"):
+                    fail(f"{where}: {fam.name}: {s.labels.get('event')}: clock events go in seconds, counts not")
         for s in fam.samples:
             if s.timestamp is not None:
                 fail(f"{where}: {s.name}: a timestamp (the textfile collector rejects them)")
@@ -215,9 +402,11 @@ def check_openmetrics(text, rep, where):
         if wall_only(p):
             if med or len(wall) != 1 or not close(wall[0], median(p["declared"]["wall_ns"]) / 1e9):
                 fail(f"{where}: a phase measured by wall time: {p['name']!r}: latency {med}, wall {wall}")
-            if not any(x["phase"] == p["name"] for x in byname.get("tlbprof_counter_value", [])) and p["counters"]:
+            if not any(x["phase"] == p["name"] for x in byname.get("tlbprof_event_value", []) +
+                       byname.get("tlbprof_event_seconds", [])) and p["counters"]:
                 fail(f"{where}: {p['name']!r}: its counter totals are missing")
-            if any(x["phase"] == p["name"] for x in byname.get("tlbprof_counter_per_access", [])):
+            if any(x["phase"] == p["name"] for x in byname.get("tlbprof_event_per_access", []) +
+                   byname.get("tlbprof_event_time_per_access_seconds", [])):
                 fail(f"{where}: {p['name']!r}: no rate per access without accesses")
             continue
         if wall:
@@ -326,28 +515,44 @@ def check_junit(path, rep, fail_on, where):
     return root
 
 
+CSV_COLUMNS = ["run", "phase", "value", "unit", "metric", "running_pct", "note"]
+
+
 def check_csv(text, rep, where):
     no_nan(text, where)
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0] != "# phase,value,unit,metric,running_pct,note\n":
-        fail(f"{where}: the first line names the columns: {lines[:1]}")
+    # pandas with default arguments, as a user reads it: the first line names the columns.
+    try:
+        frame = pandas.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (ValueError, pandas.errors.ParserError) as e:
+        fail(f"{where}: pandas.read_csv: {e}")
         return None
-    rows = list(csv.reader(io.StringIO("".join(lines[1:]), newline="")))
+    if list(frame.columns) != CSV_COLUMNS:
+        fail(f"{where}: pandas reads the columns {list(frame.columns)}, want {CSV_COLUMNS}")
+        return None
+    runs = set(frame["run"])
+    if len(runs) != 1 or not re.fullmatch(r"[0-9a-f]{16}", next(iter(runs))):
+        fail(f"{where}: one run id of 16 hex digits in every row: {sorted(runs)[:3]}")
+    if frame.empty or pandas.to_numeric(frame["value"], errors="coerce").isna().sum() != frame["value"].isin(
+            ["<not supported>", "<not counted>"]).sum():
+        fail(f"{where}: value is a number, or <not supported>/<not counted>")
+    rows = list(csv.reader(io.StringIO(text, newline="")))[1:]
     for r in rows:
-        if len(r) != 6:
+        if len(r) != len(CSV_COLUMNS):
             fail(f"{where}: a row of {len(r)} fields: {r}")
             return None
-        if r[1] not in ("<not supported>", "<not counted>"):
-            try:
-                float(r[1])
-            except ValueError:
-                fail(f"{where}: value {r[1]!r} is neither a number nor <not supported>/<not counted>")
+        r.pop(0)        # the run id: the checks below read phase, value, unit, metric, running_pct, note
         if r[4]:
             try:
                 if not 0 <= float(r[4]) <= 100:
                     raise ValueError
             except ValueError:
                 fail(f"{where}: running_pct {r[4]!r}")
+        # Every value that has a unit names it: times in ns (the JSON's unit), ratios as ratio.
+        if (r[3].endswith("_ns") or r[3].startswith(("ns_per_access", "wall_ns")) or r[3].startswith(
+                CLOCK_EVENTS) or r[3].startswith("task_clock")) and r[2] != "ns":
+            fail(f"{where}: {r[0]} {r[3]}: a time without its unit ns: {r[2]!r}")
+        if r[3] in ("rel_spread", "spread") and r[2] != "ratio":
+            fail(f"{where}: {r[0]} {r[3]}: the spread is a ratio, as in the JSON: {r[2]!r}")
     if rep is None:
         return rows
     ph = phases_of(rep)
@@ -367,6 +572,10 @@ def check_csv(text, rep, where):
             continue
         if p["status"] == "ok" and (med != [med[0]] or not close(float(med[0]), p["ns_per_access"]["median"])):
             fail(f"{where}: ns_per_access of {name!r}: {med}")
+        spread = [float(r[1]) for r in rows if r[0] == name and r[3] == "rel_spread"]
+        if p["status"] == "ok" and "rel_spread" in p["ns_per_access"] and (
+                len(spread) != 1 or not close(spread[0], p["ns_per_access"]["rel_spread"])):
+            fail(f"{where}: rel_spread of {name!r}: {spread}, the JSON says {p['ns_per_access']['rel_spread']}")
         if p["status"] != "ok" and (med != ["<not counted>"] or not any(
                 r[0] == name and p["reason"] in r[5] for r in rows)):
             fail(f"{where}: a phase without samples: one <not counted> row with its reason: {name!r}")
@@ -450,6 +659,29 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"{fixture}/{name} differs from its golden file at line {diff + 1}: "
                      f"{got.splitlines()[diff:diff + 1]} vs {want.splitlines()[diff:diff + 1]} "
                      f"(intended? tests/integration/test_formats.py build/tlbprof --regenerate)")
+
+    # Two runs' CSV files appended into one table keep apart by their run id; a re-analysis keeps its run's id.
+    tables = []
+    for fixture in ("vm-chase-16m-run1", "vm-chase-16m-run2", "vm-chase-16m-run1"):
+        text = run(["analyze", os.path.join(DATA, fixture + ".json"), "--format", "csv", "--output", "-",
+                    "--quiet"]).stdout
+        tables.append(pandas.read_csv(io.StringIO(text), dtype=str, keep_default_na=False))
+    both = pandas.concat(tables, ignore_index=True)
+    ids = [t["run"].iloc[0] for t in tables]
+    if ids[0] == ids[1] or ids[0] != ids[2] or both.groupby("run").ngroups != 2 or \
+            len(both[both["run"] == ids[1]]) != len(tables[1]):
+        fail(f"csv: run ids of two runs and a re-analysis of the first: {ids}")
+
+    # compare.py --utest on two runs of each workload: repetitions (allocations; page faults: processes) a side.
+    for pair in (("vm-chase-16m-run1", "vm-chase-16m-run2"), ("vm-pagefault-32m-run1", "vm-pagefault-32m-run2")):
+        docs = []
+        for fixture in pair:
+            path = os.path.join(DATA, fixture + ".json")
+            fixture_rep = json.loads(run(["analyze", path, "--json", "-", "--quiet"]).stdout)
+            text = run(["analyze", path, "--format", "gbench", "--output", "-", "--quiet"]).stdout
+            docs.append(check_gbench(text, fixture_rep, fixture + " gbench"))
+        if all(docs):
+            check_utest_pairs(*docs, " vs ".join(pair))
 
     # 2. One format to stdout: the table moves to stderr; --fail-on warn turns the sweep's warning into a failure.
     sweep = os.path.join(DATA, "cloud-xeon-size-sweep.json")
