@@ -23,16 +23,26 @@
  * dies while the benchmark runs, the next call gets SIGPIPE (as any write to
  * a FIFO without a reader); ignore SIGPIPE to get -1 with errno EPIPE.
  *
- * Each call writes one line to the control FIFO tlbprof created and waits for
- * tlbprof's "ack" before returning, so the counters are read exactly at the
- * phase boundary. A phase may repeat: occurrences of the same name are
+ * Each call sends one line to tlbprof and waits for tlbprof's "ack" before
+ * returning, so the counters are read exactly at the phase boundary. Where
+ * tlbprof offers it (TLBPROF_MARKER_SHM is set: tlbprof 0.2 and later) and
+ * the build has Linux's syscall() (any gnu -std mode, or _DEFAULT_SOURCE),
+ * the line goes through a page of shared memory: the call publishes it, wakes
+ * tlbprof (a NUL byte on the control FIFO) only when tlbprof sleeps, and spins briefly on the answer
+ * before it sleeps on a futex, so a call costs a few microseconds instead of
+ * two FIFO hops. Otherwise (an older tlbprof, a strict -std=c99 build, or
+ * TLBPROF_MARKER_FIFO_ONLY defined) it writes to the control FIFO and reads
+ * the ack FIFO, as the first version of this header did; tlbprof serves both. A phase may repeat: occurrences of the same name are
  * aggregated (like LIKWID or PAPI regions). Phases do not nest. Call the
  * markers from one thread at a time. Every translation unit that includes
  * this header keeps its own connection; that is fine as long as calls do not
  * overlap (a phase begun in one unit and ended in another is timed by
  * tlbprof alone). A program that closes file descriptors it did not open is
- * noticed: before each message the connection checks that its descriptors
- * are still the FIFOs, and opens them again if not.
+ * noticed: before each FIFO message (and before ringing the doorbell) the
+ * connection checks that its descriptors are still the FIFOs, and opens them
+ * again if not; the shared page is mapped, so closing fds cannot touch it. If
+ * tlbprof dies while a call waits on the futex, the call notices within 100 ms
+ * and returns -1 with errno EPIPE, and so does every later call, at once.
  *
  * The protocol (tlbprof-marker/1), one line per message, at most 512 bytes:
  *   phase begin NAME [accesses=N] [region=0xADDR,LEN] [page=4k|2m|1g]
@@ -55,6 +65,18 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The shared-memory channel needs Linux's futex through syscall(), declared only outside strict ISO modes. */
+#if defined(__linux__) && defined(__GNUC__) && !defined(TLBPROF_MARKER_FIFO_ONLY) && \
+	(defined(__USE_MISC) || defined(_GNU_SOURCE) || defined(_DEFAULT_SOURCE))
+#define TLBPROF_MARKER_HAVE_SHM 1
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#else
+#define TLBPROF_MARKER_HAVE_SHM 0
+#endif
+
 #if !defined(CLOCK_MONOTONIC) || !defined(O_CLOEXEC)
 #error "tlbprof/marker.h needs POSIX 2008: use a gnu -std mode, or define _POSIX_C_SOURCE=200809L before any #include"
 #endif
@@ -73,6 +95,35 @@
 #define TLBPROF_MARKER_ENV_CTL "TLBPROF_MARKER_CTL"
 #define TLBPROF_MARKER_ENV_ACK "TLBPROF_MARKER_ACK"
 #define TLBPROF_MARKER_LINE_MAX 512
+/* Where tlbprof offers the shared page; its doorbell is one NUL byte on the control FIFO (an empty line to it). */
+#define TLBPROF_MARKER_ENV_SHM "TLBPROF_MARKER_SHM"
+#define TLBPROF_MARKER_SHM_MAGIC 0x746c6231u	/* "tlb1" */
+
+/*
+ * The shared page (tlbprof creates it; one request at a time). The caller
+ * writes line and len, then req = ack + 1; tlbprof handles it, writes reply
+ * and sets ack = req. sleeping: tlbprof waits in poll() and must be woken
+ * through the doorbell; waiting: the caller sleeps on the futex word ack.
+ * Each side stores its own word and then loads the other's, both sequentially
+ * consistent, so at least one of them sees the other (no lost wake-up).
+ */
+struct tlbprof_marker_shm {
+	uint32_t magic, size;		/* TLBPROF_MARKER_SHM_MAGIC, sizeof(struct tlbprof_marker_shm) */
+	int32_t owner;			/* tlbprof's pid: a caller waiting on a dead tlbprof gives up */
+	uint32_t closed;		/* tlbprof has stopped serving */
+	char pad0[48];
+	uint32_t req;			/* requests posted (the caller) */
+	uint32_t sleeping;		/* tlbprof waits in poll(): ring the doorbell */
+	uint32_t len;			/* bytes in line */
+	int32_t caller_cpu;		/* the CPU the caller posted from (-1: unknown) */
+	char pad1[48];
+	uint32_t ack;			/* requests answered (tlbprof); the caller's futex word */
+	uint32_t waiting;		/* the caller sleeps on ack: tlbprof wakes it */
+	int32_t server_cpu;		/* the CPU tlbprof answered on: spinning on the same one only delays it */
+	char pad2[52];
+	char line[TLBPROF_MARKER_LINE_MAX];
+	char reply[TLBPROF_MARKER_LINE_MAX];
+};
 
 /* What a phase declares about itself; zero (TLBPROF_PHASE_INIT) means "not declared" for every field. */
 struct tlbprof_phase {
@@ -95,6 +146,11 @@ struct tlbprof_marker_conn {
 	ino_t ctl_ino, ack_ino;
 	uint64_t begin_ns;
 	int begun;		/* this connection's last begin was acknowledged */
+	struct tlbprof_marker_shm *shm;	/* the shared page, NULL: the FIFOs */
+	int shm_gone;		/* tlbprof stopped serving the page: every call fails with EPIPE */
+	int bell;		/* the doorbell FIFO, -1 until first rung */
+	dev_t bell_dev;
+	ino_t bell_ino;
 };
 
 static inline struct tlbprof_marker_conn *tlbprof_marker_conn_(void)
@@ -109,6 +165,40 @@ static inline uint64_t tlbprof_marker_now_ns_(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return TLBPROF_MARKER_CAST(uint64_t, ts.tv_sec) * 1000000000u + TLBPROF_MARKER_CAST(uint64_t, ts.tv_nsec);
 }
+
+#if TLBPROF_MARKER_HAVE_SHM
+/* Map the shared page tlbprof offers; 0, or -1 (none offered, or not one this header speaks). */
+static inline int tlbprof_marker_map_(struct tlbprof_marker_conn *c)
+{
+	const char *path = getenv(TLBPROF_MARKER_ENV_SHM);
+	const char *bell = getenv(TLBPROF_MARKER_ENV_CTL);
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (!path || !*path || !bell || !*bell)
+		return -1;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || st.st_size < TLBPROF_MARKER_CAST(off_t, sizeof(struct tlbprof_marker_shm))) {
+		close(fd);
+		return -1;
+	}
+	p = mmap(NULL, sizeof(struct tlbprof_marker_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);	/* the mapping stays: a program that closes every fd cannot cut it */
+	if (p == MAP_FAILED)
+		return -1;
+	c->shm = TLBPROF_MARKER_CAST(struct tlbprof_marker_shm *, p);
+	if (c->shm->magic != TLBPROF_MARKER_SHM_MAGIC || c->shm->size != sizeof(struct tlbprof_marker_shm)) {
+		munmap(p, sizeof(struct tlbprof_marker_shm));
+		c->shm = NULL;
+		return -1;
+	}
+	c->bell = -1;
+	return 0;
+}
+#endif
 
 /* Open both FIFOs (tlbprof holds both ends read-write, so neither open blocks) and remember what they are. */
 static inline int tlbprof_marker_open_(struct tlbprof_marker_conn *c)
@@ -142,8 +232,13 @@ static inline int tlbprof_marker_active(void)
 	struct tlbprof_marker_conn *c = tlbprof_marker_conn_();
 	if (c->state == 0) {
 		c->state = -1;
-		c->ctl = c->ack = -1;
-		if (tlbprof_marker_open_(c) == 0) {
+		c->ctl = c->ack = c->bell = -1;
+		c->shm = NULL;
+		if (
+#if TLBPROF_MARKER_HAVE_SHM
+		    tlbprof_marker_map_(c) == 0 ||
+#endif
+		    tlbprof_marker_open_(c) == 0) {
 			/*
 			 * Touch what phase_end uses (the vDSO clock, snprintf's
 			 * number formatting) now, so their first-use page faults
@@ -165,6 +260,117 @@ static inline int tlbprof_marker_same_(int fd, dev_t dev, ino_t ino)
 	return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
+/* Which channel the calls use: "shm" (the shared page), "fifo" (the FIFOs) or "none" (outside tlbprof run). */
+static inline const char *tlbprof_marker_channel(void)
+{
+	if (!tlbprof_marker_active())
+		return "none";
+	return tlbprof_marker_conn_()->shm ? "shm" : "fifo";
+}
+
+#if TLBPROF_MARKER_HAVE_SHM
+static inline void tlbprof_marker_relax_(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/*
+ * Wake tlbprof from its poll(): one NUL byte on the control FIFO, which its
+ * line reader skips as an empty line (full: it has bytes to wake it already).
+ */
+static inline int tlbprof_marker_ring_(struct tlbprof_marker_conn *c)
+{
+	const char *path = getenv(TLBPROF_MARKER_ENV_CTL);
+	struct stat st;
+	char one = 0;
+
+	if (c->bell < 0 || !tlbprof_marker_same_(c->bell, c->bell_dev, c->bell_ino)) {
+		/* First ring, or the program closed and reused the descriptor: never write into its file. */
+		c->bell = path ? open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+		if (c->bell < 0 || fstat(c->bell, &st) != 0)
+			return -1;
+		c->bell_dev = st.st_dev;
+		c->bell_ino = st.st_ino;
+	}
+	while (write(c->bell, &one, 1) < 0) {
+		if (errno == EAGAIN)
+			break;
+		if (errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * One request over the shared page: publish it, ring only when tlbprof
+ * sleeps, spin on the answer for up to 100 µs (tlbprof's handling is a
+ * counter read), then sleep on the futex in 100 ms steps, giving up when
+ * tlbprof is gone. 0 on "ack", -1 with errno.
+ */
+static inline int tlbprof_marker_shm_send_(struct tlbprof_marker_conn *c, const char *line, size_t len)
+{
+	struct tlbprof_marker_shm *s = c->shm;
+	uint32_t seq = __atomic_load_n(&s->ack, __ATOMIC_ACQUIRE) + 1u;
+	uint64_t t0 = 0;
+	unsigned spins = 0;
+
+	if (c->shm_gone) {
+		errno = EPIPE;
+		return -1;
+	}
+	unsigned cpu = 0;
+	int here = syscall(SYS_getcpu, &cpu, NULL, NULL) == 0 ? TLBPROF_MARKER_CAST(int, cpu) : -1;
+
+	memcpy(s->line, line, len);
+	s->len = TLBPROF_MARKER_CAST(uint32_t, len);
+	s->caller_cpu = here;
+	__atomic_store_n(&s->req, seq, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&s->sleeping, __ATOMIC_SEQ_CST) && tlbprof_marker_ring_(c) != 0)
+		return -1;
+	/* Spin only where tlbprof runs on another CPU: on this one it could not answer while we spin. */
+	while (__atomic_load_n(&s->ack, __ATOMIC_ACQUIRE) != seq &&
+	       (here < 0 || __atomic_load_n(&s->server_cpu, __ATOMIC_RELAXED) != here)) {
+		if (++spins % 64 == 0) {
+			uint64_t now = tlbprof_marker_now_ns_();
+			if (!t0)
+				t0 = now;
+			else if (now - t0 > 100000u)
+				break;
+		}
+		tlbprof_marker_relax_();
+	}
+	while (__atomic_load_n(&s->ack, __ATOMIC_ACQUIRE) != seq) {
+		struct timespec step = { 0, 100000000 };
+		uint32_t seen;
+		int gone = 0;
+		__atomic_store_n(&s->waiting, 1u, __ATOMIC_SEQ_CST);
+		seen = __atomic_load_n(&s->ack, __ATOMIC_SEQ_CST);
+		if (seen == seq)
+			break;
+		if (__atomic_load_n(&s->closed, __ATOMIC_ACQUIRE))
+			gone = 1;
+		else if (syscall(SYS_futex, &s->ack, FUTEX_WAIT, seen, &step, NULL, 0) != 0 && errno == ETIMEDOUT)
+			gone = kill(s->owner, 0) != 0 && errno == ESRCH;
+		if (gone) {
+			__atomic_store_n(&s->waiting, 0u, __ATOMIC_RELAXED);
+			c->shm_gone = 1;
+			errno = EPIPE;
+			return -1;
+		}
+	}
+	__atomic_store_n(&s->waiting, 0u, __ATOMIC_RELAXED);
+	if (strncmp(s->reply, "ack", 4) != 0) {
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+#endif
+
 /* Send one line and wait for the answer: 0 on "ack", -1 with errno (EPROTO: tlbprof refused it). */
 static inline int tlbprof_marker_send_(const char *line, size_t len)
 {
@@ -172,6 +378,10 @@ static inline int tlbprof_marker_send_(const char *line, size_t len)
 	char reply[TLBPROF_MARKER_LINE_MAX];
 	size_t off = 0;
 
+#if TLBPROF_MARKER_HAVE_SHM
+	if (c->shm)
+		return tlbprof_marker_shm_send_(c, line, len);
+#endif
 	/* The program closed and reused our descriptors: never write into its files, open the FIFOs again. */
 	if (!tlbprof_marker_same_(c->ctl, c->ctl_dev, c->ctl_ino) ||
 	    !tlbprof_marker_same_(c->ack, c->ack_dev, c->ack_ino)) {

@@ -5,10 +5,12 @@
  * statistics, counters and comparisons, and numbers as text that reads back.
  */
 #include <jansson.h>
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/internal.h"
 #include "report/report.h"
@@ -85,6 +87,27 @@ const struct comparison *report_comparison_of(const struct analysis *a, size_t i
 bool report_counter_counted(const struct counter_info *ci, const struct counter_reading *cr)
 {
 	return (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED) && !(cr->running_ns == 0 && cr->enabled_ns);
+}
+
+/*
+ * The kernel's two clock events count nanoseconds, not occurrences: task-clock
+ * (what tlbprof counts as METRIC_TASK_CLOCK) and cpu-clock, which -e may name.
+ * A report read back keeps the event as written but not its encoding, so the
+ * names libpfm4 and perf give them count too.
+ */
+bool report_counter_is_time(const struct counter_info *ci)
+{
+	static const char *const clocks[] = { "task-clock", "cpu-clock", "perf::PERF_COUNT_SW_TASK_CLOCK",
+					      "perf::PERF_COUNT_SW_CPU_CLOCK", "perf::task-clock", "perf::cpu-clock" };
+
+	if (ci->metric == METRIC_TASK_CLOCK)
+		return true;
+	if (ci->encoded && ci->type == PERF_TYPE_SOFTWARE)
+		return ci->config == PERF_COUNT_SW_CPU_CLOCK || ci->config == PERF_COUNT_SW_TASK_CLOCK;
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++)
+		if (strcmp(ci->event, clocks[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Share of the enabled time a counter ran: 1 when not multiplexed. */

@@ -59,6 +59,16 @@ json_t *report_comparisons_json(const struct analysis *a, const struct phase_res
 json_t *report_environment_json(const struct environment *env, const struct timing_calibration *clk,
 				const char *pmu_name);
 
+/* json_watch.c: target.watch, what watching an unmarked command found (pmu/sample.h's sample_profile). */
+struct sample_profile;
+struct sample_watch_region;
+json_t *report_watch_json(const struct sample_profile *p);
+/* target.watch read back into *p (missing fields are 0). Returns 0, or -EINVAL when w is not an object. */
+int report_watch_read(const json_t *w, struct sample_profile *p);
+/* A watched region's backing ("base", "thp", "hugetlb", "not_resident") and THP control ("MADV_HUGEPAGE", ...). */
+const char *report_watch_backing(const struct sample_watch_region *r);
+const char *report_watch_thp_control(const struct sample_watch_region *r);
+
 /* One counter as the report lists it: name, metric, event, source, hardware, type, config ("0x..."), status, reason. */
 json_t *report_counter_info_json(const struct counter_info *ci);
 
@@ -95,6 +105,8 @@ const struct comparison *report_comparison_of(const struct analysis *a, size_t i
 /* A counter that produced a value in this phase (ok or multiplexed, and scheduled at all). */
 bool report_counter_counted(const struct counter_info *ci, const struct counter_reading *cr);
 
+/* A counter whose value is a time in ns (task-clock, cpu-clock), not a count of events. */
+bool report_counter_is_time(const struct counter_info *ci);
 /* Share of the enabled time a counter ran: 1 when not multiplexed. */
 double report_counter_running(const struct counter_reading *cr);
 

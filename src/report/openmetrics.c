@@ -239,47 +239,71 @@ static void om_phases(const struct report_input *in, FILE *f)
 	}
 }
 
-/* The families with a sample per counter of each phase: its total, its rate per access, its running share. */
+/*
+ * The families with a sample per perf event of each phase: its total, its rate per access, its running share.
+ * Not "counter" in a name: Prometheus reserves the word for its counter type (promtool refuses it). An event
+ * that counts time (task-clock, cpu-clock: ns) has families of its own in seconds, so no family mixes units.
+ */
 static void om_counters(const struct report_input *in, FILE *f)
 {
 	const struct run_results *rr = in->results;
 
 	struct om_family value = {
 		.f = f,
-		.name = "tlbprof_counter_value",
-		.help = "perf_event counter totals over the timed samples (a run phase: its occurrences), scaled "
-			  "when multiplexed; a counter that could not count is absent, never 0.",
+		.name = "tlbprof_event_value",
+		.help = "perf_event totals over the timed samples (a run phase: its occurrences), scaled when "
+			  "multiplexed; an event that could not count is absent, never 0. Clock events are in "
+			  "tlbprof_event_seconds.",
+	};
+	struct om_family seconds = {
+		.f = f,
+		.name = "tlbprof_event_seconds",
+		.help = "perf_event clock events (task-clock, cpu-clock) over the timed samples, scaled when "
+			  "multiplexed.",
+		.unit = "seconds",
 	};
 	struct om_family rate = {
 		.f = f,
-		.name = "tlbprof_counter_per_access",
-		.help = "perf_event counter per timed access.",
+		.name = "tlbprof_event_per_access",
+		.help = "perf_event total per timed access (clock events: tlbprof_event_time_per_access_seconds).",
+	};
+	struct om_family time_rate = {
+		.f = f,
+		.name = "tlbprof_event_time_per_access_seconds",
+		.help = "perf_event clock event per timed access: the CPU time of one access.",
+		.unit = "seconds",
 	};
 	struct om_family running = {
 		.f = f,
-		.name = "tlbprof_counter_running_ratio",
-		.help = "Share of the enabled time each counter ran, as perf stat shows it; a multiplexed "
-			  "counter is scaled by it.",
+		.name = "tlbprof_event_running_ratio",
+		.help = "Share of the enabled time each event ran, as perf stat shows it; a multiplexed event is "
+			  "scaled by it.",
 		.unit = "ratio",
 	};
-	struct om_family *per_counter[] = { &value, &rate, &running };
+	struct om_family *per_counter[] = { &value, &seconds, &rate, &time_rate, &running };
 	for (size_t k = 0; k < sizeof(per_counter) / sizeof(per_counter[0]); k++) {
 		struct om_family *m = per_counter[k];
+		bool per_access = m == &rate || m == &time_rate;
 		for (size_t i = 0; i < rr->n; i++) {
 			const struct phase_result *r = &rr->phases[i];
-			/* A phase measured by wall time alone has counter totals, but no rate per access. */
-			if (!report_phase_measured(r) && !(report_phase_wall_only(r) && m != &rate))
+			/* A phase measured by wall time alone has event totals, but no rate per access. */
+			if (!report_phase_measured(r) && !(report_phase_wall_only(r) && !per_access))
 				continue;
 			for (size_t j = 0; j < r->n_counters; j++) {
 				const struct counter_info *ci = &r->counter_info[j];
 				const struct counter_reading *cr = &r->counters[j];
-				double v = m == &value ? cr->scaled
-					   : m == &rate ? cr->scaled / report_phase_accesses(r)
-					   : report_counter_running(cr);
+				bool is_time = report_counter_is_time(ci);
+				if (m != &running && is_time != (m == &seconds || m == &time_rate))
+					continue;
+				double v = m == &running ? report_counter_running(cr)
+					   : per_access	 ? cr->scaled / report_phase_accesses(r)
+							 : cr->scaled;
+				if (is_time && m != &running)
+					v /= 1e9;
 				if (!report_counter_counted(ci, cr) || !isfinite(v))
 					continue;
 				om_phase(m, r);
-				om_label(m, "counter", ci->name);
+				om_label(m, "event", ci->name);
 				om_label(m, "metric", metric_name(ci->metric));
 				om_end(m, v);
 			}

@@ -193,6 +193,8 @@ struct report_doc {
 	/* ... and its marker traffic (target.markers), for the marker_protocol check. */
 	bool has_markers;
 	unsigned marker_messages, marker_refused;
+	/* tlbprof run reports: what watching the command found (target.watch), for the unmarked checks; owned. */
+	struct sample_profile *watch;
 	char marker_first_refusal[200];
 	char **strings;			/* owned storage behind argv and self-check ids */
 	size_t n_strings, cap_strings;

@@ -1,18 +1,41 @@
 /* SPDX-License-Identifier: MIT */
-/* tlbprof run's channels: the marker FIFOs and perf-style --control fds, their lines, and the acks they get. */
+/*
+ * tlbprof run's channels: the markers' shared page and FIFOs, perf-style --control fds, their lines, and the acks
+ * they get.
+ */
 #include "target/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "machine/timing.h"
+
+#include "tlbprof/marker.h"
+
+/*
+ * How long tlbprof spins for the next shared-page request after one, before
+ * it sleeps in poll(): a benchmark's next marker call usually follows within
+ * microseconds (an end, then the next begin), and waking from poll() through
+ * the doorbell costs a scheduler wake-up on each side (tens of µs in a VM).
+ * Longer phases pay the doorbell once per boundary; the spin costs at most
+ * this much CPU per message.
+ */
+#define SHM_SPIN_NS 200000
+
+/* The channel a shared-page request is handled as: no fds of its own, its answers go into the page. */
+static const struct channel shm_channel = { .ctl = -1, .ack = -1 };
+#define SHM_CHANNEL (&shm_channel)
 
 void target_note_error(struct target_state *st, const char *line, const char *fmt, ...)
 {
@@ -33,11 +56,21 @@ void target_note_error(struct target_state *st, const char *line, const char *fm
  * non-blocking: a benchmark that never reads its acks fills the FIFO, and
  * then loses acks instead of hanging tlbprof.
  */
-static void reply(const struct channel *c, const char *text, size_t len)
+static void reply(const struct target_state *st, const struct channel *c, const char *text, size_t len)
 {
 	size_t off = 0;
 	struct pollfd p = { c->ack, POLLOUT, 0 };
 
+	if (c == SHM_CHANNEL) {
+		/* The shared page's answer, without its newline; ack publishes it after the whole message is handled. */
+		while (len && (text[len - 1] == '\n' || text[len - 1] == '\0'))
+			len--;
+		if (len >= sizeof(st->shm->reply))
+			len = sizeof(st->shm->reply) - 1;
+		memcpy(st->shm->reply, text, len);
+		st->shm->reply[len] = '\0';
+		return;
+	}
 	if (c->ack < 0)
 		return;
 	/*
@@ -58,25 +91,31 @@ static void reply(const struct channel *c, const char *text, size_t len)
 }
 
 /* Answer text (without its NUL) on c. */
-static void reply_text(const struct channel *c, const char *text)
+static void reply_text(const struct target_state *st, const struct channel *c, const char *text)
 {
-	reply(c, text, strlen(text));
+	reply(st, c, text, strlen(text));
+}
+
+/* Whether c speaks the marker protocol (the FIFOs or the shared page), not perf stat's. */
+static bool is_marker(const struct target_state *st, const struct channel *c)
+{
+	return c != &st->ch[1];
 }
 
 /* The ack of channel c: the marker FIFOs answer "ack\n"; perf stat answers sizeof("ack\n"), its NUL included. */
 static void ack(const struct target_state *st, const struct channel *c)
 {
-	if (c == &st->ch[0])
-		reply(c, "ack\n", 4);
+	if (is_marker(st, c))
+		reply(st, c, "ack\n", 4);
 	else
-		reply(c, "ack\n", 5);	/* with its NUL, as perf stat writes it */
+		reply(st, c, "ack\n", 5);	/* with its NUL, as perf stat writes it */
 }
 
 /* Refuse a line: a marker caller gets the reason; a perf-style controller waits for "ack" whatever it sent. */
 static void refuse(const struct target_state *st, const struct channel *c, const char *marker_answer)
 {
-	if (c == &st->ch[0])
-		reply_text(c, marker_answer);
+	if (is_marker(st, c))
+		reply_text(st, c, marker_answer);
 	else
 		ack(st, c);
 }
@@ -87,17 +126,17 @@ static void on_begin(struct target_state *st, const struct channel *c, const str
 	if (st->slot[SLOT_MARKER].phase >= 0) {
 		target_note_error(st, shown, "phase '%s' is still open (phases do not nest)",
 				  st->out->phases[st->slot[SLOT_MARKER].phase].spec.name);
-		reply_text(c, "err a phase is open\n");
+		reply_text(st, c, "err a phase is open\n");
 		return;
 	}
 	if (strcmp(m->name, WINDOW_NAME) == 0 || strcmp(m->name, COMMAND_NAME) == 0) {
 		target_note_error(st, shown, "'%s' is tlbprof's own phase name", m->name);
-		reply_text(c, "err reserved name\n");
+		reply_text(st, c, "err reserved name\n");
 		return;
 	}
 	if (!target_phase_begin_marked(st, m)) {
 		target_note_error(st, shown, "more than %d phase names, or out of memory", TARGET_MAX_PHASES);
-		reply_text(c, "err too many phases\n");
+		reply_text(st, c, "err too many phases\n");
 		return;
 	}
 	ack(st, c);
@@ -120,7 +159,7 @@ static void note_handling(struct target_state *st, uint64_t t_read)
 }
 
 /* Handle one line from channel c. */
-static void handle_line(struct target_state *st, struct channel *c, const char *line, size_t len)
+static void handle_line(struct target_state *st, const struct channel *c, const char *line, size_t len)
 {
 	uint64_t t_read = timing_now_ns();
 	struct marker_msg m;
@@ -143,7 +182,7 @@ static void handle_line(struct target_state *st, struct channel *c, const char *
 		st->tr->markers_seen = true;
 		if (mk->phase < 0) {
 			target_note_error(st, shown, "no phase is open");
-			reply_text(c, "err no phase is open\n");
+			reply_text(st, c, "err no phase is open\n");
 			break;
 		}
 		target_slot_end(st, SLOT_MARKER, t_read, &m, false);
@@ -219,6 +258,127 @@ static ssize_t drain_once(struct target_state *st, struct channel *c)
 	return n;
 }
 
+/* ---- the shared page ---- */
+
+/* Publish the answer to request seq and wake the caller if it sleeps on the futex. */
+static void shm_answer(struct tlbprof_marker_shm *s, uint32_t seq)
+{
+	__atomic_store_n(&s->ack, seq, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&s->waiting, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &s->ack, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* Handle the request waiting on the shared page, if any. Returns whether there was one. */
+static bool shm_take(struct target_state *st)
+{
+	struct tlbprof_marker_shm *s = st->shm;
+	uint32_t seq = __atomic_load_n(&s->req, __ATOMIC_ACQUIRE);
+	char line[MARKER_LINE_MAX + 1];
+
+	if (seq == __atomic_load_n(&s->ack, __ATOMIC_RELAXED))
+		return false;
+	/* The caller waits until the answer: the line is stable. Copy it out of reach of a misbehaving caller. */
+	size_t len = s->len < MARKER_LINE_MAX ? s->len : MARKER_LINE_MAX;
+	memcpy(line, s->line, len);
+	char *end = memchr(line, '\n', len);
+	if (end)
+		len = (size_t)(end - line);
+	line[len] = '\0';
+	strcpy(s->reply, "err no answer");
+	handle_line(st, SHM_CHANNEL, line, len);
+	s->server_cpu = sched_getcpu();
+	shm_answer(s, seq);
+	return true;
+}
+
+/*
+ * Spin beside the caller, never on its CPU: where the scheduler put tlbprof
+ * on the caller's CPU (a wake-up prefers the waker's CPU), tlbprof moves
+ * itself to the other CPUs it may use, so that each side can spin while the
+ * other works. The benchmark is never moved. Returns whether tlbprof now runs
+ * elsewhere than the caller (false: stay, and sleep instead of spinning).
+ */
+static bool shm_step_aside(struct target_state *st)
+{
+	int caller = st->shm->caller_cpu, here = sched_getcpu();
+	cpu_set_t *allowed = st->shm_allowed;
+
+	if (caller < 0 || here < 0 || here != caller)
+		return true;
+	if (caller >= CPU_SETSIZE || !CPU_ISSET(caller, allowed) || CPU_COUNT(allowed) < 2)
+		return false;
+	cpu_set_t others = *allowed;
+	CPU_CLR(caller, &others);
+	if (sched_setaffinity(0, sizeof(others), &others) != 0)
+		return false;
+	st->shm->server_cpu = sched_getcpu();
+	return st->shm->server_cpu != caller;
+}
+
+/*
+ * Serve the shared page: every waiting request, then, after one, spin for
+ * the next up to SHM_SPIN_NS. Before returning to poll() tlbprof says it
+ * sleeps (the caller then rings the doorbell) and looks once more, so a
+ * request posted in between is never left waiting: each side stores its own
+ * flag before it loads the other's, both sequentially consistent.
+ */
+static void shm_serve(struct target_state *st)
+{
+	struct tlbprof_marker_shm *s = st->shm;
+
+	__atomic_store_n(&s->sleeping, 0u, __ATOMIC_SEQ_CST);
+	for (;;) {
+		bool served = false;
+		while (shm_take(st))
+			served = true;
+		if (served && st->shm_spin && shm_step_aside(st)) {
+			uint64_t t0 = timing_now_ns();
+			while (__atomic_load_n(&s->req, __ATOMIC_ACQUIRE) == __atomic_load_n(&s->ack, __ATOMIC_RELAXED) &&
+			       timing_now_ns() - t0 < SHM_SPIN_NS)
+				;
+			if (__atomic_load_n(&s->req, __ATOMIC_ACQUIRE) != __atomic_load_n(&s->ack, __ATOMIC_RELAXED))
+				continue;
+		}
+		__atomic_store_n(&s->sleeping, 1u, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&s->req, __ATOMIC_SEQ_CST) == __atomic_load_n(&s->ack, __ATOMIC_RELAXED))
+			return;
+		__atomic_store_n(&s->sleeping, 0u, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* The CPUs tlbprof may use, into st->shm_allowed; whether there are two or more (on one, spinning only delays). */
+static bool can_spin(struct target_state *st)
+{
+	CPU_ZERO(st->shm_allowed);
+	return sched_getaffinity(0, sizeof(*st->shm_allowed), st->shm_allowed) == 0 && CPU_COUNT(st->shm_allowed) > 1;
+}
+
+/* The shared page in the private directory, initialised, its path for the command. Returns 0 or -errno. */
+static int make_shm(struct target_state *st)
+{
+	snprintf(st->shm_path, sizeof(st->shm_path), "%s/shm", st->dir);
+	int fd = open(st->shm_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	void *p = MAP_FAILED;
+	if (ftruncate(fd, sizeof(*st->shm)) == 0)
+		p = mmap(NULL, sizeof(*st->shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int err = errno;
+	close(fd);
+	if (p == MAP_FAILED)
+		return -err;
+	st->shm = p;
+	memset(st->shm, 0, sizeof(*st->shm));
+	st->shm->size = sizeof(*st->shm);
+	st->shm->owner = (int32_t)getpid();
+	st->shm->sleeping = 1;
+	st->shm->caller_cpu = st->shm->server_cpu = -1;
+	__atomic_store_n(&st->shm->magic, TLBPROF_MARKER_SHM_MAGIC, __ATOMIC_RELEASE);
+	st->shm_allowed = malloc(sizeof(*st->shm_allowed));
+	st->shm_spin = st->shm_allowed && can_spin(st);
+	return 0;
+}
+
 /*
  * Read once from channel c (poll said it is readable, so the read does not
  * block even on a caller's fd left blocking) and handle each whole line. A
@@ -237,6 +397,9 @@ void target_channel_ready(struct target_state *st, struct channel *c, short reve
 {
 	if (revents & POLLIN) {
 		drain_channel(st, c);
+		/* The markers' FIFO is also the shared page's doorbell (a NUL byte, skipped as an empty line). */
+		if (c == &st->ch[0] && st->shm)
+			shm_serve(st);
 	} else if ((revents & (POLLHUP | POLLERR | POLLNVAL)) && c == &st->ch[1]) {
 		/* The controller closed its end (an fd: pipe): nothing more will come, stop polling it. */
 		close(c->ctl);
@@ -259,6 +422,10 @@ void target_channels_drain_pending(struct target_state *st)
 			if (q[i].revents & POLLIN)
 				drain_channel(st, &st->ch[i]);
 	}
+	/* A caller cannot have a request waiting after its exit; one of a surviving child still gets its answer. */
+	if (st->shm)
+		while (shm_take(st))
+			;
 }
 
 static int make_fifos(struct target_state *st)
@@ -290,7 +457,7 @@ static int make_fifos(struct target_state *st)
 	st->ch[0].ack = open(st->ack_path, O_RDWR | O_CLOEXEC);
 	if (st->ch[0].ctl < 0 || st->ch[0].ack < 0)
 		return -errno;
-	return 0;
+	return make_shm(st);
 }
 
 static int open_control(struct target_state *st)
@@ -335,9 +502,20 @@ void target_channels_close(struct target_state *st)
 			close(st->ch[i].ack);
 		st->ch[i].ctl = st->ch[i].ack = -1;
 	}
+	if (st->shm) {
+		/* A caller still waiting (a child that outlived the command) sees closed within 100 ms. */
+		__atomic_store_n(&st->shm->closed, 1u, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &st->shm->ack, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+		munmap(st->shm, sizeof(*st->shm));
+		st->shm = NULL;
+		free(st->shm_allowed);
+		st->shm_allowed = NULL;
+	}
 	if (*st->dir) {
 		unlink(st->ctl_path);
 		unlink(st->ack_path);
+		if (*st->shm_path)
+			unlink(st->shm_path);
 		rmdir(st->dir);
 		st->dir[0] = '\0';
 	}

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,10 +11,10 @@
 
 #include "target/marker.h"
 #include "target/target.h"
-
 #include "target/watch.h"
 
 struct tlbprof_marker_shm;
+
 #define TARGET_MAX_PHASES 256
 /* tlbprof's own phase names: a perf-style enable..disable window, and the whole unmarked command. */
 #define WINDOW_NAME "enabled"
@@ -47,6 +48,12 @@ struct target_state {
 	char dir[PATH_MAX - 16];
 	char ctl_path[PATH_MAX], ack_path[PATH_MAX];
 	struct channel ch[2];		/* [0] markers, [1] --control */
+	/* The markers' shared page (channel.c; NULL: none), its path, and whether to spin for the next request. */
+	struct tlbprof_marker_shm *shm;
+	char shm_path[PATH_MAX];
+	bool shm_spin;
+	cpu_set_t *shm_allowed;			/* the CPUs tlbprof may use, as it started */
+	uint64_t steal_ticks, steal_read_ns;	/* /proc/stat's steal at its last read (phases.c, at most every tick) */
 	size_t n_counters;
 	struct counter_reading *snap_end;
 	/*
@@ -71,6 +78,7 @@ struct target_state {
 	struct symbols *syms;
 	struct sample_sink sink;
 	struct sample_collector collector;
+	struct target_watch *watch;	/* watch.c: smaps, affinity, cpu-clock and fault samples */
 };
 
 /* channel.c: the marker FIFOs and the perf-style control, their lines and their answers. */
@@ -78,7 +86,6 @@ struct target_state {
 /* Record a refused line (the first TARGET_MAX_ERRORS are kept, all are counted). */
 __attribute__((format(printf, 3, 4)))
 void target_note_error(struct target_state *st, const char *line, const char *fmt, ...);
-	struct target_watch *watch;	/* watch.c: smaps, affinity, cpu-clock and fault samples */
 /* Make the private FIFO directory and open both channels. Returns 0 or -errno. */
 int target_channels_open(struct target_state *st);
 /* Act on what poll() said of channel c: read its lines, or stop polling a controller that hung up. */

@@ -41,7 +41,8 @@ static void child_exec(struct target_state *st, int go_fd, int err_fd)
 	/* tlbprof ignores SIGPIPE; an ignored signal would stay ignored across exec. */
 	signal(SIGPIPE, SIG_DFL);
 	if (!e && (setenv(TLBPROF_MARKER_ENV_CTL, st->ctl_path, 1) != 0 ||
-		   setenv(TLBPROF_MARKER_ENV_ACK, st->ack_path, 1) != 0))
+		   setenv(TLBPROF_MARKER_ENV_ACK, st->ack_path, 1) != 0 ||
+		   (st->shm && setenv(TLBPROF_MARKER_ENV_SHM, st->shm_path, 1) != 0)))
 		e = errno;
 	if (!e) {
 		/* Wait until the parent has attached the counters (it closes its end: read returns 0). */
@@ -142,8 +143,8 @@ static void attach(struct target_state *st)
 		(void)counter_set_open_task(st->ctx->counters, st->pid, true, true);
 	if (st->opt->sample)
 		target_sampling_open(st);
-}
 	target_watch_open(st);
+}
 
 /* Give the child the go-ahead and learn whether its exec succeeded. Returns 0, or -ENOENT (tr->exec_errno). */
 static int release(struct target_state *st)
@@ -186,8 +187,8 @@ static void serve(struct target_state *st, siginfo_t *si)
 		/* Drain the sample rings whenever they fill, and at least every 100 ms, so none overflows. */
 		if (st->sampler)
 			sample_drain(st->sampler, &st->sink, false);
-		for (int i = 0; i < 2; i++)
 		target_watch_tick(st);
+		for (int i = 0; i < 2; i++)
 			target_channel_ready(st, &st->ch[i], p[1 + i].revents);
 		if (st->pidfd < 0 || (p[0].revents & POLLIN)) {
 			memset(si, 0, sizeof(*si));
@@ -219,8 +220,8 @@ static void state_free(struct target_state *st)
 	free(st->snap_end);
 	free(st->handling_us);
 	target_sampling_close(st);
-}
 	target_watch_close(st);
+}
 
 int target_run(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,
 	       struct target_result *tr)
@@ -255,8 +256,8 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	target_reference_chase(&st);
 	if (st.sampler)
 		target_sampling_finish(&st);
-out:
 	target_watch_finish(&st);
+out:
 	state_free(&st);
 	return rc;
 }

@@ -221,6 +221,36 @@ p, rep = run(["--", PROBE, "closefds"])
 if p.returncode != 0 or [ph["name"] for ph in rep["phases"]] != ["after_close"]:
     fail(f"closed fds: exit {p.returncode} {p.stdout!r}, phases {rep and [ph['name'] for ph in rep['phases']]}")
 
+# The marker channel: the shared page for today's header, the FIFOs for a benchmark built against the first header
+# (examples/benchmarks/marker-v1): both served, every call acknowledged, none refused.
+for name, channel in (("marker_overhead", "shm"), ("marker_overhead_v1", "fifo")):
+    p, rep = run(["--", os.path.join(EXAMPLES, "example-" + name), "50"])
+    try:
+        got = json.loads(p.stdout)
+    except ValueError:
+        got = {}
+    m = rep and rep["target"]["markers"]
+    if p.returncode != 0 or got.get("channel") != channel or not m or m["messages"] != 100 or m["refused"] or \
+            [ph["declared"]["occurrences"] for ph in rep["phases"]] != [50]:
+        fail(f"{name}: exit {p.returncode}, {p.stdout!r}, markers {m}, phases {rep and rep['phases'][:1]}")
+
+# tlbprof killed while the benchmark calls: the shared page's caller notices (EPIPE) and finishes, never hangs.
+proc = subprocess.Popen([TLBPROF, "run", "--json", "/dev/null", "--quiet", "--", os.path.join(EXAMPLES,
+                         "example-marker_overhead"), "2000000"], stdout=subprocess.PIPE, text=True)
+time.sleep(1.0)
+proc.kill()
+proc.wait()
+try:
+    # The benchmark (now orphaned) holds the pipe open until it exits.
+    import selectors
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    ended = bool(sel.select(timeout=20)) and proc.stdout.read() is not None
+except OSError:
+    ended = False
+if not ended:
+    fail("a benchmark whose tlbprof was killed did not finish within 20 s")
+
 # A phase begun in one translation unit and ended in another: tlbprof's own window times it, never a stale clock.
 p, rep = run(["--", PROBE, "two_units"])
 ph = rep and rep["phases"][0]
