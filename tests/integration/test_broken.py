@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tlbprof run on the unmarked examples/broken benchmarks: each trap fires exactly its check, in every repetition,
+and none of the unmarked checks fires on the correct ones."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from report_check import Failures, ReportError, validate
+
+TLBPROF, BROKEN = sys.argv[1], sys.argv[2]
+REPS = 1 if os.environ.get("TLBPROF_TEST_QUICK") else 10	# valgrind: once each
+UNMARKED = {"hot_loop", "first_touch_in_timed_loop", "sequential_page_order", "same_page_offset", "zero_page_reads",
+            "thp_backed_region", "pinning", "exec_image"}
+# benchmark, wrapper, the checks that must warn (of the unmarked ones and build_optimised)
+CASES = [
+    ("first_touch", [], {"first_touch_in_timed_loop"}),
+    ("zero_page", [], {"zero_page_reads"}),
+    ("sequential", [], {"first_touch_in_timed_loop", "sequential_page_order"}),
+    ("same_offset", [], {"first_touch_in_timed_loop", "same_page_offset"}),
+    ("unpinned", [], {"pinning"}),
+    ("thp_4k", [], {"thp_backed_region"}),
+    ("wrapped_O0", ["env", "TLBPROF_EXAMPLE=1"], {"build_optimised"}),
+    ("correct_init", [], set()),
+    ("correct_main", [], set()),
+]
+fail = Failures()
+for name, wrapper, want in CASES:
+    for rep in range(REPS):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            p = subprocess.run([TLBPROF, "run", "--json", out, "--quiet", "--fail-on", "never", "--", *wrapper,
+                                os.path.join(BROKEN, "broken-" + name)], capture_output=True, text=True, timeout=120)
+            if p.returncode != 0 or not os.path.exists(out):
+                fail(f"{name}: exit {p.returncode}: {p.stderr.strip()}")
+                continue
+            r = json.load(open(out))
+            try:
+                validate(r)
+            except ReportError as e:
+                fail(f"{name}: report does not validate: {e}")
+            warned = {c["id"] for c in r["analysis"]["checks"]
+                      if c["status"] in ("warn", "fail") and (c["id"] in UNMARKED or c["id"] == "build_optimised")}
+            if warned != want:
+                fail(f"{name} (run {rep + 1} of {REPS}): warned {sorted(warned)}, expected {sorted(want)}")
+            if wrapper and not r["target"]["path"].endswith("broken-" + name):
+                fail(f"{name}: provenance read from {r['target']['path']}, not the image finally exec'd")
+            if name == "correct_main":
+                mig = [c for c in r["analysis"]["checks"] if c["id"] == "cpu_migrations"]
+                if mig and mig[0]["status"] == "warn":
+                    fail(f"correct_main pins itself at startup: cpu_migrations warned: {mig[0]['message']}")
+fail.finish(f"broken: {len(CASES)} benchmarks x {REPS} runs, each trap's check and no other")
