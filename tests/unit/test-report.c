@@ -254,7 +254,7 @@ int main(void)
 		{ __LINE__, OUTPUT_JUNIT, "<property name=\"workload\" value=\"chase\"/>" },
 		{ __LINE__, OUTPUT_OPENMETRICS, "\ntlbprof_run{version=\"" },
 		{ __LINE__, OUTPUT_GBENCH, "\"workload\": \"chase\"" },
-		{ __LINE__, OUTPUT_CSV, "# phase,value,unit,metric,running_pct,note\n" },
+		{ __LINE__, OUTPUT_CSV, "run,phase,value,unit,metric,running_pct,note\n" },
 		{ __LINE__, OUTPUT_CSV, "\"chase/\"\"a,b\"\"<c>&\n\",50.9,ns,ns_per_access,,median of 3 samples\n" },
 		{ __LINE__, OUTPUT_CSV, "chase/2m/256M/r0,<not supported>,,dTLB-load-misses,,no hardware PMU visible\n" },
 		{ __LINE__, OUTPUT_JSON, "\"schema\": \"tlbprof.report/1\"" },
