@@ -316,7 +316,9 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 	if (best == WATCH_MAX_TRACKED)
 		return 0;
 	struct sample_watch_region *reg = &w->regions[best].r;
-	struct fault_hit *hits = calloc(counts[best], sizeof(*hits));
+	/* Room for every record: regions can overlap (one polled twice as it grew), so a record that counted for
+	 * another region may still lie in this one's range. */
+	struct fault_hit *hits = calloc(l->count, sizeof(*hits));
 	size_t n = 0;
 	if (!hits)
 		return -ENOMEM;

@@ -44,9 +44,11 @@ def check(rep, name):
 
 
 # Checks whose evidence is the counters, and checks whose evidence is only the wall clock and the scheduler.
-COUNTER_CHECKS = ("multiplexed_counters", "pmu_unavailable", "counters_plausible", "tlb_pressure_expected",
-                  "attribution_adds_up")
-CLOCK_CHECKS = {"unstable", "huge_pages_ineffective", "warmup_insufficient", "frequency_scaling", "cpu_migrations"}
+# attribution_adds_up weighs counted walk time against the measured delta and its claimed noise: a host that moves
+# the delta beyond its interval makes it warn, so it may warn here, but never fail.
+COUNTER_CHECKS = ("multiplexed_counters", "pmu_unavailable", "counters_plausible", "tlb_pressure_expected")
+CLOCK_CHECKS = {"unstable", "huge_pages_ineffective", "warmup_insufficient", "frequency_scaling", "cpu_migrations",
+                "attribution_adds_up"}
 verdicts = []
 ARGS = ["--pages", "4k,2m", "--size", "256M", "--iters", "300k", "--repeat", "3", "--realloc", "2", "--cpu", "0"]
 for model in PFM:
