@@ -159,6 +159,21 @@ def hit_enough(results, what):
         fail(f"{what}: {results.get(0, 0)} of {TRIALS} trials finished before the signal: the test missed its moment")
 
 
+def handlers_installed(proc, sigs=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP), deadline=20):
+    """Wait until tlbprof catches sigs (SigCgt, /proc/PID/status). Before that (the loader, option parsing) a
+    signal kills it as it would any process, with nothing made yet to clean up: not the moment these tests aim at."""
+    mask = sum(1 << (int(x) - 1) for x in sigs)
+    end = time.monotonic() + deadline
+    while time.monotonic() < end and proc.poll() is None:
+        try:
+            for line in open(f"/proc/{proc.pid}/status"):
+                if line.startswith("SigCgt:") and int(line.split()[1], 16) & mask == mask:
+                    return
+        except OSError:
+            return
+        time.sleep(0.0005)
+
+
 # 4a. Two SIGTERMs around the report write: the report or nothing, never a temporary file.
 def second_signal_report():
     bad, results = 0, {}
@@ -170,6 +185,7 @@ def second_signal_report():
             out = os.path.join(d, "r.json")
             proc = subprocess.Popen([TLBPROF, *args, "--json", out, "--format", "csv,junit,gbench",
                                      "--output", d + "/"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            handlers_installed(proc)
             # The first stops the run at its next sample; the report is written right after, where the second lands.
             time.sleep(random.uniform(0.3, 0.8) * whole)
             proc.send_signal(signal.SIGTERM)
@@ -199,6 +215,7 @@ def second_signal_pagefault():
                 env = dict(os.environ, TMPDIR=d)
                 proc = subprocess.Popen([TLBPROF, *args, "--json", os.path.join(d, "r.json")], env=env,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                handlers_installed(proc)
                 time.sleep(random.uniform(0.1, 0.8) * whole)
                 for s in sigs:
                     proc.send_signal(s)
