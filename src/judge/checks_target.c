@@ -40,6 +40,8 @@ void checks_build_optimised(const struct analysis_check_def *def, const struct a
 		c = checks_add(a, def, CHECK_PASS, "%s was compiled %s (read from its %s)", build->binary,
 			       strcmp(level, "mixed") == 0 ? levels : level, source);
 	checks_evidence(c, "defaulted", build->defaulted);
+	if (!(build->unreadable && *build->unreadable))
+		checks_evidence(c, "level_recorded", *level != '\0');
 }
 
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)

@@ -22,6 +22,9 @@
 #define THP_RSS_SHARE 0.1
 /* The hot thread's share of known-mask samples on a one-CPU mask that counts as pinned. */
 #define PINNED_SHARE 0.9
+/* A hot loop with a frame pointer, a variable kept in a stack slot and this share of its instructions loading or
+ * storing stack slots is -O0 code: optimised loops keep their variables in registers. */
+#define UNOPTIMISED_STACK_SHARE (1.0 / 3.0)
 
 static double mib(uint64_t bytes)
 {
@@ -391,6 +394,56 @@ static void rejudge_migrations(const struct sample_profile *p, struct analysis *
 	}
 }
 
+static double evidence_of(const struct analysis_check *c, const char *key, double dflt)
+{
+	for (size_t i = 0; i < c->evidence.n; i++)
+		if (strcmp(c->evidence.items[i].key, key) == 0)
+			return c->evidence.items[i].value;
+	return dflt;
+}
+
+/*
+ * Where the ELF records no optimisation level (build_optimised skipped: a
+ * course program built gcc -O0 without -g), the hot loop's machine code
+ * answers instead: -O0 code sets up a frame pointer and keeps every variable
+ * in a stack slot, so its loop stores and reloads them around each access;
+ * optimised code keeps them in registers. The answer says it is inferred.
+ */
+static void rejudge_build(const struct sample_profile *p, struct analysis *a)
+{
+	const struct sample_code *code = &p->code;
+
+	if (!p->hot_hi || !code->decoded)
+		return;
+	for (size_t i = 0; i < a->n_checks; i++) {
+		struct analysis_check *c = &a->checks[i];
+		if (strcmp(c->id, "build_optimised") != 0 || c->status != CHECK_SKIP ||
+		    evidence_of(c, "level_recorded", 1) != 0)
+			continue;
+		double stack = share(code->stack_accesses, code->instructions);
+		bool o0 = code->frame_pointer && code->reloaded_slots > 0 && stack >= UNOPTIMISED_STACK_SHARE;
+		if (o0)
+			c->status = CHECK_WARN;
+		else
+			c->status = CHECK_PASS;
+		snprintf(c->message, sizeof(c->message),
+			 o0 ? "inferred from its machine code (the ELF records no level): the hot loop of %s "
+			      "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
+			      "stored and reloaded each pass, behind a frame pointer: the marks of -O0, whose loop times "
+			      "the compiler's bookkeeping as well as the memory system; build the benchmark with -O2"
+			    : "inferred from its machine code (the ELF records no level): the hot loop of %s "
+			      "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
+			      "kept in memory: it keeps its variables in registers, as optimised code does",
+			 short_fn(p), (unsigned long long)code->loop_start, (unsigned long long)code->loop_end,
+			 code->stack_accesses, code->instructions, code->reloaded_slots);
+		checks_evidence(c, "inferred", 1);
+		checks_evidence(c, "loop_instructions", code->instructions);
+		checks_evidence(c, "stack_accesses", code->stack_accesses);
+		checks_evidence(c, "reloaded_slots", code->reloaded_slots);
+		checks_evidence(c, "frame_pointer", code->frame_pointer);
+	}
+}
+
 int analysis_check_unmarked(struct analysis *a, const struct phase_result *results, size_t n,
 			    const struct sample_profile *profile)
 {
@@ -400,6 +453,7 @@ int analysis_check_unmarked(struct analysis *a, const struct phase_result *resul
 		return -ENOMEM;
 	checks_run(&in, ANALYSIS_CHECK_BY_UNMARKED, a);
 	rejudge_migrations(profile, a);
+	rejudge_build(profile, a);
 	analysis_finish(results, a);
 	return 0;
 }

@@ -422,6 +422,23 @@ struct sample_hot_function {
 	double share;			/* of all cpu-clock samples */
 };
 
+/*
+ * The hot loop's machine code, decoded (target/code.c): the marks an
+ * unoptimised build leaves, for when the ELF records no optimisation level.
+ */
+struct sample_code {
+	bool decoded;			/* the loop's bytes were read from the executable and decoded */
+	char error[160];		/* why not ("" when decoded) */
+	uint64_t function_start;	/* the hot function and loop, in the executable's own (ELF) addresses */
+	uint64_t loop_start, loop_end;	/* [loop_start, loop_end) */
+	bool frame_pointer;		/* the function opens with push rbp; mov rbp, rsp (after an endbr64) */
+	unsigned instructions;		/* decoded in the loop */
+	unsigned stack_accesses;	/* of those, loads and stores of a stack slot ([rbp-k] behind a frame
+					 * pointer, [rsp+k]); lea is no access */
+	unsigned slots;			/* distinct stack slots the loop touches */
+	unsigned reloaded_slots;	/* slots the loop both stores and loads: variables kept in memory */
+};
+
 /* What watching an unmarked command found (tlbprof run). Plain data: the judge reads it. */
 struct sample_profile {
 	/* cpu-clock samples */
@@ -437,6 +454,7 @@ struct sample_profile {
 	uint64_t hot_lo, hot_hi;	/* the hot loop: the smallest IP range of that function holding 90 % of
 					 * its samples (runtime addresses of hot_tid's process) */
 	uint32_t hot_pid, hot_tid;	/* the thread with the most samples in it */
+	struct sample_code code;	/* the hot loop's machine code */
 	/* page-fault samples */
 	bool faults_sampled;
 	char faults_error[256];

@@ -74,6 +74,24 @@ static json_t *regions_json(const struct sample_profile *p)
 	return a;
 }
 
+/* The hot loop's machine code, in the executable's own addresses (what objdump shows). */
+static json_t *code_json(const struct sample_code *c)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "decoded", json_boolean(c->decoded));
+	json_object_set_new(o, "error", *c->error ? report_json_text(c->error) : json_null());
+	json_object_set_new(o, "function_start", hex(c->function_start));
+	json_object_set_new(o, "start", hex(c->loop_start));
+	json_object_set_new(o, "end", hex(c->loop_end));
+	json_object_set_new(o, "frame_pointer", json_boolean(c->frame_pointer));
+	json_object_set_new(o, "instructions", count(c->instructions));
+	json_object_set_new(o, "stack_accesses", count(c->stack_accesses));
+	json_object_set_new(o, "stack_slots", count(c->slots));
+	json_object_set_new(o, "reloaded_slots", count(c->reloaded_slots));
+	return o;
+}
+
 static json_t *clock_json(const struct sample_profile *p)
 {
 	json_t *o = json_object(), *fns = json_array();
@@ -98,6 +116,7 @@ static json_t *clock_json(const struct sample_profile *p)
 	json_object_set_new(o, "hot_loop", p->hot_hi ? json_pack("{s:o, s:o}", "start", hex(p->hot_lo), "end",
 								 hex(p->hot_hi))
 						    : json_null());
+	json_object_set_new(o, "hot_loop_code", p->hot_hi ? code_json(&p->code) : json_null());
 	json_object_set_new(o, "hot_tid", p->hot_tid ? count(p->hot_tid) : json_null());
 	return o;
 }
@@ -237,6 +256,19 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 	p->hot_lo = get_hex(loop, "start");
 	p->hot_hi = get_hex(loop, "end");
 	p->hot_tid = (uint32_t)get_u64(c, "hot_tid");
+	const json_t *code = json_object_get(c, "hot_loop_code");
+	if (json_is_object(code)) {
+		p->code.decoded = json_is_true(json_object_get(code, "decoded"));
+		get_str(p->code.error, sizeof(p->code.error), code, "error");
+		p->code.function_start = get_hex(code, "function_start");
+		p->code.loop_start = get_hex(code, "start");
+		p->code.loop_end = get_hex(code, "end");
+		p->code.frame_pointer = json_is_true(json_object_get(code, "frame_pointer"));
+		p->code.instructions = (unsigned)get_u64(code, "instructions");
+		p->code.stack_accesses = (unsigned)get_u64(code, "stack_accesses");
+		p->code.slots = (unsigned)get_u64(code, "stack_slots");
+		p->code.reloaded_slots = (unsigned)get_u64(code, "reloaded_slots");
+	}
 }
 
 static void read_faults(const json_t *f, struct sample_profile *p)

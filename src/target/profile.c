@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pmu/symbols.h"
+#include "target/code.h"
 
 /* The hot loop is the smallest IP range of the hot function that holds this share of its samples... */
 #define HOT_LOOP_SHARE 0.9
@@ -80,7 +81,7 @@ static void hot_range(const uint64_t *ips, size_t n, uint64_t *lo, uint64_t *hi)
 	*hi = ips[best + k - 1] + HOT_LOOP_SLACK_BYTES;
 }
 
-/* The hot thread's samples against its Cpus_allowed_list observations (each holds until the next). */
+/* The hot thread's samples against its Cpus_allowed_list observations (each holds between the polls that saw it). */
 static void affinity_profile(const struct target_watch *w, const struct clock_hit *hits, size_t n,
 			     struct sample_profile *p)
 {
@@ -101,29 +102,43 @@ static void affinity_profile(const struct target_watch *w, const struct clock_hi
 			continue;
 		/*
 		 * The mask a poll saw holds from that poll to the last poll that saw it
-		 * again; before the first poll the first, after the last the last. A
-		 * sample between the last poll of one mask and the first of the next is
-		 * not counted: the change happened somewhere in between.
+		 * again. A sample before the first poll, after the last, or between
+		 * the last poll of one mask and the first of the next is not counted:
+		 * the mask may have changed there unseen (a benchmark that pins itself
+		 * after the first poll, a run that ends between two polls).
 		 */
 		uint64_t t = hits[j].r->time_ns;
-		const struct watch_affinity *mask = t < first->t_first ? first : NULL, *prev = NULL;
-		for (size_t i = 0; i < w->n_aff && !mask; i++) {
-			const struct watch_affinity *a = &w->aff[i];
-			if (a->tid != p->hot_tid)
-				continue;
-			if (t >= a->t_first && t <= a->t_last)
-				mask = a;
-			else if (prev && t > prev->t_last && t < a->t_first)
-				break;
-			prev = a;
-		}
-		if (!mask && prev == last && t > last->t_last)
-			mask = last;
+		const struct watch_affinity *mask = NULL;
+		for (size_t i = 0; i < w->n_aff && !mask; i++)
+			if (w->aff[i].tid == p->hot_tid && t >= w->aff[i].t_first && t <= w->aff[i].t_last)
+				mask = &w->aff[i];
 		if (!mask)
 			continue;
 		p->affinity_samples++;
 		p->affinity_single += mask->cpus == 1;
 	}
+}
+
+/*
+ * The hot loop's machine code, in the executable's own addresses: from the
+ * samples at its ends (hot_lo and hot_hi less the slack), widened by the
+ * slack again but not before the function's start.
+ */
+static void loop_code(struct target_watch *w, struct sample_profile *p)
+{
+	struct symbols_location first, last;
+
+	symbols_resolve(w->clock.syms, (pid_t)p->hot_pid, p->hot_lo + HOT_LOOP_SLACK_BYTES, &first);
+	symbols_resolve(w->clock.syms, (pid_t)p->hot_pid, p->hot_hi - HOT_LOOP_SLACK_BYTES, &last);
+	if (!first.resolved || !last.resolved || !first.elf_addr || first.function != last.function ||
+	    first.object != last.object) {
+		snprintf(p->code.error, sizeof(p->code.error), "the hot loop's ends did not resolve to one function of "
+			 "the executable");
+		return;
+	}
+	uint64_t start = first.elf_addr - first.offset;
+	uint64_t lo = first.elf_addr - start < HOT_LOOP_SLACK_BYTES ? start : first.elf_addr - HOT_LOOP_SLACK_BYTES;
+	(void)code_read(first.object, start, lo, last.elf_addr + HOT_LOOP_SLACK_BYTES, &p->code);
 }
 
 /* The top functions, the hot function of the program's own executable, its hot loop and hot thread. */
@@ -202,8 +217,10 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 			if (hit_cmp(&hits[i], hot_group) == 0 && hits[i].r->pid == p->hot_pid)
 				ips[n++] = hits[i].r->ip;
 		qsort(ips, n, sizeof(*ips), u64_cmp);
-		if (n)
+		if (n) {
 			hot_range(ips, n, &p->hot_lo, &p->hot_hi);
+			loop_code(w, p);
+		}
 		affinity_profile(w, hits, l->count, p);
 	}
 	free(sorted);

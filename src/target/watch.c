@@ -408,7 +408,8 @@ void target_watch_open(struct target_state *st)
 	if (!w)
 		return;
 	w->pid = st->pid;
-	w->start_ns = w->next_ns = timing_now_ns();
+	w->start_ns = timing_now_ns();
+	w->next_ns = w->start_ns + WATCH_FIRST_INTERVAL_NS;
 	session_open(w, &w->clock, st->pid, &clock);
 	/* --sample page-faults already takes every fault: the watch reads that session's samples at the end. */
 	w->own_faults = !(st->opt->sample && !st->opt->sample_event);
@@ -451,7 +452,8 @@ void target_watch_tick(struct target_state *st)
 	if (now < w->next_ns)
 		return;
 	poll_now(w);
-	w->next_ns = now + WATCH_POLL_INTERVAL_NS;
+	uint64_t step = w->polls < 16 ? WATCH_FIRST_INTERVAL_NS << (w->polls - 1) : WATCH_POLL_INTERVAL_NS;
+	w->next_ns = now + (step < WATCH_POLL_INTERVAL_NS ? step : WATCH_POLL_INTERVAL_NS);
 }
 
 void target_watch_finish(struct target_state *st)

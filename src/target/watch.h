@@ -9,8 +9,10 @@
 
 #include "pmu/sample.h"
 
-/* How often the command's /proc files are read while it runs. */
+/* How often the command's /proc files are read while it runs... */
 #define WATCH_POLL_INTERVAL_NS 20000000ull
+/* ...after a start at this interval, doubled at each poll (1, 2, 4, 8, 16 ms): a short command is seen too. */
+#define WATCH_FIRST_INTERVAL_NS 1000000ull
 /* The full smaps is read when smaps_rollup changed, and at least on every WATCH_FULL_EVERY-th poll. */
 #define WATCH_FULL_EVERY 5
 /* Big regions followed over the run (the report keeps the SAMPLE_WATCH_MAX_REGIONS largest). */

@@ -23,6 +23,8 @@ CASES = [
     ("unpinned", [], {"pinning"}),
     ("thp_4k", [], {"thp_backed_region"}),
     ("wrapped_O0", ["env", "TLBPROF_EXAMPLE=1"], {"build_optimised"}),
+    ("homework_O0", [], {"build_optimised"}),
+    ("homework_O2", [], set()),
     ("correct_init", [], set()),
     ("correct_main", [], set()),
 ]
@@ -50,6 +52,12 @@ for name, wrapper, want in CASES:
                 fail(f"{name} (run {rep + 1} of {REPS}): warned {sorted(warned)}, expected {sorted(want)}")
             if wrapper and not r["target"]["path"].endswith("broken-" + name):
                 fail(f"{name}: provenance read from {r['target']['path']}, not the image finally exec'd")
+            build = [c for c in r["analysis"]["checks"] if c["id"] == "build_optimised"]
+            inferred = bool(build) and build[0]["evidence"].get("inferred") == 1
+            if name == "homework_O0" and not inferred:
+                fail(f"homework_O0 records no level: build_optimised must say it inferred -O0 from the code: {build}")
+            if name == "homework_O2" and not (inferred and build[0]["status"] == "pass"):
+                fail(f"homework_O2 records no level: build_optimised must pass from the code, inferred: {build}")
             if name == "correct_main":
                 mig = [c for c in r["analysis"]["checks"] if c["id"] == "cpu_migrations"]
                 if mig and mig[0]["status"] == "warn":

@@ -183,11 +183,12 @@ def second_signal_report():
     for t in range(TRIALS):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "r.json")
+            t0 = time.monotonic()
             proc = subprocess.Popen([TLBPROF, *args, "--json", out, "--format", "csv,junit,gbench",
                                      "--output", d + "/"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             handlers_installed(proc)
             # The first stops the run at its next sample; the report is written right after, where the second lands.
-            time.sleep(random.uniform(0.3, 0.8) * whole)
+            time.sleep(max(0, random.uniform(0.3, 0.8) * whole - (time.monotonic() - t0)))
             proc.send_signal(signal.SIGTERM)
             time.sleep(random.uniform(0, 0.01))
             proc.send_signal(signal.SIGTERM)
@@ -213,10 +214,11 @@ def second_signal_pagefault():
         for t in range(TRIALS):
             with tempfile.TemporaryDirectory() as d:
                 env = dict(os.environ, TMPDIR=d)
+                t0 = time.monotonic()
                 proc = subprocess.Popen([TLBPROF, *args, "--json", os.path.join(d, "r.json")], env=env,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 handlers_installed(proc)
-                time.sleep(random.uniform(0.1, 0.8) * whole)
+                time.sleep(max(0, random.uniform(0.1, 0.8) * whole - (time.monotonic() - t0)))
                 for s in sigs:
                     proc.send_signal(s)
                     time.sleep(random.uniform(0, 0.02))

@@ -273,10 +273,64 @@ static void test_rejudge(void)
 	analysis_free(&a);
 }
 
+/* A build that records no level: build_optimised is answered from the hot loop's code, and says it inferred it. */
+static void test_rejudge_build(void)
+{
+	static const struct {
+		int line;
+		const char *opt_level;
+		bool frame_pointer;
+		unsigned instructions, stack, reloaded;
+		enum check_status want;
+		const char *says;
+	} rows[] = {
+		{ __LINE__, "", true, 10, 6, 2, CHECK_WARN, "inferred from its machine code" },
+		{ __LINE__, "", false, 3, 0, 0, CHECK_PASS, "keeps its variables in registers" },
+		/* a frame pointer (-fno-omit-frame-pointer) and one spill reloaded: not enough stack traffic */
+		{ __LINE__, "", true, 12, 2, 1, CHECK_PASS, "inferred" },
+		/* stack-heavy but no frame pointer and nothing reloaded: no -O0 marks */
+		{ __LINE__, "", false, 9, 5, 0, CHECK_PASS, "inferred" },
+		/* a recorded level is not second-guessed */
+		{ __LINE__, "-O2", true, 10, 6, 2, CHECK_PASS, "was compiled -O2" },
+		{ __LINE__, "-O0", false, 3, 0, 0, CHECK_WARN, "was compiled -O0" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sample_profile p;
+		struct analysis a;
+		const char *msg;
+		correct(&p);
+		p.code = (struct sample_code){ .decoded = true, .frame_pointer = rows[i].frame_pointer,
+					       .instructions = rows[i].instructions, .stack_accesses = rows[i].stack,
+					       .reloaded_slots = rows[i].reloaded, .loop_start = 0x11f4, .loop_end = 0x121d };
+		struct analysis_build build = { .binary = "/bench", .opt_level = rows[i].opt_level, .opt_levels = "",
+						.source = *rows[i].opt_level ? "dwarf-producer" : "none" };
+		CHECK_ROW(rows[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0 &&
+				  analysis_check_build(&a, NULL, 0, &build) == 0 &&
+				  analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+		enum check_status st = status_of(&a, "build_optimised", &msg);
+		CHECK_ROW(rows[i].line, st == rows[i].want && strstr(msg, rows[i].says), "build_optimised is %s: %s",
+			  check_status_name(st) ? check_status_name(st) : "?", msg);
+		analysis_free(&a);
+	}
+	/* No hot loop decoded: the skip and its reason stay. */
+	struct sample_profile p;
+	struct analysis a;
+	const char *msg;
+	correct(&p);
+	struct analysis_build build = { .binary = "/bench", .opt_level = "", .opt_levels = "", .source = "none" };
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_build(&a, NULL, 0, &build) == 0 &&
+	      analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "build_optimised", &msg) == CHECK_SKIP && strstr(msg, "records no optimisation level"),
+	      "no code: still skipped: %s", msg);
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	test_parsers();
 	test_checks();
 	test_rejudge();
+	test_rejudge_build();
 	return check_finish();
 }
