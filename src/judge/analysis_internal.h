@@ -159,6 +159,9 @@ void checks_thp_backed_region(const struct analysis_check_def *def, const struct
 			      struct analysis *a);
 void checks_pinning(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_exec_image(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_coarse_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_clock_per_access(const struct analysis_check_def *def, const struct analysis_input *in,
+			     struct analysis *a);
 
 /* Findings over several phases (a->findings), from the comparisons. */
 void analysis_find_shrinking_speedup(const struct phase_result *res, struct analysis *a);

@@ -63,7 +63,7 @@ const struct analysis_check_def analysis_checks[] = {
 	{ .id = "process_spread", .fn = checks_process_spread,
 	  .doc = "the processes' medians differ by more than 10 %" },
 	{ .id = "build_optimised", .fn = checks_build_optimised, .by = ANALYSIS_CHECK_BY_BUILD,
-	  .doc = "tlbprof run: the benchmark was compiled -O0, as its ELF file records" },
+	  .doc = "tlbprof run: the benchmark was compiled -O0, as its ELF file records or its hot loop's code shows" },
 	{ .id = "marker_protocol", .fn = checks_marker_protocol, .by = ANALYSIS_CHECK_BY_MARKERS,
 	  .doc = "tlbprof run: tlbprof refused marker or control lines the command sent" },
 	{ .id = "hot_loop", .fn = checks_hot_loop, .by = ANALYSIS_CHECK_BY_UNMARKED,
@@ -82,6 +82,10 @@ const struct analysis_check_def analysis_checks[] = {
 	  .doc = "tlbprof run: the hot thread's Cpus_allowed_list held more than one CPU while it ran" },
 	{ .id = "exec_image", .fn = checks_exec_image, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: the image finally exec'd (through env, taskset, numactl), whose provenance is read" },
+	{ .id = "coarse_clock", .fn = checks_coarse_clock, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the hot thread's clock (uprobes on libc) is coarse for its longest timed window" },
+	{ .id = "clock_per_access", .fn = checks_clock_per_access, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the hot thread read the clock around every access or few (uprobes on libc)" },
 };
 const size_t analysis_n_checks = sizeof(analysis_checks) / sizeof(analysis_checks[0]);
 

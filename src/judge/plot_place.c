@@ -124,7 +124,7 @@ static void place_one(const struct plot_chart *c, struct plot_point *p, double x
 {
 	double cx = x + w / 2, bar_top = plot_y_px(c, p->y), top = bar_top, wt, wb, cap = 0;
 	bool whisker = whisker_px(c, p, w, &wt, &wb, &cap);
-	struct box first = { 0 }, b;
+	struct box first = { 0 }, b = { 0 };
 	bool placed = false;
 
 	if (whisker)

@@ -227,6 +227,10 @@ int sample_open(struct sample_session **out, pid_t pid, const struct sample_opti
 	}
 	cpus = calloc(SAMPLE_MAX_CPUS, sizeof(*cpus));
 	n_cpus = cpus ? online_cpus(cpus, SAMPLE_MAX_CPUS) : 0;
+	if (cpus && opts->per_task) {
+		cpus[0] = -1;
+		n_cpus = 1;
+	}
 	s = cpus ? session_new(n_cpus) : NULL;
 	if (!s) {
 		free(cpus);
@@ -313,4 +317,22 @@ void sample_close(struct sample_session *s)
 	free(s->arena);
 	free(s->pend);
 	free(s);
+}
+
+const char *sample_clock_fn_name(int fn)
+{
+	static const char *const names[SAMPLE_CLOCK_FNS] = { "clock_gettime", "gettimeofday", "time", "clock",
+							     "times" };
+
+	return fn >= 0 && fn < SAMPLE_CLOCK_FNS ? names[fn] : "?";
+}
+
+const char *sample_clock_id_name(int id)
+{
+	static const char *const names[SAMPLE_CLOCK_IDS] = {
+		"CLOCK_REALTIME", "CLOCK_MONOTONIC", "CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID",
+		"CLOCK_MONOTONIC_RAW", "CLOCK_REALTIME_COARSE", "CLOCK_MONOTONIC_COARSE", "CLOCK_BOOTTIME", "other",
+	};
+
+	return id >= 0 && id < SAMPLE_CLOCK_IDS ? names[id] : "none";
 }

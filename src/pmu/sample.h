@@ -74,7 +74,24 @@ struct sample_options {
 	 */
 	bool enable_on_exec;
 	size_t ring_pages;		/* data pages of each CPU's ring, a power of two; 0: SAMPLE_DEFAULT_RING_PAGES */
+	/*
+	 * The user registers each sample carries (PERF_SAMPLE_REGS_USER, bits of
+	 * asm/perf_regs.h: 1 << PERF_REG_X86_DI for a function's first argument
+	 * at a uprobe), at most SAMPLE_MAX_REGS of them; 0: none.
+	 */
+	uint64_t regs_user;
+	/*
+	 * One event and ring following the task on any CPU (cpu -1) instead of
+	 * one per online CPU: for events costly to close (a uprobe's is
+	 * unregistered, an RCU grace period, per event). The kernel maps no ring
+	 * for an inherited event on cpu -1, so it is not inherited: threads and
+	 * children created later are not followed.
+	 */
+	bool per_task;
 };
+
+/* Registers a sample can carry (sample_options.regs_user). */
+#define SAMPLE_MAX_REGS 4
 
 /* What a session samples: it decides the attributes (sample_attr_build) and the period policy. */
 enum sample_source {
@@ -92,6 +109,7 @@ struct sample_info {
 	uint64_t period_initial;	/* the period the events were opened with */
 	unsigned period_raises;		/* times throttling made the sampler raise the period */
 	uint64_t sample_type;		/* PERF_SAMPLE_* the samples carry */
+	uint64_t regs_user;		/* the user registers they carry (sample_regs_user) */
 	bool data_source;		/* they carry PERF_SAMPLE_DATA_SRC (so the TLB level) */
 	unsigned precise_ip;
 	bool use_clockid;		/* the kernel stamps records on CLOCK_MONOTONIC; false: on its perf clock,
@@ -123,6 +141,8 @@ struct sample_record {
 					 * fault; 0 for events that give none */
 	uint64_t time_ns;		/* CLOCK_MONOTONIC, comparable with clock_gettime() */
 	uint64_t data_src;		/* PERF_SAMPLE_DATA_SRC (union perf_mem_data_src); 0 when not asked for */
+	uint64_t regs[SAMPLE_MAX_REGS];	/* the user registers of sample_options.regs_user, lowest bit first */
+	unsigned n_regs;		/* how many came (0: none asked for, or a kernel thread's sample) */
 };
 
 /* A mapping record (PERF_RECORD_MMAP2, or PERF_RECORD_MMAP from old kernels). */
@@ -439,6 +459,56 @@ struct sample_code {
 	unsigned reloaded_slots;	/* slots the loop both stores and loads: variables kept in memory */
 };
 
+/* The libc clock functions tlbprof run traces with uprobes (target/clocks.c). */
+enum sample_clock_fn {
+	SAMPLE_CLOCK_GETTIME,		/* clock_gettime(clockid, ts): the clock id is its first argument */
+	SAMPLE_CLOCK_GETTIMEOFDAY,
+	SAMPLE_CLOCK_TIME,
+	SAMPLE_CLOCK_CLOCK,		/* clock(): CLOCK_PROCESS_CPUTIME_ID */
+	SAMPLE_CLOCK_TIMES,		/* times(): CLK_TCK ticks */
+	SAMPLE_CLOCK_FNS
+};
+
+/* Clock ids told apart (CLOCK_REALTIME 0 .. CLOCK_BOOTTIME 7); others count as SAMPLE_CLOCK_IDS - 1. */
+#define SAMPLE_CLOCK_IDS 9
+
+/* One traced clock function. */
+struct sample_clock_function {
+	bool traced;			/* a uprobe was attached */
+	char why[160];			/* why not (an IFUNC resolved to the vDSO, no symbol, the open's error) */
+	uint64_t calls;			/* calls seen (until stopped) */
+	uint64_t lost;			/* records the ring dropped */
+	bool stopped;			/* tracing stopped after SAMPLE_CLOCK_BUDGET calls, to bound its cost */
+	uint64_t stopped_ms;		/* when, since the start */
+};
+
+/* What the uprobes on the command's libc clock functions saw (tlbprof run). */
+struct sample_clocks {
+	bool traced;			/* at least one function was traced */
+	char why[200];			/* why nothing or not everything was ("" when all were) */
+	char libc[160];			/* the libc probed */
+	bool libc_mapped;		/* the command mapped that libc (false: a static binary, another libc) */
+	struct sample_clock_function fn[SAMPLE_CLOCK_FNS];
+	uint64_t id_calls[SAMPLE_CLOCK_IDS];	/* clock_gettime calls by clock id, of the hot thread */
+	uint64_t id_resolution_ns[SAMPLE_CLOCK_IDS];	/* clock_getres() here; 0 for an id not seen */
+	/* the hot thread's reads, all functions merged in time order, and the windows between them */
+	uint64_t hot_reads;
+	uint64_t windows;		/* intervals between consecutive reads */
+	uint64_t window_min_ns, window_median_ns, window_max_ns;	/* min: about the probe's own trap */
+	double reads_per_s;		/* over the hot thread's first to last read */
+	uint64_t coarsest_ns;		/* the coarsest resolution among the clocks the hot thread read */
+	int coarsest_id;		/* its clock id (-1: a function without one: time(), times()) */
+	int coarsest_fn;		/* enum sample_clock_fn */
+};
+
+/* "clock_gettime", "gettimeofday", "time", "clock", "times"; "?" out of range. */
+const char *sample_clock_fn_name(int fn);
+/* "CLOCK_MONOTONIC" for 1, ... "CLOCK_BOOTTIME" for 7, "other" for SAMPLE_CLOCK_IDS - 1, "none" for -1. */
+const char *sample_clock_id_name(int id);
+
+/* Calls of one clock function traced before its uprobe is closed: each costs a trap (about a microsecond). */
+#define SAMPLE_CLOCK_BUDGET 5000u
+
 /* What watching an unmarked command found (tlbprof run). Plain data: the judge reads it. */
 struct sample_profile {
 	/* cpu-clock samples */
@@ -473,6 +543,8 @@ struct sample_profile {
 	uint64_t affinity_samples;	/* hot-thread samples with a known mask */
 	uint64_t affinity_single;	/* of those, taken while the mask held one CPU */
 	unsigned cpus_allowed_first, cpus_allowed_last;	/* CPUs in the hot thread's mask at its first and last poll */
+	/* the clock reads, from uprobes on the command's libc */
+	struct sample_clocks clocks;
 	/* the images exec'd, from the sampler's COMM records (a wrapper: env, taskset, numactl, then the program) */
 	size_t n_execs;
 	char execs[SAMPLE_WATCH_MAX_EXECS][160];	/* the executable's path after each exec, in order */

@@ -113,6 +113,10 @@ void sample_attr_build(struct perf_event_attr *attr, const struct sample_options
 		attr->config = PERF_COUNT_SW_PAGE_FAULTS;
 		snprintf(info->event, sizeof(info->event), "page-faults");
 	}
+	if (opts->regs_user) {
+		attr->sample_type |= PERF_SAMPLE_REGS_USER;
+		attr->sample_regs_user = opts->regs_user;
+	}
 	/* A fixed period, never attr.freq: see SAMPLE_TARGET_HZ. */
 	attr->sample_period = opts->period ? opts->period : sample_period_initial(info->source);
 	/* Side-band records end with {pid, tid, time} too, so all records of all rings merge by time. */
@@ -125,7 +129,7 @@ void sample_attr_build(struct perf_event_attr *attr, const struct sample_options
 	 * the interpreter and the libraries all arrive (as perf record learns
 	 * them); a disabled event gets no side-band records.
 	 */
-	attr->inherit = 1;
+	attr->inherit = !opts->per_task;
 	attr->disabled = opts->enable_on_exec;
 	attr->enable_on_exec = opts->enable_on_exec;
 	attr->mmap = 1;
@@ -139,6 +143,7 @@ void sample_attr_build(struct perf_event_attr *attr, const struct sample_options
 	info->config = attr->config;
 	info->period = info->period_initial = attr->sample_period;
 	info->sample_type = attr->sample_type;
+	info->regs_user = attr->sample_regs_user;
 	info->data_source = (attr->sample_type & PERF_SAMPLE_DATA_SRC) != 0;
 	info->precise_ip = opts->precise_ip;
 	info->use_clockid = attr->use_clockid;

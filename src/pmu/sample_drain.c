@@ -89,16 +89,29 @@ static uint64_t record_time(const struct perf_event_header *hdr, const unsigned 
 
 /*
  * A PERF_RECORD_SAMPLE body: the fields in sample_type's bit order, IP, TID,
- * TIME, then ADDR and DATA_SRC where sample_type has them (WEIGHT, between
- * them, is never asked for). false when too short.
+ * TIME, then ADDR, REGS_USER (an ABI word, then one word per register of
+ * the mask unless the ABI is PERF_SAMPLE_REGS_ABI_NONE) and DATA_SRC where
+ * sample_type has them (WEIGHT and STACK_USER are never asked for). false
+ * when too short, or with more registers than a record holds.
  */
-static bool decode_sample(struct cursor *c, uint64_t sample_type, struct sample_record *r)
+static bool decode_sample(struct cursor *c, const struct sample_info *info, struct sample_record *r)
 {
+	uint64_t sample_type = info->sample_type;
+
 	r->ip = get_u64(c);
 	r->pid = get_u32(c);
 	r->tid = get_u32(c);
 	r->time_ns = get_u64(c);
 	r->addr = sample_type & PERF_SAMPLE_ADDR ? get_u64(c) : 0;
+	r->n_regs = 0;
+	if (sample_type & PERF_SAMPLE_REGS_USER && get_u64(c) != PERF_SAMPLE_REGS_ABI_NONE) {
+		unsigned n = (unsigned)__builtin_popcountll(info->regs_user);
+		if (n > SAMPLE_MAX_REGS)
+			return false;
+		for (unsigned i = 0; i < n; i++)
+			r->regs[i] = get_u64(c);
+		r->n_regs = n;
+	}
 	r->data_src = sample_type & PERF_SAMPLE_DATA_SRC ? get_u64(c) : 0;
 	return !c->short_read;
 }
@@ -175,7 +188,7 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 	case PERF_RECORD_SAMPLE: {
 		struct sample_record r;
 
-		if (!decode_sample(&c, info->sample_type, &r))
+		if (!decode_sample(&c, info, &r))
 			break;
 		r.time_ns += off;
 		/* IBS samples every kind of op: a dTLB-miss sampler keeps the loads and stores that missed the L1 dTLB. */

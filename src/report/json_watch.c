@@ -153,6 +153,47 @@ static json_t *faults_json(const struct sample_profile *p)
 	return o;
 }
 
+/* The uprobes on the libc clock functions, and the hot thread's reads. */
+static json_t *clocks_json(const struct sample_clocks *c)
+{
+	json_t *o = json_object(), *fns = json_array(), *ids = json_array();
+
+	json_object_set_new(o, "traced", json_boolean(c->traced));
+	json_object_set_new(o, "error", *c->why ? report_json_text(c->why) : json_null());
+	json_object_set_new(o, "libc", *c->libc ? report_json_text(c->libc) : json_null());
+	json_object_set_new(o, "libc_mapped", json_boolean(c->libc_mapped));
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
+		const struct sample_clock_function *f = &c->fn[fn];
+		json_array_append_new(fns, json_pack("{s:s, s:b, s:o, s:o, s:o, s:o}", "name", sample_clock_fn_name(fn),
+						     "traced", f->traced, "why", *f->why ? report_json_text(f->why) : json_null(),
+						     "calls", count(f->calls), "lost", count(f->lost), "stopped_at_ms",
+						     f->stopped ? count(f->stopped_ms) : json_null()));
+	}
+	json_object_set_new(o, "functions", fns);
+	for (int id = 0; id < SAMPLE_CLOCK_IDS; id++)
+		if (c->id_calls[id])
+			json_array_append_new(ids, json_pack("{s:i, s:s, s:o, s:o}", "id", id, "name",
+							     sample_clock_id_name(id), "calls", count(c->id_calls[id]),
+							     "resolution_ns", c->id_resolution_ns[id]
+										? count(c->id_resolution_ns[id])
+										: json_null()));
+	json_object_set_new(o, "clock_ids", ids);
+	json_object_set_new(o, "hot_reads", count(c->hot_reads));
+	json_object_set_new(o, "windows", count(c->windows));
+	json_object_set_new(o, "window_min_ns", c->windows ? count(c->window_min_ns) : json_null());
+	json_object_set_new(o, "window_median_ns", c->windows ? count(c->window_median_ns) : json_null());
+	json_object_set_new(o, "window_max_ns", c->windows ? count(c->window_max_ns) : json_null());
+	json_object_set_new(o, "reads_per_s", c->windows ? num(c->reads_per_s) : json_null());
+	json_object_set_new(o, "coarsest_resolution_ns", c->hot_reads ? count(c->coarsest_ns) : json_null());
+	json_object_set_new(o, "coarsest_function", c->hot_reads && c->coarsest_fn >= 0
+							   ? json_string(sample_clock_fn_name(c->coarsest_fn))
+							   : json_null());
+	json_object_set_new(o, "coarsest_clock", c->hot_reads && c->coarsest_id >= 0
+							? json_string(sample_clock_id_name(c->coarsest_id))
+							: json_null());
+	return o;
+}
+
 json_t *report_watch_json(const struct sample_profile *p)
 {
 	json_t *o = json_object(), *execs = json_array();
@@ -171,6 +212,7 @@ json_t *report_watch_json(const struct sample_profile *p)
 	for (size_t i = 0; i < p->n_execs; i++)
 		json_array_append_new(execs, report_json_text(p->execs[i]));
 	json_object_set_new(o, "execs", execs);
+	json_object_set_new(o, "clocks", clocks_json(&p->clocks));
 	return o;
 }
 
@@ -302,6 +344,60 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	q->distinct_lines = (unsigned)get_u64(f, "distinct_lines");
 }
 
+static int fn_index(const char *name)
+{
+	for (int fn = 0; name && fn < SAMPLE_CLOCK_FNS; fn++)
+		if (strcmp(sample_clock_fn_name(fn), name) == 0)
+			return fn;
+	return -1;
+}
+
+static void read_clocks(const json_t *o, struct sample_clocks *c)
+{
+	const json_t *fns = json_object_get(o, "functions"), *ids = json_object_get(o, "clock_ids"), *v;
+	size_t i;
+
+	c->coarsest_fn = c->coarsest_id = -1;
+	if (!json_is_object(o))
+		return;
+	c->traced = json_is_true(json_object_get(o, "traced"));
+	get_str(c->why, sizeof(c->why), o, "error");
+	get_str(c->libc, sizeof(c->libc), o, "libc");
+	c->libc_mapped = json_is_true(json_object_get(o, "libc_mapped"));
+	json_array_foreach(fns, i, v) {
+		int fn = fn_index(json_string_value(json_object_get(v, "name")));
+		if (fn < 0)
+			continue;
+		struct sample_clock_function *f = &c->fn[fn];
+		f->traced = json_is_true(json_object_get(v, "traced"));
+		get_str(f->why, sizeof(f->why), v, "why");
+		f->calls = get_u64(v, "calls");
+		f->lost = get_u64(v, "lost");
+		f->stopped = json_is_integer(json_object_get(v, "stopped_at_ms"));
+		f->stopped_ms = get_u64(v, "stopped_at_ms");
+	}
+	json_array_foreach(ids, i, v) {
+		json_int_t id = json_integer_value(json_object_get(v, "id"));
+		if (id < 0 || id >= SAMPLE_CLOCK_IDS)
+			continue;
+		c->id_calls[id] = get_u64(v, "calls");
+		c->id_resolution_ns[id] = get_u64(v, "resolution_ns");
+	}
+	c->hot_reads = get_u64(o, "hot_reads");
+	c->windows = get_u64(o, "windows");
+	c->window_min_ns = get_u64(o, "window_min_ns");
+	c->window_median_ns = get_u64(o, "window_median_ns");
+	c->window_max_ns = get_u64(o, "window_max_ns");
+	c->reads_per_s = json_number_value(json_object_get(o, "reads_per_s"));
+	c->coarsest_ns = get_u64(o, "coarsest_resolution_ns");
+	c->coarsest_fn = fn_index(json_string_value(json_object_get(o, "coarsest_function")));
+	for (int id = 0; id < SAMPLE_CLOCK_IDS; id++) {
+		const char *name = json_string_value(json_object_get(o, "coarsest_clock"));
+		if (name && strcmp(name, sample_clock_id_name(id)) == 0)
+			c->coarsest_id = id;
+	}
+}
+
 int report_watch_read(const json_t *w, struct sample_profile *p)
 {
 	const json_t *aff = json_object_get(w, "affinity"), *execs = json_object_get(w, "execs");
@@ -322,5 +418,6 @@ int report_watch_read(const json_t *w, struct sample_profile *p)
 	for (size_t i = 0; i < json_array_size(execs) && p->n_execs < SAMPLE_WATCH_MAX_EXECS; i++)
 		snprintf(p->execs[p->n_execs++], sizeof(p->execs[0]), "%s",
 			 json_string_value(json_array_get(execs, i)) ? json_string_value(json_array_get(execs, i)) : "");
+	read_clocks(json_object_get(w, "clocks"), &p->clocks);
 	return 0;
 }

@@ -6,7 +6,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <asm/perf_regs.h>
+#include <limits.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,6 +397,109 @@ static void session_close(struct watch_session *ws)
 	ws->syms = NULL;
 }
 
+/*
+ * A uprobe on each clock function of the libc tlbprof runs (the one a
+ * dynamically linked command maps too), attached to the child before its
+ * exec: the perf uprobe PMU takes the file and offset, no tracefs needed.
+ * clock_gettime's samples carry %rdi, its clock id.
+ */
+static void clocks_open(struct target_watch *w, pid_t pid)
+{
+	struct sample_clocks *c = &w->clocks;
+	struct clock_probe probes[SAMPLE_CLOCK_FNS];
+	char libc[PATH_MAX];
+	int type = clocks_uprobe_type(), rc;
+
+	if (type < 0) {
+		snprintf(c->why, sizeof(c->why), "this kernel has no perf uprobe PMU "
+			 "(/sys/bus/event_source/devices/uprobe/type: %s)", strerror(-type));
+		return;
+	}
+	if (clocks_libc_path(libc, sizeof(libc)) != 0 || !realpath(libc, c->libc)) {
+		snprintf(c->why, sizeof(c->why), "tlbprof found no libc of its own to probe");
+		return;
+	}
+	if ((rc = clocks_probes(c->libc, probes)) != 0) {
+		snprintf(c->why, sizeof(c->why), "%.120s: %s", c->libc, strerror(-rc));
+		return;
+	}
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
+		struct sample_clock_function *f = &c->fn[fn];
+		char name[48];
+		if (!probes[fn].found) {
+			snprintf(f->why, sizeof(f->why), "not among libc's dynamic symbols");
+			continue;
+		}
+		if (probes[fn].ifunc) {
+			snprintf(f->why, sizeof(f->why), "an IFUNC: the loader binds it to the vDSO, so its calls never "
+				 "enter libc and no uprobe sees them");
+			continue;
+		}
+		snprintf(name, sizeof(name), "uprobe:%s", sample_clock_fn_name(fn));
+		const struct sample_options so = {
+			.enable_on_exec = true, .custom_event = true, .type = (uint32_t)type,
+			.config1 = (uint64_t)(uintptr_t)c->libc, .config2 = probes[fn].offset, .period = 1,
+			.name = name, .no_data_addr = true, .ring_pages = 16, .per_task = true,
+			.regs_user = fn == SAMPLE_CLOCK_GETTIME ? 1ull << PERF_REG_X86_DI : 0,
+		};
+		session_open(w, &w->clockfn[fn], pid, &so);
+		f->traced = w->clockfn[fn].s != NULL;
+		if (!f->traced)
+			snprintf(f->why, sizeof(f->why), "%s", w->clockfn[fn].error);
+		c->traced |= f->traced;
+	}
+	if (!c->traced && !*c->why)
+		snprintf(c->why, sizeof(c->why), "no clock function could be traced (%s)", c->fn[0].why);
+}
+
+/* Drain the clock probes; close one that reached its budget (each call is a trap), keeping what it saw. */
+static void clocks_tick(struct target_watch *w, bool final)
+{
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
+		struct watch_session *ws = &w->clockfn[fn];
+		if (!ws->s)
+			continue;
+		sample_drain(ws->s, &ws->sink, final);
+		if (final || ws->samples.count < SAMPLE_CLOCK_BUDGET)
+			continue;
+		sample_drain(ws->s, &ws->sink, true);
+		sample_close(ws->s);
+		ws->s = NULL;
+		w->clocks.fn[fn].stopped = true;
+		w->clocks.fn[fn].stopped_ms = (timing_now_ns() - w->start_ns) / 1000000u;
+	}
+}
+
+/* After the profile (it names the hot thread): the hot thread's reads, windows and clocks. */
+static void clocks_finish(struct target_watch *w, struct sample_profile *p)
+{
+	struct sample_list lists[SAMPLE_CLOCK_FNS];
+	uint64_t res[SAMPLE_CLOCK_IDS] = { 0 };
+	long tck = sysconf(_SC_CLK_TCK);
+
+	clocks_tick(w, true);
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
+		lists[fn] = w->clockfn[fn].samples;
+		w->clocks.fn[fn].calls = w->clockfn[fn].samples.count;
+		if (w->clockfn[fn].s) {
+			struct sample_info info;
+			sample_info_get(w->clockfn[fn].s, &info);
+			w->clocks.fn[fn].lost = info.lost;
+		}
+	}
+	for (int id = 0; id < SAMPLE_CLOCK_IDS - 1; id++) {
+		struct timespec ts;
+		if (clock_getres((clockid_t)id, &ts) == 0)
+			res[id] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	p->clocks = w->clocks;
+	clocks_profile(lists, p->hot_tid, res, tck > 0 ? 1000000000u / (uint64_t)tck : 10000000u, &p->clocks);
+	for (size_t i = 0; w->clock.syms && i < symbols_mapping_count(w->clock.syms, (pid_t)p->hot_pid); i++) {
+		const struct symbols_mapping *m = symbols_mapping_get(w->clock.syms, (pid_t)p->hot_pid, i);
+		p->clocks.libc_mapped |= strcmp(m->path, w->clocks.libc) == 0;
+	}
+}
+
 void target_watch_open(struct target_state *st)
 {
 	struct target_watch *w = calloc(1, sizeof(*w));
@@ -415,6 +522,7 @@ void target_watch_open(struct target_state *st)
 	w->own_faults = !(st->opt->sample && !st->opt->sample_event);
 	if (w->own_faults)
 		session_open(w, &w->faults, st->pid, &faults);
+	clocks_open(w, st->pid);
 }
 
 int target_watch_timeout_ms(const struct target_state *st, int max_ms)
@@ -448,6 +556,7 @@ void target_watch_tick(struct target_state *st)
 		sample_drain(w->clock.s, &w->clock.sink, false);
 	if (w->faults.s)
 		sample_drain(w->faults.s, &w->faults.sink, false);
+	clocks_tick(w, false);
 	uint64_t now = timing_now_ns();
 	if (now < w->next_ns)
 		return;
@@ -485,6 +594,33 @@ void target_watch_finish(struct target_state *st)
 	p->poll_us_median = w->n_poll_us ? stats_median(w->poll_us, w->n_poll_us) : 0;
 	if (watch_profile_build(w, faults_ok ? faults : NULL, fsyms, p) == 0)
 		st->tr->watched = true;
+	clocks_finish(w, p);
+}
+
+static void *session_close_thread(void *ws)
+{
+	session_close(ws);
+	return NULL;
+}
+
+/*
+ * Closing a uprobe event waits for the kernel to unregister it (an RCU grace
+ * period, 60-100 ms here), per CPU ring: the clock sessions are closed in
+ * parallel, so that wait is paid about once.
+ */
+static void clocks_close(struct target_watch *w)
+{
+	pthread_t t[SAMPLE_CLOCK_FNS];
+	bool started[SAMPLE_CLOCK_FNS] = { false };
+
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		started[fn] = w->clockfn[fn].s && pthread_create(&t[fn], NULL, session_close_thread, &w->clockfn[fn]) == 0;
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
+		if (started[fn])
+			pthread_join(t[fn], NULL);
+		else
+			session_close(&w->clockfn[fn]);
+	}
 }
 
 void target_watch_close(struct target_state *st)
@@ -495,6 +631,7 @@ void target_watch_close(struct target_state *st)
 		return;
 	session_close(&w->clock);
 	session_close(&w->faults);
+	clocks_close(w);
 	for (size_t i = 0; i < w->n_regions; i++)
 		free(w->regions[i].pts);
 	free(w->poll_us);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "pmu/sample.h"
+#include "target/clocks.h"
 
 /* How often the command's /proc files are read while it runs... */
 #define WATCH_POLL_INTERVAL_NS 20000000ull
@@ -81,6 +82,9 @@ struct target_watch {
 	char *buf;
 	size_t buf_cap;
 	struct watch_session clock, faults;
+	/* uprobes on the libc clock functions, one session each (none when the kernel or privileges refuse) */
+	struct watch_session clockfn[SAMPLE_CLOCK_FNS];
+	struct sample_clocks clocks;	/* what is known before the profile: libc, per function traced or why not */
 	bool own_faults;		/* faults is the watch's own session (not --sample page-faults) */
 	/* the execs of the command's process, from the clock session's records */
 	size_t n_execs;

@@ -13,7 +13,7 @@ from report_check import Failures, ReportError, validate
 TLBPROF, BROKEN = sys.argv[1], sys.argv[2]
 REPS = 1 if os.environ.get("TLBPROF_TEST_QUICK") else 10	# valgrind: once each
 UNMARKED = {"hot_loop", "first_touch_in_timed_loop", "sequential_page_order", "same_page_offset", "zero_page_reads",
-            "thp_backed_region", "pinning", "exec_image"}
+            "thp_backed_region", "pinning", "exec_image", "coarse_clock", "clock_per_access"}
 # benchmark, wrapper, the checks that must warn (of the unmarked ones and build_optimised)
 CASES = [
     ("first_touch", [], {"first_touch_in_timed_loop"}),
@@ -22,6 +22,8 @@ CASES = [
     ("same_offset", [], {"first_touch_in_timed_loop", "same_page_offset"}),
     ("unpinned", [], {"pinning"}),
     ("thp_4k", [], {"thp_backed_region"}),
+    ("coarse_clock", [], {"coarse_clock"}),
+    ("clock_per_access", [], {"clock_per_access"}),
     ("wrapped_O0", ["env", "TLBPROF_EXAMPLE=1"], {"build_optimised"}),
     ("homework_O0", [], {"build_optimised"}),
     ("homework_O2", [], set()),

@@ -6,6 +6,7 @@
 
 #include "judge/analysis.h"
 #include "pmu/sample.h"
+#include "target/clocks.h"
 #include "target/watch.h"
 #include "check.h"
 
@@ -326,11 +327,71 @@ static void test_rejudge_build(void)
 	analysis_free(&a);
 }
 
+/* The hot thread's clock reads merged over functions, and the two checks that read them. */
+static void test_clocks(void)
+{
+	static struct sample_record gettime[3000], times_rec[2];
+	struct sample_list lists[SAMPLE_CLOCK_FNS] = { { 0 } };
+	const uint64_t res[SAMPLE_CLOCK_IDS] = { 1, 1, 1, 1, 1, 4000000, 4000000, 1, 0 };
+	struct sample_profile p;
+	struct analysis a;
+	const char *msg;
+
+	/* 3000 reads of CLOCK_MONOTONIC 15 us apart (a 14 us trap each), another thread's read, two times() */
+	for (size_t i = 0; i < 3000; i++)
+		gettime[i] = (struct sample_record){ .tid = 7, .time_ns = 1000000 + i * 15000 + (i % 2) * 500,
+						     .regs = { 1 }, .n_regs = 1 };
+	gettime[5].tid = 8;
+	times_rec[0] = (struct sample_record){ .tid = 7, .time_ns = 999000 };
+	times_rec[1] = (struct sample_record){ .tid = 9, .time_ns = 999500 };
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ gettime, 3000, 3000 };
+	lists[SAMPLE_CLOCK_TIMES] = (struct sample_list){ times_rec, 2, 2 };
+	correct(&p);
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 7, res, 10000000, &p.clocks);
+	CHECK(p.clocks.hot_reads == 3000 && p.clocks.windows == 2999 && p.clocks.id_calls[1] == 2999,
+	      "reads %llu, windows %llu, CLOCK_MONOTONIC %llu: only the hot thread's", (unsigned long long)p.clocks.hot_reads,
+	      (unsigned long long)p.clocks.windows, (unsigned long long)p.clocks.id_calls[1]);
+	CHECK(p.clocks.coarsest_ns == 10000000 && p.clocks.coarsest_fn == SAMPLE_CLOCK_TIMES && p.clocks.coarsest_id == -1,
+	      "times() is the coarsest: a 10 ms tick (%llu ns)", (unsigned long long)p.clocks.coarsest_ns);
+	CHECK(p.clocks.window_min_ns == 1000 && p.clocks.window_median_ns >= 14500 && p.clocks.window_median_ns <= 15500,
+	      "windows: min %llu, median %llu", (unsigned long long)p.clocks.window_min_ns,
+	      (unsigned long long)p.clocks.window_median_ns);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_PASS, "14 us beyond the shortest window: %s", msg);
+	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_WARN && strstr(msg, "times"),
+	      "45 ms windows of a 10 ms tick: %s", msg);
+	analysis_free(&a);
+
+	/* Reads 15 us apart with nothing between: the traps' cost only. */
+	for (size_t i = 0; i < 3000; i++)
+		gettime[i].time_ns = 1000000 + i * 15000;
+	lists[SAMPLE_CLOCK_TIMES].count = 0;
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 7, res, 10000000, &p.clocks);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_WARN && strstr(msg, "every access"), "per access: %s", msg);
+	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_PASS, "CLOCK_MONOTONIC: %s", msg);
+	analysis_free(&a);
+
+	/* Nothing traced, or another libc: could not tell, and why. */
+	p.clocks = (struct sample_clocks){ .why = "this kernel has no perf uprobe PMU" };
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_SKIP && strstr(msg, "uprobe PMU"), "untraced: %s", msg);
+	analysis_free(&a);
+	p.clocks = (struct sample_clocks){ .traced = true, .libc = "/lib/libc.so.6" };
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_SKIP && strstr(msg, "static binary"), "not mapped: %s",
+	      msg);
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	test_parsers();
 	test_checks();
 	test_rejudge();
 	test_rejudge_build();
+	test_clocks();
 	return check_finish();
 }

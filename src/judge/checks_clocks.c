@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* Checks of an unmarked command's clock reads (tlbprof run), from uprobes on its libc's clock functions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "judge/analysis_internal.h"
+
+/* A window between two reads should span at least this many ticks of the clock read: else it rounds the result. */
+#define COARSE_WINDOW_TICKS 100
+/*
+ * The hot thread read the clock at least this often, and half its windows held less than
+ * CLOCK_PER_ACCESS_WORK_NS beyond the shortest one: a read around every access or few. Every window also
+ * holds the probes' own traps (a microsecond or several in a VM); the shortest window, between two reads with
+ * next to nothing between them, is about that cost, and is taken off.
+ */
+#define CLOCK_PER_ACCESS_MIN_READS 1000
+#define CLOCK_PER_ACCESS_WORK_NS 5000
+
+/* The functions that could not be traced, for messages: "gettimeofday, time (IFUNCs bound to the vDSO)". */
+static void untraced(const struct sample_clocks *c, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS && len < size; fn++)
+		if (!c->fn[fn].traced)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", sample_clock_fn_name(fn));
+}
+
+/* Whether the probes can speak for the hot thread; adds the skip that says why not. */
+static bool clocks_seen(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
+{
+	const struct sample_clocks *c = &p->clocks;
+	char missing[96];
+
+	untraced(c, missing, sizeof(missing));
+	if (!c->traced) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because no clock function was traced: %s",
+			   *c->why ? c->why : "uprobes were not opened");
+		return false;
+	}
+	if (!c->libc_mapped) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the command never mapped the libc probed (%s): "
+			   "a static binary or another libc", c->libc);
+		return false;
+	}
+	if (!p->hot_tid || !c->hot_reads) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread called none of the traced clock "
+			   "functions (%s untraceable here; rdtsc and direct vDSO calls are invisible to uprobes)",
+			   *missing ? missing : "none");
+		return false;
+	}
+	return true;
+}
+
+static const char *clock_name(const struct sample_clocks *c)
+{
+	return c->coarsest_id >= 0 ? sample_clock_id_name(c->coarsest_id) : sample_clock_fn_name(c->coarsest_fn);
+}
+
+void checks_coarse_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_clocks *c = &p->clocks;
+	struct analysis_check *chk;
+
+	if (!clocks_seen(def, p, a))
+		return;
+	double ticks = c->coarsest_ns ? (double)c->window_max_ns / (double)c->coarsest_ns : 0;
+	if (!c->windows)
+		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread read its clock (%s) only "
+				 "once: no window between two reads", clock_name(c));
+	else if (!c->coarsest_ns)
+		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the resolution of %s is unknown here",
+				 clock_name(c));
+	else if (ticks < COARSE_WINDOW_TICKS)
+		chk = checks_add(a, def, CHECK_WARN,
+				 "the hot thread timed with %s (%s; resolution %.3g ms), and its longest window between "
+				 "two reads, %.3g ms, is only %.0f of its ticks: a reading is off by up to a tick, "
+				 "%.0f %% of that window; read CLOCK_MONOTONIC with clock_gettime, or time a longer window",
+				 clock_name(c), sample_clock_fn_name(c->coarsest_fn), (double)c->coarsest_ns / 1e6,
+				 (double)c->window_max_ns / 1e6, ticks, 100 / (ticks > 1 ? ticks : 1));
+	else
+		chk = checks_add(a, def, CHECK_PASS,
+				 "the hot thread's coarsest clock, %s (resolution %llu ns), is fine for its longest "
+				 "window, %.3g ms (%.0f ticks)", clock_name(c), (unsigned long long)c->coarsest_ns,
+				 (double)c->window_max_ns / 1e6, ticks);
+	checks_evidence(chk, "resolution_ns", (double)c->coarsest_ns);
+	checks_evidence(chk, "window_max_ns", (double)c->window_max_ns);
+	checks_evidence(chk, "reads", (double)c->hot_reads);
+}
+
+void checks_clock_per_access(const struct analysis_check_def *def, const struct analysis_input *in,
+			     struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_clocks *c = &p->clocks;
+	struct analysis_check *chk;
+
+	if (!clocks_seen(def, p, a))
+		return;
+	double vdso = p->clock_samples ? (double)p->clock_vdso / (double)p->clock_samples : 0;
+	uint64_t work = c->window_median_ns - c->window_min_ns;
+	if (c->hot_reads >= CLOCK_PER_ACCESS_MIN_READS && work < CLOCK_PER_ACCESS_WORK_NS)
+		chk = checks_add(a, def, CHECK_WARN,
+				 "the hot thread read the clock %llu times, and half of its windows between reads held "
+				 "less than %.3g us beyond the shortest (%.3g us, about the probes' own traps): a read "
+				 "around every access or few, so the reads' own cost (tens of ns each; %.0f %% of the "
+				 "CPU time was in [vdso]) and their ordering are timed with the accesses; time a whole "
+				 "loop of accesses and divide", (unsigned long long)c->hot_reads, (double)work / 1e3,
+				 (double)c->window_min_ns / 1e3, 100 * vdso);
+	else
+		chk = checks_add(a, def, CHECK_PASS,
+				 "the hot thread read the clock %llu times (median window %.3g ms): each timed window "
+				 "holds far more than a few accesses", (unsigned long long)c->hot_reads,
+				 (double)c->window_median_ns / 1e6);
+	checks_evidence(chk, "reads", (double)c->hot_reads);
+	checks_evidence(chk, "window_median_ns", (double)c->window_median_ns);
+	checks_evidence(chk, "window_min_ns", (double)c->window_min_ns);
+	checks_evidence(chk, "vdso_share", vdso);
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* The command's clock reads: libc's clock functions found for uprobes, and what the probes saw, judged per thread. */
+#include "target/clocks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
+{
+	char **out = data;
+	const char *base = strrchr(info->dlpi_name, '/');
+
+	(void)size;
+	if (base && strncmp(base + 1, "libc.so", 7) == 0) {
+		*out = (char *)info->dlpi_name;
+		return 1;
+	}
+	return 0;
+}
+
+int clocks_libc_path(char *buf, size_t size)
+{
+	char *path = NULL;
+
+	dl_iterate_phdr(find_libc, &path);
+	if (!path)
+		return -ENOENT;
+	/* The loader's name may hold a symlink; the uprobe is keyed by the file's inode, so either serves. */
+	snprintf(buf, size, "%s", path);
+	return 0;
+}
+
+int clocks_uprobe_type(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+	int type = -1;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -EINVAL;
+	fclose(f);
+	return type;
+}
+
+/* A symbol's address to its file offset through the PT_LOAD header holding it. */
+static bool file_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void scan_dynsym(Elf *elf, struct clock_probe probes[SAMPLE_CLOCK_FNS])
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !(data = elf_getdata(scn, NULL)) ||
+		    !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			int type = GELF_ST_TYPE(sym.st_info);
+			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+				continue;
+			for (int k = 0; k < SAMPLE_CLOCK_FNS; k++) {
+				uint64_t off;
+				if (probes[k].found || strcmp(name, sample_clock_fn_name(k)) != 0 || !file_offset(elf, sym.st_value, &off))
+					continue;
+				probes[k] = (struct clock_probe){ .found = true, .ifunc = type == STT_GNU_IFUNC,
+								  .offset = off };
+			}
+		}
+	}
+}
+
+int clocks_probes(const char *path, struct clock_probe probes[SAMPLE_CLOCK_FNS])
+{
+	int fd, rc = 0;
+	Elf *elf;
+
+	memset(probes, 0, sizeof(*probes) * SAMPLE_CLOCK_FNS);
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		rc = -EINVAL;
+	else
+		scan_dynsym(elf, probes);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return rc;
+}
+
+struct read_at {
+	uint64_t t;
+	int fn, id;
+};
+
+static int read_cmp(const void *x, const void *y)
+{
+	const struct read_at *a = x, *b = y;
+
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static int u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The resolution of what fn reads: clock_gettime's id, else the function's own granularity. */
+static uint64_t resolution_of(int fn, int id, const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns)
+{
+	switch (fn) {
+	case SAMPLE_CLOCK_GETTIME:
+		return id >= 0 && id < SAMPLE_CLOCK_IDS ? resolution_ns[id] : 0;
+	case SAMPLE_CLOCK_GETTIMEOFDAY:
+		return 1000;		/* microseconds */
+	case SAMPLE_CLOCK_TIME:
+		return 1000000000;	/* seconds */
+	case SAMPLE_CLOCK_CLOCK:
+		return resolution_ns[2];	/* CLOCK_PROCESS_CPUTIME_ID */
+	default:
+		return tick_ns;		/* times(): sysconf(_SC_CLK_TCK) ticks */
+	}
+}
+
+void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
+		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, struct sample_clocks *out)
+{
+	size_t n = 0, k = 0;
+
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		n += lists[fn].count;
+	memcpy(out->id_resolution_ns, resolution_ns, sizeof(out->id_resolution_ns));
+	out->coarsest_id = -1;
+	out->coarsest_fn = -1;
+	struct read_at *reads = calloc(n ? n : 1, sizeof(*reads));
+	uint64_t *gaps = calloc(n ? n : 1, sizeof(*gaps));
+	if (!reads || !gaps) {
+		free(reads);
+		free(gaps);
+		return;
+	}
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		for (size_t i = 0; i < lists[fn].count; i++) {
+			const struct sample_record *r = &lists[fn].items[i];
+			if (r->tid != hot_tid)
+				continue;
+			int id = fn == SAMPLE_CLOCK_GETTIME && r->n_regs ? (int)(r->regs[0] < SAMPLE_CLOCK_IDS - 1
+										      ? r->regs[0]
+										      : SAMPLE_CLOCK_IDS - 1)
+									   : -1;
+			if (id >= 0)
+				out->id_calls[id]++;
+			reads[k++] = (struct read_at){ r->time_ns, fn, id };
+			uint64_t res = resolution_of(fn, id, resolution_ns, tick_ns);
+			if (res > out->coarsest_ns) {
+				out->coarsest_ns = res;
+				out->coarsest_id = id;
+				out->coarsest_fn = fn;
+			}
+		}
+	qsort(reads, k, sizeof(*reads), read_cmp);
+	out->hot_reads = k;
+	for (size_t i = 1; i < k; i++)
+		gaps[i - 1] = reads[i].t - reads[i - 1].t;
+	out->windows = k > 1 ? k - 1 : 0;
+	if (out->windows) {
+		qsort(gaps, out->windows, sizeof(*gaps), u64_cmp);
+		out->window_min_ns = gaps[0];
+		out->window_median_ns = gaps[out->windows / 2];
+		out->window_max_ns = gaps[out->windows - 1];
+		uint64_t span = reads[k - 1].t - reads[0].t;
+		out->reads_per_s = span ? (double)(k - 1) * 1e9 / (double)span : 0;
+	}
+	free(reads);
+	free(gaps);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to src/target/: the command's clock reads, traced with uprobes on its libc's clock functions. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pmu/sample.h"
+
+/* Where a uprobe goes: a function of libc, as a file offset. */
+struct clock_probe {
+	bool found;			/* the symbol is in libc's .dynsym */
+	bool ifunc;			/* STT_GNU_IFUNC: resolved at load time (to the vDSO), so never called itself */
+	uint64_t offset;		/* its file offset (what the uprobe PMU's config2 takes) */
+};
+
+/* The libc this process runs (dl_iterate_phdr): the one a dynamically linked command maps too. Returns 0 or -ENOENT. */
+int clocks_libc_path(char *buf, size_t size);
+
+/*
+ * The clock functions of the libc at path, from its .dynsym (default version,
+ * STT_FUNC or STT_GNU_IFUNC) through its PT_LOAD headers to file offsets.
+ * Returns 0, -errno, or -EINVAL for a file that is not ELF.
+ */
+int clocks_probes(const char *path, struct clock_probe probes[SAMPLE_CLOCK_FNS]);
+
+/* The uprobe PMU's type (/sys/bus/event_source/devices/uprobe/type), or -errno. */
+int clocks_uprobe_type(void);
+
+/*
+ * The hot thread's clock reads (lists[fn]: each function's samples; a
+ * clock_gettime sample's regs[0] is its clock id) into out: reads, the
+ * windows between consecutive reads, clock ids and their resolutions
+ * (resolution_ns[id], 0 when unknown), the coarsest clock read. Pure but for
+ * the caller's resolutions.
+ */
+void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
+		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, struct sample_clocks *out);
