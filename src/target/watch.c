@@ -604,9 +604,9 @@ static void *session_close_thread(void *ws)
 }
 
 /*
- * Closing a uprobe event waits for the kernel to unregister it (an RCU grace
- * period, 60-100 ms here), per CPU ring: the clock sessions are closed in
- * parallel, so that wait is paid about once.
+ * Closing a uprobe event waits for the kernel to unregister it (60-100 ms
+ * here, per event): the clock sessions are closed in parallel, where those
+ * waits overlap (measured: 0.59 s against 0.67 s for six events).
  */
 static void clocks_close(struct target_watch *w)
 {
