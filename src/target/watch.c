@@ -407,7 +407,7 @@ static void clocks_open(struct target_watch *w, pid_t pid)
 {
 	struct sample_clocks *c = &w->clocks;
 	struct clock_probe probes[SAMPLE_CLOCK_FNS];
-	char libc[PATH_MAX];
+	char libc[PATH_MAX], real[PATH_MAX];
 	int type = clocks_uprobe_type(), rc;
 
 	if (type < 0) {
@@ -415,10 +415,12 @@ static void clocks_open(struct target_watch *w, pid_t pid)
 			 "(/sys/bus/event_source/devices/uprobe/type: %s)", strerror(-type));
 		return;
 	}
-	if (clocks_libc_path(libc, sizeof(libc)) != 0 || !realpath(libc, c->libc)) {
+	/* realpath() writes up to PATH_MAX bytes: never into the report's shorter field (fortify aborts). */
+	if (clocks_libc_path(libc, sizeof(libc)) != 0 || !realpath(libc, real) || strlen(real) >= sizeof(c->libc)) {
 		snprintf(c->why, sizeof(c->why), "tlbprof found no libc of its own to probe");
 		return;
 	}
+	memcpy(c->libc, real, strlen(real) + 1);
 	if ((rc = clocks_probes(c->libc, probes)) != 0) {
 		snprintf(c->why, sizeof(c->why), "%.120s: %s", c->libc, strerror(-rc));
 		return;
