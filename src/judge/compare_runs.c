@@ -74,7 +74,8 @@ static int median_of(const double *v, size_t n, double *m)
 
 	if (!copy)
 		return -ENOMEM;
-	memcpy(copy, v, n * sizeof(*v));
+	if (n)
+		memcpy(copy, v, n * sizeof(*v));
 	*m = n ? stats_median_inplace(copy, n) : NAN;
 	free(copy);
 	return 0;
