@@ -422,10 +422,7 @@ static void rejudge_build(const struct sample_profile *p, struct analysis *a)
 			continue;
 		double stack = share(code->stack_accesses, code->instructions);
 		bool o0 = code->frame_pointer && code->reloaded_slots > 0 && stack >= UNOPTIMISED_STACK_SHARE;
-		if (o0)
-			c->status = CHECK_WARN;
-		else
-			c->status = CHECK_PASS;
+		c->status = o0 ? CHECK_WARN : CHECK_PASS;
 		snprintf(c->message, sizeof(c->message),
 			 o0 ? "inferred from its machine code (the ELF records no level): the hot loop of %s "
 			      "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "

@@ -522,3 +522,20 @@ out:
 	close(fd);
 	return err;
 }
+
+int elf_vaddr_offset(Elf *elf, uint64_t vaddr, uint64_t len, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr + len <= ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ERANGE;
+}

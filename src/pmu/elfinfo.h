@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libelf.h>
+
 /* Where elf_provenance.opt_level came from. */
 enum elf_opt_source {
 	ELF_OPT_SOURCE_NONE,		/* nothing recorded (clang without -grecord-command-line, a stripped
@@ -65,3 +67,11 @@ int elf_provenance_read(const char *path, struct elf_provenance *out);
  * holds no -O switch (or is NULL).
  */
 const char *elf_opt_level_parse(const char *switches);
+
+/*
+ * The file offset of the ELF virtual addresses [vaddr, vaddr + len) (len
+ * at least 1), through the PT_LOAD header whose file bytes hold them all.
+ * Returns 0, -EINVAL when the program headers cannot be read, -ERANGE when
+ * no PT_LOAD holds the range.
+ */
+int elf_vaddr_offset(Elf *elf, uint64_t vaddr, uint64_t len, uint64_t *off);

@@ -344,11 +344,12 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	q->distinct_lines = (unsigned)get_u64(f, "distinct_lines");
 }
 
-static int fn_index(const char *name)
+/* The index i < n whose namer(i) is name; -1 for none (or no name). */
+static int name_index(const char *name, const char *(*namer)(int), int n)
 {
-	for (int fn = 0; name && fn < SAMPLE_CLOCK_FNS; fn++)
-		if (strcmp(sample_clock_fn_name(fn), name) == 0)
-			return fn;
+	for (int i = 0; name && i < n; i++)
+		if (strcmp(namer(i), name) == 0)
+			return i;
 	return -1;
 }
 
@@ -365,7 +366,8 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	get_str(c->libc, sizeof(c->libc), o, "libc");
 	c->libc_mapped = json_is_true(json_object_get(o, "libc_mapped"));
 	json_array_foreach(fns, i, v) {
-		int fn = fn_index(json_string_value(json_object_get(v, "name")));
+		int fn = name_index(json_string_value(json_object_get(v, "name")), sample_clock_fn_name,
+				    SAMPLE_CLOCK_FNS);
 		if (fn < 0)
 			continue;
 		struct sample_clock_function *f = &c->fn[fn];
@@ -390,12 +392,10 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->window_max_ns = get_u64(o, "window_max_ns");
 	c->reads_per_s = json_number_value(json_object_get(o, "reads_per_s"));
 	c->coarsest_ns = get_u64(o, "coarsest_resolution_ns");
-	c->coarsest_fn = fn_index(json_string_value(json_object_get(o, "coarsest_function")));
-	for (int id = 0; id < SAMPLE_CLOCK_IDS; id++) {
-		const char *name = json_string_value(json_object_get(o, "coarsest_clock"));
-		if (name && strcmp(name, sample_clock_id_name(id)) == 0)
-			c->coarsest_id = id;
-	}
+	c->coarsest_fn = name_index(json_string_value(json_object_get(o, "coarsest_function")), sample_clock_fn_name,
+				    SAMPLE_CLOCK_FNS);
+	c->coarsest_id = name_index(json_string_value(json_object_get(o, "coarsest_clock")), sample_clock_id_name,
+				    SAMPLE_CLOCK_IDS);
 }
 
 int report_watch_read(const json_t *w, struct sample_profile *p)

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pmu/elfinfo.h"
+
 static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
 {
 	char **out = data;
@@ -50,24 +52,6 @@ int clocks_uprobe_type(void)
 	return type;
 }
 
-/* A symbol's address to its file offset through the PT_LOAD header holding it. */
-static bool file_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
-{
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n) != 0)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
-		    vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return true;
-		}
-	}
-	return false;
-}
-
 static void scan_dynsym(Elf *elf, struct clock_probe probes[SAMPLE_CLOCK_FNS])
 {
 	Elf_Scn *scn = NULL;
@@ -88,7 +72,7 @@ static void scan_dynsym(Elf *elf, struct clock_probe probes[SAMPLE_CLOCK_FNS])
 				continue;
 			for (int k = 0; k < SAMPLE_CLOCK_FNS; k++) {
 				uint64_t off;
-				if (probes[k].found || strcmp(name, sample_clock_fn_name(k)) != 0 || !file_offset(elf, sym.st_value, &off))
+				if (probes[k].found || strcmp(name, sample_clock_fn_name(k)) != 0 || elf_vaddr_offset(elf, sym.st_value, 1, &off) != 0)
 					continue;
 				probes[k] = (struct clock_probe){ .found = true, .ifunc = type == STT_GNU_IFUNC,
 								  .offset = off };

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pmu/elfinfo.h"
 #include "version.h"
 
 #if TLBPROF_HAVE_CAPSTONE
@@ -125,19 +126,12 @@ int code_describe(const uint8_t *bytes, size_t len, uint64_t addr, uint64_t lo, 
 /* The file bytes of [start, end) through the PT_LOAD header that maps them. */
 static int read_vaddr(int fd, Elf *elf, uint64_t start, uint64_t end, uint8_t *buf)
 {
-	size_t n;
+	uint64_t off;
+	int rc = elf_vaddr_offset(elf, start, end - start, &off);
 
-	if (elf_getphdrnum(elf, &n) != 0)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || start < ph.p_vaddr ||
-		    end > ph.p_vaddr + ph.p_filesz)
-			continue;
-		ssize_t got = pread(fd, buf, end - start, (off_t)(ph.p_offset + (start - ph.p_vaddr)));
-		return got == (ssize_t)(end - start) ? 0 : -EIO;
-	}
-	return -ERANGE;
+	if (rc != 0)
+		return rc;
+	return pread(fd, buf, end - start, (off_t)off) == (ssize_t)(end - start) ? 0 : -EIO;
 }
 
 int code_read(const char *path, uint64_t function_start, uint64_t lo, uint64_t hi, struct sample_code *out)
