@@ -69,7 +69,7 @@ const struct analysis_check_def analysis_checks[] = {
 	{ .id = "hot_loop", .fn = checks_hot_loop, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: where the CPU time went (cpu-clock samples): the hot loop, [vdso] and the kernel" },
 	{ .id = "first_touch_in_timed_loop", .fn = checks_first_touch_in_timed_loop, .by = ANALYSIS_CHECK_BY_UNMARKED,
-	  .doc = "tlbprof run: the hot loop took half of a big region's page faults: it times its first touch" },
+	  .doc = "tlbprof run: half of a big region's page faults were timed: the timed loop is its first touch" },
 	{ .id = "sequential_page_order", .fn = checks_sequential_page_order, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: the hot loop first touched pages with one constant step (a sequential scan)" },
 	{ .id = "same_page_offset", .fn = checks_same_page_offset, .by = ANALYSIS_CHECK_BY_UNMARKED,
@@ -86,6 +86,8 @@ const struct analysis_check_def analysis_checks[] = {
 	  .doc = "tlbprof run: the hot thread's clock (uprobes on libc) is coarse for its longest timed window" },
 	{ .id = "clock_per_access", .fn = checks_clock_per_access, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: the hot thread read the clock around every access or few (uprobes on libc)" },
+	{ .id = "empty_timed_window", .fn = checks_empty_timed_window, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the hot thread's clock reads bracket next to none of its CPU time (a deleted loop)" },
 };
 const size_t analysis_n_checks = sizeof(analysis_checks) / sizeof(analysis_checks[0]);
 

@@ -110,6 +110,48 @@ static bool no_faults(const struct analysis_check_def *def, const struct sample_
 	return false;
 }
 
+/*
+ * Whether the hot thread's clock reads say what is timed: two or more reads
+ * seen to the last (no function stopped at its budget), and the hot thread's
+ * faults on the region placed in time. Then a fault between its first and
+ * last read is a timed one, whatever instruction took it.
+ */
+static bool timed_by_clock(const struct sample_profile *p)
+{
+	const struct sample_clocks *c = &p->clocks;
+
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		if (c->fn[fn].stopped)
+			return false;
+	return c->traced && c->libc_mapped && c->windows && c->region_faults >= UNMARKED_MIN_FAULTS;
+}
+
+/* first_touch_in_timed_loop from the clock reads: the faults between the hot thread's first and last read. */
+static struct analysis_check *first_touch_timed(const struct analysis_check_def *def, const struct sample_profile *p,
+						struct analysis *a)
+{
+	const struct sample_clocks *c = &p->clocks;
+
+	if (share(c->region_faults_in_span, c->region_faults) >= FIRST_TOUCH_LOOP_SHARE)
+		return checks_add(a, def, CHECK_WARN,
+				  "%llu of the hot thread's %llu page faults on %s (%.1f MiB, %.2f faults per page) "
+				  "came between its first and last clock read (%.3g ms), most from %s: the timed code "
+				  "is the memory's first touch, so it times page faults (about a microsecond each) "
+				  "with the accesses; write every page before the clock starts (an init pass, memset) "
+				  "or prefault it (MAP_POPULATE, MADV_POPULATE_WRITE)",
+				  (unsigned long long)c->region_faults_in_span, (unsigned long long)c->region_faults,
+				  p->fault_region, mib(p->fault_region_end - p->fault_region_start),
+				  p->faults.faults_per_page, (double)c->span_ns / 1e6,
+				  *p->faults.function ? base_name(p->faults.function) : "?");
+	return checks_add(a, def, CHECK_PASS,
+			  "%llu of the hot thread's %llu page faults on %s came outside its clock reads' span (%.3g ms), "
+			  "most from %s%s: the memory was first touched before the timing",
+			  (unsigned long long)(c->region_faults - c->region_faults_in_span),
+			  (unsigned long long)c->region_faults, p->fault_region, (double)c->span_ns / 1e6,
+			  *p->faults.function ? base_name(p->faults.function) : "?",
+			  p->faults.in_hot_loop * 2 >= p->faults.faults ? ", the hottest loop of the run, untimed" : "");
+}
+
 void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, const struct analysis_input *in,
 				      struct analysis *a)
 {
@@ -123,6 +165,8 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 		c = checks_add(a, def, CHECK_PASS, "no big region took %d or more page faults (%llu faults sampled): "
 			       "nothing was first touched in bulk", UNMARKED_MIN_FAULTS,
 			       (unsigned long long)p->fault_samples);
+	else if (timed_by_clock(p))
+		c = first_touch_timed(def, p, a);
 	else if (f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE)
 		c = checks_add(a, def, CHECK_WARN,
 			       "%llu of the %llu page faults on %s (%.1f MiB, %.2f faults per page) came from the hot loop in "
@@ -143,6 +187,10 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 	checks_evidence(c, "faults_per_page", f->faults_per_page);
 	checks_evidence(c, "in_hot_loop", (double)f->in_hot_loop);
 	checks_evidence(c, "in_hot_function", (double)f->in_hot_function);
+	if (timed_by_clock(p)) {
+		checks_evidence(c, "hot_thread_faults", (double)p->clocks.region_faults);
+		checks_evidence(c, "faults_between_clock_reads", (double)p->clocks.region_faults_in_span);
+	}
 }
 
 /* The first touches the hot loop took are the only accesses of it whose addresses are seen without a PMU. */

@@ -495,10 +495,18 @@ struct sample_clocks {
 	uint64_t hot_reads;
 	uint64_t windows;		/* intervals between consecutive reads */
 	uint64_t window_min_ns, window_median_ns, window_max_ns;	/* min: about the probe's own trap */
+	uint64_t window_p90_ns;		/* the 90th percentile: the long windows, a preempted one or two aside */
 	double reads_per_s;		/* over the hot thread's first to last read */
 	uint64_t coarsest_ns;		/* the coarsest resolution among the clocks the hot thread read */
 	int coarsest_id;		/* its clock id (-1: a function without one: time(), times()) */
 	int coarsest_fn;		/* enum sample_clock_fn */
+	/* What happened between the hot thread's first and last read (its windows, end to end): */
+	uint64_t first_read_ns, last_read_ns;	/* CLOCK_MONOTONIC, as the samples' time */
+	uint64_t span_ns;		/* last_read_ns - first_read_ns */
+	uint64_t hot_samples;		/* the hot thread's cpu-clock samples, in all */
+	uint64_t hot_samples_in_span;	/* of those, between its first and last read: the timed CPU time */
+	uint64_t region_faults;		/* the hot thread's page faults on the fault region, in all */
+	uint64_t region_faults_in_span;	/* of those, between its first and last read: timed faults */
 };
 
 /* "clock_gettime", "gettimeofday", "time", "clock", "times"; "?" out of range. */

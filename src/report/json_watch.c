@@ -183,7 +183,13 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "window_min_ns", c->windows ? count(c->window_min_ns) : json_null());
 	json_object_set_new(o, "window_median_ns", c->windows ? count(c->window_median_ns) : json_null());
 	json_object_set_new(o, "window_max_ns", c->windows ? count(c->window_max_ns) : json_null());
+	json_object_set_new(o, "window_p90_ns", c->windows ? count(c->window_p90_ns) : json_null());
 	json_object_set_new(o, "reads_per_s", c->windows ? num(c->reads_per_s) : json_null());
+	json_object_set_new(o, "span_ns", c->windows ? count(c->span_ns) : json_null());
+	json_object_set_new(o, "cpu_samples", count(c->hot_samples));
+	json_object_set_new(o, "cpu_samples_in_span", c->windows ? count(c->hot_samples_in_span) : json_null());
+	json_object_set_new(o, "region_faults", count(c->region_faults));
+	json_object_set_new(o, "region_faults_in_span", c->windows ? count(c->region_faults_in_span) : json_null());
 	json_object_set_new(o, "coarsest_resolution_ns", c->hot_reads ? count(c->coarsest_ns) : json_null());
 	json_object_set_new(o, "coarsest_function", c->hot_reads && c->coarsest_fn >= 0
 							   ? json_string(sample_clock_fn_name(c->coarsest_fn))
@@ -390,7 +396,13 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->window_min_ns = get_u64(o, "window_min_ns");
 	c->window_median_ns = get_u64(o, "window_median_ns");
 	c->window_max_ns = get_u64(o, "window_max_ns");
+	c->window_p90_ns = get_u64(o, "window_p90_ns");
 	c->reads_per_s = json_number_value(json_object_get(o, "reads_per_s"));
+	c->span_ns = get_u64(o, "span_ns");
+	c->hot_samples = get_u64(o, "cpu_samples");
+	c->hot_samples_in_span = get_u64(o, "cpu_samples_in_span");
+	c->region_faults = get_u64(o, "region_faults");
+	c->region_faults_in_span = get_u64(o, "region_faults_in_span");
 	c->coarsest_ns = get_u64(o, "coarsest_resolution_ns");
 	c->coarsest_fn = name_index(json_string_value(json_object_get(o, "coarsest_function")), sample_clock_fn_name,
 				    SAMPLE_CLOCK_FNS);

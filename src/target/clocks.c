@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmu/elfinfo.h"
@@ -131,8 +132,8 @@ static uint64_t resolution_of(int fn, int id, const uint64_t resolution_ns[SAMPL
 		return 1000;		/* microseconds */
 	case SAMPLE_CLOCK_TIME:
 		return 1000000000;	/* seconds */
-	case SAMPLE_CLOCK_CLOCK:
-		return resolution_ns[2];	/* CLOCK_PROCESS_CPUTIME_ID */
+	case SAMPLE_CLOCK_CLOCK:	/* CLOCK_PROCESS_CPUTIME_ID, in CLOCKS_PER_SEC units (microseconds) */
+		return resolution_ns[2] > 1000000000u / CLOCKS_PER_SEC ? resolution_ns[2] : 1000000000u / CLOCKS_PER_SEC;
 	default:
 		return tick_ns;		/* times(): sysconf(_SC_CLK_TCK) ticks */
 	}
@@ -184,9 +185,33 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 		out->window_min_ns = gaps[0];
 		out->window_median_ns = gaps[out->windows / 2];
 		out->window_max_ns = gaps[out->windows - 1];
-		uint64_t span = reads[k - 1].t - reads[0].t;
-		out->reads_per_s = span ? (double)(k - 1) * 1e9 / (double)span : 0;
+		out->window_p90_ns = gaps[out->windows * 9 / 10 < out->windows ? out->windows * 9 / 10 : out->windows - 1];
+		out->first_read_ns = reads[0].t;
+		out->last_read_ns = reads[k - 1].t;
+		out->span_ns = out->last_read_ns - out->first_read_ns;
+		out->reads_per_s = out->span_ns ? (double)(k - 1) * 1e9 / (double)out->span_ns : 0;
 	}
 	free(reads);
 	free(gaps);
+}
+
+/* Whether a sample of the hot thread lies between its first and last read; counts it in *all either way. */
+static bool in_span(const struct sample_record *r, uint32_t hot_tid, const struct sample_clocks *c, uint64_t *all)
+{
+	if (r->tid != hot_tid)
+		return false;
+	(*all)++;
+	return c->windows && r->time_ns >= c->first_read_ns && r->time_ns <= c->last_read_ns;
+}
+
+void clocks_span(const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo, uint64_t hi,
+		 uint32_t hot_tid, struct sample_clocks *out)
+{
+	for (size_t i = 0; cpu && i < cpu->count; i++)
+		out->hot_samples_in_span += in_span(&cpu->items[i], hot_tid, out, &out->hot_samples);
+	for (size_t i = 0; faults && i < faults->count; i++) {
+		const struct sample_record *r = &faults->items[i];
+		if (r->addr >= lo && r->addr < hi)
+			out->region_faults_in_span += in_span(r, hot_tid, out, &out->region_faults);
+	}
 }

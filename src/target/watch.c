@@ -473,7 +473,7 @@ static void clocks_tick(struct target_watch *w, bool final)
 }
 
 /* After the profile (it names the hot thread): the hot thread's reads, windows and clocks. */
-static void clocks_finish(struct target_watch *w, struct sample_profile *p)
+static void clocks_finish(struct target_watch *w, const struct sample_list *faults, struct sample_profile *p)
 {
 	struct sample_list lists[SAMPLE_CLOCK_FNS];
 	uint64_t res[SAMPLE_CLOCK_IDS] = { 0 };
@@ -496,6 +496,8 @@ static void clocks_finish(struct target_watch *w, struct sample_profile *p)
 	}
 	p->clocks = w->clocks;
 	clocks_profile(lists, p->hot_tid, res, tck > 0 ? 1000000000u / (uint64_t)tck : 10000000u, &p->clocks);
+	clocks_span(&w->clock.samples, p->has_pattern ? faults : NULL, p->fault_region_start, p->fault_region_end,
+		    p->hot_tid, &p->clocks);
 	for (size_t i = 0; w->clock.syms && i < symbols_mapping_count(w->clock.syms, (pid_t)p->hot_pid); i++) {
 		const struct symbols_mapping *m = symbols_mapping_get(w->clock.syms, (pid_t)p->hot_pid, i);
 		p->clocks.libc_mapped |= strcmp(m->path, w->clocks.libc) == 0;
@@ -596,7 +598,7 @@ void target_watch_finish(struct target_state *st)
 	p->poll_us_median = w->n_poll_us ? stats_median(w->poll_us, w->n_poll_us) : 0;
 	if (watch_profile_build(w, faults_ok ? faults : NULL, fsyms, p) == 0)
 		st->tr->watched = true;
-	clocks_finish(w, p);
+	clocks_finish(w, faults_ok ? faults : NULL, p);
 }
 
 static void *session_close_thread(void *ws)

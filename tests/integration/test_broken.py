@@ -13,7 +13,8 @@ from report_check import Failures, ReportError, validate
 TLBPROF, BROKEN = sys.argv[1], sys.argv[2]
 REPS = 1 if os.environ.get("TLBPROF_TEST_QUICK") else 10	# valgrind: once each
 UNMARKED = {"hot_loop", "first_touch_in_timed_loop", "sequential_page_order", "same_page_offset", "zero_page_reads",
-            "thp_backed_region", "pinning", "exec_image", "coarse_clock", "clock_per_access"}
+            "thp_backed_region", "pinning", "exec_image", "coarse_clock", "clock_per_access",
+            "empty_timed_window"}
 # benchmark, wrapper, the checks that must warn (of the unmarked ones and build_optimised)
 CASES = [
     ("first_touch", [], {"first_touch_in_timed_loop"}),
@@ -24,6 +25,8 @@ CASES = [
     ("thp_4k", [], {"thp_backed_region"}),
     ("coarse_clock", [], {"coarse_clock"}),
     ("clock_per_access", [], {"clock_per_access"}),
+    ("short_window", [], {"coarse_clock"}),
+    ("deleted_loop", [], {"empty_timed_window"}),
     ("wrapped_O0", ["env", "TLBPROF_EXAMPLE=1"], {"build_optimised"}),
     ("homework_O0", [], {"build_optimised"}),
     ("homework_O2", [], set()),
@@ -51,7 +54,9 @@ for name, wrapper, want in CASES:
             warned = {c["id"] for c in r["analysis"]["checks"]
                       if c["status"] in ("warn", "fail") and (c["id"] in UNMARKED or c["id"] == "build_optimised")}
             if warned != want:
-                fail(f"{name} (run {rep + 1} of {REPS}): warned {sorted(warned)}, expected {sorted(want)}")
+                said = "; ".join(f"{c['id']}: {c['status']}: {c['message']}" for c in r["analysis"]["checks"]
+                                 if c["id"] in warned ^ want)
+                fail(f"{name} (run {rep + 1} of {REPS}): warned {sorted(warned)}, expected {sorted(want)} ({said})")
             if wrapper and not r["target"]["path"].endswith("broken-" + name):
                 fail(f"{name}: provenance read from {r['target']['path']}, not the image finally exec'd")
             build = [c for c in r["analysis"]["checks"] if c["id"] == "build_optimised"]

@@ -386,6 +386,89 @@ static void test_clocks(void)
 	analysis_free(&a);
 }
 
+/*
+ * What lies between the hot thread's first and last read: a deleted loop's two
+ * back-to-back reads time none of its CPU time (empty_timed_window), and faults
+ * between the reads are timed whatever instruction took them, faults before
+ * the first read are not (first_touch_in_timed_loop).
+ */
+static void test_clock_span(void)
+{
+	static struct sample_record reads[3], cpu[400], faults[8192];
+	struct sample_list lists[SAMPLE_CLOCK_FNS] = { { 0 } };
+	const uint64_t res[SAMPLE_CLOCK_IDS] = { 1, 1, 1, 1, 1, 4000000, 4000000, 1, 0 };
+	const uint64_t base = 0x7f0000000000ull;
+	struct sample_profile p;
+	struct analysis a;
+	const char *msg;
+
+	/* 100 ms of CPU (400 samples 250 us apart) with its faults in the first 20 ms, then two reads 160 us apart. */
+	for (size_t i = 0; i < 400; i++)
+		cpu[i] = (struct sample_record){ .tid = 42, .time_ns = 1000000 + i * 250000 };
+	cpu[7].tid = 43;
+	for (size_t i = 0; i < 8192; i++)
+		faults[i] = (struct sample_record){ .tid = 42, .addr = base + i * 4096, .time_ns = 1000000 + i * 2400 };
+	reads[0] = (struct sample_record){ .tid = 42, .time_ns = 80000100, .regs = { 1 }, .n_regs = 1 };
+	reads[1] = (struct sample_record){ .tid = 42, .time_ns = 80160100, .regs = { 1 }, .n_regs = 1 };
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ reads, 2, 2 };
+	struct sample_list cl = { cpu, 400, 400 }, fl = { faults, 8192, 8192 };
+	correct(&p);
+	first_touch(&p);	/* the hottest loop took the faults: the IPs alone would call them timed */
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(p.clocks.span_ns == 160000 && p.clocks.hot_samples == 399 && p.clocks.hot_samples_in_span == 0,
+	      "span %llu ns, hot samples %llu, in span %llu", (unsigned long long)p.clocks.span_ns,
+	      (unsigned long long)p.clocks.hot_samples, (unsigned long long)p.clocks.hot_samples_in_span);
+	CHECK(p.clocks.region_faults == 8192 && p.clocks.region_faults_in_span == 0, "faults %llu, in span %llu",
+	      (unsigned long long)p.clocks.region_faults, (unsigned long long)p.clocks.region_faults_in_span);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "deleted"), "deleted loop: %s",
+	      msg);
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_PASS && strstr(msg, "outside"),
+	      "faults before the first read: %s", msg);
+	analysis_free(&a);
+
+	/* The reads bracket the faulting loop and most of the CPU time: timed faults, a full window. */
+	reads[0].time_ns = 900000;
+	reads[1].time_ns = 90000000;
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(p.clocks.region_faults_in_span == 8192 && p.clocks.hot_samples_in_span == 356,
+	      "in span: faults %llu, samples %llu", (unsigned long long)p.clocks.region_faults_in_span,
+	      (unsigned long long)p.clocks.hot_samples_in_span);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "timed: %s", msg);
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "between its first and last"),
+	      "faults between the reads: %s", msg);
+	analysis_free(&a);
+
+	/* A function stopped at its budget: the span's end is unseen, so no verdict from it; the IPs decide. */
+	p.clocks.fn[SAMPLE_CLOCK_GETTIME].stopped = true;
+	p.clocks.hot_samples_in_span = 0;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, "stopped"), "stopped: %s", msg);
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
+	      "stopped: from the IPs: %s", msg);
+	analysis_free(&a);
+
+	/* One window in four preempted for 4 ms: coarse_clock judges the 90th percentile, not the longest. */
+	static struct sample_record many[41];
+	for (size_t i = 0; i < 41; i++)
+		many[i] = (struct sample_record){ .tid = 42, .time_ns = 1000000 + i * 30000 + (i > 20) * 4000000,
+						  .regs = { 2 }, .n_regs = 1 };
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ many, 41, 41 };
+	const uint64_t us[SAMPLE_CLOCK_IDS] = { 1, 1, 1000, 1, 1, 4000000, 4000000, 1, 0 };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, us, 10000000, &p.clocks);
+	CHECK(p.clocks.window_max_ns == 4030000 && p.clocks.window_p90_ns == 30000, "max %llu, p90 %llu",
+	      (unsigned long long)p.clocks.window_max_ns, (unsigned long long)p.clocks.window_p90_ns);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_WARN && strstr(msg, "90 %"), "30 us of 1 us ticks: %s", msg);
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	test_parsers();
@@ -393,5 +476,6 @@ int main(void)
 	test_rejudge();
 	test_rejudge_build();
 	test_clocks();
+	test_clock_span();
 	return check_finish();
 }

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Trap: a window too short for its clock. clock() counts CPU time in microseconds (CLOCKS_PER_SEC is
+ * 10^6), and each round here times 200 accesses, some 20 us: a reading is off by up to a whole tick, 5 % of
+ * the round, and the rounding does not average out, since every round starts on the same kind of boundary.
+ */
+#include "broken.h"
+
+int main(void)
+{
+	char *buf = malloc(REGION_BYTES);
+	uint64_t n = 200, rounds = 40;
+	clock_t total = 0;
+
+	pin_self();
+	madvise(buf, REGION_BYTES, MADV_NOHUGEPAGE);
+	void **p = build_chain(buf, REGION_BYTES / PAGE, 11);
+	p = chase(p, 100000);
+	clock_t warm = clock();
+	p = chase(p, n);
+	total += clock() - warm;
+	total = 0;
+	for (uint64_t r = 0; r < rounds; r++) {
+		clock_t t0 = clock();
+		p = chase(p, n);
+		total += clock() - t0;
+	}
+	say("short_window", n * rounds, (uint64_t)total * (1000000000u / CLOCKS_PER_SEC), (uintptr_t)p);
+	return 0;
+}
