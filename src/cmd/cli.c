@@ -310,6 +310,14 @@ static enum option_result check_output_path(struct report_outputs *out, char *ms
 	return OPTION_OK;
 }
 
+enum option_result cli_check_json_output(struct report_outputs *out, char *msg, size_t len)
+{
+	if (out->quiet && !out->json_path)
+		return option_error(msg, len, "--quiet: nothing to write (no --json names a file); give --json FILE, or "
+				    "drop -q and redirect the text");
+	return cli_check_outputs(out, msg, len);
+}
+
 enum option_result cli_check_outputs(struct report_outputs *out, char *msg, size_t len)
 {
 	const char *path = out->output_path;

@@ -48,6 +48,8 @@ enum option_result cli_set_cpu(const struct option_spec *o, const char *arg, voi
  * to put its report.
  */
 enum option_result cli_check_outputs(struct report_outputs *out, char *msg, size_t len);
+/* The same for a command whose only file output is --json (env, events): -q needs a --json to mean anything. */
+enum option_result cli_check_json_output(struct report_outputs *out, char *msg, size_t len);
 
 /* Checks that the output file of option can be created (OPTION_NO_OUTPUT, exit 4, when not). */
 enum option_result cli_check_output_target(const char *option, const char *path, char *msg, size_t len);

@@ -59,7 +59,7 @@ static enum option_result env_parse(int argc, char **argv, void *options, char *
 		return r;
 	if (p.n_operands > 0)
 		return option_error(msg, len, "env: unexpected argument '%s' (see tlbprof env --help)", p.operands[0]);
-	return cli_check_outputs(&o->out, msg, len);
+	return cli_check_json_output(&o->out, msg, len);
 }
 
 static int env_run(const void *options, const struct command_context *ctx)

@@ -113,7 +113,7 @@ static enum option_result events_parse(int argc, char **argv, void *options, cha
 			return option_error(msg, len, "--pmu '%s': no map %s/%s.events (known: %s)", o->pmu, dir, o->pmu,
 					    known[0] ? known : "none");
 	}
-	return cli_check_outputs(&o->out, msg, len);
+	return cli_check_json_output(&o->out, msg, len);
 }
 
 static int events_run(const void *options, const struct command_context *ctx)

@@ -22,12 +22,13 @@
  * hot thread's CPU time lies between its first and last read, and no window
  * reaches EMPTY_WINDOW_NS: a deleted loop's two reads are back to back (the
  * probes' traps, and a first call's setup, some 10-300 us here), while a real
- * chase of even 10^4 accesses spans a millisecond. EMPTY_MIN_SAMPLES (5 ms of
- * cpu-clock samples) is the least that says where the time went.
+ * chase of even 10^4 accesses spans a millisecond. EMPTY_MIN_CPU_NS of
+ * cpu-clock samples (20 at the first rate) is the least that says where the
+ * time went.
  */
 #define EMPTY_TIMED_SHARE 0.02
 #define EMPTY_WINDOW_NS 1000000
-#define EMPTY_MIN_SAMPLES 20
+#define EMPTY_MIN_CPU_NS 5e6
 
 /* The functions that could not be traced, for messages: "gettimeofday, time (IFUNCs bound to the vDSO)". */
 static void untraced(const struct sample_clocks *c, char *buf, size_t size)
@@ -161,9 +162,10 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	 * The CPU time between the reads: its samples, but no more than the span
 	 * (one sample can land in a window far shorter than the sampling period).
 	 */
-	double in_ns = (double)c->hot_samples_in_span * SAMPLE_CPU_CLOCK_PERIOD_NS;
+	double period = (double)(p->clock_period_ns ? p->clock_period_ns : SAMPLE_CPU_CLOCK_PERIOD_NS);
+	double in_ns = (double)c->hot_samples_in_span * period;
 	double timed = c->hot_samples ? (in_ns < (double)c->span_ns ? in_ns : (double)c->span_ns) /
-						((double)c->hot_samples * SAMPLE_CPU_CLOCK_PERIOD_NS)
+						((double)c->hot_samples * period)
 				      : 0;
 	if (!c->windows)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread read its clock only once: "
@@ -172,10 +174,10 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because tracing %s stopped after %u calls: the "
 				 "reads after it, and so the end of the timed span, are unseen",
 				 sample_clock_fn_name(stopped), SAMPLE_CLOCK_BUDGET);
-	else if (c->hot_samples < EMPTY_MIN_SAMPLES)
+	else if ((double)c->hot_samples * period < EMPTY_MIN_CPU_NS)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",
-				 (unsigned long long)c->hot_samples, (double)c->hot_samples * SAMPLE_CPU_CLOCK_PERIOD_NS / 1e6);
+				 (unsigned long long)c->hot_samples, (double)c->hot_samples * period / 1e6);
 	else if (timed < EMPTY_TIMED_SHARE && c->window_max_ns < EMPTY_WINDOW_NS)
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread's %llu clock reads time next to nothing: %.1f %% of its CPU time "
@@ -188,7 +190,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	else
 		chk = checks_add(a, def, CHECK_PASS,
 				 "the hot thread's clock reads time %.0f %% of its CPU time (%llu of %llu cpu-clock "
-				 "samples between its first and last read, over %.3g ms)", 100 * timed,
+				 "samples between its first and last read, over %.4g ms)", 100 * timed,
 				 (unsigned long long)c->hot_samples_in_span, (unsigned long long)c->hot_samples,
 				 (double)c->span_ns / 1e6);
 	checks_evidence(chk, "reads", (double)c->hot_reads);

@@ -135,7 +135,7 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 	if (share(c->region_faults_in_span, c->region_faults) >= FIRST_TOUCH_LOOP_SHARE)
 		return checks_add(a, def, CHECK_WARN,
 				  "%llu of the hot thread's %llu page faults on %s (%.1f MiB, %.2f faults per page) "
-				  "came between its first and last clock read (%.3g ms), most from %s: the timed code "
+				  "came between its first and last clock read (%.4g ms), most from %s: the timed code "
 				  "is the memory's first touch, so it times page faults (about a microsecond each) "
 				  "with the accesses; write every page before the clock starts (an init pass, memset) "
 				  "or prefault it (MAP_POPULATE, MADV_POPULATE_WRITE)",
@@ -144,7 +144,7 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 				  p->faults.faults_per_page, (double)c->span_ns / 1e6,
 				  *p->faults.function ? base_name(p->faults.function) : "?");
 	return checks_add(a, def, CHECK_PASS,
-			  "%llu of the hot thread's %llu page faults on %s came outside its clock reads' span (%.3g ms), "
+			  "%llu of the hot thread's %llu page faults on %s came outside its clock reads' span (%.4g ms), "
 			  "most from %s%s: the memory was first touched before the timing",
 			  (unsigned long long)(c->region_faults - c->region_faults_in_span),
 			  (unsigned long long)c->region_faults, p->fault_region, (double)c->span_ns / 1e6,

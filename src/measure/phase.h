@@ -106,6 +106,7 @@ struct target_phase {
 	bool region_changed;		/* an occurrence declared another region: verify it at its end */
 	bool has_page;			/* spec.page is the declared page size */
 	bool has_chain;
+	bool chain_pending;		/* declared at this occurrence's begin: copied out and walked at its end */
 	uint64_t chain_addr;
 	uint64_t slots_declared;	/* 0: not declared */
 	bool chain_inspected;		/* the chain was read from the process and self-checked */

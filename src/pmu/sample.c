@@ -306,6 +306,16 @@ void sample_info_get(const struct sample_session *s, struct sample_info *out)
 	*out = s->info;
 }
 
+int sample_set_period(struct sample_session *s, uint64_t period)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_rings; i++)
+		if (s->rings[i].fd >= 0 && ioctl(s->rings[i].fd, PERF_EVENT_IOC_PERIOD, &period) != 0 && !rc)
+			rc = -errno;
+	return rc;
+}
+
 void sample_close(struct sample_session *s)
 {
 	if (!s)

@@ -99,7 +99,7 @@ static json_t *clock_json(const struct sample_profile *p)
 
 	json_object_set_new(o, "sampled", json_boolean(p->clock_sampled));
 	json_object_set_new(o, "error", *p->clock_error ? report_json_text(p->clock_error) : json_null());
-	json_object_set_new(o, "period_ns", count(SAMPLE_CPU_CLOCK_PERIOD_NS));
+	json_object_set_new(o, "period_ns", count(p->clock_period_ns));
 	json_object_set_new(o, "user_only", json_boolean(p->clock_user_only));
 	json_object_set_new(o, "samples", count(p->clock_samples));
 	json_object_set_new(o, "shares", json_pack("{s:o, s:o, s:o, s:o, s:o}", "own", num((double)p->clock_own / n),
@@ -286,6 +286,7 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 	get_str(p->clock_error, sizeof(p->clock_error), c, "error");
 	p->clock_user_only = json_is_true(json_object_get(c, "user_only"));
 	p->clock_samples = get_u64(c, "samples");
+	p->clock_period_ns = get_u64(c, "period_ns");
 	p->clock_own = get_share(shares, "own", p->clock_samples);
 	p->clock_vdso = get_share(shares, "vdso", p->clock_samples);
 	p->clock_kernel = get_share(shares, "kernel", p->clock_samples);

@@ -431,3 +431,49 @@ int watch_profile_build(struct target_watch *w, const struct sample_list *faults
 	regions_profile(w, w->start_ns, p);
 	return 0;
 }
+
+struct thin_key {
+	uint32_t tid;
+	uint64_t bucket, time_ns;
+	size_t index;
+};
+
+static int thin_cmp(const void *x, const void *y)
+{
+	const struct thin_key *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->bucket != b->bucket)
+		return a->bucket < b->bucket ? -1 : 1;
+	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
+}
+
+int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t before_ns, uint64_t period_ns)
+{
+	struct thin_key *keys = calloc(l->count ? l->count : 1, sizeof(*keys));
+	bool *drop = calloc(l->count ? l->count : 1, sizeof(*drop));
+	size_t n = 0, k = 0;
+
+	if (!keys || !drop) {
+		free(keys);
+		free(drop);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < l->count; i++) {
+		const struct sample_record *r = &l->items[i];
+		if (r->time_ns < before_ns)
+			keys[n++] = (struct thin_key){ r->tid, (r->time_ns - (r->time_ns > start_ns ? start_ns : r->time_ns)) /
+								     period_ns, r->time_ns, i };
+	}
+	qsort(keys, n, sizeof(*keys), thin_cmp);
+	for (size_t i = 1; i < n; i++)
+		drop[keys[i].index] = keys[i].tid == keys[i - 1].tid && keys[i].bucket == keys[i - 1].bucket;
+	for (size_t i = 0; i < l->count; i++)
+		if (!drop[i])
+			l->items[k++] = l->items[i];
+	l->count = k;
+	free(keys);
+	free(drop);
+	return 0;
+}

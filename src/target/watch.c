@@ -562,6 +562,10 @@ void target_watch_tick(struct target_state *st)
 		sample_drain(w->faults.s, &w->faults.sink, false);
 	clocks_tick(w, false);
 	uint64_t now = timing_now_ns();
+	/* Past the first SAMPLE_CPU_CLOCK_FAST_NS: the slow rate (see SAMPLE_CPU_CLOCK_PERIOD_NS). */
+	if (w->clock.s && !w->clock_slow_ns && now - w->start_ns >= SAMPLE_CPU_CLOCK_FAST_NS &&
+	    sample_set_period(w->clock.s, SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) == 0)
+		w->clock_slow_ns = now;
 	if (now < w->next_ns)
 		return;
 	poll_now(w);
@@ -593,6 +597,10 @@ void target_watch_finish(struct target_state *st)
 		sample_info_get(w->clock.s, &info);
 		p->clock_user_only = info.exclude_kernel;
 	}
+	p->clock_period_ns = !w->clock.s ? 0 : w->clock_slow_ns ? SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS : SAMPLE_CPU_CLOCK_PERIOD_NS;
+	if (w->clock_slow_ns && watch_clock_thin(&w->clock.samples, w->start_ns, w->clock_slow_ns,
+						 SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) != 0)
+		p->clock_period_ns = SAMPLE_CPU_CLOCK_PERIOD_NS;	/* unthinned: mixed, as the closer figure */
 	p->polls = w->polls;
 	p->poll_interval_ms = (double)WATCH_POLL_INTERVAL_NS / 1e6;
 	p->poll_us_median = w->n_poll_us ? stats_median(w->poll_us, w->n_poll_us) : 0;

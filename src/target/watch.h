@@ -82,6 +82,7 @@ struct target_watch {
 	char *buf;
 	size_t buf_cap;
 	struct watch_session clock, faults;
+	uint64_t clock_slow_ns;		/* when cpu-clock went to SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS (0: never) */
 	/* uprobes on the libc clock functions, one session each (none when the kernel or privileges refuse) */
 	struct watch_session clockfn[SAMPLE_CLOCK_FNS];
 	struct sample_clocks clocks;	/* what is known before the profile: libc, per function traced or why not */
@@ -107,6 +108,13 @@ int target_watch_poll_fd(const struct target_state *st, int which);
 void target_watch_finish(struct target_state *st);
 /* Free everything; tolerates one never opened. */
 void target_watch_close(struct target_state *st);
+
+/*
+ * Thin l's samples taken before before_ns to one per thread and period_ns of
+ * time since start_ns (the first of each), so that they stand for the same
+ * CPU time as those taken at period_ns after. Pure. Returns 0 or -ENOMEM.
+ */
+int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t before_ns, uint64_t period_ns);
 
 /*
  * The profile from what was watched (profile.c): the cpu-clock shares and the

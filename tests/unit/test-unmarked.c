@@ -469,6 +469,29 @@ static void test_clock_span(void)
 	analysis_free(&a);
 }
 
+/* The early 4 kHz samples thinned to one per thread and 4 ms, the later ones kept: each then stands for 4 ms. */
+static void test_clock_thin(void)
+{
+	static struct sample_record r[450];
+	struct sample_list l = { r, 0, 450 };
+	const uint64_t start = 1000000000ull, slow = start + 100000000ull;
+
+	/* 100 ms of samples 250 us apart, alternating between two threads (200 each), then 50 at 4 ms on one. */
+	for (size_t i = 0; i < 400; i++)
+		r[l.count++] = (struct sample_record){ .tid = 10 + (uint32_t)(i % 2), .time_ns = start + i * 250000 };
+	for (size_t i = 0; i < 50; i++)
+		r[l.count++] = (struct sample_record){ .tid = 10, .time_ns = slow + i * 4000000 };
+	CHECK(watch_clock_thin(&l, start, slow, 4000000) == 0, "thinned");
+	size_t t10 = 0, t11 = 0, late = 0;
+	for (size_t i = 0; i < l.count; i++) {
+		t10 += r[i].tid == 10 && r[i].time_ns < slow;
+		t11 += r[i].tid == 11;
+		late += r[i].time_ns >= slow;
+		CHECK(i == 0 || r[i].time_ns > r[i - 1].time_ns, "order kept at %zu", i);
+	}
+	CHECK(t10 == 25 && t11 == 25 && late == 50, "kept %zu + %zu early, %zu late", t10, t11, late);
+}
+
 int main(void)
 {
 	test_parsers();
@@ -477,5 +500,6 @@ int main(void)
 	test_rejudge_build();
 	test_clocks();
 	test_clock_span();
+	test_clock_thin();
 	return check_finish();
 }
