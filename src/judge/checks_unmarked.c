@@ -116,14 +116,19 @@ static bool no_faults(const struct analysis_check_def *def, const struct sample_
  * faults on the region placed in time. Then a fault between its first and
  * last read is a timed one, whatever instruction took it.
  */
-static bool timed_by_clock(const struct sample_profile *p)
+static bool span_seen(const struct sample_profile *p)
 {
 	const struct sample_clocks *c = &p->clocks;
 
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 		if (c->fn[fn].stopped)
 			return false;
-	return c->traced && c->libc_mapped && c->windows && c->region_faults >= UNMARKED_MIN_FAULTS;
+	return c->traced && c->libc_mapped && c->windows;
+}
+
+static bool timed_by_clock(const struct sample_profile *p)
+{
+	return span_seen(p) && p->clocks.region_faults >= UNMARKED_MIN_FAULTS;
 }
 
 /* first_touch_in_timed_loop from the clock reads: the faults between the hot thread's first and last read. */
@@ -423,16 +428,49 @@ void checks_exec_image(const struct analysis_check_def *def, const struct analys
  * happened before it was pinned or in other threads: that check's warning is
  * replaced by what the mask shows.
  */
+/*
+ * cpu_migrations counts the whole command's moves. Where the hot thread's clock
+ * reads were seen to the last and its cpu-clock samples say their CPU, what
+ * matters is whether it moved between its first and last read: a move there
+ * is timed, one before (a benchmark that pins itself, its setup) is not.
+ */
+static void rejudge_migrations_timed(const struct sample_profile *p, struct analysis_check *c)
+{
+	const struct sample_clocks *k = &p->clocks;
+
+	if (!span_seen(p) || !k->cpus_known || k->hot_samples_in_span < UNMARKED_MIN_CLOCK_SAMPLES)
+		return;
+	if (!k->cpu_moves_in_span) {
+		c->status = CHECK_PASS;
+		snprintf(c->message, sizeof(c->message),
+			 "the moves counted fell outside the hot thread's timed span: its cpu-clock samples saw it move %llu "
+			 "time(s) in all, and none of its %llu samples between its first and last clock read was on "
+			 "another CPU than the one before", (unsigned long long)k->cpu_moves,
+			 (unsigned long long)k->hot_samples_in_span);
+	} else {
+		snprintf(c->message, sizeof(c->message),
+			 "the hot thread moved between CPUs %llu time(s) between its first and last clock read (of %llu "
+			 "moves its cpu-clock samples saw): timed moves, so caches and TLBs went cold mid-measurement; "
+			 "pin it (tlbprof run --cpu N, taskset -c N, or sched_setaffinity in the benchmark)",
+			 (unsigned long long)k->cpu_moves_in_span, (unsigned long long)k->cpu_moves);
+	}
+	checks_evidence(c, "moves_between_clock_reads", (double)k->cpu_moves_in_span);
+	checks_evidence(c, "moves_seen", (double)k->cpu_moves);
+}
+
 static void rejudge_migrations(const struct sample_profile *p, struct analysis *a)
 {
 	double single = share(p->affinity_single, p->affinity_samples);
+	bool pinned = p->affinity_samples && single >= PINNED_SHARE && p->cpus_allowed_last == 1;
 
-	if (!p->affinity_samples || single < PINNED_SHARE || p->cpus_allowed_last != 1)
-		return;
 	for (size_t i = 0; i < a->n_checks; i++) {
 		struct analysis_check *c = &a->checks[i];
 		if (strcmp(c->id, "cpu_migrations") != 0 || c->status != CHECK_WARN)
 			continue;
+		if (!pinned) {
+			rejudge_migrations_timed(p, c);
+			continue;
+		}
 		c->status = CHECK_PASS;
 		snprintf(c->message, sizeof(c->message),
 			 "the moves counted happened before the hot thread was pinned (the benchmark pinning itself at "

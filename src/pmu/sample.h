@@ -73,6 +73,7 @@ struct sample_options {
 	 * arrive from its first mmap on. Otherwise counting starts at open.
 	 */
 	bool enable_on_exec;
+	bool cpu;			/* each sample says the CPU it was taken on (PERF_SAMPLE_CPU) */
 	size_t ring_pages;		/* data pages of each CPU's ring, a power of two; 0: SAMPLE_DEFAULT_RING_PAGES */
 	/*
 	 * The user registers each sample carries (PERF_SAMPLE_REGS_USER, bits of
@@ -141,6 +142,7 @@ struct sample_record {
 					 * fault; 0 for events that give none */
 	uint64_t time_ns;		/* CLOCK_MONOTONIC, comparable with clock_gettime() */
 	uint64_t data_src;		/* PERF_SAMPLE_DATA_SRC (union perf_mem_data_src); 0 when not asked for */
+	int32_t cpu;			/* PERF_SAMPLE_CPU; -1 when not asked for */
 	uint64_t regs[SAMPLE_MAX_REGS];	/* the user registers of sample_options.regs_user, lowest bit first */
 	unsigned n_regs;		/* how many came (0: none asked for, or a kernel thread's sample) */
 };
@@ -389,9 +391,10 @@ void sample_summary_free(struct sample_summary *summary);
  * would take, for the first SAMPLE_CPU_CLOCK_FAST_NS of the command; then
  * every SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS (250 Hz). Each sample is a timer
  * interrupt, which in a KVM guest is an exit: at 4 kHz a 1 s chase ran 20 %
- * slower here, at 40 Hz within the noise. The early samples are thinned to
- * the slow rate afterwards, so that every sample kept stands for the same
- * CPU time (sample_profile.clock_period_ns).
+ * slower here, at 40 Hz within the noise. The samples are brought to one
+ * rate afterwards, the early ones thinned (a long command) or the slow ones
+ * spread (a short one), so that every sample kept stands for the same CPU
+ * time (sample_profile.clock_period_ns).
  */
 #define SAMPLE_CPU_CLOCK_PERIOD_NS 250000ull
 #define SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS 4000000ull
@@ -516,6 +519,9 @@ struct sample_clocks {
 	uint64_t hot_samples_in_span;	/* of those, between its first and last read: the timed CPU time */
 	uint64_t region_faults;		/* the hot thread's page faults on the fault region, in all */
 	uint64_t region_faults_in_span;	/* of those, between its first and last read: timed faults */
+	bool cpus_known;		/* the cpu-clock samples said their CPU */
+	uint64_t cpu_moves;		/* the hot thread's samples on another CPU than its sample before, in all */
+	uint64_t cpu_moves_in_span;	/* of those, both samples between its first and last read: timed moves */
 };
 
 /* "clock_gettime", "gettimeofday", "time", "clock", "times"; "?" out of range. */

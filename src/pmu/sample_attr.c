@@ -113,6 +113,8 @@ void sample_attr_build(struct perf_event_attr *attr, const struct sample_options
 		attr->config = PERF_COUNT_SW_PAGE_FAULTS;
 		snprintf(info->event, sizeof(info->event), "page-faults");
 	}
+	if (opts->cpu)
+		attr->sample_type |= PERF_SAMPLE_CPU;
 	if (opts->regs_user) {
 		attr->sample_type |= PERF_SAMPLE_REGS_USER;
 		attr->sample_regs_user = opts->regs_user;

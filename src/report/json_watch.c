@@ -190,6 +190,8 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "cpu_samples_in_span", c->windows ? count(c->hot_samples_in_span) : json_null());
 	json_object_set_new(o, "region_faults", count(c->region_faults));
 	json_object_set_new(o, "region_faults_in_span", c->windows ? count(c->region_faults_in_span) : json_null());
+	json_object_set_new(o, "cpu_moves", c->cpus_known ? count(c->cpu_moves) : json_null());
+	json_object_set_new(o, "cpu_moves_in_span", c->cpus_known && c->windows ? count(c->cpu_moves_in_span) : json_null());
 	json_object_set_new(o, "coarsest_resolution_ns", c->hot_reads ? count(c->coarsest_ns) : json_null());
 	json_object_set_new(o, "coarsest_function", c->hot_reads && c->coarsest_fn >= 0
 							   ? json_string(sample_clock_fn_name(c->coarsest_fn))
@@ -404,6 +406,9 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->hot_samples_in_span = get_u64(o, "cpu_samples_in_span");
 	c->region_faults = get_u64(o, "region_faults");
 	c->region_faults_in_span = get_u64(o, "region_faults_in_span");
+	c->cpus_known = json_is_integer(json_object_get(o, "cpu_moves"));
+	c->cpu_moves = get_u64(o, "cpu_moves");
+	c->cpu_moves_in_span = get_u64(o, "cpu_moves_in_span");
 	c->coarsest_ns = get_u64(o, "coarsest_resolution_ns");
 	c->coarsest_fn = name_index(json_string_value(json_object_get(o, "coarsest_function")), sample_clock_fn_name,
 				    SAMPLE_CLOCK_FNS);

@@ -207,8 +207,23 @@ static bool in_span(const struct sample_record *r, uint32_t hot_tid, const struc
 void clocks_span(const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo, uint64_t hi,
 		 uint32_t hot_tid, struct sample_clocks *out)
 {
-	for (size_t i = 0; cpu && i < cpu->count; i++)
-		out->hot_samples_in_span += in_span(&cpu->items[i], hot_tid, out, &out->hot_samples);
+	const struct sample_record *prev = NULL;
+	bool prev_in = false;
+
+	for (size_t i = 0; cpu && i < cpu->count; i++) {
+		const struct sample_record *r = &cpu->items[i];
+		bool in = in_span(r, hot_tid, out, &out->hot_samples);
+		out->hot_samples_in_span += in;
+		if (r->tid != hot_tid || r->cpu < 0)
+			continue;
+		out->cpus_known = true;
+		if (prev && prev->cpu != r->cpu) {
+			out->cpu_moves++;
+			out->cpu_moves_in_span += in && prev_in;
+		}
+		prev = r;
+		prev_in = in;
+	}
 	for (size_t i = 0; faults && i < faults->count; i++) {
 		const struct sample_record *r = &faults->items[i];
 		if (r->addr >= lo && r->addr < hi)

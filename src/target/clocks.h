@@ -42,7 +42,8 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
  * What lies between the hot thread's first and last read (out->first_read_ns
  * and last_read_ns, from clocks_profile): its cpu-clock samples (cpu) and its
  * page faults on [lo, hi) (faults; NULL: none sampled), in all and in that
- * span. Pure.
+ * span, and its moves between CPUs (consecutive samples of cpu, in time
+ * order, on different CPUs), in all and inside the span. Pure.
  */
 void clocks_span(const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo, uint64_t hi,
 		 uint32_t hot_tid, struct sample_clocks *out);

@@ -477,3 +477,25 @@ int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t before_n
 	free(drop);
 	return 0;
 }
+
+int watch_clock_spread(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns, uint64_t slow_ns)
+{
+	struct sample_list out = { 0 };
+	uint64_t copies = fast_ns ? slow_ns / fast_ns : 1;
+
+	for (size_t i = 0; i < l->count; i++) {
+		const struct sample_record *r = &l->items[i];
+		uint64_t n = r->time_ns >= from_ns ? copies : 1;
+		for (uint64_t k = n; k-- > 0;) {
+			struct sample_record c = *r;
+			c.time_ns = r->time_ns - (k * fast_ns < r->time_ns ? k * fast_ns : 0);
+			if (sample_list_append(&out, &c) != 0) {
+				sample_list_free(&out);
+				return -ENOMEM;
+			}
+		}
+	}
+	sample_list_free(l);
+	*l = out;
+	return 0;
+}

@@ -511,7 +511,7 @@ void target_watch_open(struct target_state *st)
 	const struct sample_options clock = {
 		.enable_on_exec = true, .custom_event = true, .type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK, .period = SAMPLE_CPU_CLOCK_PERIOD_NS, .name = "cpu-clock",
-		.no_data_addr = true,
+		.no_data_addr = true, .cpu = true,
 	};
 	const struct sample_options faults = { .enable_on_exec = true };
 
@@ -573,6 +573,32 @@ void target_watch_tick(struct target_state *st)
 	w->next_ns = now + (step < WATCH_POLL_INTERVAL_NS ? step : WATCH_POLL_INTERVAL_NS);
 }
 
+/*
+ * The samples at one rate, so that each stands for the same CPU time: the
+ * early 4 kHz ones thinned to the slow rate when the command ran long enough
+ * at it (WATCH_CLOCK_THIN_MIN_SLOW samples, 1 s of CPU); otherwise the slow
+ * ones spread to the fast rate, since a command of 100-1000 ms thinned would
+ * keep too few samples to find its hot loop in.
+ */
+static void clock_one_rate(struct target_watch *w, struct sample_profile *p)
+{
+	size_t slow = 0;
+
+	p->clock_period_ns = w->clock.s ? SAMPLE_CPU_CLOCK_PERIOD_NS : 0;
+	if (!w->clock_slow_ns)
+		return;
+	for (size_t i = 0; i < w->clock.samples.count; i++)
+		slow += w->clock.samples.items[i].time_ns >= w->clock_slow_ns;
+	if (slow < WATCH_CLOCK_THIN_MIN_SLOW) {
+		if (watch_clock_spread(&w->clock.samples, w->clock_slow_ns, SAMPLE_CPU_CLOCK_PERIOD_NS,
+				       SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) != 0)
+			p->clock_period_ns = SAMPLE_CPU_CLOCK_PERIOD_NS;	/* mixed: the closer figure */
+	} else if (watch_clock_thin(&w->clock.samples, w->start_ns, w->clock_slow_ns,
+				    SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) == 0) {
+		p->clock_period_ns = SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS;
+	}
+}
+
 void target_watch_finish(struct target_state *st)
 {
 	struct target_watch *w = st->watch;
@@ -597,10 +623,7 @@ void target_watch_finish(struct target_state *st)
 		sample_info_get(w->clock.s, &info);
 		p->clock_user_only = info.exclude_kernel;
 	}
-	p->clock_period_ns = !w->clock.s ? 0 : w->clock_slow_ns ? SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS : SAMPLE_CPU_CLOCK_PERIOD_NS;
-	if (w->clock_slow_ns && watch_clock_thin(&w->clock.samples, w->start_ns, w->clock_slow_ns,
-						 SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) != 0)
-		p->clock_period_ns = SAMPLE_CPU_CLOCK_PERIOD_NS;	/* unthinned: mixed, as the closer figure */
+	clock_one_rate(w, p);
 	p->polls = w->polls;
 	p->poll_interval_ms = (double)WATCH_POLL_INTERVAL_NS / 1e6;
 	p->poll_us_median = w->n_poll_us ? stats_median(w->poll_us, w->n_poll_us) : 0;

@@ -115,6 +115,15 @@ void target_watch_close(struct target_state *st);
  * CPU time as those taken at period_ns after. Pure. Returns 0 or -ENOMEM.
  */
 int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t before_ns, uint64_t period_ns);
+/*
+ * The other way to one rate, for a command that ran too briefly at the slow
+ * rate for thinning to leave enough samples: each sample from from_ns on
+ * stands for slow_ns / fast_ns samples, copies 'fast_ns' apart before it (same
+ * thread, IP and CPU). Pure. Returns 0 or -ENOMEM (l is then unchanged).
+ */
+int watch_clock_spread(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns, uint64_t slow_ns);
+/* Below this many samples at the slow rate, the early ones are kept and the slow ones spread instead. */
+#define WATCH_CLOCK_THIN_MIN_SLOW 250u
 
 /*
  * The profile from what was watched (profile.c): the cpu-clock shares and the

@@ -272,6 +272,23 @@ static void test_rejudge(void)
 	CHECK(analysis_check_unmarked(&a, NULL, 0, &p) == 0, "unmarked checks");
 	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_WARN, "an unpinned thread's moves still warn");
 	analysis_free(&a);
+	/* Unpinned, with its clock reads seen: moves outside the timed span pass, moves inside it warn. */
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true, .windows = 1, .hot_reads = 2,
+					   .hot_samples = 400, .hot_samples_in_span = 300, .cpus_known = true,
+					   .cpu_moves = 2 };
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0, "analysed");
+	set_status(&a, "cpu_migrations", CHECK_WARN);
+	CHECK(analysis_check_unmarked(&a, NULL, 0, &p) == 0, "unmarked checks");
+	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_PASS && strstr(msg, "outside the hot thread's timed span"),
+	      "moves before the first read: %s", msg);
+	analysis_free(&a);
+	p.clocks.cpu_moves_in_span = 1;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0, "analysed");
+	set_status(&a, "cpu_migrations", CHECK_WARN);
+	CHECK(analysis_check_unmarked(&a, NULL, 0, &p) == 0, "unmarked checks");
+	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_WARN && strstr(msg, "1 time(s) between its first and last"),
+	      "a timed move: %s", msg);
+	analysis_free(&a);
 }
 
 /* A build that records no level: build_optimised is answered from the hot loop's code, and says it inferred it. */
@@ -404,7 +421,7 @@ static void test_clock_span(void)
 
 	/* 100 ms of CPU (400 samples 250 us apart) with its faults in the first 20 ms, then two reads 160 us apart. */
 	for (size_t i = 0; i < 400; i++)
-		cpu[i] = (struct sample_record){ .tid = 42, .time_ns = 1000000 + i * 250000 };
+		cpu[i] = (struct sample_record){ .tid = 42, .time_ns = 1000000 + i * 250000, .cpu = -1 };
 	cpu[7].tid = 43;
 	for (size_t i = 0; i < 8192; i++)
 		faults[i] = (struct sample_record){ .tid = 42, .addr = base + i * 4096, .time_ns = 1000000 + i * 2400 };
@@ -422,6 +439,7 @@ static void test_clock_span(void)
 	      (unsigned long long)p.clocks.hot_samples, (unsigned long long)p.clocks.hot_samples_in_span);
 	CHECK(p.clocks.region_faults == 8192 && p.clocks.region_faults_in_span == 0, "faults %llu, in span %llu",
 	      (unsigned long long)p.clocks.region_faults, (unsigned long long)p.clocks.region_faults_in_span);
+	CHECK(!p.clocks.cpus_known && !p.clocks.cpu_moves, "samples without a CPU: no moves claimed");
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "deleted"), "deleted loop: %s",
 	      msg);
@@ -429,12 +447,17 @@ static void test_clock_span(void)
 	      "faults before the first read: %s", msg);
 	analysis_free(&a);
 
-	/* The reads bracket the faulting loop and most of the CPU time: timed faults, a full window. */
+	/* The reads bracket the faulting loop and most of the CPU time: timed faults, a full window; one move inside
+	 * the span (to CPU 1 at sample 200, 51 ms) and one after the last read (back to CPU 0 at sample 380, 96 ms). */
 	reads[0].time_ns = 900000;
 	reads[1].time_ns = 90000000;
+	for (size_t i = 0; i < 400; i++)
+		cpu[i].cpu = i >= 200 && i < 380 ? 1 : 0;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(p.clocks.cpus_known && p.clocks.cpu_moves == 2 && p.clocks.cpu_moves_in_span == 1, "moves %llu, in span %llu",
+	      (unsigned long long)p.clocks.cpu_moves, (unsigned long long)p.clocks.cpu_moves_in_span);
 	CHECK(p.clocks.region_faults_in_span == 8192 && p.clocks.hot_samples_in_span == 356,
 	      "in span: faults %llu, samples %llu", (unsigned long long)p.clocks.region_faults_in_span,
 	      (unsigned long long)p.clocks.hot_samples_in_span);
@@ -490,6 +513,19 @@ static void test_clock_thin(void)
 		CHECK(i == 0 || r[i].time_ns > r[i - 1].time_ns, "order kept at %zu", i);
 	}
 	CHECK(t10 == 25 && t11 == 25 && late == 50, "kept %zu + %zu early, %zu late", t10, t11, late);
+
+	/* A short command: 4 early samples kept, 3 late ones spread to 16 each, 250 us apart, ending at their own. */
+	struct sample_list s = { 0 };
+	for (size_t i = 0; i < 7; i++) {
+		struct sample_record x = { .tid = 10, .ip = 0x1000 + i, .time_ns = i < 4 ? start + i * 250000
+											  : slow + (i - 4) * 4000000 };
+		CHECK(sample_list_append(&s, &x) == 0, "appended");
+	}
+	CHECK(watch_clock_spread(&s, slow, 250000, 4000000) == 0 && s.count == 4 + 3 * 16, "spread to %zu", s.count);
+	CHECK(s.items[4].ip == 0x1004 && s.items[19].ip == 0x1004 && s.items[19].time_ns == slow &&
+		      s.items[4].time_ns == slow - 15 * 250000 && s.items[20].ip == 0x1005,
+	      "copies of each late sample, 250 us apart, the last at its own time");
+	sample_list_free(&s);
 }
 
 int main(void)
