@@ -156,6 +156,8 @@ const struct counter_info *counter_set_info(const struct counter_set *set, size_
  * with status unsupported and the reason; 0 then. -EINVAL with why for raw
  * syntax that does not parse, or a name libpfm4 does not know while it has
  * a core PMU to know it by (a typo, not a machine without one). -ENOMEM.
+ * A name the set already counts (task-clock, or one given twice) is not
+ * added again (0): the report keeps one counter of each name.
  */
 int counter_set_add_user(struct counter_set *set, const char *spec, char *why, size_t why_len);
 

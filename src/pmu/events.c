@@ -652,6 +652,15 @@ int counter_set_add_user(struct counter_set *set, const char *spec, char *why, s
 
 	if (raw < 0)
 		return raw;
+	/*
+	 * A name the set already counts (task-clock, or one -e given twice) is
+	 * counted once: two counters of one name would be two series of one name
+	 * to every reader (promtool rejects them). Another name for the same
+	 * encoding (cpu/event=0x76/ is Zen's cycles) is the user's, and stays.
+	 */
+	for (size_t i = 0; i < set->n; i++)
+		if (strcmp(set->events[i].info.name, spec) == 0)
+			return 0;
 	struct counter_event *grown = realloc(set->events, (set->n + 1) * sizeof(*set->events));
 	if (!grown)
 		return -ENOMEM;

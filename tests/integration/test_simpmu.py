@@ -127,6 +127,14 @@ if rep:
             fail(f"-e on zen3: {p['name']}: {got}")
     if check(rep, "multiplexed_counters").get("status") != "pass":
         fail(f"-e on zen3: {check(rep, 'multiplexed_counters')}")
+# A name the set already counts (task-clock, or one -e given twice) is counted once: two counters of one name would
+# be two series of one name in every output. Another name for the same encoding (r00c0) is the user's and stays.
+rep = run("zen3", ["--pages", "4k", "--size", "4M", "--iters", "20k", "--repeat", "1",
+                   "-e", "task-clock,cpu/event=0xc0/", "-e", "r00c0", "-e", "cpu/event=0xc0/"])
+if rep:
+    names = [c["name"] for c in rep["counters"]]
+    if len(names) != len(set(names)) or names.count("task-clock") != 1 or "r00c0" not in names:
+        fail(f"-e duplicates: counted {names}")
 USER = ["skx::DTLB_LOAD_MISSES:STLB_HIT", "cpu/event=0xd0,umask=0x81/"]
 rep = run("skx-smt", ["--pages", "4k", "--size", "64M", "--iters", "200k", "--repeat", "3", "-e", USER[0], "-e", USER[1]])
 if rep:
