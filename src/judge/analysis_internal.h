@@ -160,6 +160,8 @@ void checks_thp_backed_region(const struct analysis_check_def *def, const struct
 void checks_pinning(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_exec_image(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_coarse_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+/* The first clock function whose tracing stopped at its budget (the reads after it are unseen), or -1. */
+int checks_clock_stopped_fn(const struct sample_clocks *c);
 void checks_empty_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,
 			       struct analysis *a);
 void checks_clock_per_access(const struct analysis_check_def *def, const struct analysis_input *in,

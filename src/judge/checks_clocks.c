@@ -118,7 +118,8 @@ void checks_clock_per_access(const struct analysis_check_def *def, const struct 
 		return;
 	double vdso = p->clock_samples ? (double)p->clock_vdso / (double)p->clock_samples : 0;
 	uint64_t work = c->window_median_ns - c->window_min_ns;
-	uint64_t allow = c->window_min_ns / 2 > CLOCK_PER_ACCESS_WORK_NS ? c->window_min_ns / 2 : CLOCK_PER_ACCESS_WORK_NS;
+	uint64_t allow = c->window_min_ns / 2 > CLOCK_PER_ACCESS_WORK_NS ? c->window_min_ns / 2
+									  : CLOCK_PER_ACCESS_WORK_NS;
 	if (c->hot_reads >= CLOCK_PER_ACCESS_MIN_READS && work < allow)
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread read the clock %llu times, and half of its windows between reads held "
@@ -139,8 +140,7 @@ void checks_clock_per_access(const struct analysis_check_def *def, const struct 
 	checks_evidence(chk, "vdso_share", vdso);
 }
 
-/* The first function whose tracing stopped at its budget (then the reads after it are unseen), or -1. */
-static int stopped_fn(const struct sample_clocks *c)
+int checks_clock_stopped_fn(const struct sample_clocks *c)
 {
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 		if (c->fn[fn].stopped)
@@ -154,7 +154,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	const struct sample_profile *p = in->profile;
 	const struct sample_clocks *c = &p->clocks;
 	struct analysis_check *chk;
-	int stopped = stopped_fn(c);
+	int stopped = checks_clock_stopped_fn(c);
 
 	if (!clocks_seen(def, p, a))
 		return;
@@ -182,9 +182,9 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread's %llu clock reads time next to nothing: %.1f %% of its CPU time "
 				 "(%llu of its %llu cpu-clock samples) fell between its first and last read, and its "
-				 "longest window is %.3g ms; the work the benchmark reports is not between its clock reads: at -O2 a "
-				 "loop whose result is never used is deleted, so use the result (print it, or store "
-				 "it to a volatile), and check that the loop is in the compiled code",
+				 "longest window is %.3g ms; the work the benchmark reports is not between its clock "
+				 "reads: at -O2 a loop whose result is never used is deleted, so use the result (print "
+				 "it, or store it to a volatile), and check that the loop is in the compiled code",
 				 (unsigned long long)c->hot_reads, 100 * timed, (unsigned long long)c->hot_samples_in_span,
 				 (unsigned long long)c->hot_samples, (double)c->window_max_ns / 1e6);
 	else

@@ -110,22 +110,19 @@ static bool no_faults(const struct analysis_check_def *def, const struct sample_
 	return false;
 }
 
-/*
- * Whether the hot thread's clock reads say what is timed: two or more reads
- * seen to the last (no function stopped at its budget), and the hot thread's
- * faults on the region placed in time. Then a fault between its first and
- * last read is a timed one, whatever instruction took it.
- */
+/* Whether the hot thread's clock reads were seen to the last: two or more, and no function stopped at its budget. */
 static bool span_seen(const struct sample_profile *p)
 {
 	const struct sample_clocks *c = &p->clocks;
 
-	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
-		if (c->fn[fn].stopped)
-			return false;
-	return c->traced && c->libc_mapped && c->windows;
+	return c->traced && c->libc_mapped && c->windows && checks_clock_stopped_fn(c) < 0;
 }
 
+/*
+ * Whether the clock reads say which faults were timed: the span seen, and the
+ * hot thread's faults on the region placed in time. Then a fault between its
+ * first and last read is a timed one, whatever instruction took it.
+ */
 static bool timed_by_clock(const struct sample_profile *p)
 {
 	return span_seen(p) && p->clocks.region_faults >= UNMARKED_MIN_FAULTS;
@@ -154,7 +151,9 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 			  (unsigned long long)(c->region_faults - c->region_faults_in_span),
 			  (unsigned long long)c->region_faults, p->fault_region, (double)c->span_ns / 1e6,
 			  *p->faults.function ? base_name(p->faults.function) : "?",
-			  p->faults.in_hot_loop * 2 >= p->faults.faults ? ", the hottest loop of the run, untimed" : "");
+			  share(p->faults.in_hot_loop, p->faults.faults) >= FIRST_TOUCH_LOOP_SHARE
+				  ? ", the hottest loop of the run, untimed"
+				  : "");
 }
 
 void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, const struct analysis_input *in,
@@ -421,14 +420,6 @@ void checks_exec_image(const struct analysis_check_def *def, const struct analys
 }
 
 /*
- * A thread that pins itself at startup can be moved once by that very
- * call; cpu_migrations then counts a move the benchmark asked for. A thread
- * whose mask holds one CPU cannot be moved, so when the hot thread held such
- * a mask for its sampled time (and at the last poll), the moves counted
- * happened before it was pinned or in other threads: that check's warning is
- * replaced by what the mask shows.
- */
-/*
  * cpu_migrations counts the whole command's moves. Where the hot thread's clock
  * reads were seen to the last and its cpu-clock samples say their CPU, what
  * matters is whether it moved between its first and last read: a move there
@@ -458,6 +449,14 @@ static void rejudge_migrations_timed(const struct sample_profile *p, struct anal
 	checks_evidence(c, "moves_seen", (double)k->cpu_moves);
 }
 
+/*
+ * A thread that pins itself at startup can be moved once by that very
+ * call; cpu_migrations then counts a move the benchmark asked for. A thread
+ * whose mask holds one CPU cannot be moved, so when the hot thread held such
+ * a mask for its sampled time (and at the last poll), the moves counted
+ * happened before it was pinned or in other threads: that check's warning is
+ * replaced by what the mask shows.
+ */
 static void rejudge_migrations(const struct sample_profile *p, struct analysis *a)
 {
 	double single = share(p->affinity_single, p->affinity_samples);

@@ -191,7 +191,8 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "region_faults", count(c->region_faults));
 	json_object_set_new(o, "region_faults_in_span", c->windows ? count(c->region_faults_in_span) : json_null());
 	json_object_set_new(o, "cpu_moves", c->cpus_known ? count(c->cpu_moves) : json_null());
-	json_object_set_new(o, "cpu_moves_in_span", c->cpus_known && c->windows ? count(c->cpu_moves_in_span) : json_null());
+	json_object_set_new(o, "cpu_moves_in_span",
+			    c->cpus_known && c->windows ? count(c->cpu_moves_in_span) : json_null());
 	json_object_set_new(o, "coarsest_resolution_ns", c->hot_reads ? count(c->coarsest_ns) : json_null());
 	json_object_set_new(o, "coarsest_function", c->hot_reads && c->coarsest_fn >= 0
 							   ? json_string(sample_clock_fn_name(c->coarsest_fn))

@@ -462,9 +462,9 @@ int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t before_n
 	}
 	for (size_t i = 0; i < l->count; i++) {
 		const struct sample_record *r = &l->items[i];
+		uint64_t since = r->time_ns > start_ns ? r->time_ns - start_ns : 0;
 		if (r->time_ns < before_ns)
-			keys[n++] = (struct thin_key){ r->tid, (r->time_ns - (r->time_ns > start_ns ? start_ns : r->time_ns)) /
-								     period_ns, r->time_ns, i };
+			keys[n++] = (struct thin_key){ r->tid, since / period_ns, r->time_ns, i };
 	}
 	qsort(keys, n, sizeof(*keys), thin_cmp);
 	for (size_t i = 1; i < n; i++)
