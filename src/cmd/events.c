@@ -9,6 +9,7 @@
 #include "cmd/command.h"
 #include "cmd/options.h"
 #include "cmd/common.h"
+#include "machine/environment.h"
 #include "pmu/counters.h"
 #include "report/report.h"
 
@@ -121,8 +122,16 @@ static int events_run(const void *options, const struct command_context *ctx)
 	const struct events_options *o = options;
 	struct counter_set *counters = NULL;
 	const char *dir = command_events_dir(o->events_dir);
+	struct environment env;
 	char msg[768], err[512];
 
+	/*
+	 * The core and the hypervisor, as env and run see them: a clue for the PMU
+	 * (pmu/pmu_choose.h), and what a hardware event that fails to open is
+	 * blamed on (a KVM guest, or bare metal), not a guess.
+	 */
+	environment_collect(&env);
+	counters_set_core(env.core_name, env.core.masked, env.hypervisor);
 	/* Before the first counter_set_new(): libpfm4 reads its environment once. */
 	if (o->pmu && counters_force_pmu(o->pmu) != 0) {
 		report_error("out of memory");
