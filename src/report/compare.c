@@ -451,16 +451,35 @@ static const char *fmt_floor(const struct compare_samples *s, bool runs, char *b
 
 #define ROW_FORMAT "%-*s %-9s %10s %10s %8s  %-18s %7s %6s %9s  %s\n"
 
-/* One row; runs: judged between runs (the count column is runs, the floor column their spread). */
-static void print_row(FILE *f, int w, const char *name, const char *metric, const struct compare_samples *s,
-		      const char *suffix, const char *verdict, bool runs)
+/* The colour of a verdict on a terminal (terminal.c): a regression red, the machine's move yellow, a gain green. */
+static const char *verdict_tone(enum compare_verdict v)
 {
-	char b[32], n[32], ch[24], iv[48], p[16], fl[16], cnt[48];
+	switch (v) {
+	case COMPARE_REGRESSION: return "fail";
+	case COMPARE_MACHINE_SLOWER:
+	case COMPARE_MACHINE_FASTER: return "warn";
+	case COMPARE_BETTER: return "pass";
+	default: return NULL;
+	}
+}
 
+/*
+ * One row, its verdict in the colour of tone's verdict on a terminal; runs:
+ * judged between runs (the count column is runs, the floor column their spread).
+ */
+static void print_row(FILE *f, int w, const char *name, const char *metric, const struct compare_samples *s,
+		      const char *suffix, const char *verdict, enum compare_verdict tone, bool runs)
+{
+	char b[32], n[32], ch[24], iv[48], p[16], fl[16], cnt[48], coloured[224];
+	struct term_style ts;
+	const char *t = verdict_tone(tone);
+
+	term_style_for(f, &ts);
+	snprintf(coloured, sizeof(coloured), "%s%s%s", term_start(&ts, t), verdict, term_end(&ts, t));
 	snprintf(cnt, sizeof(cnt), "%zu/%zu", runs ? s->runs_base : s->n_base, runs ? s->runs_new : s->n_new);
 	fprintf(f, ROW_FORMAT, w, name, metric, fmt_value(s->base, suffix, b, sizeof(b)),
 		fmt_value(s->new, suffix, n, sizeof(n)), fmt_pct(s->change, ch, sizeof(ch)),
-		fmt_interval(s, iv, sizeof(iv)), fmt_p(s, p, sizeof(p)), fmt_floor(s, runs, fl, sizeof(fl)), cnt, verdict);
+		fmt_interval(s, iv, sizeof(iv)), fmt_p(s, p, sizeof(p)), fmt_floor(s, runs, fl, sizeof(fl)), cnt, coloured);
 }
 
 static bool key_metric(enum metric m)
@@ -515,18 +534,20 @@ static void print_phases(const struct report_compare_input *in, FILE *f, int w)
 	for (size_t i = 0; i < c->n_phases; i++) {
 		const struct compare_phase *cp = &c->phases[i];
 		print_row(f, w, cp->name, cp->faults ? "ns/page" : cp->wall ? "ns/occur" : "ns/access", &cp->ns, "",
-			  report_compare_phase_verdict(in, cp, buf, sizeof(buf)), runs);
+			  report_compare_phase_verdict(in, cp, buf, sizeof(buf)), cp->verdict, runs);
 		if (cp->faults && cp->match == COMPARE_MATCHED && cp->ns_per_fault.n_base && cp->ns_per_fault.n_new)
 			print_row(f, w, "", "ns/fault", &cp->ns_per_fault, "",
-				  report_compare_verdict_text(&cp->ns_per_fault, false, buf, sizeof(buf)), runs);
+				  report_compare_verdict_text(&cp->ns_per_fault, false, buf, sizeof(buf)), cp->ns_per_fault.verdict,
+				  runs);
 		if (cp->control_name) {
 			print_row(f, w, "", "/control", &cp->vs_control, "x",
-				  report_compare_verdict_text(&cp->vs_control, false, buf, sizeof(buf)), runs);
+				  report_compare_verdict_text(&cp->vs_control, false, buf, sizeof(buf)), cp->vs_control.verdict,
+				  runs);
 			control = true;
 		}
 	}
 	if (runs)
-		fprintf(f, "(between runs, each run one observation: base and new are the geometric means of the runs' "
+		term_paragraph(f, 0, "(between runs, each run one observation: base and new are the geometric means of the runs' "
 			   "medians%s; interval: the %.0f%% interval of the new/base ratio from Welch's t-test on the "
 			   "logarithms of the runs' medians, whose p it shows; spread: the larger (max - min) / median of "
 			   "one side's runs; runs: how many runs of each side measured it; with fewer than %d a side, compare "
@@ -534,14 +555,14 @@ static void print_phases(const struct report_compare_input *in, FILE *f, int w)
 			wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "",
 			pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
 	else
-		fprintf(f, "(base and new: medians of the samples%s; interval: of the new/base ratio of medians, hierarchical "
+		term_paragraph(f, 0, "(base and new: medians of the samples%s; interval: of the new/base ratio of medians, hierarchical "
 			   "bootstrap over allocations (processes for page faults) and their samples; floor: the larger spread "
 			   "between one run's own allocations or processes, which a change must exceed; fewer than %d samples on "
 			   "a side are not judged)\n",
 			wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "",
 			COMPARE_MIN_SAMPLES);
 	if (control)
-		fprintf(f, "(/control: the phase's median over its packed control's, which ran next to it: what moves "
+		term_paragraph(f, 0, "(/control: the phase's median over its packed control's, which ran next to it: what moves "
 			   "both is the machine; a phase is a regression only when it is slower beyond noise and threshold "
 			   "both by itself and against its control)\n");
 }
@@ -581,7 +602,8 @@ static void print_pairs(const struct compare_result *c, FILE *f)
 			report_compare_verdict_text(&cp->speedup, true, label[1], sizeof(label[1]));
 		else
 			snprintf(label[1], sizeof(label[1]), "%s", cp->match == COMPARE_ADDED ? "only in new" : "only in base");
-		print_row(f, pw, label[0], "speedup", &cp->speedup, "x", label[1], c->between_runs);
+		print_row(f, pw, label[0], "speedup", &cp->speedup, "x", label[1],
+			  cp->match == COMPARE_MATCHED ? cp->speedup.verdict : COMPARE_NOT_COMPARABLE, c->between_runs);
 		if (cp->base_cmp || cp->new_cmp) {
 			char b[40], n[40];
 			fprintf(f, "%-*s %-9s %10s %10s\n", pw, "", "95% CI", side_interval_text(cp->base_cmp, b, sizeof(b)),
@@ -596,7 +618,7 @@ static void print_pairs(const struct compare_result *c, FILE *f)
 				fmt_value(cp->new_ns_per_tlb_miss, "", n, sizeof(n)), fmt_pct(change, ch, sizeof(ch)));
 		}
 	}
-	fprintf(f, "(speedup: baseline median / variant median, with each report's own 95%% interval; a smaller speedup "
+	term_paragraph(f, 0, "(speedup: baseline median / variant median, with each report's own 95%% interval; a smaller speedup "
 		   "is worse, and a regression only when "
 		   "its baseline or variant phase is itself slower beyond noise; ns/miss: the delta per avoided dTLB "
 		   "miss, where dTLB misses were counted)\n");
@@ -625,7 +647,7 @@ static void print_rates(const struct compare_result *c, FILE *f, int w)
 		}
 	}
 	if (header)
-		fprintf(f, "(totals over the timed samples, so no significance; page faults are per page in page-fault "
+		term_paragraph(f, 0, "(totals over the timed samples, so no significance; page faults are per page in page-fault "
 			   "phases; every counter is in the JSON)\n");
 }
 
@@ -633,7 +655,9 @@ static void print_checks(const struct compare_result *c, FILE *f)
 {
 	size_t unchanged = 0;
 	bool header = false;
+	struct term_style ts;
 
+	term_style_for(f, &ts);
 	for (size_t i = 0; i < c->n_checks; i++) {
 		const struct compare_check *cc = &c->checks[i];
 		if (cc->match == COMPARE_MATCHED && cc->base == cc->new) {
@@ -648,11 +672,21 @@ static void print_checks(const struct compare_result *c, FILE *f)
 			fprintf(f, "  %-26s %s\n", cc->id, cc->match == COMPARE_ADDED ? "only in new" : "only in base");
 			continue;
 		}
-		fprintf(f, "  %-26s %-4s -> %s", cc->id, check_status_name(cc->base), check_status_name(cc->new));
-		if (cc->worse)
-			fprintf(f, "  worse%s%s", cc->new_message && *cc->new_message ? ": " : "",
-				cc->new_message ? cc->new_message : "");
-		fputc('\n', f);
+		fprintf(f, "  %-26s ", cc->id);
+		term_put_status(f, &ts, check_status_name(cc->base), 4);
+		fprintf(f, " -> ");
+		term_put_status(f, &ts, check_status_name(cc->new), 0);
+		if (!cc->worse) {
+			fputc('\n', f);
+			continue;
+		}
+		int col = fprintf(f, "  %sworse%s%s", term_start(&ts, "worse"), term_end(&ts, "worse"),
+				  cc->new_message && *cc->new_message ? ": " : "");
+		/* The visible columns: the id's, the two statuses' and the arrow's, without the escapes. */
+		size_t id = strlen(cc->id) > 26 ? strlen(cc->id) : 26;
+		size_t at = 2 + id + 1 + 4 + 4 + strlen(check_status_name(cc->new)) + (size_t)(col > 0 ? col : 0) -
+			    strlen(term_start(&ts, "worse")) - strlen(term_end(&ts, "worse"));
+		term_put_wrapped(f, cc->new_message ? cc->new_message : "", at, 8, ts.width);
 	}
 	fprintf(f, "%s%zu check%s unchanged\n", header ? "" : "\n", unchanged, plural(unchanged));
 }
@@ -691,9 +725,11 @@ static void print_judged(const struct compare_result *c, FILE *f)
 	}
 }
 
-static void print_result(const struct report_compare_input *in, FILE *f)
+/* The verdict of the whole comparison; ts colours its last word (the text may go to a buffer first). */
+static void print_result(const struct report_compare_input *in, FILE *f, const struct term_style *ts)
 {
 	const struct compare_result *c = in->cmp;
+	const char *how = in->fails ? "fails" : "passes";
 
 	fprintf(f, "\nresult: ");
 	print_judged(c, f);
@@ -741,7 +777,7 @@ static void print_result(const struct report_compare_input *in, FILE *f)
 	}
 	if (c->improvements)
 		fprintf(f, "; %zu improvement%s", c->improvements, plural(c->improvements));
-	fprintf(f, " (%s, exit %d)\n", in->fails ? "fails" : "passes", in->status);
+	fprintf(f, " (%s%s%s, exit %d)\n", term_start(ts, how), how, term_end(ts, how), in->status);
 }
 
 /* Between runs: each side's reports, their verdicts and versions, one line a side. */
@@ -794,6 +830,27 @@ static void print_missing(const struct report_compare_input *in, FILE *f)
 	}
 }
 
+/* The result line, wrapped on a terminal: it names every regression and worse check, so it runs long. */
+static void print_result_wrapped(const struct report_compare_input *in, FILE *f)
+{
+	struct term_style ts;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	term_style_for(f, &ts);
+	if (!ts.width || !(mem = open_memstream(&text, &len))) {
+		print_result(in, f, &ts);
+		return;
+	}
+	print_result(in, mem, &ts);
+	if (fclose(mem) == 0 && text)
+		term_paragraph(f, 0, "%s", text);
+	else
+		print_result(in, f, &ts);
+	free(text);
+}
+
 void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 {
 	const struct compare_result *c = in->cmp;
@@ -804,7 +861,7 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 		fprintf(f, "tlbprof compare: %zu base run%s -> %zu new run%s\n", side_runs(in, true),
 			plural(side_runs(in, true)), side_runs(in, false), plural(side_runs(in, false)));
 		print_sides(in, f);
-		fprintf(f, "judged between runs, each run one observation: a change counts when it exceeds the %.3g%% "
+		term_paragraph(f, 0, "judged between runs, each run one observation: a change counts when it exceeds the %.3g%% "
 			   "threshold and is beyond the spread between runs: Welch's t-test on the logarithms of the runs' "
 			   "medians (speedups: of their speedups), p < %.2g, and its %.0f%% interval without 0; fewer than %d "
 			   "runs a side: could not tell\n",
@@ -815,7 +872,7 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 			in->base->results.n, plural(in->base->results.n), verdict_name(in->base_analysis->verdict),
 			vb ? vb : "?", in->new->results.n, plural(in->new->results.n),
 			verdict_name(in->new_analysis->verdict), vn ? vn : "?");
-		fprintf(f, "a change counts when it exceeds the %.3g%% threshold and is beyond noise: p < %.2g (Mann-Whitney "
+		term_paragraph(f, 0, "a change counts when it exceeds the %.3g%% threshold and is beyond noise: p < %.2g (Mann-Whitney "
 			   "U; speedups: bootstrap), a %.0f%% hierarchical bootstrap interval without 0, and larger than the "
 			   "floor\n",
 			pct(c->threshold), COMPARE_ALPHA, pct(1 - COMPARE_ALPHA));
@@ -829,7 +886,7 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 	print_pairs(c, f);
 	print_rates(c, f, w);
 	print_checks(c, f);
-	print_result(in, f);
+	print_result_wrapped(in, f);
 }
 
 /* The chosen format onto a stream, as report_write_file() writes it. */

@@ -60,39 +60,6 @@ static json_t *event_json(const struct counter_info *ci)
 	return o;
 }
 
-/*
- * Print text wrapped at TEXT_WIDTH: the first line after a prefix already
- * printed at column `column`, the others indented by `indent` spaces.
- */
-static void print_wrapped(FILE *f, const char *text, size_t column, size_t indent)
-{
-	const char *p = text;
-
-	while (*p) {
-		size_t room = TEXT_WIDTH > column ? TEXT_WIDTH - column : 20;
-		size_t n = strlen(p);
-		if (n > room) {
-			/* Break at the last blank that fits; a longer word (a path) goes on a line of its own. */
-			size_t cut = room;
-			while (cut > 0 && p[cut] != ' ')
-				cut--;
-			if (cut == 0) {
-				cut = room;
-				while (p[cut] && p[cut] != ' ')
-					cut++;
-			}
-			n = cut;
-		}
-		fprintf(f, "%.*s\n", (int)n, p);
-		p += n;
-		while (*p == ' ')
-			p++;
-		if (*p)
-			fprintf(f, "%*s", (int)indent, "");
-		column = indent;
-	}
-}
-
 static void print_tlb_level(FILE *f, const char *label, unsigned entries, unsigned ways, uint64_t page_bytes)
 {
 	char reach[16], assoc[32];
@@ -247,21 +214,27 @@ static void print_counters(const struct report_env_input *in, FILE *f)
 			      : "differential (packed control phases run by default)");
 }
 
-/* The Problems section: each problem with its fix, wrapped. */
+/* The Problems section: each problem with its fix, wrapped (to the terminal's width on one). */
 static void print_problems(const struct diagnosis *d, FILE *f)
 {
+	struct term_style ts;
+
+	term_style_for(f, &ts);
+	size_t width = ts.width ? ts.width : TEXT_WIDTH;
 	fprintf(f, "\nProblems (%zu)\n", d->n_problems);
 	if (!d->n_problems)
 		fprintf(f, "  none\n");
 	for (size_t i = 0; i < d->n_problems; i++) {
 		const struct diagnose_problem *p = &d->problems[i];
-		int col = fprintf(f, "  %-4s  %s: ", diagnose_severity_name(p->severity), p->id);
-		print_wrapped(f, p->message, col > 0 ? (size_t)col : 0, 8);
+		fprintf(f, "  ");
+		term_put_status(f, &ts, diagnose_severity_name(p->severity), 4);
+		int col = fprintf(f, "  %s: ", p->id);
+		term_put_wrapped(f, p->message, col > 0 ? (size_t)col + 6 : 0, 8, width);
 		if (p->command[0])
 			fprintf(f, "        fix:  %s\n", p->command);
 		if (p->advice[0]) {
 			fprintf(f, "        %s", p->command[0] ? "also: " : "fix:  ");
-			print_wrapped(f, p->advice, 14, 14);
+			term_put_wrapped(f, p->advice, 14, 14, width);
 		}
 	}
 }
@@ -276,7 +249,7 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	print_frequency(in, f);
 	print_counters(in, f);
 	print_problems(in->diagnosis, f);
-	fprintf(f, "\ntlbprof records the system's state; it never changes it. Run a fix yourself, then tlbprof env again.\n");
+	term_paragraph(f, 0, "\ntlbprof records the system's state; it never changes it. Run a fix yourself, then tlbprof env again.\n");
 }
 
 static json_t *env_json(const struct report_env_input *in)

@@ -4,8 +4,8 @@
  * names the file that provides it. The calls go one way, from the top:
  * emit.c (report_emit) calls table.c and formats.c; formats.c dispatches to
  * each format, to the JSON (json.c) and to the writer; the formats and the
- * JSON call down to facts.c, labels.c, writer.c and text.c, never back up,
- * and those four call no other file of the folder. The other commands'
+ * JSON call down to facts.c, labels.c, writer.c, text.c and terminal.c,
+ * never back up, and those five call no other file of the folder. The other commands'
  * writers (env.c, compare.c, svg.c) call the same lower files, and
  * report_error() in emit.c.
  */
@@ -187,3 +187,34 @@ enum report_text {
  * but tab, LF, CR; U+FFFE, U+FFFF). Write errors stay on the stream.
  */
 void report_put_text(FILE *f, const char *s, enum report_text how);
+
+/* ---- terminal.c: colour and width where the text goes to a terminal ---- */
+
+struct term_style {
+	bool colour;		/* a terminal, NO_COLOR unset or "", TERM not dumb */
+	unsigned width;		/* the terminal's columns (at least 40); 0: not a terminal, no wrapping */
+};
+
+/* How text written to f should look: no colour and no width unless f is a terminal. */
+void term_style_for(FILE *f, struct term_style *out);
+/*
+ * The escape that starts and the one that ends a status word's colour: "fail"
+ * (and "fails", "regression") red, "warn" ("worse") yellow, "pass" ("ok",
+ * "passes") green; "" for any other word, or without colour.
+ */
+const char *term_start(const struct term_style *s, const char *status);
+const char *term_end(const struct term_style *s, const char *status);
+/* A status word in its colour, padded with blanks to pad columns (as "%-*s" would). */
+void term_put_status(FILE *f, const struct term_style *s, const char *status, int pad);
+/*
+ * text and a newline, wrapped at width columns (0: one line): the first line
+ * goes on after a prefix already printed up to column, the others start with
+ * indent blanks. It breaks at blanks; a word longer than a line stays whole.
+ */
+void term_put_wrapped(FILE *f, const char *text, size_t column, size_t indent, size_t width);
+/*
+ * printf(fmt, ...) to f, as it is in a pipe or a file; on a terminal each of
+ * its lines wrapped at the terminal's width, the continuations indented by
+ * indent blanks. fmt's text ends with a newline.
+ */
+void term_paragraph(FILE *f, size_t indent, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -67,7 +67,7 @@ static void print_target(const struct target_report *t, FILE *f)
 	fputc('\n', f);
 	if (tr->sampled) {
 		const struct sample_summary *sum = &tr->sample_summary;
-		fprintf(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
+		term_paragraph(f, 0, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
 			(unsigned long long)tr->sample_info.lost, *tr->sample_info.note ? "; " : "", tr->sample_info.note);
 		if (tr->sample_info.source != SAMPLE_SOURCE_SOFTWARE) {
 			char raised[96] = "";
@@ -91,7 +91,7 @@ static void print_target(const struct target_report *t, FILE *f)
 				(unsigned long long)sum->regions[i].end,
 				(double)(sum->regions[i].end - sum->regions[i].start) / (1 << 20));
 	} else if (*tr->sample_error) {
-		fprintf(f, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
+		term_paragraph(f, 0, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
 	}
 	if (t->binary)
 		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
@@ -111,12 +111,12 @@ static void print_header(const struct report_input *in, FILE *f)
 	const struct run_results *rr = in->results;
 	size_t ok = 0, hw = 0, total = 0, busy = 0;
 
-	fprintf(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", in->analysis->summary);
-	fprintf(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target || !in->workload ? "run" : in->workload->name,
+	term_paragraph(f, 0, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", in->analysis->summary);
+	term_paragraph(f, 0, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target || !in->workload ? "run" : in->workload->name,
 		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
 		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
 	if (in->clock->core_clock_ghz > 0)
-		fprintf(f, "core clock %.2f GHz (dependent adds, IQR %.1f%%), clock overhead %.0f ns, THP %s\n",
+		term_paragraph(f, 0, "core clock %.2f GHz (dependent adds, IQR %.1f%%), clock overhead %.0f ns, THP %s\n",
 			in->clock->core_clock_ghz, 100 * in->clock->core_clock_spread, in->clock->clock_overhead_ns,
 			*env->thp_enabled ? env->thp_enabled : "unknown");
 	for (size_t i = 0; i < rr->n && !total; i++) {
@@ -129,11 +129,11 @@ static void print_header(const struct report_input *in, FILE *f)
 		}
 	}
 	if (total && !hw && busy)
-		fprintf(f, "counters: %zu of %zu counting (PMU %s); %zu hardware events opened but never counted (PMU busy: "
+		term_paragraph(f, 0, "counters: %zu of %zu counting (PMU %s); %zu hardware events opened but never counted (PMU busy: "
 			"NMI watchdog or another perf user): software counters only, cycles from the calibrated clock\n",
 			ok, total, in->pmu_name ? in->pmu_name : "none", busy);
 	else if (total)
-		fprintf(f, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
+		term_paragraph(f, 0, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
 			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
 	if (in->target)
 		print_target(in->target, f);
@@ -194,7 +194,7 @@ static void print_phases(const struct report_input *in, FILE *f)
 	for (size_t row = 0; row < rr->n; row++)
 		print_phase_row(in, order ? order[row] : row, w, f);
 	free(order);
-	fprintf(f, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
+	term_paragraph(f, 0, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
 		"faults during the timed samples; dTLB-miss: per access)\n");
 }
 
@@ -254,13 +254,13 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 			fprintf(f, ", %.0f cycles per walk at %s", c->baseline_cycles_per_walk, b->page.label);
 		fputc('\n', f);
 		if (c->adds_up == 0)
-			fprintf(f, "  does not add up: %s\n", c->inconsistency);
+			term_paragraph(f, 4, "  does not add up: %s\n", c->inconsistency);
 		if (!c->comparable)
-			fprintf(f, "  not comparable: %s\n", c->doubt);
+			term_paragraph(f, 4, "  not comparable: %s\n", c->doubt);
 		if (c->comparable && t->known && !t->proven && isfinite(t->hi_ns) && !said_before(a, i))
-			fprintf(f, "  translation at %s: %s\n", b->page.label, t->evidence);
+			term_paragraph(f, 4, "  translation at %s: %s\n", b->page.label, t->evidence);
 	}
-	fprintf(f, "(95%% CI: of the speedup, hierarchical bootstrap over allocations; none: a phase's own interval is "
+	term_paragraph(f, 0, "(95%% CI: of the speedup, hierarchical bootstrap over allocations; none: a phase's own interval is "
 		   "wider than the delta; translation: the baseline minus a phase proven walk-free, else the range from "
 		   "the baseline minus its largest pages to the baseline minus its packed control)\n");
 }
@@ -289,7 +289,7 @@ static void print_faults(const struct report_input *in, FILE *f)
 			fm->pages_per_fault.n ? fm->pages_per_fault.median : 0.0, fm->minor, fm->major,
 			1e3 * fm->user_s, 1e3 * fm->sys_s, 1e3 * fm->wall_s, fm->mib_per_s.median, fm->processes);
 	}
-	fprintf(f, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
+	term_paragraph(f, 0, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
 		   "ms: totals over all samples; faults from %s. A minor fault burns kernel CPU "
 		   "(sys close to wall); a major fault waits on I/O (wall far above user + sys). file_warm maps "
 		   "several page-cache pages per fault (fault-around, %s).)\n",
@@ -322,7 +322,7 @@ static void print_steps(const struct report_input *in, FILE *f)
 		fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %8s  %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
 			fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, tlb, miss);
 	}
-	fprintf(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
+	term_paragraph(f, 0, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
 		   "per page either way; within-page: huge pages, still many accesses per page; none: no rise beyond "
 		   "the phases' own 95 %% intervals; tlb ns: the step minus the same step on huge pages, ?: no "
 		   "huge-page sweep)\n");
@@ -343,19 +343,29 @@ static void print_knees(const struct analysis *a, FILE *f)
 			knee_kind_name(tk->kind), level);
 		fprintf(f, "  %s\n", tk->evidence);
 	}
-	fprintf(f, "(pages: 4 KiB pages touched; a knee is tlb or cache when only that capacity fills in its rise)\n");
+	term_paragraph(f, 0, "(pages: 4 KiB pages touched; a knee is tlb or cache when only that capacity fills in its rise)\n");
 }
 
-/* Each check of the measurement, then the verdict. */
+/*
+ * Each check of the measurement, then the verdict. On a terminal the status
+ * words are in colour and a long message wraps under its own column.
+ */
 static void print_checks(const struct report_input *in, FILE *f)
 {
 	const struct analysis *a = in->analysis;
+	struct term_style ts;
 
+	term_style_for(f, &ts);
 	fprintf(f, "\nchecks:\n");
-	for (size_t i = 0; i < a->n_checks; i++)
-		fprintf(f, "  %-5s %-26s %s\n", check_status_name(a->checks[i].status), a->checks[i].id,
-			a->checks[i].message);
-	fprintf(f, "verdict: %s%s\n", verdict_name(a->verdict), in->results->interrupted ? " (interrupted)" : "");
+	for (size_t i = 0; i < a->n_checks; i++) {
+		fprintf(f, "  ");
+		term_put_status(f, &ts, check_status_name(a->checks[i].status), 5);
+		int col = fprintf(f, " %-26s ", a->checks[i].id);
+		term_put_wrapped(f, a->checks[i].message, col > 0 ? (size_t)col + 7 : 0, 35, ts.width);
+	}
+	fprintf(f, "verdict: ");
+	term_put_status(f, &ts, verdict_name(a->verdict), 0);
+	fprintf(f, "%s\n", in->results->interrupted ? " (interrupted)" : "");
 }
 
 void report_print_text(const struct report_input *in, FILE *f)
