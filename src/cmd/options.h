@@ -77,6 +77,7 @@ struct run_options {
 	char ctl_path[4096], ack_path[4096];	/* --control fifo:CTL[,ACK] ("" when not given) */
 	int ctl_fd, ack_fd;			/* --control fd:CTL[,ACK], -1 when not given */
 	bool start_disabled;			/* --delay -1 */
+	unsigned repeat;			/* -r/--repeat: runs of the command (perf stat -r) */
 	int sample;				/* enum sample_what */
 	int cpu;
 	const char *events_dir;

@@ -98,6 +98,9 @@ static const struct option_spec run_specs[] = {
 	{ .name = "delay", .short_name = 'D', .value = "MS",
 	  .help = "-1: start with counting disabled until 'enable', as\nperf stat -D -1; 0: count from exec", .def = "0",
 	  .set = set_delay, .choices = delay_words, .complete = OPTION_COMPLETE_WORD },
+	{ .name = "repeat", .short_name = 'r', .value = "N",
+	  .help = "run CMD N times, as perf stat -r: each phase over all\nruns, with the spread between runs", .def = "1",
+	  .set = option_set_count, .offset = offsetof(struct run_options, repeat), .min = 1, .max = TARGET_MAX_REPEATS },
 	{ .name = "cpu", .value = "N", .help = "pin CMD (and tlbprof's clock calibration) to CPU N\n",
 	  .def_help = "not pinned", .set = cli_set_cpu, .offset = offsetof(struct run_options, cpu) },
 	{ .name = "sample", .value = "EVENT",
@@ -247,7 +250,7 @@ static void say_outcome(const struct run_options *o, struct target_result *tr, c
 
 /* Start the command and follow it; on failure the one-line error is printed and the exit status returned. */
 static int start(const struct run_options *o, struct measuring *m, const struct command_context *ctx,
-		 struct run_results *results, struct target_result *tr, char *sample_why, size_t why_len)
+		 struct run_results *results, struct target_result *tr, bool first, char *sample_why, size_t why_len)
 {
 	struct counter_sample_event dtlb_event;
 	struct target_options opt = {
@@ -260,14 +263,13 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 		.start_disabled = o->start_disabled,
 		.tmpdir = getenv("TMPDIR"),
 		.stop_signal = ctx->stop_signal,
+		.no_reference = !first,
 	};
 	struct run_context rctx = { .clock = &m->clock, .counters = m->counters, .stop = ctx->stop };
 	char msg[512];
 
 	sampling_options(o, m->counters, &opt, &dtlb_event, sample_why, why_len);
-	command_host_before(m);
 	int rc = target_run(&opt, &rctx, results, tr);
-	command_host_after(m);
 	if (tr->fifo_errno) {
 		/* The FIFOs' directory failed, not the command. */
 		snprintf(msg, sizeof(msg), "run: cannot make the marker FIFOs' directory in TMPDIR '%s': %s",
@@ -288,6 +290,44 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 	return EXIT_OK;
 }
 
+/* Whether run -r goes on after a run: not once the command failed, or tlbprof was asked to stop. */
+static bool run_again(const struct target_result *tr, const struct command_context *ctx)
+{
+	return tr->started && tr->exited && tr->exit_code == 0 && !tr->interrupted && !(ctx->stop && *ctx->stop);
+}
+
+/*
+ * run -r N: runs 2..N of the command, each added to the first's results (its
+ * phases joined by name, each run one allocation: target_repeat_add()).
+ */
+static int repeat(const struct run_options *o, struct measuring *m, const struct command_context *ctx,
+		  struct run_results *results, struct target_result *tr)
+{
+	char why[320];
+	int status = EXIT_OK;
+
+	if (target_repeat_begin(tr, o->repeat) != 0) {
+		report_error("out of memory");
+		return EXIT_UNAVAILABLE;
+	}
+	for (unsigned k = 1; k < o->repeat && run_again(tr, ctx) && status == EXIT_OK; k++) {
+		struct run_results more = { 0 };
+		struct target_result tr_more = { 0 };
+
+		status = start(o, m, ctx, &more, &tr_more, false, why, sizeof(why));
+		if (status == EXIT_OK && target_repeat_add(results, tr, &more, &tr_more) != 0) {
+			report_error("out of memory");
+			status = EXIT_UNAVAILABLE;
+		}
+		run_results_free(&more);
+		target_result_free(&tr_more);
+	}
+	/* Asked to stop between two runs: no run saw it, yet the runs asked for were not all made. */
+	if (ctx->stop && *ctx->stop && tr->n_repeats < o->repeat)
+		tr->interrupted = results->interrupted = true;
+	return status;
+}
+
 static int run_run(const void *options, const struct command_context *ctx)
 {
 	const struct run_options *o = options;
@@ -302,7 +342,12 @@ static int run_run(const void *options, const struct command_context *ctx)
 	if ((status = command_measuring_setup(&m, o->events_dir, &o->events, o->cpu)) != 0)
 		return status;
 	binary_read(o->argv[0], &binary);
-	if ((status = start(o, &m, ctx, &results, &tr, sample_why, sizeof(sample_why))) != EXIT_OK)
+	command_host_before(&m);
+	status = start(o, &m, ctx, &results, &tr, true, sample_why, sizeof(sample_why));
+	if (status == EXIT_OK && o->repeat > 1)
+		status = repeat(o, &m, ctx, &results, &tr);
+	command_host_after(&m);
+	if (status != EXIT_OK)
 		goto out;
 	/* Through a wrapper (env, taskset, numactl) the program is the image finally exec'd, as the sampler saw it. */
 	if (tr.watched && tr.profile.n_execs && *tr.profile.execs[tr.profile.n_execs - 1] == '/' &&

@@ -772,6 +772,24 @@ static json_t *sampling_json(const struct target_result *tr)
 	return o;
 }
 
+/* run -r: each run's exit and wall time (one run: the command's own), and how many were asked for. */
+static json_t *repeats_json(const struct target_result *tr)
+{
+	json_t *runs = json_array();
+	struct target_repeat one = { tr->wall_ns, tr->exited, tr->exit_code, tr->term_signal };
+	size_t n = tr->n_repeats ? tr->n_repeats : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct target_repeat *r = tr->n_repeats ? &tr->repeats[i] : &one;
+		json_array_append_new(runs, json_pack("{s:o, s:o, s:o}", "wall_ns", num(r->wall_ns), "exit_code",
+						      r->exited ? json_integer(r->exit_code) : json_null(), "signal",
+						      r->term_signal ? json_string(report_signal_name(r->term_signal))
+								     : json_null()));
+	}
+	return json_pack("{s:i, s:o}", "requested", tr->repeats_requested ? (int)tr->repeats_requested : 1, "runs",
+			 runs);
+}
+
 /* tlbprof run: the command, its exit, the marker traffic, its whole-run counters and its provenance. */
 static json_t *target_json(const struct report_input *in)
 {
@@ -789,6 +807,7 @@ static json_t *target_json(const struct report_input *in)
 	json_object_set_new(o, "signal", tr->term_signal ? json_string(report_signal_name(tr->term_signal)) : json_null());
 	json_object_set_new(o, "core_dumped", json_boolean(tr->core_dumped));
 	json_object_set_new(o, "wall_ns", num(tr->wall_ns));
+	json_object_set_new(o, "repeats", repeats_json(tr));
 	json_object_set_new(o, "interrupted", json_boolean(tr->interrupted));
 	json_object_set_new(o, "protocol", json_string(TARGET_PROTOCOL));
 	for (unsigned i = 0; i < tr->errors && i < TARGET_MAX_ERRORS; i++)

@@ -58,8 +58,13 @@ static void print_target(const struct target_report *t, FILE *f)
 		snprintf(how, sizeof(how), "exited %d", tr->exit_code);
 	else
 		snprintf(how, sizeof(how), "did not start");
-	fprintf(f, "command: %s %s after %.3f s; %u marker/control message%s", *t->path ? t->path : t->argv[0], how,
-		tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
+	if (tr->repeats_requested > 1)
+		fprintf(f, "command: %s, %zu of %u runs (-r), the last %s, %.3f s in all (the watch and the samples: "
+			"run 1's); %u marker/control message%s", *t->path ? t->path : t->argv[0], tr->n_repeats,
+			tr->repeats_requested, how, tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
+	else
+		fprintf(f, "command: %s %s after %.3f s; %u marker/control message%s", *t->path ? t->path : t->argv[0],
+			how, tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
 	if (tr->errors)
 		fprintf(f, " (%u refused, first: %s)", tr->errors, tr->error_lines[0]);
 	if (tr->messages)

@@ -253,7 +253,8 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	record_exit(tr, &si);
 	target_channels_drain_pending(&st);
 	target_phases_finish(&st, exec_ns, exit_ns, steal0);
-	target_reference_chase(&st);
+	if (!opt->no_reference)
+		target_reference_chase(&st);
 	if (st.sampler)
 		target_sampling_finish(&st);
 	target_watch_finish(&st);
@@ -267,5 +268,6 @@ void target_result_free(struct target_result *tr)
 	sample_summary_free(&tr->sample_summary);
 	free(tr->counter_info);
 	free(tr->counters);
+	free(tr->repeats);
 	memset(tr, 0, sizeof(*tr));
 }

@@ -31,10 +31,21 @@ struct target_options {
 	bool sample;			/* --sample: sample the command with its addresses and IPs */
 	const struct counter_sample_event *sample_event;	/* the event; NULL: every page fault */
 	size_t sample_top;		/* functions and regions to keep in the summary */
+	bool no_reference;		/* no reference chase after the exit (run -r: the first run's stands for all) */
 };
 
 #define TARGET_PROTOCOL "tlbprof-marker/1"
 #define TARGET_MAX_ERRORS 8
+/* run -r: the most runs of the command one report holds. */
+#define TARGET_MAX_REPEATS 1000
+
+/* One run of the command under run -r: how it ended and how long it took. */
+struct target_repeat {
+	double wall_ns;			/* exec .. exit */
+	bool exited;
+	int exit_code;
+	int term_signal;
+};
 
 /* What happened to the command as a whole. */
 struct target_result {
@@ -67,6 +78,15 @@ struct target_result {
 	size_t n_counters;
 	struct counter_info *counter_info;	/* owned */
 	struct counter_reading *counters;	/* owned */
+	/*
+	 * run -r N: each run of the command in order (owned; n_repeats of the
+	 * repeats_requested ran). The fields above are then the runs together:
+	 * counts and messages summed, the exit the last run's, the watch and the
+	 * samples the first run's. 0 and NULL for a single run.
+	 */
+	struct target_repeat *repeats;
+	size_t n_repeats;
+	unsigned repeats_requested;
 };
 
 /*
@@ -86,3 +106,18 @@ struct target_result {
 int target_run(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,
 	       struct target_result *tr);
 void target_result_free(struct target_result *tr);
+
+/*
+ * run -r N, as perf stat -r: the first run (into, tr, as target_run() left
+ * them) becomes run 1 of requested. Returns 0 or -ENOMEM.
+ */
+int target_repeat_begin(struct target_result *tr, unsigned requested);
+/*
+ * Add the next run (from, tr_from) to into and tr: each phase's occurrences,
+ * samples and counts join the phase of its name (a new name is added), the
+ * samples of run k tagged as allocation k, so that the judge's spread and
+ * interval between allocations are the spread between runs. from and tr_from
+ * are left to free. Returns 0 or -ENOMEM.
+ */
+int target_repeat_add(struct run_results *into, struct target_result *tr, struct run_results *from,
+		      struct target_result *tr_from);

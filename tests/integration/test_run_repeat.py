@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tlbprof run -r N, as perf stat -r N: the command runs N times; each phase holds every run's occurrences, the
+samples of run k tagged as allocation k, so the interval and spread are between runs; a phase only some runs had
+is kept with its own runs; a failing run stops the repeats with its exit status; Ctrl-C stops them with the runs
+so far; a bad N is exit 2 naming the option."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from report_check import Failures, ReportError, validate
+
+TLBPROF = sys.argv[1]
+fail = Failures()
+
+# A marked benchmark through the raw protocol: phase "p" 4 times (1000 accesses each), and on its second run
+# (a count kept in a file) one phase "late" too; it exits with the status in EXIT_ON_RUN_<k>, if set.
+BENCH = (
+    "import os, sys, time\n"
+    "n = os.path.join(os.environ['COUNT_DIR'], 'runs')\n"
+    "k = int(open(n).read()) + 1 if os.path.exists(n) else 1\n"
+    "open(n, 'w').write(str(k))\n"
+    "c = open(os.environ['TLBPROF_MARKER_CTL'], 'w'); a = open(os.environ['TLBPROF_MARKER_ACK'])\n"
+    "def send(line):\n c.write(line + '\\n'); c.flush(); a.readline()\n"
+    "for i in range(4):\n send('phase begin p accesses=1000'); time.sleep(0.003); send('phase end')\n"
+    "if k == 2:\n send('phase begin late accesses=1000'); time.sleep(0.003); send('phase end')\n"
+    "sys.exit(int(os.environ.get('EXIT_ON_RUN_%d' % k, '0')))\n")
+
+
+def run(args, env=None, timeout=120):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        p = subprocess.run([TLBPROF, "run", "--json", out, "--fail-on", "never", *args], capture_output=True,
+                           text=True, timeout=timeout, env=env)
+        rep = json.load(open(out)) if os.path.exists(out) else None
+    if rep is not None:
+        try:
+            validate(rep)
+        except ReportError as e:
+            fail(f"run {args}: the report does not validate: {e}")
+    return p, rep
+
+
+def bench_env(d, **extra):
+    return dict(os.environ, COUNT_DIR=d, **extra)
+
+
+# 1. Three runs of a marked benchmark: one phase over all of them, each run one allocation.
+with tempfile.TemporaryDirectory() as d:
+    p, rep = run(["-r", "3", "--", sys.executable, "-c", BENCH], env=bench_env(d))
+    phases = {ph["name"]: ph for ph in rep["phases"]} if rep else {}
+    ph = phases.get("p")
+    if p.returncode != 0 or not ph:
+        fail(f"-r 3: exit {p.returncode}, phases {list(phases)}: {p.stderr.strip()}")
+    else:
+        if ph["declared"]["occurrences"] != 12 or len(ph["declared"]["wall_ns"]) != 12:
+            fail(f"-r 3: phase p has {ph['declared']['occurrences']} occurrences (want 4 a run, 12)")
+        if ph.get("sample_allocations") != [0] * 4 + [1] * 4 + [2] * 4:
+            fail(f"-r 3: phase p's samples tagged {ph.get('sample_allocations')} (want each run its allocation)")
+        if ph["params"]["allocations"] != 3 or ph["precision"]["allocations"] != 3:
+            fail(f"-r 3: allocations {ph['params']['allocations']} / {ph['precision']['allocations']} (want 3)")
+        reps = rep["target"]["repeats"]
+        if reps["requested"] != 3 or [r["exit_code"] for r in reps["runs"]] != [0, 0, 0]:
+            fail(f"-r 3: repeats {reps}")
+        total = sum(r["wall_ns"] for r in reps["runs"])
+        if abs(rep["target"]["wall_ns"] - total) > 1e-6 * total:
+            fail(f"-r 3: target.wall_ns {rep['target']['wall_ns']} is not the runs' {total}")
+        late = phases.get("late")
+        if not late or late["declared"]["occurrences"] != 1 or late.get("sample_allocations") != [1] or \
+                late["params"]["allocations"] != 1:
+            fail(f"-r 3: the phase only run 2 had: {late and (late['declared']['occurrences'], late.get('sample_allocations'))}")
+        if "3 of 3 runs (-r)" not in p.stdout:
+            fail(f"-r 3: the table does not say the runs: {[line for line in p.stdout.splitlines() if 'command:' in line]}")
+        # The reanalysis from the JSON reaches the same checks (the runs are in sample_allocations).
+        with tempfile.TemporaryDirectory() as t:
+            src = os.path.join(t, "r.json")
+            with open(src, "w") as f:
+                json.dump(rep, f)
+            a = subprocess.run([TLBPROF, "analyze", src, "--json", os.path.join(t, "a.json"), "-q", "--fail-on",
+                                "never"], capture_output=True, text=True, timeout=60)
+            again = json.load(open(os.path.join(t, "a.json"))) if a.returncode == 0 else None
+            if not again or [(c["id"], c["status"]) for c in again["analysis"]["checks"]] != \
+                    [(c["id"], c["status"]) for c in rep["analysis"]["checks"]]:
+                fail(f"-r 3: analyze of the report reaches other checks (exit {a.returncode})")
+
+# 2. An unmarked command: its one phase holds one occurrence a run; without -r, repeats says one run.
+p, rep = run(["-r", "4", "--", "true"])
+ph = rep and rep["phases"][0]
+if p.returncode != 0 or not ph or ph["declared"]["occurrences"] != 4 or len(rep["target"]["repeats"]["runs"]) != 4:
+    fail(f"-r 4 true: exit {p.returncode}, {ph and ph['declared']['occurrences']} occurrences")
+p, rep = run(["--", "true"])
+if not rep or rep["target"]["repeats"] != {"requested": 1, "runs": [{"wall_ns": rep["target"]["wall_ns"],
+                                                                     "exit_code": 0, "signal": None}]}:
+    fail(f"one run: repeats {rep and rep['target']['repeats']}")
+
+# 3. A run that fails ends the repeats: its exit status is tlbprof's, the report holds the runs so far.
+with tempfile.TemporaryDirectory() as d:
+    p, rep = run(["-r", "5", "--", sys.executable, "-c", BENCH], env=bench_env(d, EXIT_ON_RUN_2="3"))
+    runs = rep and rep["target"]["repeats"]["runs"]
+    if p.returncode != 3 or not runs or [r["exit_code"] for r in runs] != [0, 3] or \
+            rep["target"]["exit_code"] != 3:
+        fail(f"-r 5, run 2 exits 3: exit {p.returncode}, runs {runs}")
+
+# 4. Ctrl-C between or inside runs: exit 130, the runs so far, interrupted.
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "r.json")
+    proc = subprocess.Popen([TLBPROF, "run", "-r", "1000", "--json", out, "-q", "--", "sleep", "0.1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("-r 1000 and SIGINT: tlbprof did not stop")
+    rep = json.load(open(out)) if os.path.exists(out) else None
+    n = rep and len(rep["target"]["repeats"]["runs"])
+    if proc.returncode != 130 or not rep or not rep["interrupted"] or not n or n >= 1000:
+        fail(f"-r 1000 and SIGINT: exit {proc.returncode}, {n} runs, interrupted {rep and rep['interrupted']}")
+
+# 5. A bad N: one line naming the option and the value, exit 2, nothing written.
+for bad in ("0", "x", "1001", "-1"):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        p = subprocess.run([TLBPROF, "run", "-r", bad, "--json", out, "--", "true"], capture_output=True, text=True,
+                           timeout=30)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or "--repeat" not in lines[0] or f"'{bad}'" not in lines[0] or \
+                os.path.exists(out):
+            fail(f"-r {bad}: exit {p.returncode}, stderr {p.stderr.strip()!r}")
+
+fail.finish("run -r: phases over all runs, each run an allocation; failures, Ctrl-C and bad N")
