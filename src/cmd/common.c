@@ -22,6 +22,18 @@ const char *command_events_dir(const char *events_dir)
 	return events_dir ? events_dir : counters_default_events_dir();
 }
 
+int command_simulate_pmu(void)
+{
+	const char *sim = getenv("TLBPROF_SIMULATE_PMU");
+	char msg[512], line[640];
+
+	if (!sim || !*sim || counters_simulate(sim, msg, sizeof(msg)) == 0)
+		return EXIT_OK;
+	snprintf(line, sizeof(line), "TLBPROF_SIMULATE_PMU '%s': %s", sim, msg);
+	report_error(line);
+	return EXIT_USAGE;
+}
+
 int command_measuring_setup(struct measuring *m, const char *events_dir, const struct cli_events *events, int cpu)
 {
 	char msg[512];
@@ -32,14 +44,9 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, const s
 	/* The core first: it is a clue for which PMU's events to count with (pmu/pmu_choose.h). */
 	environment_collect(&m->env);
 	counters_set_core(m->env.core_name, m->env.core.masked, m->env.hypervisor);
-	/* A simulated PMU instead of the kernel's (tests; a machine without one): before libpfm4 starts. */
-	const char *sim = getenv("TLBPROF_SIMULATE_PMU");
-	if (sim && *sim && counters_simulate(sim, msg, sizeof(msg)) != 0) {
-		char line[640];
-		snprintf(line, sizeof(line), "TLBPROF_SIMULATE_PMU '%s': %s", sim, msg);
-		report_error(line);
-		return EXIT_USAGE;
-	}
+	int sim = command_simulate_pmu();
+	if (sim != EXIT_OK)
+		return sim;
 	if (counter_set_new(&m->counters, command_events_dir(events_dir), want, msg, sizeof(msg)) != 0) {
 		if (events_dir) {
 			char line[640];

@@ -38,6 +38,13 @@ struct measuring {
  * with command_measuring_free().
  */
 struct cli_events;
+/*
+ * A simulated PMU instead of the kernel's where TLBPROF_SIMULATE_PMU names one
+ * (tests; a machine without a PMU), before libpfm4 starts: every command that
+ * opens counters (measuring, env, events) sees the same PMU. EXIT_OK, or
+ * EXIT_USAGE after the one-line error for a model it does not know.
+ */
+int command_simulate_pmu(void);
 int command_measuring_setup(struct measuring *m, const char *events_dir, const struct cli_events *events, int cpu);
 void command_measuring_free(struct measuring *m);
 

@@ -77,6 +77,9 @@ static int env_run(const void *options, const struct command_context *ctx)
 
 	environment_collect(&env);
 	counters_set_core(env.core_name, env.core.masked, env.hypervisor);
+	int sim = command_simulate_pmu();
+	if (sim != EXIT_OK)
+		return sim;
 	if (counter_set_new(&counters, dir, NULL, cerr, sizeof(cerr)) != 0) {
 		/* A map the user named that does not parse is bad input; the installed one failing is a finding. */
 		if (o->events_dir) {

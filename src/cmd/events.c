@@ -132,6 +132,9 @@ static int events_run(const void *options, const struct command_context *ctx)
 	 */
 	environment_collect(&env);
 	counters_set_core(env.core_name, env.core.masked, env.hypervisor);
+	int sim = command_simulate_pmu();
+	if (sim != EXIT_OK)
+		return sim;
 	/* Before the first counter_set_new(): libpfm4 reads its environment once. */
 	if (o->pmu && counters_force_pmu(o->pmu) != 0) {
 		report_error("out of memory");

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from urllib.parse import urldefrag, urljoin
 
 try:
     import jsonschema
@@ -23,6 +24,111 @@ SCHEMA_PATH = os.environ.get("TLBPROF_TEST_SCHEMA") or os.path.join(
 #   written    - $defs/written: a report as this tlbprof writes it from a run (every field, nothing undescribed)
 #   reanalysed - $defs/reanalysed: a report rewritten by tlbprof analyze
 KINDS = ("document", "written", "reanalysed")
+
+
+SCHEMA_DIR = os.path.dirname(SCHEMA_PATH)
+# The other commands' documents and their schemas beside the report's: compare, env, events.
+COMMAND_SCHEMAS = {name: os.path.join(SCHEMA_DIR, f"{name}.schema.json") for name in ("compare", "env", "events")}
+
+
+def schema_walk(node, fn, path=""):
+    """fn(node, path) on node and everything inside it."""
+    fn(node, path)
+    if isinstance(node, dict):
+        for k, v in node.items():
+            schema_walk(v, fn, f"{path}/{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            schema_walk(v, fn, f"{path}/{i}")
+
+
+def schema_store():
+    """Every shipped schema by its $id."""
+    store = {}
+    for path in [SCHEMA_PATH, *COMMAND_SCHEMAS.values()]:
+        with open(path) as f:
+            s = json.load(f)
+        store[s["$id"]] = s
+    return store
+
+
+def schema_resolve(store, base_id, ref):
+    """The node ref points at: "#/..." inside base_id's schema, "urn:...#/..." inside another. (id, node)."""
+    uri, frag = urldefrag(ref)
+    sid = uri or base_id
+    node = store[sid]
+    for part in filter(None, frag.lstrip("/").split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return sid, node
+
+
+def portability_errors(schema, store=None):
+    """The rules that keep a schema portable across validators, one line per breach:
+    - no unevaluatedProperties/Items or dynamic references (Ajv and python-jsonschema disagreed on them across
+      $ref and if/then/else);
+    - no $ref beside other assertions (draft-07 validators ignore its siblings): an extension says allOf: [{$ref}];
+    - a strict variant (additionalProperties: false) lists every property of what it extends, else a field the base
+      allows would be refused;
+    - every $ref resolves, inside the schema or into another shipped one by its $id."""
+    store = dict(store or schema_store())
+    store[schema["$id"]] = schema
+    errors = []
+
+    def base_names(sid, node):
+        names = set(node.get("properties", {}))
+        refs = [sub["$ref"] for sub in node.get("allOf", []) if "$ref" in sub] + ([node["$ref"]] if "$ref" in node
+                                                                                    else [])
+        for ref in refs:
+            names |= base_names(*schema_resolve(store, sid, ref))
+        return names
+
+    def check(node, path):
+        if not isinstance(node, dict):
+            return
+        for k in ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"):
+            if k in node:
+                errors.append(f"{path}: {k} is not portable")
+        if "$ref" in node:
+            try:
+                schema_resolve(store, schema["$id"], node["$ref"])
+            except (KeyError, IndexError, ValueError):
+                errors.append(f"{path}: $ref {node['$ref']} does not resolve")
+                return
+            extra = set(node) - {"$ref", "description", "$comment"}
+            if extra:
+                errors.append(f"{path}: $ref beside {sorted(extra)}: use allOf")
+        if node.get("additionalProperties") is False and any("$ref" in sub for sub in node.get("allOf", [])):
+            try:
+                missing = base_names(schema["$id"], node) - set(node.get("properties", {}))
+            except (KeyError, IndexError, ValueError):
+                missing = set()
+            if missing:
+                errors.append(f"{path}: strict variant does not list {sorted(missing)} of what it extends")
+
+    schema_walk(schema, check)
+    return errors
+
+
+def _urn_join(base, ref):
+    # urljoin() drops a urn: base, so "#/$defs/x" inside the report schema would resolve against the referrer.
+    return urldefrag(base)[0] + ref if ref.startswith("#") else urljoin(base, ref)
+
+
+_command_validators = {}
+
+
+def command_schema_errors(doc, name):
+    """One line per violation of the schema of tlbprof's name command (compare, env, events), none if valid; the
+    report schema is loaded beside it, since env's environment is a report's."""
+    if name not in _command_validators:
+        store = schema_store()
+        with open(COMMAND_SCHEMAS[name]) as f:
+            schema = json.load(f)
+        resolver = jsonschema.RefResolver.from_schema(schema, store=store, urljoin_cache=_urn_join)
+        _command_validators[name] = jsonschema.Draft202012Validator(schema, resolver=resolver)
+    errs = sorted(_command_validators[name].iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message[:300]}" for e in errs]
 
 
 AJV_CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ajv_check.js")

@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_check import Failures  # noqa: E402
+from report_check import Failures, command_schema_errors  # noqa: E402
 
 TLBPROF = sys.argv[1]
 BENCHMARKS = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(TLBPROF), "examples", "benchmarks")
@@ -22,13 +22,17 @@ DATA = os.environ.get("TLBPROF_TEST_DATA_DIR", os.path.join(SRC, "tests", "data"
 EXAMPLE = os.path.join(SRC, "examples", "reports", "kvm-intel-no-pmu.json")
 PAGEFAULT = os.path.join(SRC, "tests", "fuzz", "corpus", "report", "pagefault.json")
 VERDICTS = {"insufficient_samples", "no_change", "noise", "better_within_threshold", "worse_within_threshold",
-            "better", "regression", "not_comparable", "machine_slower", "machine_faster", "smaller_no_phase_slower"}
-JUDGED = VERDICTS - {"insufficient_samples", "not_comparable"}
+            "better", "regression", "not_comparable", "machine_slower", "machine_faster", "smaller_no_phase_slower",
+            "too_few_runs"}
+JUDGED = VERDICTS - {"insufficient_samples", "not_comparable", "too_few_runs"}
 fail = Failures()
 
 
 def validate_compare(doc):
-    """The tlbprof.compare/1 fields scripts rely on; raises AssertionError."""
+    """The shipped schema (compare.schema.json), then the relations between the fields scripts rely on; raises
+    AssertionError."""
+    errs = command_schema_errors(doc, "compare")
+    assert not errs, f"not a valid tlbprof.compare/1 document: {errs[:3]}"
     assert doc["schema"] == "tlbprof.compare/1", doc.get("schema")
     assert doc["tool"]["name"] == "tlbprof" and isinstance(doc["command"], list)
     for side in ("base", "new"):

@@ -70,7 +70,9 @@ with tempfile.TemporaryDirectory(prefix="tlbprof-install-") as destdir:
     prefix_dir = os.path.dirname(os.path.dirname(exe))
     events = os.path.join(prefix_dir, "share", "tlbprof", "events")
     need(os.path.isfile(os.path.join(events, "generic.events")), f"no generic.events under {events}")
-    need(os.path.isfile(os.path.join(prefix_dir, "share", "tlbprof", "report.schema.json")), "no installed schema")
+    for name in ("report", "compare", "env", "events"):
+        need(os.path.isfile(os.path.join(prefix_dir, "share", "tlbprof", f"{name}.schema.json")),
+             f"no installed {name}.schema.json")
 
     # The header-only marker's pkg-config file: architecture-independent, so under datadir, none in a libdir.
     pcs = found.get("tlbprof.pc", [])

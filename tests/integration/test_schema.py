@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_check import SCHEMA_PATH, Failures, ajv_errors, jsonschema, load_schema, schema_errors, validate  # noqa: E402,E501
+from report_check import SCHEMA_PATH, Failures, ajv_errors, jsonschema, load_schema, portability_errors, schema_errors, validate  # noqa: E402,E501
 
 TLBPROF = sys.argv[1]
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -66,35 +66,9 @@ if not str(schema.get("$id", "")).startswith("urn:tlbprof:schema:report:"):
     fail(f"$id: {schema.get('$id')}")
 
 
-# Portable across validators: no unevaluatedProperties/Items (Ajv and python-jsonschema disagreed on them across
-# $ref and if/then/else), and no $ref beside other assertions (draft-07 validators ignore its siblings): a
-# definition that extends another says allOf: [{$ref}]. A strict variant (additionalProperties: false) lists every
-# property of what it extends, else a field the base allows would be refused.
-def base_names(node):
-    names = set(node.get("properties", {}))
-    for sub in node.get("allOf", []):
-        if "$ref" in sub:
-            names |= base_names(pointer(sub["$ref"]))
-    if "$ref" in node:
-        names |= base_names(pointer(node["$ref"]))
-    return names
-
-
-def check_portable(node, path):
-    if not isinstance(node, dict):
-        return
-    for k in ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"):
-        if k in node:
-            fail(f"{path}: {k} is not portable")
-    if "$ref" in node and set(node) - {"$ref", "description", "$comment"}:
-        fail(f"{path}: $ref beside {sorted(set(node) - {'$ref', 'description', '$comment'})}: use allOf")
-    if node.get("additionalProperties") is False and any("$ref" in sub for sub in node.get("allOf", [])):
-        missing = base_names(node) - set(node.get("properties", {}))
-        if missing:
-            fail(f"{path}: strict variant does not list {sorted(missing)} of what it extends")
-
-
-walk(schema, check_portable)
+# Portable across validators (report_check.portability_errors() says which rules and why).
+for e in portability_errors(schema):
+    fail(e)
 
 # Every property name the schema describes, and every name a "required" list asks for.
 props, required = set(), set()
