@@ -93,7 +93,10 @@ static const struct {
 	{ __LINE__, { "run", "--control", "fd:x", "true" }, OPTION_USAGE, "--control 'fd:x'" },
 	{ __LINE__, { "run", "--control", "fifo:", "true" }, OPTION_USAGE, "--control 'fifo:'" },
 	{ __LINE__, { "run", "--delay", "-2", "true" }, OPTION_USAGE, "--delay '-2'" },
-	{ __LINE__, { "run", "--repeat", "3", "true" }, OPTION_USAGE, "'--repeat' applies only to measuring" },
+	{ __LINE__, { "run", "--realloc", "3", "true" }, OPTION_USAGE, "'--realloc' applies only to measuring" },
+	/* run's own -r/--repeat (perf stat -r): runs of the command, not a workload's samples per allocation. */
+	{ __LINE__, { "run", "--repeat", "3", "true" }, OPTION_OK, NULL },
+	{ __LINE__, { "run", "-r", "0", "true" }, OPTION_USAGE, "--repeat '0'" },
 	{ __LINE__, { "plot", "/dev/null", "-o", "-" }, OPTION_OK, NULL },
 	{ __LINE__, { "plot", "-o", "/tmp/tlbprof-test-cli.svg", "/dev/null" }, OPTION_OK, NULL },
 	{ __LINE__, { "plot", "/dev/null", "--output", "-" }, OPTION_OK, NULL },
