@@ -78,6 +78,7 @@ struct run_options {
 	int ctl_fd, ack_fd;			/* --control fd:CTL[,ACK], -1 when not given */
 	bool start_disabled;			/* --delay -1 */
 	unsigned repeat;			/* -r/--repeat: runs of the command (perf stat -r) */
+	unsigned interval_ms;			/* -I/--interval-print: counts every MS (perf stat -I); 0: none */
 	int sample;				/* enum sample_what */
 	int cpu;
 	const char *events_dir;

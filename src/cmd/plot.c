@@ -155,6 +155,7 @@ static int plot_run(const void *options, const struct command_context *ctx)
 		.command = join_command(doc.argc, doc.argv, command, sizeof(command)),
 		.date = report_date(o->input_path, date, sizeof(date)),
 		.version = TLBPROF_VERSION,
+		.intervals = doc.intervals,
 	};
 	rc = plot_build(&in, &plot);
 	if (rc == -ENODATA) {

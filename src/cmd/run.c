@@ -101,6 +101,10 @@ static const struct option_spec run_specs[] = {
 	{ .name = "repeat", .short_name = 'r', .value = "N",
 	  .help = "run CMD N times, as perf stat -r: each phase over all\nruns, with the spread between runs", .def = "1",
 	  .set = option_set_count, .offset = offsetof(struct run_options, repeat), .min = 1, .max = TARGET_MAX_REPEATS },
+	{ .name = "interval-print", .short_name = 'I', .value = "MS",
+	  .help = "also the whole command's counts every MS milliseconds,\nas perf stat -I: a time series in the report, the\n"
+		  "table and the plot, 10 to 3600000", .def_help = "none",
+	  .set = option_set_count, .offset = offsetof(struct run_options, interval_ms), .min = 10, .max = 3600000 },
 	{ .name = "cpu", .value = "N", .help = "pin CMD (and tlbprof's clock calibration) to CPU N\n",
 	  .def_help = "not pinned", .set = cli_set_cpu, .offset = offsetof(struct run_options, cpu) },
 	{ .name = "sample", .value = "EVENT",
@@ -264,6 +268,7 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 		.tmpdir = getenv("TMPDIR"),
 		.stop_signal = ctx->stop_signal,
 		.no_reference = !first,
+		.interval_ms = first ? o->interval_ms : 0,
 	};
 	struct run_context rctx = { .clock = &m->clock, .counters = m->counters, .stop = ctx->stop };
 	char msg[512];

@@ -18,7 +18,7 @@ const char *plot_chart_kind_name(enum plot_chart_kind k)
 		[PLOT_CHART_SIZE_SWEEP] = "size-sweep", [PLOT_CHART_PAGE_BARS] = "page-bars",
 		[PLOT_CHART_TLBSIZE] = "tlbsize",	[PLOT_CHART_STRIDE] = "stride",
 		[PLOT_CHART_FAULT_BARS] = "pagefault",	[PLOT_CHART_RUN_BARS] = "run-phases",
-		[PLOT_CHART_WALL_BARS] = "wall-time",
+		[PLOT_CHART_WALL_BARS] = "wall-time",	[PLOT_CHART_INTERVALS] = "intervals",
 	};
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
@@ -130,6 +130,8 @@ static int apply_kind(struct plot_chart_ctx *cx, const struct chart_census *cs)
 			 workload);
 		snprintf(c->x.title, sizeof(c->x.title), "phase");
 		break;
+	case PLOT_CHART_INTERVALS:
+		break;	/* plot_intervals.c builds it, from the intervals rather than the phases */
 	case PLOT_CHART_WALL_BARS:
 		snprintf(c->title, sizeof(c->title), "%s: wall time per occurrence, per phase", workload);
 		snprintf(c->x.title, sizeof(c->x.title), "phase");
@@ -189,7 +191,7 @@ static void add_chart_notes(const struct plot_chart_ctx *cx, const struct chart_
 }
 
 /* The axes, then the chart's geometry in px from top (its height has a line per note), then what sits on it. */
-static void lay_out(struct plot_chart *c, double top)
+void plot_lay_out(struct plot_chart *c, double top)
 {
 	struct plot_cut cut;
 
@@ -234,7 +236,7 @@ static int build_chart(const struct plot_input *in, const struct workload_ops *w
 	if ((rc = plot_fill_series(&cx)) || (rc = apply_kind(&cx, &cs)))
 		return rc;
 	add_chart_notes(&cx, &cs);
-	lay_out(c, top);
+	plot_lay_out(c, top);
 	return 0;
 }
 
@@ -267,12 +269,14 @@ int plot_build(const struct plot_input *in, struct plot *out)
 	}
 	if (!n_charts)
 		return -ENODATA;
-	out->charts = calloc(n_charts, sizeof(*out->charts));
+	bool intervals = in->intervals && in->intervals->n && in->intervals->n_series;
+	out->charts = calloc(n_charts + intervals, sizeof(*out->charts));
 	if (!out->charts)
 		return -ENOMEM;
 	out->width_px = PLOT_WIDTH_PX;
-	for (size_t k = 0; k < n_charts && !rc; k++) {
-		rc = build_chart(in, charts[k].workload, charts[k].wall_time, out->height_px, &out->charts[k]);
+	for (size_t k = 0; k < n_charts + intervals && !rc; k++) {
+		rc = k < n_charts ? build_chart(in, charts[k].workload, charts[k].wall_time, out->height_px, &out->charts[k])
+				  : plot_build_intervals_chart(in, out->height_px, &out->charts[k]);
 		out->n_charts = k + 1;
 		out->height_px += out->charts[k].frame.h;
 	}

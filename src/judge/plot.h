@@ -35,7 +35,8 @@ enum plot_unit {
 	PLOT_UNIT_BYTES,	/* binary units: "4 KiB", "1 GiB" */
 	PLOT_UNIT_COUNT,	/* plain integers: pages */
 	PLOT_UNIT_NS,		/* nanoseconds, decimals as the tick step needs */
-	PLOT_UNIT_MS,		/* milliseconds (wall time of a run phase's occurrences) */
+	PLOT_UNIT_MS,		/* milliseconds (wall time of a run phase's occurrences; time since exec) */
+	PLOT_UNIT_PER_S,	/* a count per second (tlbprof run -I: each interval's count over its length) */
 	PLOT_UNIT_CATEGORY,	/* band axis: the labels are the categories */
 };
 
@@ -59,7 +60,8 @@ struct plot_point {
 	double y;			/* median of the samples */
 	double lo, hi;			/* 25th and 75th percentile of the samples (== y with one sample) */
 	size_t samples;
-	size_t phase;			/* index into the report's phases */
+	size_t phase;			/* index into the report's phases (SIZE_MAX: none, an interval) */
+	bool gap_before;		/* the line does not join it to the point before (intervals left out between) */
 	/* Bar charts: the value printed over the bar, centred at label_x_px on baseline label_y_px. */
 	char value_label[24];
 	double label_x_px, label_y_px;
@@ -110,8 +112,9 @@ enum plot_chart_kind {
 	PLOT_CHART_FAULT_BARS,		/* ns/page per page-fault case and page size */
 	PLOT_CHART_RUN_BARS,		/* tlbprof run: ns/access per marked phase name, coloured by declared page */
 	PLOT_CHART_WALL_BARS,		/* tlbprof run phases that declared no accesses: ms per occurrence */
+	PLOT_CHART_INTERVALS,		/* tlbprof run -I: each counter's rate per interval over time */
 };
-/* "size-sweep", "page-bars", "tlbsize", "stride", "pagefault", "run-phases", "wall-time". */
+/* "size-sweep", "page-bars", "tlbsize", "stride", "pagefault", "run-phases", "wall-time", "intervals". */
 const char *plot_chart_kind_name(enum plot_chart_kind k);
 
 /* A rectangle in px, origin top left. */
@@ -154,6 +157,21 @@ struct plot {
 	double footer_y_px, footer_h_px;	/* baseline of the first footer line, distance between lines */
 };
 
+/* tlbprof run -I: one counter's count in each interval. */
+struct plot_interval_series {
+	char name[48];			/* the counter: "page-faults", "task-clock" */
+	double *values;			/* one count per interval (owned by whoever filled it) */
+};
+
+/* tlbprof run -I MS: the whole command's counts in each interval (the report's target.intervals). */
+struct plot_intervals {
+	unsigned interval_ms;
+	size_t n;			/* intervals */
+	double *end_ns;			/* each one's end, ns after exec (the last may be cut short by the exit) */
+	struct plot_interval_series *series;
+	size_t n_series;
+};
+
 /* What a plot is made of; all borrowed. */
 struct plot_input {
 	const struct phase_result *phases;
@@ -165,6 +183,7 @@ struct plot_input {
 	const char *command;			/* the command that measured, as one line; may be NULL */
 	const char *date;			/* when the report was written ("2026-05-01 12:00 UTC"); may be NULL */
 	const char *version;			/* the drawing tlbprof's version */
+	const struct plot_intervals *intervals;	/* run -I: a chart of the counts over time; NULL: none */
 };
 
 /*

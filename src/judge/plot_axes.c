@@ -325,6 +325,15 @@ void plot_layout_x_axis(struct plot_chart *c)
 		}
 		return;
 	}
+	if (c->kind == PLOT_CHART_INTERVALS) {
+		/* Time: linear from exec, ticks at round milliseconds. */
+		for (size_t s = 0; s < c->n_series; s++)
+			for (size_t i = 0; i < c->series[s].n; i++)
+				hi = fmax(hi, c->series[s].points[i].x);
+		plot_axis_linear(ax, isfinite(hi) ? hi : 1, LINEAR_TARGET_TICKS);
+		ax->unit = PLOT_UNIT_MS;
+		return;
+	}
 	size_t n = 0;
 	for (size_t s = 0; s < c->n_series; s++)
 		n += c->series[s].n;
@@ -390,7 +399,8 @@ void plot_layout_y_axis(struct plot_chart *c, struct plot_cut *cut_out)
 				worst = fmax(worst, hi);
 			}
 		}
-	c->y.unit = c->kind == PLOT_CHART_WALL_BARS ? PLOT_UNIT_MS : PLOT_UNIT_NS;
+	c->y.unit = c->kind == PLOT_CHART_WALL_BARS ? PLOT_UNIT_MS : c->kind == PLOT_CHART_INTERVALS ? PLOT_UNIT_PER_S
+											 : PLOT_UNIT_NS;
 	if (c->x.scale != PLOT_SCALE_BAND && low_median > 0 && isfinite(low_median) && top_median > LOG_Y_RATIO * low_median) {
 		plot_axis_log2_covering(&c->y, low, top, LOG_MAX_TICKS);
 		snprintf(c->y.title + strlen(c->y.title), sizeof(c->y.title) - strlen(c->y.title), " (log scale)");

@@ -75,3 +75,8 @@ struct plot_cut {
 };
 /* plot_axes.c: the chart's y axis over its points' medians and spreads; *cut: what reaches past its top. */
 void plot_layout_y_axis(struct plot_chart *c, struct plot_cut *cut);
+
+/* plot.c: the axes, then the chart's geometry in px from top, then what sits on it. */
+void plot_lay_out(struct plot_chart *c, double top);
+/* plot_intervals.c: the chart of in->intervals (run -I) with its upper edge at top. 0 or -ENOMEM. */
+int plot_build_intervals_chart(const struct plot_input *in, double top, struct plot_chart *c);

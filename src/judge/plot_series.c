@@ -227,6 +227,8 @@ static bool phase_x(struct plot_chart_ctx *cx, const struct phase_result *r, siz
 		cat = category_index(cx->c, s->name);
 		*x = (double)cat;
 		return cat != SIZE_MAX;
+	case PLOT_CHART_INTERVALS:
+		return false;	/* drawn from the intervals, never from a phase (plot_intervals.c) */
 	}
 	return *x > 0;
 }

@@ -21,11 +21,6 @@ static json_t *num(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static double pct(double fraction)
-{
-	return 100 * fraction;
-}
-
 static const char *tool_version(const struct report_doc *doc)
 {
 	json_t *v = json_object_get(json_object_get((json_t *)doc->source, "tool"), "version");
@@ -97,20 +92,20 @@ static json_t *samples_json(const struct compare_samples *s, bool higher_is_bett
 	json_object_set_new(o, "new", num(s->new));
 	json_object_set_new(o, "n_base", json_integer((json_int_t)s->n_base));
 	json_object_set_new(o, "n_new", json_integer((json_int_t)s->n_new));
-	json_object_set_new(o, "change_pct", num(pct(s->change)));
+	json_object_set_new(o, "change_pct", num(report_pct(s->change)));
 	json_object_set_new(o, "interval_pct", isfinite(s->ratio_lo) && isfinite(s->ratio_hi)
-						       ? json_pack("[o, o]", num(pct(s->ratio_lo - 1)), num(pct(s->ratio_hi - 1)))
+						       ? json_pack("[o, o]", num(report_pct(s->ratio_lo - 1)), num(report_pct(s->ratio_hi - 1)))
 						       : json_null());
 	json_object_set_new(o, "p_value", num(s->p));
-	json_object_set_new(o, "noise_floor_pct", num(pct(s->noise_floor)));
+	json_object_set_new(o, "noise_floor_pct", num(report_pct(s->noise_floor)));
 	json_object_set_new(o, "clusters", json_pack("{s:I, s:I}", "base", (json_int_t)s->clusters_base, "new",
 						     (json_int_t)s->clusters_new));
 	json_object_set_new(o, "exact", json_boolean(s->exact));
 	json_object_set_new(o, "test", s->test ? json_string(s->test) : json_null());
 	json_object_set_new(o, "runs", json_pack("{s:I, s:I}", "base", (json_int_t)runs_base, "new",
 						 (json_int_t)runs_new));
-	json_object_set_new(o, "run_spread_pct", json_pack("{s:o, s:o}", "base", num(pct(s->run_spread_base)), "new",
-							   num(pct(s->run_spread_new))));
+	json_object_set_new(o, "run_spread_pct", json_pack("{s:o, s:o}", "base", num(report_pct(s->run_spread_base)), "new",
+							   num(report_pct(s->run_spread_new))));
 	json_object_set_new(o, "t", num(s->t));
 	json_object_set_new(o, "df", num(s->df));
 	json_object_set_new(o, "verdict", json_string(compare_verdict_name(s->verdict)));
@@ -160,7 +155,7 @@ static json_t *phases_json(const struct report_compare_input *in)
 			const struct compare_rate *r = &cp->rates[k];
 			json_array_append_new(rates, json_pack("{s:s, s:o, s:o, s:o}", "metric", metric_name(r->metric), "base",
 							       num(r->base), "new", num(r->new), "change_pct",
-							       num(pct(r->change))));
+							       num(report_pct(r->change))));
 		}
 		json_object_set_new(o, "counters_per_access", rates);
 		json_object_set_new(o, "verdict", json_string(compare_verdict_name(cp->verdict)));
@@ -207,7 +202,7 @@ static json_t *pairs_json(const struct report_compare_input *in)
 							     num(cp->new_delta_ns)));
 		json_object_set_new(o, "ns_per_tlb_miss", json_pack("{s:o, s:o, s:o}", "base", num(cp->base_ns_per_tlb_miss),
 								    "new", num(cp->new_ns_per_tlb_miss), "change_pct",
-								    num(pct(tlb_change))));
+								    num(report_pct(tlb_change))));
 		json_object_set_new(o, "method", json_pack("{s:o, s:o}", "base",
 							   cp->base_method ? report_json_text(cp->base_method) : json_null(),
 							   "new", cp->new_method ? report_json_text(cp->new_method) : json_null()));
@@ -288,7 +283,7 @@ static json_t *compare_json(const struct report_compare_input *in)
 	json_object_set_new(root, "base", side_json(in, true));
 	json_object_set_new(root, "new", side_json(in, false));
 	json_t *method = json_pack("{s:f, s:f, s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:I}", "threshold_pct",
-				   pct(c->threshold), "alpha", COMPARE_ALPHA, "min_samples", COMPARE_MIN_SAMPLES, "test",
+				   report_pct(c->threshold), "alpha", COMPARE_ALPHA, "min_samples", COMPARE_MIN_SAMPLES, "test",
 				   "mann_whitney_u", "interval", "hierarchical_bootstrap", "clusters",
 				   "allocations; processes for page faults in several", "noise_floor",
 				   "spread_between_clusters", "speedup_test", "bootstrap", "bootstrap_resamples",
@@ -357,12 +352,12 @@ static const char *fmt_value(double v, const char *suffix, char *buf, size_t len
 	return buf;
 }
 
-static const char *fmt_pct(double fraction, char *buf, size_t len)
+static const char *fmt_report_pct(double fraction, char *buf, size_t len)
 {
 	if (!isfinite(fraction))
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, "%+.1f%%", pct(fraction));
+		snprintf(buf, len, "%+.1f%%", report_pct(fraction));
 	return buf;
 }
 
@@ -371,7 +366,7 @@ static const char *fmt_interval(const struct compare_samples *s, char *buf, size
 	if (!isfinite(s->ratio_lo) || !isfinite(s->ratio_hi))
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, "[%+.1f%%, %+.1f%%]", pct(s->ratio_lo - 1), pct(s->ratio_hi - 1));
+		snprintf(buf, len, "[%+.1f%%, %+.1f%%]", report_pct(s->ratio_lo - 1), report_pct(s->ratio_hi - 1));
 	return buf;
 }
 
@@ -441,11 +436,11 @@ static const char *fmt_floor(const struct compare_samples *s, bool runs, char *b
 											      : s->run_spread_base;
 
 	if (runs)
-		snprintf(buf, len, isfinite(spread) ? "%.1f%%" : "-", pct(spread));
+		snprintf(buf, len, isfinite(spread) ? "%.1f%%" : "-", report_pct(spread));
 	else if (!isfinite(s->noise_floor) || (s->clusters_base < 2 && s->clusters_new < 2))
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, "%.1f%%", pct(s->noise_floor));
+		snprintf(buf, len, "%.1f%%", report_pct(s->noise_floor));
 	return buf;
 }
 
@@ -478,7 +473,7 @@ static void print_row(FILE *f, int w, const char *name, const char *metric, cons
 	snprintf(coloured, sizeof(coloured), "%s%s%s", term_start(&ts, t), verdict, term_end(&ts, t));
 	snprintf(cnt, sizeof(cnt), "%zu/%zu", runs ? s->runs_base : s->n_base, runs ? s->runs_new : s->n_new);
 	fprintf(f, ROW_FORMAT, w, name, metric, fmt_value(s->base, suffix, b, sizeof(b)),
-		fmt_value(s->new, suffix, n, sizeof(n)), fmt_pct(s->change, ch, sizeof(ch)),
+		fmt_value(s->new, suffix, n, sizeof(n)), fmt_report_pct(s->change, ch, sizeof(ch)),
 		fmt_interval(s, iv, sizeof(iv)), fmt_p(s, p, sizeof(p)), fmt_floor(s, runs, fl, sizeof(fl)), cnt, coloured);
 }
 
@@ -488,11 +483,6 @@ static bool key_metric(enum metric m)
 		if (key_metrics[i] == m)
 			return true;
 	return false;
-}
-
-static const char *plural(size_t n)
-{
-	return n == 1 ? "" : "s";
 }
 
 /* The warnings before the tables: environments, interrupted runs, phases measured with other parameters. */
@@ -547,22 +537,22 @@ static void print_phases(const struct report_compare_input *in, FILE *f, int w)
 		}
 	}
 	if (runs)
-		term_paragraph(f, 0, "(between runs, each run one observation: base and new are the geometric means of the runs' "
+		term_note(f, "(between runs, each run one observation: base and new are the geometric means of the runs' "
 			   "medians%s; interval: the %.0f%% interval of the new/base ratio from Welch's t-test on the "
 			   "logarithms of the runs' medians, whose p it shows; spread: the larger (max - min) / median of "
 			   "one side's runs; runs: how many runs of each side measured it; with fewer than %d a side, compare "
 			   "could not tell)\n",
 			wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "",
-			pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
+			report_pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
 	else
-		term_paragraph(f, 0, "(base and new: medians of the samples%s; interval: of the new/base ratio of medians, hierarchical "
+		term_note(f, "(base and new: medians of the samples%s; interval: of the new/base ratio of medians, hierarchical "
 			   "bootstrap over allocations (processes for page faults) and their samples; floor: the larger spread "
 			   "between one run's own allocations or processes, which a change must exceed; fewer than %d samples on "
 			   "a side are not judged)\n",
 			wall ? ", ns/occur: wall time per occurrence of a phase that declared no accesses" : "",
 			COMPARE_MIN_SAMPLES);
 	if (control)
-		term_paragraph(f, 0, "(/control: the phase's median over its packed control's, which ran next to it: what moves "
+		term_note(f, "(/control: the phase's median over its packed control's, which ran next to it: what moves "
 			   "both is the machine; a phase is a regression only when it is slower beyond noise and threshold "
 			   "both by itself and against its control)\n");
 }
@@ -615,10 +605,10 @@ static void print_pairs(const struct compare_result *c, FILE *f)
 				cp->base_ns_per_tlb_miss > 0 ? cp->new_ns_per_tlb_miss / cp->base_ns_per_tlb_miss - 1 : NAN;
 			fprintf(f, "%-*s %-9s %10s %10s %8s\n", pw, "", "ns/miss",
 				fmt_value(cp->base_ns_per_tlb_miss, "", b, sizeof(b)),
-				fmt_value(cp->new_ns_per_tlb_miss, "", n, sizeof(n)), fmt_pct(change, ch, sizeof(ch)));
+				fmt_value(cp->new_ns_per_tlb_miss, "", n, sizeof(n)), fmt_report_pct(change, ch, sizeof(ch)));
 		}
 	}
-	term_paragraph(f, 0, "(speedup: baseline median / variant median, with each report's own 95%% interval; a smaller speedup "
+	term_note(f, "(speedup: baseline median / variant median, with each report's own 95%% interval; a smaller speedup "
 		   "is worse, and a regression only when "
 		   "its baseline or variant phase is itself slower beyond noise; ns/miss: the delta per avoided dTLB "
 		   "miss, where dTLB misses were counted)\n");
@@ -643,141 +633,12 @@ static void print_rates(const struct compare_result *c, FILE *f, int w)
 			snprintf(b, sizeof(b), isfinite(r->base) ? "%.4g" : "-", r->base);
 			snprintf(n, sizeof(n), isfinite(r->new) ? "%.4g" : "-", r->new);
 			fprintf(f, "%-*s %-18s %12s %12s %8s\n", w, cp->name, metric_name(r->metric), b, n,
-				fmt_pct(r->change, ch, sizeof(ch)));
+				fmt_report_pct(r->change, ch, sizeof(ch)));
 		}
 	}
 	if (header)
-		term_paragraph(f, 0, "(totals over the timed samples, so no significance; page faults are per page in page-fault "
+		term_note(f, "(totals over the timed samples, so no significance; page faults are per page in page-fault "
 			   "phases; every counter is in the JSON)\n");
-}
-
-static void print_checks(const struct compare_result *c, FILE *f)
-{
-	size_t unchanged = 0;
-	bool header = false;
-	struct term_style ts;
-
-	term_style_for(f, &ts);
-	for (size_t i = 0; i < c->n_checks; i++) {
-		const struct compare_check *cc = &c->checks[i];
-		if (cc->match == COMPARE_MATCHED && cc->base == cc->new) {
-			unchanged++;
-			continue;
-		}
-		if (!header) {
-			fprintf(f, "\nchecks that changed:\n");
-			header = true;
-		}
-		if (cc->match != COMPARE_MATCHED) {
-			fprintf(f, "  %-26s %s\n", cc->id, cc->match == COMPARE_ADDED ? "only in new" : "only in base");
-			continue;
-		}
-		fprintf(f, "  %-26s ", cc->id);
-		term_put_status(f, &ts, check_status_name(cc->base), 4);
-		fprintf(f, " -> ");
-		term_put_status(f, &ts, check_status_name(cc->new), 0);
-		if (!cc->worse) {
-			fputc('\n', f);
-			continue;
-		}
-		int col = fprintf(f, "  %sworse%s%s", term_start(&ts, "worse"), term_end(&ts, "worse"),
-				  cc->new_message && *cc->new_message ? ": " : "");
-		/* The visible columns: the id's, the two statuses' and the arrow's, without the escapes. */
-		size_t id = strlen(cc->id) > 26 ? strlen(cc->id) : 26;
-		size_t at = 2 + id + 1 + 4 + 4 + strlen(check_status_name(cc->new)) + (size_t)(col > 0 ? col : 0) -
-			    strlen(term_start(&ts, "worse")) - strlen(term_end(&ts, "worse"));
-		term_put_wrapped(f, cc->new_message ? cc->new_message : "", at, 8, ts.width);
-	}
-	fprintf(f, "%s%zu check%s unchanged\n", header ? "" : "\n", unchanged, plural(unchanged));
-}
-
-/* "3 of 3 phases and 1 of 1 page-size comparisons judged" with why the others were not. */
-static void print_judged(const struct compare_result *c, FILE *f)
-{
-	size_t unmatched = 0, insufficient = c->phases_insufficient + c->pairs_insufficient;
-	size_t total = c->n_phases + c->n_pairs, judged = c->phases_judged + c->pairs_judged;
-
-	for (size_t i = 0; i < c->n_phases; i++)
-		unmatched += c->phases[i].match != COMPARE_MATCHED;
-	for (size_t i = 0; i < c->n_pairs; i++)
-		unmatched += c->pairs[i].match != COMPARE_MATCHED;
-	fprintf(f, "%zu of %zu phase%s", c->phases_judged, c->n_phases, plural(c->n_phases));
-	if (c->n_pairs)
-		fprintf(f, " and %zu of %zu page-size comparison%s", c->pairs_judged, c->n_pairs, plural(c->n_pairs));
-	fprintf(f, " judged");
-	if (judged < total) {
-		const char *sep = ": ";
-		if (insufficient) {
-			fprintf(f, "%s%zu with insufficient samples", sep, insufficient);
-			sep = ", ";
-		}
-		if (c->too_few_runs) {
-			fprintf(f, "%s%zu could not be told (too few runs)", sep, c->too_few_runs);
-			sep = ", ";
-		}
-		if (unmatched) {
-			fprintf(f, "%s%zu %s only", sep, unmatched, c->between_runs ? "on one side" : "in one report");
-			sep = ", ";
-		}
-		if (total - judged - insufficient - unmatched - c->too_few_runs)
-			fprintf(f, "%s%zu not comparable (failed, skipped or measured differently)", sep,
-				total - judged - insufficient - unmatched - c->too_few_runs);
-	}
-}
-
-/* The verdict of the whole comparison; ts colours its last word (the text may go to a buffer first). */
-static void print_result(const struct report_compare_input *in, FILE *f, const struct term_style *ts)
-{
-	const struct compare_result *c = in->cmp;
-	const char *how = in->fails ? "fails" : "passes";
-
-	fprintf(f, "\nresult: ");
-	print_judged(c, f);
-	if (!compare_judged_any(c)) {
-		fprintf(f, "; nothing was judged, so compare cannot say whether anything regressed (exit %d)\n", in->status);
-		return;
-	}
-	fprintf(f, "; ");
-	if (c->regressions) {
-		fprintf(f, "%zu regression%s beyond noise and the %.3g%% threshold:", c->regressions, plural(c->regressions),
-			pct(c->threshold));
-		const char *sep = " ";
-		for (size_t i = 0; i < c->n_phases; i++) {
-			const struct compare_phase *cp = &c->phases[i];
-			if (cp->verdict != COMPARE_REGRESSION)
-				continue;
-			fprintf(f, "%s%s %+.1f%%", sep, cp->name, pct(cp->ns.change));
-			if (cp->against_control)
-				fprintf(f, " (%+.1f%% against its control)", pct(cp->vs_control.change));
-			sep = ", ";
-		}
-		for (size_t i = 0; i < c->n_pairs; i++) {
-			if (c->pairs[i].speedup.verdict != COMPARE_REGRESSION)
-				continue;
-			fprintf(f, "%sspeedup %s -> %s %+.1f%%", sep, c->pairs[i].baseline, c->pairs[i].variant,
-				pct(c->pairs[i].speedup.change));
-			sep = ", ";
-		}
-	} else {
-		fprintf(f, "no regression beyond noise and the %.3g%% threshold", pct(c->threshold));
-	}
-	if (c->machine_shifts)
-		fprintf(f, "; %zu phase%s moved with %s packed control%s (the machine, not translation)", c->machine_shifts,
-			plural(c->machine_shifts), c->machine_shifts == 1 ? "its" : "their", plural(c->machine_shifts));
-	if (c->speedups_uncounted)
-		fprintf(f, "; %zu smaller speedup%s with no phase slower (informational)", c->speedups_uncounted,
-			plural(c->speedups_uncounted));
-	if (c->checks_worse) {
-		fprintf(f, "; %zu check%s worse:", c->checks_worse, plural(c->checks_worse));
-		for (size_t i = 0; i < c->n_checks; i++)
-			if (c->checks[i].worse)
-				fprintf(f, " %s%s", c->checks[i].id, c->checks[i].new == CHECK_FAIL ? " (now fails)" : "");
-		if (in->fail_on == FAIL_ON_FAIL && c->checks_now_failing < c->checks_worse)
-			fprintf(f, " (only a check that now fails counts at --fail-on fail)");
-	}
-	if (c->improvements)
-		fprintf(f, "; %zu improvement%s", c->improvements, plural(c->improvements));
-	fprintf(f, " (%s%s%s, exit %d)\n", term_start(ts, how), how, term_end(ts, how), in->status);
 }
 
 /* Between runs: each side's reports, their verdicts and versions, one line a side. */
@@ -785,11 +646,11 @@ static void print_sides(const struct report_compare_input *in, FILE *f)
 {
 	for (int side = 0; side < 2; side++) {
 		bool base = side == 0;
-		fprintf(f, "%s: %zu run%s:", base ? "base" : "new", side_runs(in, base), plural(side_runs(in, base)));
+		fprintf(f, "%s: %zu run%s:", base ? "base" : "new", side_runs(in, base), report_plural(side_runs(in, base)));
 		for (size_t r = 0; r < side_runs(in, base); r++) {
 			const char *v = tool_version(side_doc(in, base, r));
 			fprintf(f, "%s %s (%zu phase%s, verdict %s, tlbprof %s)", r ? "," : "", side_path(in, base, r),
-				side_doc(in, base, r)->results.n, plural(side_doc(in, base, r)->results.n),
+				side_doc(in, base, r)->results.n, report_plural(side_doc(in, base, r)->results.n),
 				verdict_name(side_analysis(in, base, r)->verdict), v ? v : "?");
 		}
 		fputc('\n', f);
@@ -804,7 +665,7 @@ static void print_missing(const struct report_compare_input *in, FILE *f)
 	if (!c->missing_from_runs)
 		return;
 	fprintf(f, "\nwarning: %zu phase%s or comparison%s missing from some runs (judged on the runs that hold %s):\n",
-		c->missing_from_runs, plural(c->missing_from_runs), c->missing_from_runs == 1 ? " is" : "s are",
+		c->missing_from_runs, report_plural(c->missing_from_runs), c->missing_from_runs == 1 ? " is" : "s are",
 		c->missing_from_runs == 1 ? "it" : "them");
 	for (size_t i = 0; i < c->n_phases + c->n_pairs; i++) {
 		bool phase = i < c->n_phases;
@@ -830,27 +691,6 @@ static void print_missing(const struct report_compare_input *in, FILE *f)
 	}
 }
 
-/* The result line, wrapped on a terminal: it names every regression and worse check, so it runs long. */
-static void print_result_wrapped(const struct report_compare_input *in, FILE *f)
-{
-	struct term_style ts;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem;
-
-	term_style_for(f, &ts);
-	if (!ts.width || !(mem = open_memstream(&text, &len))) {
-		print_result(in, f, &ts);
-		return;
-	}
-	print_result(in, mem, &ts);
-	if (fclose(mem) == 0 && text)
-		term_paragraph(f, 0, "%s", text);
-	else
-		print_result(in, f, &ts);
-	free(text);
-}
-
 void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 {
 	const struct compare_result *c = in->cmp;
@@ -859,23 +699,23 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 
 	if (c->between_runs) {
 		fprintf(f, "tlbprof compare: %zu base run%s -> %zu new run%s\n", side_runs(in, true),
-			plural(side_runs(in, true)), side_runs(in, false), plural(side_runs(in, false)));
+			report_plural(side_runs(in, true)), side_runs(in, false), report_plural(side_runs(in, false)));
 		print_sides(in, f);
-		term_paragraph(f, 0, "judged between runs, each run one observation: a change counts when it exceeds the %.3g%% "
+		term_note(f, "judged between runs, each run one observation: a change counts when it exceeds the %.3g%% "
 			   "threshold and is beyond the spread between runs: Welch's t-test on the logarithms of the runs' "
 			   "medians (speedups: of their speedups), p < %.2g, and its %.0f%% interval without 0; fewer than %d "
 			   "runs a side: could not tell\n",
-			pct(c->threshold), COMPARE_ALPHA, pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
+			report_pct(c->threshold), COMPARE_ALPHA, report_pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
 	} else {
 		fprintf(f, "tlbprof compare: %s -> %s\n", in->base_path, in->new_path);
 		fprintf(f, "base: %zu phase%s, verdict %s (tlbprof %s); new: %zu phase%s, verdict %s (tlbprof %s)\n",
-			in->base->results.n, plural(in->base->results.n), verdict_name(in->base_analysis->verdict),
-			vb ? vb : "?", in->new->results.n, plural(in->new->results.n),
+			in->base->results.n, report_plural(in->base->results.n), verdict_name(in->base_analysis->verdict),
+			vb ? vb : "?", in->new->results.n, report_plural(in->new->results.n),
 			verdict_name(in->new_analysis->verdict), vn ? vn : "?");
-		term_paragraph(f, 0, "a change counts when it exceeds the %.3g%% threshold and is beyond noise: p < %.2g (Mann-Whitney "
+		term_note(f, "a change counts when it exceeds the %.3g%% threshold and is beyond noise: p < %.2g (Mann-Whitney "
 			   "U; speedups: bootstrap), a %.0f%% hierarchical bootstrap interval without 0, and larger than the "
 			   "floor\n",
-			pct(c->threshold), COMPARE_ALPHA, pct(1 - COMPARE_ALPHA));
+			report_pct(c->threshold), COMPARE_ALPHA, report_pct(1 - COMPARE_ALPHA));
 	}
 	print_warnings(in, f);
 	print_missing(in, f);
@@ -885,8 +725,8 @@ void report_compare_print_text(const struct report_compare_input *in, FILE *f)
 	print_phases(in, f, w);
 	print_pairs(c, f);
 	print_rates(c, f, w);
-	print_checks(c, f);
-	print_result_wrapped(in, f);
+	report_compare_print_checks(c, f);
+	report_compare_print_result(in, f);
 }
 
 /* The chosen format onto a stream, as report_write_file() writes it. */

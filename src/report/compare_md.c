@@ -42,11 +42,6 @@ static int md_text(FILE *f, const char *s)
 	return 0;
 }
 
-static double pct(double fraction)
-{
-	return 100 * fraction;
-}
-
 /* A median or speedup with its unit ("86.50 ns", "1.10x"), an en dash where the side has none. */
 static void md_value(FILE *f, double v, bool speedup)
 {
@@ -67,9 +62,9 @@ static void md_change(FILE *f, const struct compare_samples *s)
 		fputs("\xe2\x80\x93", f);
 		return;
 	}
-	fprintf(f, "%+.1f %%", pct(s->change));
+	fprintf(f, "%+.1f %%", report_pct(s->change));
 	if (isfinite(s->ratio_lo) && isfinite(s->ratio_hi))
-		fprintf(f, " [%+.1f %%, %+.1f %%]", pct(s->ratio_lo - 1), pct(s->ratio_hi - 1));
+		fprintf(f, " [%+.1f %%, %+.1f %%]", report_pct(s->ratio_lo - 1), report_pct(s->ratio_hi - 1));
 }
 
 /* The verdict a row shows, bold where it counts: a regression, an improvement, or could not tell. */
@@ -159,7 +154,7 @@ static void md_heading(FILE *f, const struct report_compare_input *in)
 		fprintf(f, "%zu regression%s and %zu improvement%s beyond noise and the %.3g %% threshold; %zu check%s "
 			   "worse; %zu of %zu phases and %zu of %zu page-size comparisons judged.\n\n",
 			c->regressions, c->regressions == 1 ? "" : "s", c->improvements, c->improvements == 1 ? "" : "s",
-			pct(c->threshold), c->checks_worse, c->checks_worse == 1 ? "" : "s", c->phases_judged, c->n_phases,
+			report_pct(c->threshold), c->checks_worse, c->checks_worse == 1 ? "" : "s", c->phases_judged, c->n_phases,
 			c->pairs_judged, c->n_pairs);
 }
 
@@ -186,11 +181,11 @@ static int md_sides(FILE *f, const struct report_compare_input *in)
 		fprintf(f, "\n\nJudged between runs, each run one observation: Welch's t-test on the logarithms of the "
 			   "runs' medians, p < %.2g, and its %.0f %% interval of new/old without 0; old and new are the "
 			   "geometric means of the runs' medians; with fewer than %d runs a side, compare could not tell.\n\n",
-			COMPARE_ALPHA, pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
+			COMPARE_ALPHA, report_pct(1 - COMPARE_ALPHA), COMPARE_MIN_RUNS);
 	else
 		fprintf(f, "\n\nOld and new are medians of the samples; a change counts beyond noise: Mann-Whitney U "
 			   "p < %.2g, a %.0f %% hierarchical bootstrap interval of new/old without 0, and larger than the "
-			   "spread between a run's own allocations.\n\n", COMPARE_ALPHA, pct(1 - COMPARE_ALPHA));
+			   "spread between a run's own allocations.\n\n", COMPARE_ALPHA, report_pct(1 - COMPARE_ALPHA));
 	return 0;
 }
 
@@ -261,7 +256,7 @@ int report_compare_markdown_write(const struct report_compare_input *in, FILE *f
 	if ((rc = md_sides(f, in)) || (rc = md_warnings(f, c)))
 		return rc;
 	fprintf(f, "| phase | old | new | change [%.0f %% interval] | verdict | %s |\n"
-		   "|---|---:|---:|---:|---|---:|\n", pct(1 - COMPARE_ALPHA), c->between_runs ? "runs" : "samples");
+		   "|---|---:|---:|---:|---|---:|\n", report_pct(1 - COMPARE_ALPHA), c->between_runs ? "runs" : "samples");
 	for (size_t i = 0; i < c->n_phases; i++)
 		if ((rc = md_phase_row(f, in, &c->phases[i])))
 			return rc;
@@ -272,6 +267,6 @@ int report_compare_markdown_write(const struct report_compare_input *in, FILE *f
 	if ((rc = md_checks(f, c)))
 		return rc;
 	fprintf(f, "\n<sub>tlbprof %s compare, threshold %.3g %%, --fail-on %s</sub>\n", TLBPROF_VERSION,
-		pct(c->threshold), fail_on_name(in->fail_on));
+		report_pct(c->threshold), fail_on_name(in->fail_on));
 	return 0;
 }

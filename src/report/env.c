@@ -249,7 +249,8 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	print_frequency(in, f);
 	print_counters(in, f);
 	print_problems(in->diagnosis, f);
-	term_paragraph(f, 0, "\ntlbprof records the system's state; it never changes it. Run a fix yourself, then tlbprof env again.\n");
+	term_note(f, "\ntlbprof records the system's state; it never changes it. Run a fix yourself, then tlbprof env "
+		  "again.\n");
 }
 
 static json_t *env_json(const struct report_env_input *in)

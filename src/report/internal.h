@@ -38,6 +38,20 @@ int report_csv_write(const struct report_input *in, FILE *f);
 /* compare_md.c: tlbprof compare --format markdown onto f (0, or -ENOMEM; write errors are left on the stream). */
 struct report_compare_input;
 int report_compare_markdown_write(const struct report_compare_input *in, FILE *f);
+/* compare_result.c: the table's checks that changed, and its result line (wrapped on a terminal). */
+void report_compare_print_checks(const struct compare_result *c, FILE *f);
+void report_compare_print_result(const struct report_compare_input *in, FILE *f);
+/* A fraction as a percentage, and the plural ending of a count: for the tables' words. */
+static inline double report_pct(double fraction)
+{
+	return 100 * fraction;
+}
+
+static inline const char *report_plural(size_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* compare.c: a verdict for people ("could not tell, because ..." between too few runs), and a phase's, into buf. */
 const char *report_compare_verdict_text(const struct compare_samples *s, bool higher_is_better, char *buf, size_t len);
 const char *report_compare_phase_verdict(const struct report_compare_input *in, const struct compare_phase *cp,
@@ -65,6 +79,12 @@ struct sample_watch_region;
 json_t *report_watch_json(const struct sample_profile *p);
 /* target.watch read back into *p (missing fields are 0). Returns 0, or -EINVAL when w is not an object. */
 int report_watch_read(const json_t *w, struct sample_profile *p);
+/* target.intervals (run -I): null without -I, else interval_ms, end_ns and each counting counter's values. */
+struct target_result;
+json_t *report_intervals_json(const struct target_result *tr);
+/* target.intervals read back: *out (owned, free with report_intervals_free()), NULL when absent or malformed. */
+int report_intervals_read(const json_t *iv, struct plot_intervals **out);
+void report_intervals_free(struct plot_intervals *iv);
 /* A watched region's backing ("base", "thp", "hugetlb", "not_resident") and THP control ("MADV_HUGEPAGE", ...). */
 const char *report_watch_backing(const struct sample_watch_region *r);
 const char *report_watch_thp_control(const struct sample_watch_region *r);
@@ -218,3 +238,5 @@ void term_put_wrapped(FILE *f, const char *text, size_t column, size_t indent, s
  * indent blanks. fmt's text ends with a newline.
  */
 void term_paragraph(FILE *f, size_t indent, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* term_paragraph() without an indent: a note or a summary line, its continuations from column 0. */
+void term_note(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The report's target.watch: what watching an unmarked command found (regions over time, cpu-clock, faults, execs). */
+/*
+ * The report's target.watch: what watching an unmarked command found
+ * (regions over time, cpu-clock, faults, execs); and target.intervals, the
+ * whole command's counts over time under run -I.
+ */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -9,6 +13,7 @@
 
 #include "pmu/sample.h"
 #include "report/internal.h"
+#include "target/target.h"
 
 static json_t *num(double v)
 {
@@ -438,5 +443,95 @@ int report_watch_read(const json_t *w, struct sample_profile *p)
 		snprintf(p->execs[p->n_execs++], sizeof(p->execs[0]), "%s",
 			 json_string_value(json_array_get(execs, i)) ? json_string_value(json_array_get(execs, i)) : "");
 	read_clocks(json_object_get(w, "clocks"), &p->clocks);
+	return 0;
+}
+
+json_t *report_intervals_json(const struct target_result *tr)
+{
+	if (!tr->interval_ms)
+		return json_null();
+	json_t *ends = json_array(), *ctrs = json_object();
+
+	for (size_t i = 0; i < tr->n_intervals; i++)
+		json_array_append_new(ends, num(tr->interval_end_ns[i]));
+	for (size_t c = 0; c < tr->n_counters && tr->counter_info && tr->interval_counts; c++) {
+		const struct counter_info *ci = &tr->counter_info[c];
+		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
+			continue;
+		json_t *values = json_array();
+		for (size_t i = 0; i < tr->n_intervals; i++)
+			json_array_append_new(values, count((uint64_t)(tr->interval_counts[i * tr->n_counters + c].scaled +
+								       0.5)));
+		json_object_set_new(ctrs, ci->name, json_pack("{s:s, s:o}", "metric", metric_name(ci->metric), "values",
+							    values));
+	}
+	return json_pack("{s:i, s:o, s:o}", "interval_ms", (int)tr->interval_ms, "end_ns", ends, "counters", ctrs);
+}
+
+void report_intervals_free(struct plot_intervals *iv)
+{
+	if (!iv)
+		return;
+	for (size_t s = 0; s < iv->n_series; s++)
+		free(iv->series[s].values);
+	free(iv->series);
+	free(iv->end_ns);
+	free(iv);
+}
+
+/* Fill iv from target.intervals, whose end_ns holds n values and each counter n values too. */
+static int intervals_fill(const json_t *ends, const json_t *ctrs, struct plot_intervals *iv)
+{
+	const char *name;
+	const json_t *c;
+
+	iv->n = json_array_size(ends);
+	iv->end_ns = calloc(iv->n + 1, sizeof(*iv->end_ns));
+	iv->series = calloc(json_object_size(ctrs) + 1, sizeof(*iv->series));
+	if (!iv->end_ns || !iv->series)
+		return -ENOMEM;
+	for (size_t i = 0; i < iv->n; i++) {
+		const json_t *v = json_array_get(ends, i);
+		if (!json_is_number(v))
+			return -EINVAL;
+		iv->end_ns[i] = json_number_value(v);
+	}
+	json_object_foreach((json_t *)ctrs, name, c) {
+		const json_t *values = json_object_get(c, "values");
+		if (!json_is_array(values) || json_array_size(values) != iv->n)
+			return -EINVAL;
+		struct plot_interval_series *s = &iv->series[iv->n_series++];
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		if (!(s->values = calloc(iv->n + 1, sizeof(*s->values))))
+			return -ENOMEM;
+		for (size_t i = 0; i < iv->n; i++) {
+			const json_t *v = json_array_get(values, i);
+			if (!json_is_number(v))
+				return -EINVAL;
+			s->values[i] = json_number_value(v);
+		}
+	}
+	return 0;
+}
+
+int report_intervals_read(const json_t *iv, struct plot_intervals **out)
+{
+	const json_t *ms = json_object_get(iv, "interval_ms"), *ends = json_object_get(iv, "end_ns");
+	const json_t *ctrs = json_object_get(iv, "counters");
+
+	*out = NULL;
+	if (!json_is_object(iv) || !json_is_integer(ms) || json_integer_value(ms) <= 0 || !json_is_array(ends) ||
+	    !json_is_object(ctrs))
+		return -EINVAL;
+	struct plot_intervals *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->interval_ms = (unsigned)(json_integer_value(ms) > 3600000 ? 3600000 : json_integer_value(ms));
+	int rc = intervals_fill(ends, ctrs, r);
+	if (rc) {
+		report_intervals_free(r);
+		return rc;
+	}
+	*out = r;
 	return 0;
 }

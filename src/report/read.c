@@ -499,6 +499,8 @@ static void read_target(struct report_doc *doc, json_t *root)
 	if (json_is_object(target) && json_is_object(json_object_get(target, "watch")) &&
 	    (doc->watch = calloc(1, sizeof(*doc->watch))))
 		(void)report_watch_read(json_object_get(target, "watch"), doc->watch);
+	if (json_is_object(target) && json_is_object(json_object_get(target, "intervals")))
+		(void)report_intervals_read(json_object_get(target, "intervals"), &doc->intervals);
 	if (!json_is_object(bin))
 		return;
 	if (json_is_string(json_object_get(bin, "error"))) {
@@ -890,5 +892,6 @@ void report_doc_free(struct report_doc *doc)
 		free(doc->strings[i]);
 	free(doc->strings);
 	free(doc->watch);
+	report_intervals_free(doc->intervals);
 	memset(doc, 0, sizeof(*doc));
 }

@@ -195,6 +195,8 @@ struct report_doc {
 	unsigned marker_messages, marker_refused;
 	/* tlbprof run reports: what watching the command found (target.watch), for the unmarked checks; owned. */
 	struct sample_profile *watch;
+	/* tlbprof run -I: the counts per interval (target.intervals), for the plot; owned, NULL: none. */
+	struct plot_intervals *intervals;
 	char marker_first_refusal[200];
 	char **strings;			/* owned storage behind argv and self-check ids */
 	size_t n_strings, cap_strings;

@@ -47,7 +47,7 @@ static void text_el(FILE *f, const char *cls, double x, double y, const char *an
 /* The unit of the chart's y values, for tooltips. */
 static const char *y_unit(const struct plot_chart *c)
 {
-	return c->y.unit == PLOT_UNIT_MS ? "ms" : "ns";
+	return c->y.unit == PLOT_UNIT_MS ? "ms" : c->y.unit == PLOT_UNIT_PER_S ? "per s" : "ns";
 }
 
 static void draw_axes(FILE *f, const struct plot_chart *c)
@@ -163,7 +163,8 @@ static void draw_line_series(FILE *f, const struct plot_chart *c, const struct p
 		fprintf(f, "<path class=\"line\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s d=\"", s->color,
 			s->control ? " stroke-dasharray=\"5 3\"" : "");
 		for (size_t i = 0; i < s->n; i++)
-			fprintf(f, "%s%.2f %.2f", i ? " L " : "M ", plot_x_px(c, s->points[i].x), plot_y_px(c, s->points[i].y));
+			fprintf(f, "%s%.2f %.2f", !i ? "M " : s->points[i].gap_before ? " M " : " L ",
+				plot_x_px(c, s->points[i].x), plot_y_px(c, s->points[i].y));
 		fputs("\"/>\n", f);
 	}
 	for (size_t i = 0; i < s->n; i++) {
@@ -172,6 +173,8 @@ static void draw_line_series(FILE *f, const struct plot_chart *c, const struct p
 		char xs[32], ys[32], tip[200];
 		if (c->x.unit == PLOT_UNIT_BYTES)
 			plot_format_bytes(p->x, xs, sizeof(xs));
+		else if (c->x.unit == PLOT_UNIT_MS)
+			snprintf(xs, sizeof(xs), "%.6g ms", p->x);
 		else
 			snprintf(xs, sizeof(xs), "%.12g pages", p->x);
 		plot_format_value(p->y, ys, sizeof(ys));
@@ -184,8 +187,11 @@ static void draw_line_series(FILE *f, const struct plot_chart *c, const struct p
 			   "data-samples=\"%zu\">",
 			x, plot_y_px(c, p->y), s->control ? "#ffffff" : s->color, s->color, p->x, p->y, p->lo, p->hi,
 			p->samples);
-		snprintf(tip, sizeof(tip), "%s at %s: %s %s (IQR %.4g-%.4g, %zu sample%s)", s->label, xs, ys, y_unit(c),
-			 p->lo, p->hi, p->samples, p->samples == 1 ? "" : "s");
+		if (c->kind == PLOT_CHART_INTERVALS)
+			snprintf(tip, sizeof(tip), "%s, the interval ending at %s: %s %s", s->label, xs, ys, y_unit(c));
+		else
+			snprintf(tip, sizeof(tip), "%s at %s: %s %s (IQR %.4g-%.4g, %zu sample%s)", s->label, xs, ys,
+				 y_unit(c), p->lo, p->hi, p->samples, p->samples == 1 ? "" : "s");
 		fputs("<title>", f);
 		put_text(f, tip);
 		fputs("</title></circle>\n", f);

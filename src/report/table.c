@@ -47,6 +47,27 @@ static int cmp_table_order(const void *pa, const void *pb, void *ctx)
 }
 
 /* tlbprof run: the command's line of the table header. */
+/* run -I: each interval's counts, one row each, as perf stat -I prints them (the counting counters only). */
+static void print_intervals(const struct target_result *tr, FILE *f)
+{
+	size_t n = tr->n_counters;
+
+	if (!tr->interval_ms || !tr->counter_info || !tr->interval_counts)
+		return;
+	fprintf(f, "intervals (-I %u ms, counts in each):\n  %12s", tr->interval_ms, "time ms");
+	for (size_t c = 0; c < n; c++)
+		if (tr->counter_info[c].status == COUNTER_OK || tr->counter_info[c].status == COUNTER_MULTIPLEXED)
+			fprintf(f, " %16s", tr->counter_info[c].name);
+	fputc('\n', f);
+	for (size_t i = 0; i < tr->n_intervals; i++) {
+		fprintf(f, "  %12.3f", tr->interval_end_ns[i] / 1e6);
+		for (size_t c = 0; c < n; c++)
+			if (tr->counter_info[c].status == COUNTER_OK || tr->counter_info[c].status == COUNTER_MULTIPLEXED)
+				fprintf(f, " %16.0f", tr->interval_counts[i * n + c].scaled);
+		fputc('\n', f);
+	}
+}
+
 static void print_target(const struct target_report *t, FILE *f)
 {
 	const struct target_result *tr = t->result;
@@ -70,9 +91,10 @@ static void print_target(const struct target_report *t, FILE *f)
 	if (tr->messages)
 		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
 	fputc('\n', f);
+	print_intervals(tr, f);
 	if (tr->sampled) {
 		const struct sample_summary *sum = &tr->sample_summary;
-		term_paragraph(f, 0, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
+		term_note(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
 			(unsigned long long)tr->sample_info.lost, *tr->sample_info.note ? "; " : "", tr->sample_info.note);
 		if (tr->sample_info.source != SAMPLE_SOURCE_SOFTWARE) {
 			char raised[96] = "";
@@ -96,7 +118,7 @@ static void print_target(const struct target_report *t, FILE *f)
 				(unsigned long long)sum->regions[i].end,
 				(double)(sum->regions[i].end - sum->regions[i].start) / (1 << 20));
 	} else if (*tr->sample_error) {
-		term_paragraph(f, 0, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
+		term_note(f, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
 	}
 	if (t->binary)
 		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
@@ -116,12 +138,13 @@ static void print_header(const struct report_input *in, FILE *f)
 	const struct run_results *rr = in->results;
 	size_t ok = 0, hw = 0, total = 0, busy = 0;
 
-	term_paragraph(f, 0, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", in->analysis->summary);
-	term_paragraph(f, 0, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION, in->target || !in->workload ? "run" : in->workload->name,
-		*env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
-		env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
+	term_note(f, "%s%s.\n\n", rr->interrupted ? "interrupted: " : "", in->analysis->summary);
+	term_note(f, "tlbprof %s: %s on %s%s%s%s, kernel %s\n", TLBPROF_VERSION,
+		  in->target || !in->workload ? "run" : in->workload->name,
+		  *env->cpu_model_name ? env->cpu_model_name : "unknown CPU", *env->hypervisor ? " (" : "",
+		  env->hypervisor, *env->hypervisor ? " guest)" : "", env->kernel);
 	if (in->clock->core_clock_ghz > 0)
-		term_paragraph(f, 0, "core clock %.2f GHz (dependent adds, IQR %.1f%%), clock overhead %.0f ns, THP %s\n",
+		term_note(f, "core clock %.2f GHz (dependent adds, IQR %.1f%%), clock overhead %.0f ns, THP %s\n",
 			in->clock->core_clock_ghz, 100 * in->clock->core_clock_spread, in->clock->clock_overhead_ns,
 			*env->thp_enabled ? env->thp_enabled : "unknown");
 	for (size_t i = 0; i < rr->n && !total; i++) {
@@ -134,11 +157,11 @@ static void print_header(const struct report_input *in, FILE *f)
 		}
 	}
 	if (total && !hw && busy)
-		term_paragraph(f, 0, "counters: %zu of %zu counting (PMU %s); %zu hardware events opened but never counted (PMU busy: "
+		term_note(f, "counters: %zu of %zu counting (PMU %s); %zu hardware events opened but never counted (PMU busy: "
 			"NMI watchdog or another perf user): software counters only, cycles from the calibrated clock\n",
 			ok, total, in->pmu_name ? in->pmu_name : "none", busy);
 	else if (total)
-		term_paragraph(f, 0, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
+		term_note(f, "counters: %zu of %zu counting (PMU %s)%s\n", ok, total, in->pmu_name ? in->pmu_name : "none",
 			hw ? "" : "; no hardware events: software counters only, cycles from the calibrated clock");
 	if (in->target)
 		print_target(in->target, f);
@@ -199,7 +222,7 @@ static void print_phases(const struct report_input *in, FILE *f)
 	for (size_t row = 0; row < rr->n; row++)
 		print_phase_row(in, order ? order[row] : row, w, f);
 	free(order);
-	term_paragraph(f, 0, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
+	term_note(f, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
 		"faults during the timed samples; dTLB-miss: per access)\n");
 }
 
@@ -265,7 +288,7 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 		if (c->comparable && t->known && !t->proven && isfinite(t->hi_ns) && !said_before(a, i))
 			term_paragraph(f, 4, "  translation at %s: %s\n", b->page.label, t->evidence);
 	}
-	term_paragraph(f, 0, "(95%% CI: of the speedup, hierarchical bootstrap over allocations; none: a phase's own interval is "
+	term_note(f, "(95%% CI: of the speedup, hierarchical bootstrap over allocations; none: a phase's own interval is "
 		   "wider than the delta; translation: the baseline minus a phase proven walk-free, else the range from "
 		   "the baseline minus its largest pages to the baseline minus its packed control)\n");
 }
@@ -294,7 +317,7 @@ static void print_faults(const struct report_input *in, FILE *f)
 			fm->pages_per_fault.n ? fm->pages_per_fault.median : 0.0, fm->minor, fm->major,
 			1e3 * fm->user_s, 1e3 * fm->sys_s, 1e3 * fm->wall_s, fm->mib_per_s.median, fm->processes);
 	}
-	term_paragraph(f, 0, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
+	term_note(f, "(ns, pages/fault, faults and MiB/s: medians per sample over all processes; user, sys and wall "
 		   "ms: totals over all samples; faults from %s. A minor fault burns kernel CPU "
 		   "(sys close to wall); a major fault waits on I/O (wall far above user + sys). file_warm maps "
 		   "several page-cache pages per fault (fault-around, %s).)\n",
@@ -327,7 +350,7 @@ static void print_steps(const struct report_input *in, FILE *f)
 		fprintf(f, "%-8s %-6s %-16s %10.2f %8.1f  %-12s %8s  %s\n", format_size(fr->size_bytes, sz, sizeof(sz)),
 			fr->page.label, label, st->delta_ns, st->delta_cycles, st->label, tlb, miss);
 	}
-	term_paragraph(f, 0, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
+	term_note(f, "(cache: more new lines per access; tlb: same lines, more pages per access; flat: one access "
 		   "per page either way; within-page: huge pages, still many accesses per page; none: no rise beyond "
 		   "the phases' own 95 %% intervals; tlb ns: the step minus the same step on huge pages, ?: no "
 		   "huge-page sweep)\n");
@@ -348,7 +371,7 @@ static void print_knees(const struct analysis *a, FILE *f)
 			knee_kind_name(tk->kind), level);
 		fprintf(f, "  %s\n", tk->evidence);
 	}
-	term_paragraph(f, 0, "(pages: 4 KiB pages touched; a knee is tlb or cache when only that capacity fills in its rise)\n");
+	term_note(f, "(pages: 4 KiB pages touched; a knee is tlb or cache when only that capacity fills in its rise)\n");
 }
 
 /*

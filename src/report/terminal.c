@@ -170,20 +170,38 @@ static void put_lines(FILE *f, char *text, size_t width, size_t indent)
 	}
 }
 
-void term_paragraph(FILE *f, size_t indent, const char *fmt, ...)
+/* term_paragraph() with its arguments as a va_list. */
+__attribute__((format(printf, 3, 0)))
+static void vparagraph(FILE *f, size_t indent, const char *fmt, va_list ap)
 {
 	struct term_style ts;
-	va_list ap, again;
+	va_list again;
 	char *text = NULL;
 
 	term_style_for(f, &ts);
-	va_start(ap, fmt);
 	va_copy(again, ap);
 	if (!ts.width || vasprintf(&text, fmt, ap) < 0)
 		vfprintf(f, fmt, again);
 	else
 		put_lines(f, text, ts.width, indent);
 	va_end(again);
-	va_end(ap);
 	free(text);
+}
+
+void term_paragraph(FILE *f, size_t indent, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vparagraph(f, indent, fmt, ap);
+	va_end(ap);
+}
+
+void term_note(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vparagraph(f, 0, fmt, ap);
+	va_end(ap);
 }

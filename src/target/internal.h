@@ -79,6 +79,9 @@ struct target_state {
 	struct sample_sink sink;
 	struct sample_collector collector;
 	struct target_watch *watch;	/* watch.c: smaps, affinity, cpu-clock and fault samples */
+	/* intervals.c (-I): exec's time, the next interval's end, and the counts at the last one. */
+	uint64_t interval_start_ns, interval_next_ns;
+	struct counter_reading *interval_prev;
 };
 
 /* channel.c: the marker FIFOs and the perf-style control, their lines and their answers. */
@@ -115,6 +118,17 @@ void target_declared_inspect_chain(struct target_state *st, struct phase_result 
 
 /* reference.c: after the exit, tlbprof's own chase of each declared phase's shape (target_phase.reference_ns). */
 void target_reference_chase(struct target_state *st);
+
+/* intervals.c: -I MS, the whole command's counts in each interval (tr->interval_*). */
+
+/* At exec (exec_ns): start the intervals, when -I asked for them and there are counters. */
+void target_intervals_start(struct target_state *st, uint64_t exec_ns);
+/* poll()'s timeout: max_ms, or less where the next interval ends sooner. */
+int target_intervals_timeout_ms(const struct target_state *st, int max_ms);
+/* Record each interval that has ended by now; at_exit: the last, cut short, too. */
+void target_intervals_tick(struct target_state *st, bool at_exit);
+/* Free what the intervals hold in st (not the result's rows). */
+void target_intervals_close(struct target_state *st);
 
 /* sampling.c: --sample around the command. */
 

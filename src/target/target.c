@@ -181,9 +181,11 @@ static void serve(struct target_state *st, siginfo_t *si)
 			break;
 		}
 		/* A bounded wait: a signal between the stop test and poll is seen within 100 ms. */
-		int ready = poll(p, 6, target_watch_timeout_ms(st, st->pidfd >= 0 ? 100 : 10));
+		int ready = poll(p, 6, target_intervals_timeout_ms(st, target_watch_timeout_ms(st, st->pidfd >= 0 ? 100
+												       : 10)));
 		if (ready < 0)
 			continue;
+		target_intervals_tick(st, false);
 		/* Drain the sample rings whenever they fill, and at least every 100 ms, so none overflows. */
 		if (st->sampler)
 			sample_drain(st->sampler, &st->sink, false);
@@ -221,6 +223,7 @@ static void state_free(struct target_state *st)
 	free(st->handling_us);
 	target_sampling_close(st);
 	target_watch_close(st);
+	target_intervals_close(st);
 }
 
 int target_run(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,
@@ -239,6 +242,7 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	uint64_t exec_ns = timing_now_ns();
 	if ((rc = release(&st)) != 0)
 		goto out;
+	target_intervals_start(&st, exec_ns);
 	/* perf stat without -D -1 counts from the start: an "enabled" window opens at exec. */
 	if ((opt->ctl_path || opt->ctl_fd >= 0) && !opt->start_disabled)
 		target_window_open(&st);
@@ -251,6 +255,7 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	if (ctx->stop && *ctx->stop)
 		tr->interrupted = out->interrupted = true;
 	record_exit(tr, &si);
+	target_intervals_tick(&st, true);
 	target_channels_drain_pending(&st);
 	target_phases_finish(&st, exec_ns, exit_ns, steal0);
 	if (!opt->no_reference)
@@ -269,5 +274,7 @@ void target_result_free(struct target_result *tr)
 	free(tr->counter_info);
 	free(tr->counters);
 	free(tr->repeats);
+	free(tr->interval_end_ns);
+	free(tr->interval_counts);
 	memset(tr, 0, sizeof(*tr));
 }

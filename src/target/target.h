@@ -32,6 +32,7 @@ struct target_options {
 	const struct counter_sample_event *sample_event;	/* the event; NULL: every page fault */
 	size_t sample_top;		/* functions and regions to keep in the summary */
 	bool no_reference;		/* no reference chase after the exit (run -r: the first run's stands for all) */
+	unsigned interval_ms;		/* -I: the whole command's counts every interval_ms, as perf stat -I (0: none) */
 };
 
 #define TARGET_PROTOCOL "tlbprof-marker/1"
@@ -87,6 +88,16 @@ struct target_result {
 	struct target_repeat *repeats;
 	size_t n_repeats;
 	unsigned repeats_requested;
+	/*
+	 * -I MS: the whole command's counts in each interval from exec, the last
+	 * one cut short by the exit (run -r: the first run's). interval_counts
+	 * holds n_intervals rows of n_counters deltas, scaled where multiplexed
+	 * (owned); interval_end_ns[i] is row i's end, ns after exec (owned).
+	 */
+	unsigned interval_ms;
+	size_t n_intervals;
+	double *interval_end_ns;
+	struct counter_reading *interval_counts;
 };
 
 /*

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""tlbprof run -r N, as perf stat -r N: the command runs N times; each phase holds every run's occurrences, the
-samples of run k tagged as allocation k, so the interval and spread are between runs; a phase only some runs had
-is kept with its own runs; a failing run stops the repeats with its exit status; Ctrl-C stops them with the runs
-so far; a bad N is exit 2 naming the option."""
+"""The perf stat habits of tlbprof run. -r N, as perf stat -r N: the command runs N times; each phase holds every
+run's occurrences, the samples of run k tagged as allocation k, so the interval and spread are between runs; a
+phase only some runs had is kept with its own runs; a failing run stops the repeats with its exit status; Ctrl-C
+stops them with the runs so far. -I MS, as perf stat -I MS: the whole command's counts in each interval, which add
+up to its total, in the report, the table and the plot. A bad N or MS is exit 2 naming the option."""
 import json
 import os
 import signal
@@ -133,4 +134,55 @@ for bad in ("0", "x", "1001", "-1"):
                 os.path.exists(out):
             fail(f"-r {bad}: exit {p.returncode}, stderr {p.stderr.strip()!r}")
 
-fail.finish("run -r: phases over all runs, each run an allocation; failures, Ctrl-C and bad N")
+# 6. -I 50: intervals that end no earlier than due, in order, whose counts add up to the command's own.
+with tempfile.TemporaryDirectory() as d:
+    out, svg = os.path.join(d, "r.json"), os.path.join(d, "r.svg")
+    touch = "import time; b = bytearray(32 << 20); time.sleep(0.3); b = bytearray(32 << 20); time.sleep(0.1)"
+    p = subprocess.run([TLBPROF, "run", "-I", "50", "--json", out, "--", sys.executable, "-c", touch],
+                       capture_output=True, text=True, timeout=120)
+    rep = json.load(open(out)) if os.path.exists(out) else None
+    iv = rep and rep["target"]["intervals"]
+    if p.returncode != 0 or not iv:
+        fail(f"-I 50: exit {p.returncode}, intervals {iv}: {p.stderr.strip()}")
+    else:
+        try:
+            validate(rep)
+        except ReportError as e:
+            fail(f"-I 50: {e}")
+        ends = iv["end_ns"]
+        # An interval is read once due, never before; the last one ends at the exit.
+        if iv["interval_ms"] != 50 or len(ends) < 2 or ends != sorted(ends) or \
+                any(e < (i + 1) * 50e6 for i, e in enumerate(ends[:-1])):
+            fail(f"-I 50: interval ends {ends[:5]}")
+        for name, c in iv["counters"].items():
+            total = rep["target"]["counters"].get(name, {}).get("value")
+            if len(c["values"]) != len(ends) or sum(c["values"]) != total:
+                fail(f"-I 50: {name}'s intervals add up to {sum(c['values'])}, its whole count is {total}")
+        faults = iv["counters"].get("page-faults", {}).get("values", [])
+        if sum(1 for v in faults if v > 1000) < 2:
+            fail(f"-I 50: the two 32 MiB first touches are not two intervals of faults: {faults}")
+        if "intervals (-I 50 ms" not in p.stdout or p.stdout.count("\n") < len(ends):
+            fail("-I 50: the table has no interval rows")
+        # The plot draws them: one line per counter that counted, a point per interval with a count.
+        pl = subprocess.run([TLBPROF, "plot", out, "-o", svg], capture_output=True, text=True, timeout=60)
+        text = open(svg).read() if pl.returncode == 0 else ""
+        chart = text[text.find('data-chart="intervals"'):]
+        if 'data-chart="intervals"' not in text or chart.count('class="point"') != \
+                sum(1 for c in iv["counters"].values() for v in c["values"] if v > 0):
+            fail(f"-I 50: plot exit {pl.returncode}: no intervals chart, or not a point per interval with a count")
+# Without -I there are none; with -r, the first run's.
+p, rep = run(["--", "true"])
+if not rep or rep["target"]["intervals"] is not None:
+    fail(f"no -I: intervals {rep and rep['target']['intervals']}")
+p, rep = run(["-r", "2", "-I", "20", "--", "sleep", "0.1"])
+if not rep or not rep["target"]["intervals"] or rep["target"]["intervals"]["end_ns"][-1] > \
+        1.5 * rep["target"]["repeats"]["runs"][0]["wall_ns"]:
+    fail(f"-r 2 -I 20: intervals {rep and rep['target']['intervals']}")
+for bad in ("5", "0", "x"):
+    p = subprocess.run([TLBPROF, "run", "-I", bad, "--", "true"], capture_output=True, text=True, timeout=30)
+    if p.returncode != 2 or "--interval-print" not in p.stderr or f"'{bad}'" not in p.stderr or \
+            len(p.stderr.strip().splitlines()) != 1:
+        fail(f"-I {bad}: exit {p.returncode}, stderr {p.stderr.strip()!r}")
+
+fail.finish("run -r and -I: phases over all runs, each run an allocation; failures, Ctrl-C; intervals that add up, "
+            "in the table and the plot; bad N and MS")
