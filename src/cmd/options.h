@@ -79,6 +79,8 @@ struct run_options {
 	bool start_disabled;			/* --delay -1 */
 	unsigned repeat;			/* -r/--repeat: runs of the command (perf stat -r) */
 	unsigned interval_ms;			/* -I/--interval-print: counts every MS (perf stat -I); 0: none */
+	int attach_pid;				/* -p/--pid: count this running process (perf stat -p); 0: none */
+	bool per_thread;			/* --per-thread: each thread's counts too (with -p, as perf stat) */
 	int sample;				/* enum sample_what */
 	int cpu;
 	const char *events_dir;

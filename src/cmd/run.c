@@ -86,6 +86,23 @@ static enum option_result set_delay(const struct option_spec *spec, const char *
 	return OPTION_OK;
 }
 
+/* -p PID: a process that exists now (its own threads are counted, so it must be one tlbprof may trace). */
+static enum option_result set_pid(const struct option_spec *spec, const char *arg, void *opts, char *msg, size_t len)
+{
+	char *end, path[64];
+	long pid = strtol(arg, &end, 10);
+	struct stat st;
+
+	(void)spec;
+	if (end == arg || *end || pid <= 0 || pid > INT32_MAX)
+		return option_error(msg, len, "--pid '%s': not a process id", arg);
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	if (stat(path, &st) != 0)
+		return option_error(msg, len, "--pid '%s': no such process", arg);
+	((struct run_options *)opts)->attach_pid = (int)pid;
+	return OPTION_OK;
+}
+
 static const char *const sample_names[] = { "page-faults", "dtlb-misses", NULL };
 static const int sample_values[] = { SAMPLE_PAGE_FAULTS, SAMPLE_DTLB_MISSES };
 static const char *const delay_words[] = { "-1", "0", NULL };
@@ -105,6 +122,11 @@ static const struct option_spec run_specs[] = {
 	  .help = "also the whole command's counts every MS milliseconds,\nas perf stat -I: a time series in the report, the\n"
 		  "table and the plot, 10 to 3600000", .def_help = "none",
 	  .set = option_set_count, .offset = offsetof(struct run_options, interval_ms), .min = 10, .max = 3600000 },
+	{ .name = "pid", .short_name = 'p', .value = "PID",
+	  .help = "count the running process PID instead, as perf stat -p:\nevery thread it has, until it exits, CMD (if "
+		  "given:\na timer, such as sleep 5) exits, or Ctrl-C", .def_help = "none", .set = set_pid },
+	{ .name = "per-thread", .help = "with -p: each thread's counts too, as perf stat --per-thread",
+	  .set = option_set_flag, .offset = offsetof(struct run_options, per_thread) },
 	{ .name = "cpu", .value = "N", .help = "pin CMD (and tlbprof's clock calibration) to CPU N\n",
 	  .def_help = "not pinned", .set = cli_set_cpu, .offset = offsetof(struct run_options, cpu) },
 	{ .name = "sample", .value = "EVENT",
@@ -128,6 +150,7 @@ static const struct option_spec run_specs[] = {
 static void run_usage(FILE *f)
 {
 	fputs("Usage: tlbprof run [OPTIONS] [--] CMD [ARGS...]\n"
+	      "       tlbprof run -p PID [OPTIONS] [-- CMD [ARGS...]]\n"
 	      "Run CMD (no shell) under perf_event counters and report it like a workload:\n"
 	      "each phase it marks with <tlbprof/marker.h> (or each enable..disable window of\n"
 	      "perf stat's control protocol) is measured and checked; an unmarked command is\n"
@@ -142,6 +165,23 @@ static void run_usage(FILE *f)
 	      "3 tlbprof could not set up, 4 output could not be written, 130 interrupted.\n"
 	      "See tlbprof-run(1).\n",
 	      f);
+}
+
+/*
+ * -p attaches to a process tlbprof did not start: what needs its start (its
+ * markers, perf control, a delay, pinning, sampling and watching from exec,
+ * repeats, intervals read between its channel work) is refused by name.
+ */
+static enum option_result attach_conflicts(const struct run_options *o, char *msg, size_t len)
+{
+	const char *other = o->repeat > 1 ? "--repeat" : o->interval_ms ? "--interval-print" : o->sample ? "--sample"
+			  : *o->ctl_path || o->ctl_fd >= 0 ? "--control" : o->start_disabled ? "--delay" : o->cpu >= 0
+			  ? "--cpu" : NULL;
+
+	if (!other)
+		return OPTION_OK;
+	return option_error(msg, len, "--pid %d: %s needs a command tlbprof starts, not a running process", o->attach_pid,
+			    other);
 }
 
 static enum option_result run_parse(int argc, char **argv, void *options, char *msg, size_t len)
@@ -161,6 +201,13 @@ static enum option_result run_parse(int argc, char **argv, void *options, char *
 	enum option_result r = option_parse(&p, argc, argv, msg, len);
 	if (r != OPTION_OK)
 		return r;
+	if (o->per_thread && !o->attach_pid)
+		return option_error(msg, len, "--per-thread: needs -p PID (as perf stat: a started command's threads are "
+				    "counted together)");
+	if (o->attach_pid && (r = attach_conflicts(o, msg, len)) != OPTION_OK)
+		return r;
+	if (p.n_operands < 1 && o->attach_pid)
+		return cli_check_outputs(&o->out, msg, len);
 	if (p.n_operands < 1)
 		return option_error(msg, len, "run: give the command to run (tlbprof run [OPTIONS] -- CMD [ARGS...])");
 	if (!command_find_program(argv[p.optind], found, sizeof(found)))
@@ -333,6 +380,51 @@ static int repeat(const struct run_options *o, struct measuring *m, const struct
 	return status;
 }
 
+/* run -p: count the running process; on failure the one-line error is printed and the exit status returned. */
+static int attach(const struct run_options *o, struct measuring *m, const struct command_context *ctx,
+		  struct run_results *results, struct target_result *tr)
+{
+	struct target_options opt = { .argv = o->argv, .cpu = -1, .ctl_fd = -1, .ack_fd = -1,
+				      .attach_pid = o->attach_pid, .per_thread = o->per_thread };
+	struct run_context rctx = { .clock = &m->clock, .counters = m->counters, .stop = ctx->stop };
+	char msg[512];
+	int rc = target_attach(&opt, &rctx, results, tr);
+
+	if (rc == 0)
+		return EXIT_OK;
+	if (rc == -ESRCH)
+		snprintf(msg, sizeof(msg), "--pid %d: the process exited before tlbprof could count it", o->attach_pid);
+	else if (rc == -ENODEV)
+		snprintf(msg, sizeof(msg), "--pid %d: no counter set to count it with (see tlbprof env)", o->attach_pid);
+	else
+		snprintf(msg, sizeof(msg), "--pid %d: cannot attach: %s", o->attach_pid, strerror(-rc));
+	report_error(msg);
+	return rc == -ESRCH ? EXIT_USAGE : EXIT_UNAVAILABLE;
+}
+
+/* The attached process's command line (/proc/PID/cmdline) as argv words in buf; its comm where unreadable. */
+static char **attached_argv(int pid, char *buf, size_t len, char **words, size_t max)
+{
+	char path[64];
+	size_t n = 0, got = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	if ((f = fopen(path, "re"))) {
+		got = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	buf[got] = '\0';
+	for (size_t i = 0; i < got && n + 1 < max; i += strlen(buf + i) + 1)
+		words[n++] = buf + i;
+	if (!n) {
+		snprintf(buf, len, "[pid %d]", pid);
+		words[n++] = buf;
+	}
+	words[n] = NULL;
+	return words;
+}
+
 static int run_run(const void *options, const struct command_context *ctx)
 {
 	const struct run_options *o = options;
@@ -344,13 +436,25 @@ static int run_run(const void *options, const struct command_context *ctx)
 	char sample_why[320] = "";
 	int status;
 
+	char cmdline[4096], link[64], exe[PATH_MAX] = "", *words[64];
+	char **argv = o->attach_pid ? attached_argv(o->attach_pid, cmdline, sizeof(cmdline), words, 64) : o->argv;
+
 	if ((status = command_measuring_setup(&m, o->events_dir, &o->events, o->cpu)) != 0)
 		return status;
-	binary_read(o->argv[0], &binary);
+	/* An attached process's image is the file /proc/PID/exe links to (where tlbprof may read the link). */
+	snprintf(link, sizeof(link), "/proc/%d/exe", o->attach_pid);
+	ssize_t nlink = o->attach_pid ? readlink(link, exe, sizeof(exe) - 1) : -1;
+	if (nlink > 0)
+		exe[nlink] = '\0';
+	binary_read(o->attach_pid ? (nlink > 0 ? exe : link) : o->argv[0], &binary);
 	command_host_before(&m);
-	status = start(o, &m, ctx, &results, &tr, true, sample_why, sizeof(sample_why));
-	if (status == EXIT_OK && o->repeat > 1)
-		status = repeat(o, &m, ctx, &results, &tr);
+	if (o->attach_pid) {
+		status = attach(o, &m, ctx, &results, &tr);
+	} else {
+		status = start(o, &m, ctx, &results, &tr, true, sample_why, sizeof(sample_why));
+		if (status == EXIT_OK && o->repeat > 1)
+			status = repeat(o, &m, ctx, &results, &tr);
+	}
 	command_host_after(&m);
 	if (status != EXIT_OK)
 		goto out;
@@ -358,7 +462,7 @@ static int run_run(const void *options, const struct command_context *ctx)
 	if (tr.watched && tr.profile.n_execs && *tr.profile.execs[tr.profile.n_execs - 1] == '/' &&
 	    strcmp(tr.profile.execs[tr.profile.n_execs - 1], binary.path) != 0)
 		binary_read(tr.profile.execs[tr.profile.n_execs - 1], &binary);
-	struct analysis_build build = binary_build(&binary, o->argv[0]);
+	struct analysis_build build = binary_build(&binary, argv[0]);
 	if (analysis_run(results.phases, results.n, &m.env, &m.clock, &analysis) != 0 ||
 	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0 ||
 	    analysis_check_markers(&analysis, results.phases, results.n, tr.messages, tr.errors, tr.error_lines[0]) != 0 ||
@@ -368,7 +472,7 @@ static int run_run(const void *options, const struct command_context *ctx)
 		goto out;
 	}
 	struct target_report target = {
-		.argv = o->argv,
+		.argv = argv,
 		.path = binary.path,
 		.result = &tr,
 		.binary = binary.read ? &binary.elf : NULL,

@@ -174,7 +174,10 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 				/* A run phase without declared accesses: its wall time per occurrence. */
 				struct stats_summary w;
 				stats_summarize(tp->wall_ns, tp->n_wall, &w);
-				appendf(s, cap, "%s%s: %.3g ms%s", *s ? "; " : "", res[i].spec.name, w.median / 1e6,
+				/* Three significant digits in ms, or in s from a second on (%.3g would say 1e+03 ms). */
+				bool secs = w.median >= 1e9;
+				appendf(s, cap, "%s%s: %.3g %s%s", *s ? "; " : "", res[i].spec.name,
+					secs ? w.median / 1e9 : w.median / 1e6, secs ? "s" : "ms",
 					tp->n_wall > 1 ? " per occurrence (median)" : "");
 			}
 		}

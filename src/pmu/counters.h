@@ -144,6 +144,12 @@ int counter_set_sample_event(const struct counter_set *set, struct counter_sampl
 int counter_set_new(struct counter_set **out, const char *events_dir, const bool *want,
 		    char *errmsg, size_t errmsg_len);
 void counter_set_delete(struct counter_set *set);
+/*
+ * A closed copy of set: the same events, encodings and PMU, so another task
+ * can be counted alike (run -p: a set per thread). Free with
+ * counter_set_delete(). Returns 0 or -ENOMEM.
+ */
+int counter_set_clone(const struct counter_set *set, struct counter_set **out);
 
 /* Number of events in the set and the i-th one (pointer owned by the set). */
 size_t counter_set_size(const struct counter_set *set);

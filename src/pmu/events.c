@@ -645,6 +645,28 @@ void counter_set_delete(struct counter_set *set)
 	free(set);
 }
 
+int counter_set_clone(const struct counter_set *set, struct counter_set **out)
+{
+	struct counter_set *c = malloc(sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	*c = *set;
+	c->events = calloc(set->n ? set->n : 1, sizeof(*c->events));
+	if (!c->events) {
+		free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->events, set->events, set->n * sizeof(*c->events));
+	/* Closed, whatever the original is: the copy opens its own fds on its own task. */
+	for (size_t i = 0; i < c->n; i++)
+		c->events[i].fd = -1;
+	c->pid = 0;
+	*out = c;
+	return 0;
+}
+
 int counter_set_add_user(struct counter_set *set, const char *spec, char *why, size_t why_len)
 {
 	uint64_t config;

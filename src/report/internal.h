@@ -82,6 +82,8 @@ int report_watch_read(const json_t *w, struct sample_profile *p);
 /* target.intervals (run -I): null without -I, else interval_ms, end_ns and each counting counter's values. */
 struct target_result;
 json_t *report_intervals_json(const struct target_result *tr);
+/* target.attached (run -p): null when tlbprof started the command, else pid, comm, ended_by, threads, per_thread. */
+json_t *report_attached_json(const struct target_result *tr);
 /* target.intervals read back: *out (owned, free with report_intervals_free()), NULL when absent or malformed. */
 int report_intervals_read(const json_t *iv, struct plot_intervals **out);
 void report_intervals_free(struct plot_intervals *iv);

@@ -535,3 +535,28 @@ int report_intervals_read(const json_t *iv, struct plot_intervals **out)
 	*out = r;
 	return 0;
 }
+
+json_t *report_attached_json(const struct target_result *tr)
+{
+	if (!tr->attached)
+		return json_null();
+	json_t *threads = json_null();
+
+	if (tr->threads) {
+		threads = json_array();
+		for (size_t k = 0; k < tr->n_threads; k++) {
+			json_t *ctrs = json_object();
+			for (size_t c = 0; c < tr->n_counters && tr->counter_info; c++) {
+				const struct counter_info *ci = &tr->counter_info[c];
+				if (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED)
+					json_object_set_new(ctrs, ci->name, count((uint64_t)(tr->threads[k].counts[c].scaled +
+											     0.5)));
+			}
+			json_array_append_new(threads, json_pack("{s:i, s:o, s:o}", "tid", (int)tr->threads[k].tid, "comm",
+								 report_json_text(tr->threads[k].comm), "counters", ctrs));
+		}
+	}
+	return json_pack("{s:i, s:o, s:s, s:I, s:o}", "pid", (int)tr->pid, "comm", report_json_text(tr->attached_comm),
+			 "ended_by", tr->ended_by ? tr->ended_by : "exit", "threads", (json_int_t)tr->threads_attached,
+			 "per_thread", threads);
+}

@@ -68,6 +68,27 @@ static void print_intervals(const struct target_result *tr, FILE *f)
 	}
 }
 
+/* run -p --per-thread: each thread's counts, a row each, as perf stat --per-thread (the counting counters only). */
+static void print_threads(const struct target_result *tr, FILE *f)
+{
+	size_t n = tr->n_counters;
+
+	if (!tr->threads || !tr->counter_info)
+		return;
+	fprintf(f, "threads (--per-thread):\n  %-16s %8s", "comm", "tid");
+	for (size_t c = 0; c < n; c++)
+		if (tr->counter_info[c].status == COUNTER_OK || tr->counter_info[c].status == COUNTER_MULTIPLEXED)
+			fprintf(f, " %16s", tr->counter_info[c].name);
+	fputc('\n', f);
+	for (size_t k = 0; k < tr->n_threads; k++) {
+		fprintf(f, "  %-16s %8d", tr->threads[k].comm, (int)tr->threads[k].tid);
+		for (size_t c = 0; c < n; c++)
+			if (tr->counter_info[c].status == COUNTER_OK || tr->counter_info[c].status == COUNTER_MULTIPLEXED)
+				fprintf(f, " %16.0f", tr->threads[k].counts[c].scaled);
+		fputc('\n', f);
+	}
+}
+
 static void print_target(const struct target_report *t, FILE *f)
 {
 	const struct target_result *tr = t->result;
@@ -79,7 +100,12 @@ static void print_target(const struct target_report *t, FILE *f)
 		snprintf(how, sizeof(how), "exited %d", tr->exit_code);
 	else
 		snprintf(how, sizeof(how), "did not start");
-	if (tr->repeats_requested > 1)
+	if (tr->attached)
+		fprintf(f, "attached: pid %d (%s) for %.3f s, %zu thread%s, ended by %s", (int)tr->pid, tr->attached_comm,
+			tr->wall_ns / 1e9, tr->threads_attached, tr->threads_attached == 1 ? "" : "s",
+			strcmp(tr->ended_by, "signal") == 0 ? "tlbprof's SIGINT/SIGTERM" : strcmp(tr->ended_by, "exit") == 0
+			? "its exit" : "the timing command's exit");
+	else if (tr->repeats_requested > 1)
 		fprintf(f, "command: %s, %zu of %u runs (-r), the last %s, %.3f s in all (the watch and the samples: "
 			"run 1's); %u marker/control message%s", *t->path ? t->path : t->argv[0], tr->n_repeats,
 			tr->repeats_requested, how, tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
@@ -92,6 +118,7 @@ static void print_target(const struct target_report *t, FILE *f)
 		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
 	fputc('\n', f);
 	print_intervals(tr, f);
+	print_threads(tr, f);
 	if (tr->sampled) {
 		const struct sample_summary *sum = &tr->sample_summary;
 		term_note(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,

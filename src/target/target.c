@@ -276,5 +276,8 @@ void target_result_free(struct target_result *tr)
 	free(tr->repeats);
 	free(tr->interval_end_ns);
 	free(tr->interval_counts);
+	for (size_t i = 0; i < tr->n_threads; i++)
+		free(tr->threads[i].counts);
+	free(tr->threads);
 	memset(tr, 0, sizeof(*tr));
 }

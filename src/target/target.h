@@ -33,6 +33,8 @@ struct target_options {
 	size_t sample_top;		/* functions and regions to keep in the summary */
 	bool no_reference;		/* no reference chase after the exit (run -r: the first run's stands for all) */
 	unsigned interval_ms;		/* -I: the whole command's counts every interval_ms, as perf stat -I (0: none) */
+	pid_t attach_pid;		/* -p: count this running process instead (argv: NULL, or a command that times it) */
+	bool per_thread;		/* --per-thread: keep each thread's counts (tr->threads) */
 };
 
 #define TARGET_PROTOCOL "tlbprof-marker/1"
@@ -46,6 +48,13 @@ struct target_repeat {
 	bool exited;
 	int exit_code;
 	int term_signal;
+};
+
+/* run -p --per-thread: one thread of the attached process and its counts (owned, n_counters of them). */
+struct target_thread {
+	pid_t tid;
+	char comm[16];
+	struct counter_reading *counts;
 };
 
 /* What happened to the command as a whole. */
@@ -98,6 +107,17 @@ struct target_result {
 	size_t n_intervals;
 	double *interval_end_ns;
 	struct counter_reading *interval_counts;
+	/*
+	 * run -p: tlbprof attached to process pid rather than start it; ended_by
+	 * says what ended the count: "exit" (pid exited), "command" (the timing
+	 * command exited), "signal" (tlbprof's SIGINT or SIGTERM).
+	 */
+	bool attached;
+	char attached_comm[16];
+	const char *ended_by;
+	size_t threads_attached;	/* threads counted (those of the start, with the threads they made) */
+	struct target_thread *threads;	/* --per-thread: each of them (owned) */
+	size_t n_threads;
 };
 
 /*
@@ -117,6 +137,18 @@ struct target_result {
 int target_run(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,
 	       struct target_result *tr);
 void target_result_free(struct target_result *tr);
+
+/*
+ * run -p PID, as perf stat -p: count each thread pid has now (and the threads
+ * they make from now on, inherited) from now until pid exits, the timing
+ * command opt->argv exits (when given: perf stat -p PID -- sleep 5), or
+ * *ctx->stop, whichever comes first; the attached process is never
+ * signalled. The result is one phase "attached" with the whole count; with
+ * opt->per_thread each thread's counts in tr->threads. Returns 0, -ESRCH
+ * when pid is gone before any thread could be counted, or -errno.
+ */
+int target_attach(const struct target_options *opt, const struct run_context *ctx, struct run_results *out,
+		  struct target_result *tr);
 
 /*
  * run -r N, as perf stat -r: the first run (into, tr, as target_run() left

@@ -4,7 +4,9 @@
 run's occurrences, the samples of run k tagged as allocation k, so the interval and spread are between runs; a
 phase only some runs had is kept with its own runs; a failing run stops the repeats with its exit status; Ctrl-C
 stops them with the runs so far. -I MS, as perf stat -I MS: the whole command's counts in each interval, which add
-up to its total, in the report, the table and the plot. A bad N or MS is exit 2 naming the option."""
+up to its total, in the report, the table and the plot. -p PID, as perf stat -p: a running process counted on
+every thread until it exits, a timing command exits or Ctrl-C, never signalled; --per-thread gives each thread's
+counts, which add up. Bad values and combinations are exit 2 naming the option."""
 import json
 import os
 import signal
@@ -184,5 +186,66 @@ for bad in ("5", "0", "x"):
             len(p.stderr.strip().splitlines()) != 1:
         fail(f"-I {bad}: exit {p.returncode}, stderr {p.stderr.strip()!r}")
 
-fail.finish("run -r and -I: phases over all runs, each run an allocation; failures, Ctrl-C; intervals that add up, "
-            "in the table and the plot; bad N and MS")
+# 7. -p PID: a process with two busy threads, counted while `sleep 0.5` runs; it is left running.
+BUSY = ("import sys, threading, time\n"
+        "def spin():\n x = 0\n while True: x += 1\n"
+        "for _ in range(2): threading.Thread(target=spin, daemon=True).start()\n"
+        "print('ready', flush=True); time.sleep(float(sys.argv[1]))\n")
+
+
+def busy(seconds):
+    proc = subprocess.Popen([sys.executable, "-c", BUSY, str(seconds)], stdout=subprocess.PIPE, text=True)
+    proc.stdout.readline()      # its threads exist before tlbprof attaches
+    return proc
+
+
+proc = busy(60)
+try:
+    p, rep = run(["-p", str(proc.pid), "--per-thread", "--", "sleep", "0.5"])
+    at = rep and rep["target"]["attached"]
+    if p.returncode != 0 or not at or at["pid"] != proc.pid or at["ended_by"] != "command" or at["threads"] != 3:
+        fail(f"-p -- sleep 0.5: exit {p.returncode}, attached {at and {k: at[k] for k in ('pid', 'ended_by', 'threads')}}"
+             f": {p.stderr.strip()}")
+    else:
+        per = at["per_thread"] or []
+        total = rep["target"]["counters"]["task-clock"]["value"]
+        parts = sum(t["counters"]["task-clock"] for t in per)
+        if len(per) != 3 or abs(parts - total) > len(per) or sum(t["counters"]["task-clock"] > 0 for t in per) < 2:
+            fail(f"-p --per-thread: {len(per)} threads, task-clock {parts} of {total}")
+        if [ph["name"] for ph in rep["phases"]] != ["attached"] or rep["phases"][0]["declared"]["occurrences"] != 1:
+            fail(f"-p: phases {[ph['name'] for ph in rep['phases']]}")
+    if proc.poll() is not None:
+        fail(f"-p: the attached process is gone (exit {proc.returncode}): tlbprof must never signal it")
+    # Ctrl-C ends an attached count as its normal end: exit 0, ended by the signal, the process still running.
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        t = subprocess.Popen([TLBPROF, "run", "-p", str(proc.pid), "--json", out, "-q"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        t.send_signal(signal.SIGINT)
+        t.communicate(timeout=30)
+        rep = json.load(open(out)) if os.path.exists(out) else None
+        if t.returncode != 0 or not rep or rep["target"]["attached"]["ended_by"] != "signal" or rep["interrupted"] \
+                or proc.poll() is not None:
+            fail(f"-p and SIGINT: exit {t.returncode}, {rep and rep['target']['attached']}, process {proc.poll()}")
+finally:
+    proc.kill()
+    proc.wait()
+# It ends when the process exits, with no timing command.
+proc = busy(0.5)
+p, rep = run(["-p", str(proc.pid)])
+proc.wait()
+if p.returncode != 0 or not rep or rep["target"]["attached"]["ended_by"] != "exit" or \
+        rep["target"]["attached"]["per_thread"] is not None:
+    fail(f"-p until exit: exit {p.returncode}, {rep and rep['target']['attached']}")
+# Bad values and combinations: one line naming the option, exit 2.
+gone = next(n for n in range(4194000, 4194304) if not os.path.exists(f"/proc/{n}"))
+for args, want in ((["-p", "abc"], "--pid 'abc'"), (["-p", str(gone)], f"--pid '{gone}': no such process"),
+                   (["--per-thread", "--", "true"], "--per-thread"), (["-p", str(os.getpid()), "-r", "3"], "--repeat"),
+                   (["-p", str(os.getpid()), "--sample", "page-faults"], "--sample")):
+    p = subprocess.run([TLBPROF, "run", *args], capture_output=True, text=True, timeout=30)
+    if p.returncode != 2 or want not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
+        fail(f"run {args}: exit {p.returncode}, stderr {p.stderr.strip()!r}")
+
+fail.finish("run -r, -I and -p: phases over all runs, each run an allocation; failures, Ctrl-C; intervals that add up, "
+            "in the table and the plot; an attached process counted per thread and left running; bad values")
