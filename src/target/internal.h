@@ -119,6 +119,15 @@ void target_declared_inspect_chain(struct target_state *st, struct phase_result 
 /* reference.c: after the exit, tlbprof's own chase of each declared phase's shape (target_phase.reference_ns). */
 void target_reference_chase(struct target_state *st);
 
+/* Milliseconds from now until deadline_ns for poll(), rounded up, at most max_ms (0: due). */
+static inline int target_ms_until(uint64_t deadline_ns, uint64_t now_ns, int max_ms)
+{
+	if (now_ns >= deadline_ns)
+		return 0;
+	uint64_t ms = (deadline_ns - now_ns + 999999) / 1000000;
+	return ms < (uint64_t)max_ms ? (int)ms : max_ms;
+}
+
 /* intervals.c: -I MS, the whole command's counts in each interval (tr->interval_*). */
 
 /* At exec (exec_ns): start the intervals, when -I asked for them and there are counters. */

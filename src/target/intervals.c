@@ -27,13 +27,7 @@ void target_intervals_start(struct target_state *st, uint64_t exec_ns)
 
 int target_intervals_timeout_ms(const struct target_state *st, int max_ms)
 {
-	if (!st->interval_prev)
-		return max_ms;
-	uint64_t now = timing_now_ns();
-	if (now >= st->interval_next_ns)
-		return 0;
-	uint64_t ms = (st->interval_next_ns - now + 999999) / 1000000;
-	return ms < (uint64_t)max_ms ? (int)ms : max_ms;
+	return st->interval_prev ? target_ms_until(st->interval_next_ns, timing_now_ns(), max_ms) : max_ms;
 }
 
 /* One row: the counts since the last row, ending now_ns. */

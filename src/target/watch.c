@@ -539,13 +539,7 @@ int target_watch_timeout_ms(const struct target_state *st, int max_ms)
 {
 	const struct target_watch *w = st->watch;
 
-	if (!w)
-		return max_ms;
-	uint64_t now = timing_now_ns();
-	if (now >= w->next_ns)
-		return 0;
-	uint64_t ms = (w->next_ns - now + 999999) / 1000000;
-	return ms < (uint64_t)max_ms ? (int)ms : max_ms;
+	return w ? target_ms_until(w->next_ns, timing_now_ns(), max_ms) : max_ms;
 }
 
 int target_watch_poll_fd(const struct target_state *st, int which)

@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_check import SCHEMA_PATH, Failures, ajv_errors, jsonschema, load_schema, portability_errors, schema_errors, validate  # noqa: E402,E501
+from report_check import SCHEMA_PATH, Failures, ajv_errors, jsonschema, load_schema, portability_errors, schema_errors, schema_walk, validate  # noqa: E402,E501
 
 TLBPROF = sys.argv[1]
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -30,14 +30,7 @@ if schema.get("$schema") != "https://json-schema.org/draft/2020-12/schema":
     fail(f"$schema: {schema.get('$schema')}")
 
 
-def walk(node, fn, path=""):
-    fn(node, path)
-    if isinstance(node, dict):
-        for k, v in node.items():
-            walk(v, fn, f"{path}/{k}")
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            walk(v, fn, f"{path}/{i}")
+walk = schema_walk
 
 
 def pointer(ref):
