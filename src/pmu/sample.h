@@ -345,6 +345,12 @@ struct sample_function_count {
 	uint64_t count;
 	double share;			/* count / samples */
 	uint64_t walks;			/* of count, samples whose data source says the page walker served them */
+	/*
+	 * Its hottest instruction's source line, "FILE:LINE" from DWARF, and
+	 * where inlined, " (inlined into FN at FILE:LINE)"; NULL without line
+	 * information (no -g, a stripped object without its debug file).
+	 */
+	char *source;
 };
 
 /* A data region samples hit. */

@@ -90,6 +90,8 @@ struct group_key {
 	uint64_t start, end;
 	bool anonymous;
 	bool walk;			/* the sample's data source says the page walker served it (not part of the key) */
+	uint64_t ip;			/* functions: the sample's instruction (not part of the key) */
+	uint32_t pid;
 };
 
 static int key_cmp(const void *x, const void *y)
@@ -154,6 +156,52 @@ static struct group *count_groups(struct group_key *keys, size_t n, size_t *n_gr
 	return groups;
 }
 
+static int ip_cmp(const void *x, const void *y)
+{
+	const struct group_key *p = x, *q = y;
+
+	return p->ip == q->ip ? 0 : p->ip < q->ip ? -1 : 1;
+}
+
+/*
+ * The source line of group g's hottest instruction: its keys are a run of
+ * the sorted keys[0..n-1] (count_groups() sorted them); sorted again by ip
+ * there, the longest run of one ip is the hottest. NULL without DWARF.
+ */
+static char *hot_source(struct symbols *syms, struct group_key *keys, size_t n, const struct group *g)
+{
+	size_t lo = 0, best = 0, best_n = 0;
+	struct symbols_frame frames[4];
+	char here[512], outer[512], *out = NULL;
+
+	while (lo < n && key_cmp(&keys[lo], &g->key) != 0)
+		lo++;
+	size_t hi = lo;
+	while (hi < n && key_cmp(&keys[hi], &g->key) == 0)
+		hi++;
+	if (lo == hi)
+		return NULL;
+	qsort(keys + lo, hi - lo, sizeof(*keys), ip_cmp);
+	for (size_t i = lo, run = 0; i < hi; i++) {
+		run = i > lo && keys[i].ip == keys[i - 1].ip ? run + 1 : 1;
+		if (run > best_n) {
+			best_n = run;
+			best = i;
+		}
+	}
+	size_t nf = symbols_frames(syms, (pid_t)keys[best].pid, keys[best].ip, frames, 4);
+	if (!nf || symbols_frame_format(&frames[0], here, sizeof(here)) <= 0)
+		return NULL;
+	if (nf > 1 && frames[0].inlined && symbols_frame_format(&frames[1], outer, sizeof(outer)) > 0) {
+		if (asprintf(&out, "%s (inlined into %s at %s)", here, frames[1].function ? frames[1].function : "?",
+			     outer) < 0)
+			out = NULL;
+	} else {
+		out = strdup(here);
+	}
+	return out;
+}
+
 void sample_summary_free(struct sample_summary *summary)
 {
 	if (!summary)
@@ -161,6 +209,7 @@ void sample_summary_free(struct sample_summary *summary)
 	for (size_t i = 0; summary->functions && i < summary->n_functions; i++) {
 		free(summary->functions[i].object);
 		free(summary->functions[i].function);
+		free(summary->functions[i].source);
 	}
 	for (size_t i = 0; summary->regions && i < summary->n_regions; i++)
 		free(summary->regions[i].name);
@@ -194,7 +243,8 @@ int sample_summarize(const struct sample_record *samples, size_t n, uint64_t los
 		symbols_resolve(syms, (pid_t)samples[i].pid, samples[i].ip, &loc);
 		if (!loc.resolved)
 			out->unresolved_ip++;
-		fkeys[i] = (struct group_key){ .a = loc.object, .b = loc.function, .walk = level == SAMPLE_TLB_WALK };
+		fkeys[i] = (struct group_key){ .a = loc.object, .b = loc.function, .walk = level == SAMPLE_TLB_WALK,
+					       .ip = samples[i].ip, .pid = samples[i].pid };
 		/* Address 0: the event gives none (or a NULL dereference, which no mapping holds either). */
 		if (samples[i].addr)
 			symbols_classify(syms, (pid_t)samples[i].pid, samples[i].addr, &region);
@@ -226,6 +276,7 @@ int sample_summarize(const struct sample_record *samples, size_t n, uint64_t los
 		f->count = fgroups[i].count;
 		f->walks = fgroups[i].walks;
 		f->share = (double)f->count / (double)n;
+		f->source = hot_source(syms, fkeys, n, &fgroups[i]);
 	}
 	for (size_t i = 0; i < min_size(nr, top_n); i++) {
 		struct sample_region_count *r = &out->regions[i];

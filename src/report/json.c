@@ -748,12 +748,14 @@ static json_t *sampling_json(const struct target_result *tr)
 	fns = json_array();
 	regions = json_array();
 	for (size_t i = 0; i < sum->n_functions; i++)
-		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o, s:o}", "object",
+		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o, s:o, s:o}", "object",
 						     report_json_text(sum->functions[i].object), "function",
 						     report_json_text(sum->functions[i].function), "count",
 						     (json_int_t)sum->functions[i].count, "share", num(sum->functions[i].share),
 						     "walks", tlb ? json_integer((json_int_t)sum->functions[i].walks)
-								  : json_null()));
+								  : json_null(), "source",
+						     sum->functions[i].source ? report_json_text(sum->functions[i].source)
+									      : json_null()));
 	for (size_t i = 0; i < sum->n_regions; i++) {
 		char start[32], end[32];
 		snprintf(start, sizeof(start), "0x%llx", (unsigned long long)sum->regions[i].start);

@@ -137,8 +137,9 @@ static void print_target(const struct target_report *t, FILE *f)
 				fprintf(f, "  %5.1f%%  dTLB %s\n", 100.0 * (double)sum->tlb_levels[l] / (double)sum->samples,
 					sample_tlb_level_name((enum sample_tlb_level)l));
 		for (size_t i = 0; i < sum->n_functions && i < 5; i++)
-			fprintf(f, "  %5.1f%%  %s in %s\n", 100 * sum->functions[i].share, sum->functions[i].function,
-				sum->functions[i].object);
+			fprintf(f, "  %5.1f%%  %s in %s%s%s%s\n", 100 * sum->functions[i].share, sum->functions[i].function,
+				sum->functions[i].object, sum->functions[i].source ? " (" : "",
+				sum->functions[i].source ? sum->functions[i].source : "", sum->functions[i].source ? ")" : "");
 		for (size_t i = 0; i < sum->n_regions && i < 5; i++)
 			fprintf(f, "  %5.1f%%  of faults in %s 0x%llx-0x%llx (%.1f MiB)\n", 100 * sum->regions[i].share,
 				sum->regions[i].name, (unsigned long long)sum->regions[i].start,

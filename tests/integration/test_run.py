@@ -4,6 +4,7 @@
 compatibility, protocol errors, exit statuses and signals, the private FIFO directory, and Ctrl-C."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,9 @@ import time
 from report_check import Failures, ReportError, validate
 
 TLBPROF = sys.argv[1]
+# libc's line tables come from its separate debug file (tools/bootstrap --test installs libc6-dbg).
+LIBC_DEBUG = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "libc6-dbg"], capture_output=True,
+                            text=True).stdout.startswith("install ok")
 EXAMPLES = sys.argv[2]
 PROBE = sys.argv[3]
 fail = Failures()
@@ -129,6 +133,13 @@ else:
         fail(f"--sample: top functions {fns[:2]}")
     if not any(f["function"] != "[unknown]" and f["object"].startswith("/") for f in fns):
         fail(f"--sample: no faulting instruction resolved to a function: {fns}")
+    # Each function names its hottest line where DWARF has one (libdwfl: libc's from libc6-dbg, by build-id),
+    # and none where nothing could (the kernel, an unknown address).
+    libc = [f for f in fns if f["object"].endswith("/libc.so.6") and f["function"] != "[unknown]"]
+    if LIBC_DEBUG and (not libc or any(not re.search(r":\d+", f["source"] or "") for f in libc)):
+        fail(f"--sample: libc's faulting functions name no FILE:LINE with libc6-dbg installed: {libc or fns}")
+    if any(f["source"] is not None for f in fns if f["function"] == "[unknown]"):
+        fail(f"--sample: a source line for an unresolved function: {fns}")
     for ph in rep["phases"]:
         if ph["declared"]["samples_in_phase"] != ph["counters"]["page-faults"]["value"]:
             fail(f"--sample: {ph['name']} sampled {ph['declared']['samples_in_phase']} faults, the counter says "
