@@ -207,9 +207,15 @@ def check_chart_geometry(root, c, what):
     xa, ya = find(c, "x-axis")[0], find(c, "y-axis")[0]
     pts = find(c, "point", "circle") + find(c, "bar", "rect")
     ys = [num(p, "data-y") for p in pts]
-    # Ticks at the measured values: on a numeric x axis every tick is a measured x, the first and last among them.
-    if xa.get("data-scale") != "band":
-        xs = sorted({num(p, "data-x") for p in pts})
+    # Ticks at the measured values: on a log x axis (what was chosen: sizes, strides, pages) every tick is a
+    # measured x, the first and last among them. A linear x axis is time (run -I): round ticks from 0 that hold
+    # every point.
+    xs = sorted({num(p, "data-x") for p in pts}) if xa.get("data-scale") != "band" else []
+    if xa.get("data-scale") == "linear":
+        ticks = [float(t.get("data-value")) for t in find(xa, "tick", "g")]
+        if not ticks or ticks[0] != 0 or ticks[-1] < xs[-1] or ticks != sorted(ticks):
+            fail(f"{what}: linear x ticks {ticks} do not start at 0 and hold the last point {xs[-1]}")
+    elif xa.get("data-scale") != "band":
         ticks = [float(t.get("data-value")) for t in find(xa, "tick", "g")]
         off = [t for t in ticks if not any(math.isclose(t, x, rel_tol=1e-9) for x in xs)]
         if off or not ticks or not math.isclose(ticks[0], xs[0]) or not math.isclose(ticks[-1], xs[-1]):
@@ -453,6 +459,7 @@ if rep:
         fail(f"plot -o -: exit {p.returncode}: {p.stderr}")
     else:
         check_document(root, "pagefault")
+        check_geometry(root, rep, "pagefault")
         c = charts(root)[0]
         check_chart(c, "pagefault", "page-fault case", "ns per page")
         bars = {(b.get("data-x")): float(b.get("data-y")) for b in find(c, "bar", "rect")}
@@ -463,9 +470,9 @@ if rep:
 
 # 6. tlbprof run reports: marked phases with declared accesses are bars of ns per access per phase name; phases
 # that declared none (and an unmarked command) are bars of wall time per occurrence in ms, with the IQR.
-def run_report(args, name):
+def run_report(args, name, opts=()):
     path = os.path.join(tmp, name)
-    p = subprocess.run([TLBPROF, "run", "--quiet", "--json", path, "--", *args], capture_output=True, text=True,
+    p = subprocess.run([TLBPROF, "run", "--quiet", "--json", path, *opts, "--", *args], capture_output=True, text=True,
                        timeout=300)
     if p.returncode not in (0, 1):
         fail(f"run {args}: exit {p.returncode}: {p.stderr}")
@@ -579,7 +586,42 @@ say("phase begin walk accesses=1000000"); sum(range(200000)); say("phase end")
                 fail(f"run names: the wall-time chart does not say why: {notes!r}")
 
 
-# 7. Bad inputs: one line on stderr, the exit status, nothing written.
+    # run -I: one more chart, each counter's rate per interval over time, with the same geometry rules.
+    path, rep = run_report([sys.executable, "-c",
+                            "import time; b = bytearray(16 << 20); time.sleep(0.2); b = bytearray(16 << 20)"],
+                           "run-intervals.json", opts=("-I", "50"))
+    root = plot(path, os.path.join(tmp, "run-intervals.svg")) if rep else None
+    if root is not None:
+        ch = {c.get("data-chart"): c for c in charts(root)}
+        iv = rep["target"]["intervals"]
+        drawn = sum(1 for c in iv["counters"].values() for v in c["values"] if v > 0)
+        if "intervals" not in ch or len(find(ch["intervals"], "point", "circle")) != drawn:
+            fail(f"run -I: charts {set(ch)}, want an intervals chart with a point per interval that counted ({drawn})")
+
+
+# 7. A PNG through librsvg, at the width asked for, the height in the SVG's proportion; without librsvg, exit 2.
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", head[16:24])
+
+
+svg_root = ET.parse(os.path.join(tmp, "sweep.svg")).getroot() if os.path.exists(os.path.join(tmp, "sweep.svg")) \
+    else None
+png = os.path.join(tmp, "sweep.png")
+p = subprocess.run([TLBPROF, "plot", sweep, "-o", png, "--width", "480"], capture_output=True, text=True, timeout=60)
+if PNG:
+    size = png_size(png) if p.returncode == 0 else None
+    vb = [float(v) for v in svg_root.get("viewBox").split()] if svg_root is not None else None
+    if not size or size[0] != 480 or (vb and abs(size[1] - vb[3] * 480 / vb[2]) > 1.5):
+        fail(f"plot -o sweep.png --width 480: exit {p.returncode}, PNG {size}, SVG viewBox {vb}: {p.stderr.strip()}")
+elif p.returncode != 2 or "librsvg" not in p.stderr or os.path.exists(png):
+    fail(f"plot -o .png without librsvg: exit {p.returncode}, {p.stderr.strip()!r}")
+
+
+# 8. Bad inputs: one line on stderr, the exit status, nothing written.
 def bad(args, status, out, needle):
     p = subprocess.run([TLBPROF, "plot", *args], capture_output=True, text=True, timeout=60)
     lines = p.stderr.splitlines()
@@ -642,7 +684,7 @@ with open(keep) as f:
     if f.read() != "<svg/>":
         fail("an earlier SVG was replaced although nothing was drawn")
 
-# 8. Help: the command's own and the main list.
+# 9. Help: the command's own and the main list.
 p = subprocess.run([TLBPROF, "plot", "--help"], capture_output=True, text=True, timeout=30)
 if p.returncode != 0 or "Usage: tlbprof plot REPORT.json -o FILE.svg" not in p.stdout:
     fail(f"plot --help: {p.returncode} {p.stdout[:100]!r}")
