@@ -197,7 +197,8 @@ def check_github():
     for i, s in enumerate(steps):
         need(("uses" in s) != ("run" in s), f"github: step {i} needs exactly one of uses/run: {s}")
     script = "\n".join(s.get("run", "") for s in steps)
-    need("tools/bootstrap" in script and "ninja -C build" in script, "github: build with tools/bootstrap + ninja")
+    need("tools/bootstrap --runtime" in script and "ninja -C build" in script,
+         "github: build with tools/bootstrap --runtime (no test tools, analysers or npm) + ninja")
     files, fmt, outdir = check_invocations(invocations(script), "github")
     need(re.search(r"mkdir -p " + re.escape((outdir or "").rstrip("/")), script), f"github: {outdir} not created")
 
@@ -260,7 +261,8 @@ def check_gitlab():
     name, job = next(iter(jobs.items()))
     need(job.get("stage") in doc.get("stages", []), f"gitlab: stage {job.get('stage')} not in stages")
     script = "\n".join(job.get("before_script", []) + job.get("script", []))
-    need("tools/bootstrap" in script and "ninja -C build" in script, "gitlab: build with tools/bootstrap + ninja")
+    need("tools/bootstrap --runtime" in script and "ninja -C build" in script,
+         "gitlab: build with tools/bootstrap --runtime (no test tools, analysers or npm) + ninja")
     files, fmt, outdir = check_invocations(invocations(script), "gitlab")
     arts = job.get("artifacts", {})
     need(arts.get("when") == "always", "gitlab: artifacts when: always (keep results of a failed check)")
