@@ -349,7 +349,7 @@ static bool tlb_counters_open(struct counter_set *cs)
 	counter_set_open(cs);
 	for (size_t i = 0; i < counter_set_size(cs); i++) {
 		const struct counter_info *ci = counter_set_info(cs, i);
-		if (ci->metric == METRIC_DTLB_LOAD_MISSES && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED))
+		if (ci->metric == METRIC_DTLB_LOAD_MISSES && counter_counting(ci))
 			ok = true;
 	}
 	counter_set_close(cs);

@@ -72,7 +72,7 @@ bool analysis_counter(const struct phase_result *r, enum metric m, double *value
 	size_t i;
 	const struct counter_info *ci = counter_find(r, m, &i);
 
-	if (!ci || (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED))
+	if (!ci || !counter_counting(ci))
 		return false;
 	if (r->counters[i].running_ns == 0 && r->counters[i].enabled_ns)
 		return false;	/* never scheduled: no information */

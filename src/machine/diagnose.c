@@ -59,7 +59,7 @@ static const struct counter_info *find_counter(const struct diagnose_input *in, 
 
 static bool counter_opens(const struct counter_info *ci)
 {
-	return ci && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED);
+	return ci && counter_counting(ci);
 }
 
 /* Append name to a ", "-separated list in buf. */

@@ -145,7 +145,7 @@ static double metric_delta(const struct phase_result *res, const struct counter_
 {
 	for (size_t i = 0; i < res->n_counters; i++) {
 		const struct counter_info *ci = &res->counter_info[i];
-		if (ci->metric == m && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED))
+		if (ci->metric == m && counter_counting(ci))
 			return res->counters[i].scaled - before[i].scaled;
 	}
 	return -1;

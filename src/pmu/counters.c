@@ -41,6 +41,11 @@ bool counter_not_counted(const struct counter_info *ci)
 	return ci->hardware && ci->status == COUNTER_ERROR && strncmp(ci->reason, NOT_COUNTED, strlen(NOT_COUNTED)) == 0;
 }
 
+bool counter_counting(const struct counter_info *ci)
+{
+	return ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED;
+}
+
 double counter_scale(uint64_t value, uint64_t enabled_ns, uint64_t running_ns, bool *multiplexed)
 {
 	if (multiplexed)

@@ -80,6 +80,8 @@ struct counter_info {
  * watchdog or another user: not a missing PMU.
  */
 bool counter_not_counted(const struct counter_info *ci);
+/* The event counted: it opened and ran (ok, or multiplexed and scaled), so its count means something. */
+bool counter_counting(const struct counter_info *ci);
 
 /* One reading: raw value and the kernel's enabled/running times. */
 struct counter_reading {

@@ -86,7 +86,7 @@ const struct comparison *report_comparison_of(const struct analysis *a, size_t i
 /* A counter that produced a value in this phase (ok or multiplexed, and scheduled at all). */
 bool report_counter_counted(const struct counter_info *ci, const struct counter_reading *cr)
 {
-	return (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED) && !(cr->running_ns == 0 && cr->enabled_ns);
+	return counter_counting(ci) && !(cr->running_ns == 0 && cr->enabled_ns);
 }
 
 /*

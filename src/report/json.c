@@ -261,7 +261,7 @@ static json_t *prefault_json(const struct phase_result *r)
 							      : json_null());
 	for (size_t i = 0; r->prefault_counters && i < r->n_counters; i++) {
 		const struct counter_info *ci = &r->counter_info[i];
-		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
+		if (!counter_counting(ci))
 			continue;
 		json_object_set_new(ctrs, ci->name, json_integer((json_int_t)(r->prefault_counters[i].scaled + 0.5)));
 	}
@@ -545,7 +545,7 @@ static json_t *phase_counters_json(const struct phase_result *r, double accesses
 	for (size_t i = 0; i < r->n_counters; i++) {
 		const struct counter_info *ci = &r->counter_info[i];
 		const struct counter_reading *cr = &r->counters[i];
-		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
+		if (!counter_counting(ci))
 			continue;
 		json_t *c = json_object();
 		json_object_set_new(c, "value", json_integer((json_int_t)(cr->scaled + 0.5)));
@@ -822,7 +822,7 @@ static json_t *target_json(const struct report_input *in)
 						    tr->messages ? num(tr->handling_us_median) : json_null()));
 	for (size_t i = 0; i < tr->n_counters && tr->counters; i++) {
 		const struct counter_info *ci = &tr->counter_info[i];
-		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
+		if (!counter_counting(ci))
 			continue;
 		json_object_set_new(ctrs, ci->name, json_pack("{s:I, s:I, s:I, s:s}", "value",
 							    (json_int_t)(tr->counters[i].scaled + 0.5), "enabled_ns",

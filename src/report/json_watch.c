@@ -456,7 +456,7 @@ json_t *report_intervals_json(const struct target_result *tr)
 		json_array_append_new(ends, num(tr->interval_end_ns[i]));
 	for (size_t c = 0; c < tr->n_counters && tr->counter_info && tr->interval_counts; c++) {
 		const struct counter_info *ci = &tr->counter_info[c];
-		if (ci->status != COUNTER_OK && ci->status != COUNTER_MULTIPLEXED)
+		if (!counter_counting(ci))
 			continue;
 		json_t *values = json_array();
 		for (size_t i = 0; i < tr->n_intervals; i++)
@@ -479,6 +479,18 @@ void report_intervals_free(struct plot_intervals *iv)
 	free(iv);
 }
 
+/* The n numbers of arr into out[0..n-1]. 0, or -EINVAL where one is not a number. */
+static int read_numbers(const json_t *arr, double *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_array_get(arr, i);
+		if (!json_is_number(v))
+			return -EINVAL;
+		out[i] = json_number_value(v);
+	}
+	return 0;
+}
+
 /* Fill iv from target.intervals, whose end_ns holds n values and each counter n values too. */
 static int intervals_fill(const json_t *ends, const json_t *ctrs, struct plot_intervals *iv)
 {
@@ -490,12 +502,8 @@ static int intervals_fill(const json_t *ends, const json_t *ctrs, struct plot_in
 	iv->series = calloc(json_object_size(ctrs) + 1, sizeof(*iv->series));
 	if (!iv->end_ns || !iv->series)
 		return -ENOMEM;
-	for (size_t i = 0; i < iv->n; i++) {
-		const json_t *v = json_array_get(ends, i);
-		if (!json_is_number(v))
-			return -EINVAL;
-		iv->end_ns[i] = json_number_value(v);
-	}
+	if (read_numbers(ends, iv->end_ns, iv->n) != 0)
+		return -EINVAL;
 	json_object_foreach((json_t *)ctrs, name, c) {
 		const json_t *values = json_object_get(c, "values");
 		if (!json_is_array(values) || json_array_size(values) != iv->n)
@@ -504,12 +512,8 @@ static int intervals_fill(const json_t *ends, const json_t *ctrs, struct plot_in
 		snprintf(s->name, sizeof(s->name), "%s", name);
 		if (!(s->values = calloc(iv->n + 1, sizeof(*s->values))))
 			return -ENOMEM;
-		for (size_t i = 0; i < iv->n; i++) {
-			const json_t *v = json_array_get(values, i);
-			if (!json_is_number(v))
-				return -EINVAL;
-			s->values[i] = json_number_value(v);
-		}
+		if (read_numbers(values, s->values, iv->n) != 0)
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -548,7 +552,7 @@ json_t *report_attached_json(const struct target_result *tr)
 			json_t *ctrs = json_object();
 			for (size_t c = 0; c < tr->n_counters && tr->counter_info; c++) {
 				const struct counter_info *ci = &tr->counter_info[c];
-				if (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED)
+				if (counter_counting(ci))
 					json_object_set_new(ctrs, ci->name, count((uint64_t)(tr->threads[k].counts[c].scaled +
 											     0.5)));
 			}

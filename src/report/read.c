@@ -403,7 +403,7 @@ static int read_phase_counters(struct reader *rd, json_t *p, const char *where, 
 		r->counter_info[i] = infos[i];
 		if (!c) {
 			/* Counted nowhere in this phase: whatever the set says, there is no value. */
-			if (infos[i].status == COUNTER_OK || infos[i].status == COUNTER_MULTIPLEXED) {
+			if (counter_counting(&infos[i])) {
 				r->counter_info[i].status = COUNTER_ERROR;
 				snprintf(r->counter_info[i].reason, sizeof(r->counter_info[i].reason),
 					 "no value in this phase");

@@ -47,45 +47,52 @@ static int cmp_table_order(const void *pa, const void *pb, void *ctx)
 }
 
 /* tlbprof run: the command's line of the table header. */
+/* The header of a table of the command's counts: lead (the row label's header), then each counting counter. */
+static void print_counts_header(const struct target_result *tr, const char *lead, FILE *f)
+{
+	fprintf(f, "%s", lead);
+	for (size_t c = 0; c < tr->n_counters; c++)
+		if (counter_counting(&tr->counter_info[c]))
+			fprintf(f, " %16s", tr->counter_info[c].name);
+	fputc('\n', f);
+}
+
+/* One row of it: the counting counters' values of row[0..n_counters-1], after the label already printed. */
+static void print_counts_row(const struct target_result *tr, const struct counter_reading *row, FILE *f)
+{
+	for (size_t c = 0; c < tr->n_counters; c++)
+		if (counter_counting(&tr->counter_info[c]))
+			fprintf(f, " %16.0f", row[c].scaled);
+	fputc('\n', f);
+}
+
 /* run -I: each interval's counts, one row each, as perf stat -I prints them (the counting counters only). */
 static void print_intervals(const struct target_result *tr, FILE *f)
 {
-	size_t n = tr->n_counters;
+	char lead[64];
 
 	if (!tr->interval_ms || !tr->counter_info || !tr->interval_counts)
 		return;
-	fprintf(f, "intervals (-I %u ms, counts in each):\n  %12s", tr->interval_ms, "time ms");
-	for (size_t c = 0; c < n; c++)
-		if (tr->counter_info[c].status == COUNTER_OK || tr->counter_info[c].status == COUNTER_MULTIPLEXED)
-			fprintf(f, " %16s", tr->counter_info[c].name);
-	fputc('\n', f);
+	snprintf(lead, sizeof(lead), "intervals (-I %u ms, counts in each):\n  %12s", tr->interval_ms, "time ms");
+	print_counts_header(tr, lead, f);
 	for (size_t i = 0; i < tr->n_intervals; i++) {
 		fprintf(f, "  %12.3f", tr->interval_end_ns[i] / 1e6);
-		for (size_t c = 0; c < n; c++)
-			if (tr->counter_info[c].status == COUNTER_OK || tr->counter_info[c].status == COUNTER_MULTIPLEXED)
-				fprintf(f, " %16.0f", tr->interval_counts[i * n + c].scaled);
-		fputc('\n', f);
+		print_counts_row(tr, tr->interval_counts + i * tr->n_counters, f);
 	}
 }
 
 /* run -p --per-thread: each thread's counts, a row each, as perf stat --per-thread (the counting counters only). */
 static void print_threads(const struct target_result *tr, FILE *f)
 {
-	size_t n = tr->n_counters;
+	char lead[64];
 
 	if (!tr->threads || !tr->counter_info)
 		return;
-	fprintf(f, "threads (--per-thread):\n  %-16s %8s", "comm", "tid");
-	for (size_t c = 0; c < n; c++)
-		if (tr->counter_info[c].status == COUNTER_OK || tr->counter_info[c].status == COUNTER_MULTIPLEXED)
-			fprintf(f, " %16s", tr->counter_info[c].name);
-	fputc('\n', f);
+	snprintf(lead, sizeof(lead), "threads (--per-thread):\n  %-16s %8s", "comm", "tid");
+	print_counts_header(tr, lead, f);
 	for (size_t k = 0; k < tr->n_threads; k++) {
 		fprintf(f, "  %-16s %8d", tr->threads[k].comm, (int)tr->threads[k].tid);
-		for (size_t c = 0; c < n; c++)
-			if (tr->counter_info[c].status == COUNTER_OK || tr->counter_info[c].status == COUNTER_MULTIPLEXED)
-				fprintf(f, " %16.0f", tr->threads[k].counts[c].scaled);
-		fputc('\n', f);
+		print_counts_row(tr, tr->threads[k].counts, f);
 	}
 }
 
@@ -179,8 +186,8 @@ static void print_header(const struct report_input *in, FILE *f)
 		for (size_t j = 0; j < rr->phases[i].n_counters; j++) {
 			const struct counter_info *ci = &rr->phases[i].counter_info[j];
 			total++;
-			ok += ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED;
-			hw += ci->hardware && (ci->status == COUNTER_OK || ci->status == COUNTER_MULTIPLEXED);
+			ok += counter_counting(ci);
+			hw += ci->hardware && counter_counting(ci);
 			busy += counter_not_counted(ci);
 		}
 	}
