@@ -28,9 +28,12 @@
  * tlbprof offers it (TLBPROF_MARKER_SHM is set: tlbprof 0.2 and later) and
  * the build has Linux's syscall() (any gnu -std mode, or _DEFAULT_SOURCE),
  * the line goes through a page of shared memory: the call publishes it, wakes
- * tlbprof (a NUL byte on the control FIFO) only when tlbprof sleeps, and spins briefly on the answer
- * before it sleeps on a futex, so a call costs a few microseconds instead of
- * two FIFO hops. Otherwise (an older tlbprof, a strict -std=c99 build, or
+ * tlbprof (a NUL byte on the control FIFO) only when tlbprof sleeps, and
+ * spins briefly on the answer before it sleeps on a futex; where tlbprof
+ * also hands over its counters (TLBPROF_MARKER_COUNTERS), the call reads
+ * them itself first (see struct tlbprof_marker_snap), and it reads its
+ * clock from the vDSO. A call then costs a few microseconds instead of two
+ * FIFO hops and a counter read from another CPU. Otherwise (an older tlbprof, a strict -std=c99 build, or
  * TLBPROF_MARKER_FIFO_ONLY defined) it writes to the control FIFO and reads
  * the ack FIFO, as the first version of this header did; tlbprof serves both. A phase may repeat: occurrences of the same name are
  * aggregated (like LIKWID or PAPI regions). Phases do not nest. Call the
@@ -69,8 +72,11 @@
 #if defined(__linux__) && defined(__GNUC__) && !defined(TLBPROF_MARKER_FIFO_ONLY) && \
 	(defined(__USE_MISC) || defined(_GNU_SOURCE) || defined(_DEFAULT_SOURCE))
 #define TLBPROF_MARKER_HAVE_SHM 1
+#include <elf.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #else
@@ -85,9 +91,11 @@
 #ifdef __cplusplus
 #define TLBPROF_MARKER_CAST(type, value) static_cast<type>(value)
 #define TLBPROF_MARKER_PTR(value) reinterpret_cast<uintptr_t>(value)
+#define TLBPROF_MARKER_AT(type, addr) reinterpret_cast<type>(addr)
 #else
 #define TLBPROF_MARKER_CAST(type, value) ((type)(value))
 #define TLBPROF_MARKER_PTR(value) ((uintptr_t)(value))
+#define TLBPROF_MARKER_AT(type, addr) ((type)(addr))
 #endif
 
 #define TLBPROF_MARKER_PROTOCOL "tlbprof-marker/1"
@@ -125,6 +133,35 @@ struct tlbprof_marker_shm {
 	char reply[TLBPROF_MARKER_LINE_MAX];
 };
 
+/*
+ * Counter snapshots the caller takes itself. Where tlbprof offers them, the
+ * shared file holds this struct right after struct tlbprof_marker_shm, and
+ * TLBPROF_MARKER_COUNTERS lists tlbprof's counter groups as "FD:ID,..." (the
+ * benchmark's own descriptors of the same events, and each leader's kernel
+ * id). Before each request the caller reads every group (one read(2) each:
+ * its own counters on its own CPU, where tlbprof's read of a running task
+ * on another CPU costs an interrupt there) into counts and sets seq to the
+ * request's number; tlbprof takes them for that request only, and reads the
+ * counters itself when words is 0 or they do not decode. Before each read
+ * the caller asks the descriptor for its event id (PERF_EVENT_IOC_ID): a
+ * program that closed or reused it gets no read of its file, and tlbprof
+ * reads from then on. A header without this part ignores it: the size of
+ * the first struct is unchanged.
+ */
+#define TLBPROF_MARKER_ENV_COUNTERS "TLBPROF_MARKER_COUNTERS"
+#define TLBPROF_MARKER_SNAP_MAGIC 0x746c6273u	/* "tlbs" */
+#define TLBPROF_MARKER_GROUPS_MAX 8
+#define TLBPROF_MARKER_SNAP_WORDS 512
+/* linux/perf_event.h's PERF_EVENT_IOC_ID, without that header's anonymous unions (not ISO C99 or C++). */
+#define TLBPROF_MARKER_IOC_ID _IOR('$', 7, uint64_t *)
+
+struct tlbprof_marker_snap {
+	uint32_t magic, size;		/* TLBPROF_MARKER_SNAP_MAGIC, sizeof(struct tlbprof_marker_snap) */
+	uint32_t seq;			/* the request (req) these counts belong to */
+	uint32_t words;			/* counts used; 0: none, tlbprof reads */
+	uint64_t counts[TLBPROF_MARKER_SNAP_WORDS];	/* each group's read(2) answer, one after another */
+};
+
 /* What a phase declares about itself; zero (TLBPROF_PHASE_INIT) means "not declared" for every field. */
 struct tlbprof_phase {
 	uint64_t accesses;	/* memory accesses the phase performs: gives ns per access */
@@ -151,6 +188,13 @@ struct tlbprof_marker_conn {
 	int bell;		/* the doorbell FIFO, -1 until first rung */
 	dev_t bell_dev;
 	ino_t bell_ino;
+	/* The vDSO's own clock_gettime and getcpu (NULL: the system calls), looked up once. */
+	int (*vdso_clock)(clockid_t, struct timespec *);
+	long (*vdso_getcpu)(unsigned *, unsigned *, void *);
+	struct tlbprof_marker_snap *snap;	/* where the caller's own counter reads go; NULL: tlbprof reads */
+	int groups;				/* counter groups to read (0: none, or given up) */
+	int group_fd[TLBPROF_MARKER_GROUPS_MAX];
+	uint64_t group_id[TLBPROF_MARKER_GROUPS_MAX];
 };
 
 static inline struct tlbprof_marker_conn *tlbprof_marker_conn_(void)
@@ -159,19 +203,127 @@ static inline struct tlbprof_marker_conn *tlbprof_marker_conn_(void)
 	return &conn;
 }
 
+#if TLBPROF_MARKER_HAVE_SHM
+#if UINTPTR_MAX > 0xffffffffu
+#define TLBPROF_MARKER_ELF(type) Elf64_##type
+#define TLBPROF_MARKER_ST_TYPE(info) ELF64_ST_TYPE(info)
+#else
+#define TLBPROF_MARKER_ELF(type) Elf32_##type
+#define TLBPROF_MARKER_ST_TYPE(info) ELF32_ST_TYPE(info)
+#endif
+
+/*
+ * A function of the vDSO (the kernel's ELF image mapped into every
+ * process), found through its program headers, dynamic section and DT_HASH
+ * table as the kernel's own parse_vdso does; NULL when it has none of that
+ * name (or no DT_HASH): the caller then makes the system call.
+ */
+static inline void *tlbprof_marker_vdso_(const char *name)
+{
+	uintptr_t base = TLBPROF_MARKER_CAST(uintptr_t, getauxval(AT_SYSINFO_EHDR)), bias = 0;
+	const TLBPROF_MARKER_ELF(Ehdr) *eh = TLBPROF_MARKER_AT(const TLBPROF_MARKER_ELF(Ehdr) *, base);
+	const TLBPROF_MARKER_ELF(Phdr) *ph;
+	const TLBPROF_MARKER_ELF(Dyn) *dyn = NULL;
+	const TLBPROF_MARKER_ELF(Sym) *sym = NULL;
+	const char *str = NULL;
+	const uint32_t *hash = NULL;
+	int i, loaded = 0;
+
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return NULL;
+	ph = TLBPROF_MARKER_AT(const TLBPROF_MARKER_ELF(Phdr) *, base + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && !loaded) {
+			bias = base + ph[i].p_offset - ph[i].p_vaddr;
+			loaded = 1;
+		} else if (ph[i].p_type == PT_DYNAMIC) {
+			dyn = TLBPROF_MARKER_AT(const TLBPROF_MARKER_ELF(Dyn) *, base + ph[i].p_offset);
+		}
+	}
+	for (; loaded && dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_SYMTAB)
+			sym = TLBPROF_MARKER_AT(const TLBPROF_MARKER_ELF(Sym) *, bias + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			str = TLBPROF_MARKER_AT(const char *, bias + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_HASH)
+			hash = TLBPROF_MARKER_AT(const uint32_t *, bias + dyn->d_un.d_ptr);
+	}
+	if (!sym || !str || !hash)
+		return NULL;
+	/* hash[1] is nchain: as many as there are symbols. */
+	for (uint32_t k = 0; k < hash[1]; k++)
+		if (sym[k].st_name && sym[k].st_shndx != SHN_UNDEF && TLBPROF_MARKER_ST_TYPE(sym[k].st_info) == STT_FUNC &&
+		    strcmp(str + sym[k].st_name, name) == 0)
+			return TLBPROF_MARKER_AT(void *, bias + sym[k].st_value);
+	return NULL;
+}
+
+/* The vDSO's clock_gettime and getcpu, into c (the names x86, arm64 and riscv give them). */
+static inline void tlbprof_marker_vdso_find_(struct tlbprof_marker_conn *c)
+{
+	void *clock = tlbprof_marker_vdso_("__vdso_clock_gettime");
+	void *cpu = tlbprof_marker_vdso_("__vdso_getcpu");
+
+	if (!clock)
+		clock = tlbprof_marker_vdso_("__kernel_clock_gettime");
+	/* Object to function pointer through memcpy: ISO C has no cast between them. */
+	if (clock)
+		memcpy(&c->vdso_clock, &clock, sizeof(clock));
+	if (cpu)
+		memcpy(&c->vdso_getcpu, &cpu, sizeof(cpu));
+}
+#endif
+
+/*
+ * CLOCK_MONOTONIC in ns. Where the shared channel is built, straight from
+ * the vDSO (or the system call), not through libc's clock_gettime(): tlbprof
+ * run traces the benchmark's calls of that (uprobes: a trap each), and the
+ * marker's own clock reads are neither the benchmark's nor worth a trap.
+ */
 static inline uint64_t tlbprof_marker_now_ns_(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+#if TLBPROF_MARKER_HAVE_SHM
+	struct tlbprof_marker_conn *c = tlbprof_marker_conn_();
+	if (c->vdso_clock ? c->vdso_clock(CLOCK_MONOTONIC, &ts) != 0
+			  : syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) != 0)
+#endif
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 	return TLBPROF_MARKER_CAST(uint64_t, ts.tv_sec) * 1000000000u + TLBPROF_MARKER_CAST(uint64_t, ts.tv_nsec);
 }
 
 #if TLBPROF_MARKER_HAVE_SHM
+/* The counter groups TLBPROF_MARKER_COUNTERS names ("FD:ID,..."), into c; none when it is malformed. */
+static inline void tlbprof_marker_groups_(struct tlbprof_marker_conn *c)
+{
+	const char *s = getenv(TLBPROF_MARKER_ENV_COUNTERS);
+	int n = 0;
+
+	while (s && *s && n < TLBPROF_MARKER_GROUPS_MAX) {
+		char *end;
+		unsigned long fd = strtoul(s, &end, 10);
+		if (end == s || *end != ':' || fd > 1u << 30)
+			return;
+		s = end + 1;
+		unsigned long long id = strtoull(s, &end, 10);
+		if (end == s || (*end != ',' && *end != '\0'))
+			return;
+		if (*end == ',' && !end[1])
+			return;
+		c->group_fd[n] = TLBPROF_MARKER_CAST(int, fd);
+		c->group_id[n++] = TLBPROF_MARKER_CAST(uint64_t, id);
+		s = *end ? end + 1 : end;
+	}
+	if (s && !*s)
+		c->groups = n;
+}
+
 /* Map the shared page tlbprof offers; 0, or -1 (none offered, or not one this header speaks). */
 static inline int tlbprof_marker_map_(struct tlbprof_marker_conn *c)
 {
 	const char *path = getenv(TLBPROF_MARKER_ENV_SHM);
 	const char *bell = getenv(TLBPROF_MARKER_ENV_CTL);
+	size_t size = sizeof(struct tlbprof_marker_shm);
 	struct stat st;
 	void *p;
 	int fd;
@@ -185,18 +337,62 @@ static inline int tlbprof_marker_map_(struct tlbprof_marker_conn *c)
 		close(fd);
 		return -1;
 	}
-	p = mmap(NULL, sizeof(struct tlbprof_marker_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* The snapshot part follows where the file holds it. */
+	if (st.st_size >= TLBPROF_MARKER_CAST(off_t, size + sizeof(struct tlbprof_marker_snap)))
+		size += sizeof(struct tlbprof_marker_snap);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);	/* the mapping stays: a program that closes every fd cannot cut it */
 	if (p == MAP_FAILED)
 		return -1;
 	c->shm = TLBPROF_MARKER_CAST(struct tlbprof_marker_shm *, p);
 	if (c->shm->magic != TLBPROF_MARKER_SHM_MAGIC || c->shm->size != sizeof(struct tlbprof_marker_shm)) {
-		munmap(p, sizeof(struct tlbprof_marker_shm));
+		munmap(p, size);
 		c->shm = NULL;
 		return -1;
 	}
 	c->bell = -1;
+	c->snap = NULL;
+	c->groups = 0;
+	if (size > sizeof(struct tlbprof_marker_shm)) {
+		struct tlbprof_marker_snap *snap = TLBPROF_MARKER_CAST(struct tlbprof_marker_snap *,
+								      TLBPROF_MARKER_CAST(void *, c->shm + 1));
+		if (snap->magic == TLBPROF_MARKER_SNAP_MAGIC && snap->size == sizeof(*snap)) {
+			c->snap = snap;
+			tlbprof_marker_groups_(c);
+		}
+	}
 	return 0;
+}
+
+/*
+ * Read every counter group into the snapshot for request seq: 0 words when
+ * any group is no longer tlbprof's (closed or reused: asked by its id
+ * first, so another file is never read), and none again after that.
+ */
+static inline void tlbprof_marker_snap_(struct tlbprof_marker_conn *c, uint32_t seq)
+{
+	struct tlbprof_marker_snap *p = c->snap;
+	size_t words = 0;
+	int i;
+
+	if (!p)
+		return;
+	for (i = 0; i < c->groups; i++) {
+		uint64_t id = 0;
+		ssize_t n;
+		if (ioctl(c->group_fd[i], TLBPROF_MARKER_IOC_ID, &id) != 0 || id != c->group_id[i])
+			break;
+		n = read(c->group_fd[i], p->counts + words, (TLBPROF_MARKER_SNAP_WORDS - words) * sizeof(uint64_t));
+		if (n <= 0 || n % 8 != 0)
+			break;
+		words += TLBPROF_MARKER_CAST(size_t, n) / 8;
+	}
+	if (i < c->groups) {
+		c->groups = 0;
+		words = 0;
+	}
+	p->words = TLBPROF_MARKER_CAST(uint32_t, words);
+	p->seq = seq;
 }
 #endif
 
@@ -234,6 +430,13 @@ static inline int tlbprof_marker_active(void)
 		c->state = -1;
 		c->ctl = c->ack = c->bell = -1;
 		c->shm = NULL;
+		c->snap = NULL;
+		c->groups = 0;
+		c->vdso_clock = NULL;
+		c->vdso_getcpu = NULL;
+#if TLBPROF_MARKER_HAVE_SHM
+		tlbprof_marker_vdso_find_(c);
+#endif
 		if (
 #if TLBPROF_MARKER_HAVE_SHM
 		    tlbprof_marker_map_(c) == 0 ||
@@ -323,11 +526,13 @@ static inline int tlbprof_marker_shm_send_(struct tlbprof_marker_conn *c, const 
 		return -1;
 	}
 	unsigned cpu = 0;
-	int here = syscall(SYS_getcpu, &cpu, NULL, NULL) == 0 ? TLBPROF_MARKER_CAST(int, cpu) : -1;
+	long got = c->vdso_getcpu ? c->vdso_getcpu(&cpu, NULL, NULL) : syscall(SYS_getcpu, &cpu, NULL, NULL);
+	int here = got == 0 ? TLBPROF_MARKER_CAST(int, cpu) : -1;
 
 	memcpy(s->line, line, len);
 	s->len = TLBPROF_MARKER_CAST(uint32_t, len);
 	s->caller_cpu = here;
+	tlbprof_marker_snap_(c, seq);
 	__atomic_store_n(&s->req, seq, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&s->sleeping, __ATOMIC_SEQ_CST) && tlbprof_marker_ring_(c) != 0)
 		return -1;

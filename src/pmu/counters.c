@@ -314,19 +314,15 @@ static int ioctl_leaders(struct counter_set *set, unsigned long request)
 #define GROUP_READ_MAX 32
 
 /*
- * One read() of the group events[g] leads: v gets { value, time_enabled,
- * time_running } for each of its open events, indexed as events[]. Returns 0,
- * or -errno (-EIO: the answer is short or lacks one of the group's ids).
+ * One group read's answer, buf[0..words), of the group events[g] leads:
+ * v gets { value, time_enabled, time_running } for each of its open events,
+ * indexed as events[]. Returns the words it took, or -EIO (short, or lacking
+ * one of the group's ids).
  */
-static int read_group(const struct counter_set *set, size_t g, uint64_t (*v)[3])
+static long decode_group(const struct counter_set *set, size_t g, const uint64_t *buf, size_t words,
+			 uint64_t (*v)[3])
 {
-	uint64_t buf[3 + 2 * GROUP_READ_MAX];
-	ssize_t n = pmu_backend()->read(set->events[g].fd, buf, sizeof(buf));
-
-	if (n < 0)
-		return -errno;
-	if (n < (ssize_t)(3 * sizeof(uint64_t)) || buf[0] > GROUP_READ_MAX ||
-	    (size_t)n < (3 + 2 * buf[0]) * sizeof(uint64_t))
+	if (words < 3 || buf[0] > GROUP_READ_MAX || words < 3 + 2 * buf[0])
 		return -EIO;
 	for (size_t i = g; i < set->n; i++) {
 		const struct counter_event *ev = &set->events[i];
@@ -337,15 +333,22 @@ static int read_group(const struct counter_set *set, size_t g, uint64_t (*v)[3])
 			row++;
 		if (row == buf[0])
 			return -EIO;
-		v[i][0] = buf[3 + 2 * row];
-		v[i][1] = buf[1];
-		v[i][2] = buf[2];
+		if (v) {
+			v[i][0] = buf[3 + 2 * row];
+			v[i][1] = buf[1];
+			v[i][2] = buf[2];
+		}
 	}
-	return 0;
+	return (long)(3 + 2 * buf[0]);
 }
 
-/* Every open event's { value, time_enabled, time_running } into v (n rows), one read() per group; ok[i] says whose. */
-static int read_all(const struct counter_set *set, uint64_t (*v)[3], bool *ok)
+/*
+ * Every open event's { value, time_enabled, time_running } into v (n rows)
+ * and ok[i] says whose: one read() per group, or (given) from the groups'
+ * answers as someone else read them, one after another in leader order.
+ */
+static int read_all(const struct counter_set *set, uint64_t (*v)[3], bool *ok, const uint64_t *given,
+		    size_t given_words)
 {
 	int ret = 0;
 
@@ -355,14 +358,63 @@ static int read_all(const struct counter_set *set, uint64_t (*v)[3], bool *ok)
 	for (size_t g = 0; g < set->n; g++) {
 		if (set->events[g].fd < 0 || !set->events[g].leader)
 			continue;
-		int err = read_group(set, g, v);
-		if (err && ret == 0)
-			ret = err;
-		for (size_t i = g; i < set->n && !err; i++)
+		uint64_t own[3 + 2 * GROUP_READ_MAX];
+		const uint64_t *buf = given;
+		size_t words = given_words;
+		if (!given) {
+			ssize_t n = pmu_backend()->read(set->events[g].fd, own, sizeof(own));
+			buf = own;
+			words = n < 0 ? 0 : (size_t)n / sizeof(uint64_t);
+			if (n < 0 && ret == 0)
+				ret = -errno;
+		}
+		long took = words ? decode_group(set, g, buf, words, v) : -EIO;
+		if (took < 0) {
+			if (ret == 0)
+				ret = (int)took;
+			continue;
+		}
+		if (given) {
+			given += took;
+			given_words -= (size_t)took;
+		}
+		for (size_t i = g; i < set->n; i++)
 			if (set->events[i].fd >= 0 && set->events[i].group == g)
 				ok[i] = true;
 	}
 	return ret;
+}
+
+size_t counter_set_leaders(const struct counter_set *set, int *fd, uint64_t *id, size_t max)
+{
+	size_t n = 0;
+
+	/* Another backend's fds (the simulated PMU's) are not the kernel's: nobody else can read them. */
+	if (!set || pmu_backend() != &pmu_backend_kernel)
+		return 0;
+	for (size_t g = 0; g < set->n && n < max; g++) {
+		if (set->events[g].fd < 0 || !set->events[g].leader)
+			continue;
+		fd[n] = set->events[g].fd;
+		id[n++] = set->events[g].id;
+	}
+	return n;
+}
+
+bool counter_set_given_valid(const struct counter_set *set, const uint64_t *given, size_t words)
+{
+	if (!set || !given)
+		return false;
+	for (size_t g = 0; g < set->n; g++) {
+		if (set->events[g].fd < 0 || !set->events[g].leader)
+			continue;
+		long took = decode_group(set, g, given, words, NULL);
+		if (took < 0)
+			return false;
+		given += took;
+		words -= (size_t)took;
+	}
+	return words == 0;
 }
 
 int counter_set_reset(struct counter_set *set)
@@ -378,7 +430,7 @@ int counter_set_reset(struct counter_set *set)
 	 */
 	uint64_t v[set->n ? set->n : 1][3];
 	bool ok[set->n ? set->n : 1];
-	int err = read_all(set, v, ok);
+	int err = read_all(set, v, ok, NULL, 0);
 	if (err && ret == 0)
 		ret = err;
 	for (size_t i = 0; i < set->n; i++) {
@@ -404,13 +456,12 @@ int counter_set_disable(struct counter_set *set)
 	return ioctl_leaders(set, PERF_EVENT_IOC_DISABLE);
 }
 
-int counter_set_read(struct counter_set *set, struct counter_reading *out)
+/* Turn what read_all() found into readings and statuses. */
+static int readings(struct counter_set *set, struct counter_reading *out, const uint64_t *given, size_t words)
 {
-	if (!set || !out)
-		return -EINVAL;
 	uint64_t v[set->n ? set->n : 1][3];
 	bool ok[set->n ? set->n : 1];
-	int ret = read_all(set, v, ok);
+	int ret = read_all(set, v, ok, given, words);
 	for (size_t i = 0; i < set->n; i++) {
 		struct counter_event *ev = &set->events[i];
 		struct counter_reading *r = &out[i];
@@ -456,6 +507,20 @@ int counter_set_read(struct counter_set *set, struct counter_reading *out)
 		}
 	}
 	return ret;
+}
+
+int counter_set_read(struct counter_set *set, struct counter_reading *out)
+{
+	if (!set || !out)
+		return -EINVAL;
+	return readings(set, out, NULL, 0);
+}
+
+int counter_set_read_given(struct counter_set *set, const uint64_t *given, size_t words, struct counter_reading *out)
+{
+	if (!set || !out || !counter_set_given_valid(set, given, words))
+		return -EINVAL;
+	return readings(set, out, given, words);
 }
 
 void counter_set_close(struct counter_set *set)

@@ -816,9 +816,10 @@ static json_t *target_json(const struct report_input *in)
 	json_object_set_new(o, "protocol", json_string(TARGET_PROTOCOL));
 	for (unsigned i = 0; i < tr->errors && i < TARGET_MAX_ERRORS; i++)
 		json_array_append_new(errors, report_json_text(tr->error_lines[i]));
-	json_object_set_new(o, "markers", json_pack("{s:b, s:b, s:i, s:i, s:o, s:o}", "phase_markers", tr->markers_seen,
-						    "perf_control", tr->control_seen, "messages", tr->messages,
-						    "refused", tr->errors, "refusals", errors, "handling_us_median",
+	json_object_set_new(o, "markers", json_pack("{s:b, s:b, s:i, s:i, s:i, s:o, s:o}", "phase_markers",
+						    tr->markers_seen, "perf_control", tr->control_seen, "messages",
+						    tr->messages, "caller_reads", tr->caller_reads, "refused", tr->errors,
+						    "refusals", errors, "handling_us_median",
 						    tr->messages ? num(tr->handling_us_median) : json_null()));
 	for (size_t i = 0; i < tr->n_counters && tr->counters; i++) {
 		const struct counter_info *ci = &tr->counter_info[i];

@@ -123,6 +123,8 @@ static void print_target(const struct target_report *t, FILE *f)
 		fprintf(f, " (%u refused, first: %s)", tr->errors, tr->error_lines[0]);
 	if (tr->messages)
 		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
+	if (tr->caller_reads)
+		fprintf(f, " (counters read by the benchmark's own marker at %u)", tr->caller_reads);
 	fputc('\n', f);
 	print_intervals(tr, f);
 	print_threads(tr, f);

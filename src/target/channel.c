@@ -284,8 +284,17 @@ static bool shm_take(struct target_state *st)
 	if (end)
 		len = (size_t)(end - line);
 	line[len] = '\0';
+	/* The caller's own counter reads for this request, copied out too; they are checked as they are decoded. */
+	struct tlbprof_marker_snap *snap = st->shm_snap;
+	st->given_words = 0;
+	if (snap && __atomic_load_n(&snap->seq, __ATOMIC_RELAXED) == seq && snap->words &&
+	    snap->words <= TLBPROF_MARKER_SNAP_WORDS) {
+		st->given_words = snap->words;
+		memcpy(st->given, snap->counts, st->given_words * sizeof(*st->given));
+	}
 	strcpy(s->reply, "err no answer");
 	handle_line(st, SHM_CHANNEL, line, len);
+	st->given_words = 0;
 	s->server_cpu = sched_getcpu();
 	shm_answer(s, seq);
 	return true;
@@ -353,6 +362,9 @@ static bool can_spin(struct target_state *st)
 	return sched_getaffinity(0, sizeof(*st->shm_allowed), st->shm_allowed) == 0 && CPU_COUNT(st->shm_allowed) > 1;
 }
 
+/* The shared file: the request page, then the caller's counter snapshot (tlbprof/marker.h). */
+#define SHM_BYTES (sizeof(struct tlbprof_marker_shm) + sizeof(struct tlbprof_marker_snap))
+
 /* The shared page in the private directory, initialised, its path for the command. Returns 0 or -errno. */
 static int make_shm(struct target_state *st)
 {
@@ -361,14 +373,20 @@ static int make_shm(struct target_state *st)
 	if (fd < 0)
 		return -errno;
 	void *p = MAP_FAILED;
-	if (ftruncate(fd, sizeof(*st->shm)) == 0)
-		p = mmap(NULL, sizeof(*st->shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ftruncate(fd, SHM_BYTES) == 0)
+		p = mmap(NULL, SHM_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int err = errno;
 	close(fd);
 	if (p == MAP_FAILED)
 		return -err;
 	st->shm = p;
-	memset(st->shm, 0, sizeof(*st->shm));
+	memset(st->shm, 0, SHM_BYTES);
+	st->shm_snap = (struct tlbprof_marker_snap *)(st->shm + 1);
+	st->shm_snap->size = sizeof(*st->shm_snap);
+	st->shm_snap->magic = TLBPROF_MARKER_SNAP_MAGIC;
+	st->given = malloc(sizeof(st->shm_snap->counts));
+	if (!st->given)
+		st->shm_snap->magic = 0;	/* no room to copy snapshots out: the callers need not take them */
 	st->shm->size = sizeof(*st->shm);
 	st->shm->owner = (int32_t)getpid();
 	st->shm->sleeping = 1;
@@ -506,8 +524,11 @@ void target_channels_close(struct target_state *st)
 		/* A caller still waiting (a child that outlived the command) sees closed within 100 ms. */
 		__atomic_store_n(&st->shm->closed, 1u, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &st->shm->ack, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
-		munmap(st->shm, sizeof(*st->shm));
+		munmap(st->shm, SHM_BYTES);
 		st->shm = NULL;
+		st->shm_snap = NULL;
+		free(st->given);
+		st->given = NULL;
 		free(st->shm_allowed);
 		st->shm_allowed = NULL;
 	}

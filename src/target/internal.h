@@ -14,6 +14,7 @@
 #include "target/watch.h"
 
 struct tlbprof_marker_shm;
+struct tlbprof_marker_snap;
 
 #define TARGET_MAX_PHASES 256
 /* tlbprof's own phase names: a perf-style enable..disable window, and the whole unmarked command. */
@@ -52,6 +53,13 @@ struct target_state {
 	struct tlbprof_marker_shm *shm;
 	char shm_path[PATH_MAX];
 	bool shm_spin;
+	/*
+	 * The callers' own counter reads (NULL: not offered), and those of the
+	 * request being handled, copied out (given_words 0: none, read here).
+	 */
+	struct tlbprof_marker_snap *shm_snap;
+	uint64_t *given;
+	size_t given_words;
 	cpu_set_t *shm_allowed;			/* the CPUs tlbprof may use, as it started */
 	uint64_t steal_ticks, steal_read_ns;	/* /proc/stat's steal at its last read (phases.c, at most every tick) */
 	size_t n_counters;

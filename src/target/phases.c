@@ -122,6 +122,20 @@ static uint64_t steal_now(struct target_state *st)
 	return st->steal_ticks;
 }
 
+/*
+ * The counters at a boundary: as the benchmark's marker read them for this
+ * message (on its own CPU, see tlbprof/marker.h), or read here when it sent
+ * none or they do not decode as this set's groups.
+ */
+static void read_counters(struct target_state *st, struct counter_reading *out)
+{
+	if (st->given_words && counter_set_read_given(st->ctx->counters, st->given, st->given_words, out) == 0) {
+		st->tr->caller_reads++;
+		return;
+	}
+	counter_set_read(st->ctx->counters, out);
+}
+
 static void begin_window(struct target_state *st, int k, size_t index, uint64_t accesses)
 {
 	struct slot *sl = &st->slot[k];
@@ -129,7 +143,7 @@ static void begin_window(struct target_state *st, int k, size_t index, uint64_t 
 	sl->phase = (long)index;
 	sl->accesses = accesses;
 	if (st->n_counters)
-		counter_set_read(st->ctx->counters, sl->snap);
+		read_counters(st, sl->snap);
 	sl->begin_steal = steal_now(st);
 	sl->begin_ns = timing_now_ns();
 }
@@ -196,7 +210,7 @@ static void add_counts(struct target_state *st, const struct slot *sl, struct ph
 {
 	struct counter_set *cs = st->ctx->counters;
 
-	counter_set_read(cs, st->snap_end);
+	read_counters(st, st->snap_end);
 	for (size_t i = 0; i < st->n_counters; i++) {
 		const struct counter_info *ci = counter_set_info(cs, i);
 		counter_reading_add_delta(&r->counters[i], &sl->snap[i], &st->snap_end[i], ci->hardware);

@@ -165,6 +165,7 @@ int target_repeat_add(struct run_results *into, struct target_result *tr, struct
 	for (unsigned i = 0; i < tr_from->errors && tr->errors + i < TARGET_MAX_ERRORS; i++)
 		memcpy(tr->error_lines[tr->errors + i], tr_from->error_lines[i], sizeof(tr->error_lines[0]));
 	tr->messages += tr_from->messages;
+	tr->caller_reads += tr_from->caller_reads;
 	tr->errors += tr_from->errors;
 	tr->markers_seen |= tr_from->markers_seen;
 	tr->control_seen |= tr_from->control_seen;

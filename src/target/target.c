@@ -9,6 +9,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +23,62 @@
 #define TARGET_KILL_GRACE_MS 2000
 
 /*
+ * Where the command's copies of the counter fds go: high, out of the way of
+ * a program that counts on its first open() being fd 3, below 1024 so that
+ * a huge RLIMIT_NOFILE does not grow its fd table.
+ */
+static int high_fd_base(void)
+{
+	struct rlimit rl;
+	rlim_t top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024 ? rl.rlim_cur : 1024;
+
+	return top > 64 ? (int)top - 32 : 3;
+}
+
+/*
+ * Wait for the go-ahead (the parent closes its end: recvmsg returns 0). The
+ * counter groups' fds may come first, with their ids as data: moved high,
+ * they stay open across the exec, and TLBPROF_MARKER_COUNTERS names them, so
+ * the marker can read its own counters (tlbprof/marker.h). Returns 0 or an
+ * errno.
+ */
+static int child_wait(int go_fd)
+{
+	char env[TLBPROF_MARKER_GROUPS_MAX * 48] = "";
+	size_t used = 0;
+
+	for (;;) {
+		uint64_t ids[TLBPROF_MARKER_GROUPS_MAX];
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(int) * TLBPROF_MARKER_GROUPS_MAX)];
+		} u;
+		struct iovec iov = { ids, sizeof(ids) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+				     .msg_controllen = sizeof(u.buf) };
+		ssize_t n = recvmsg(go_fd, &mh, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[TLBPROF_MARKER_GROUPS_MAX];
+		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
+		for (size_t i = 0; i < nfd; i++) {
+			int high = fcntl(fds[i], F_DUPFD, high_fd_base());
+			close(fds[i]);
+			if (high >= 0 && i < (size_t)n / sizeof(uint64_t) && used < sizeof(env))
+				used += (size_t)snprintf(env + used, sizeof(env) - used, "%s%d:%llu", used ? "," : "", high,
+							 (unsigned long long)ids[i]);
+		}
+	}
+	return *env && used < sizeof(env) && setenv(TLBPROF_MARKER_ENV_COUNTERS, env, 1) != 0 ? errno : 0;
+}
+
+/*
  * The child between fork and exec: only async-signal-safe calls, plus setenv
  * (tlbprof is single-threaded). Whatever fails before the command runs is
  * sent to the parent as an errno on err_fd, which it reports as "cannot
@@ -28,7 +86,6 @@
  */
 static void child_exec(struct target_state *st, int go_fd, int err_fd)
 {
-	char c;
 	int e = 0;
 
 	if (st->opt->cpu >= 0) {
@@ -44,10 +101,10 @@ static void child_exec(struct target_state *st, int go_fd, int err_fd)
 		   setenv(TLBPROF_MARKER_ENV_ACK, st->ack_path, 1) != 0 ||
 		   (st->shm && setenv(TLBPROF_MARKER_ENV_SHM, st->shm_path, 1) != 0)))
 		e = errno;
+	/* Wait until the parent has attached the counters. */
+	if (!e)
+		e = child_wait(go_fd);
 	if (!e) {
-		/* Wait until the parent has attached the counters (it closes its end: read returns 0). */
-		while (read(go_fd, &c, 1) < 0 && errno == EINTR)
-			;
 		execvp(st->opt->argv[0], st->opt->argv);
 		e = errno;
 	}
@@ -113,7 +170,7 @@ static int state_init(struct target_state *st)
 /* Fork the child, which waits for the go-ahead before its exec. Returns 0 or -errno. */
 static int spawn(struct target_state *st)
 {
-	if (pipe2(st->go, O_CLOEXEC) != 0 || pipe2(st->errp, O_CLOEXEC) != 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st->go) != 0 || pipe2(st->errp, O_CLOEXEC) != 0)
 		return -errno;
 	st->pid = fork();
 	if (st->pid < 0)
@@ -133,6 +190,38 @@ static int spawn(struct target_state *st)
 }
 
 /*
+ * Send the command copies of the counter groups' fds with their ids, so that
+ * its markers can take each boundary's snapshot themselves: only where the
+ * shared page can carry the snapshots. Without them (none open, a simulated
+ * PMU, a send that fails) tlbprof reads at each boundary, as before.
+ */
+static void hand_over_counters(struct target_state *st)
+{
+	int fds[TLBPROF_MARKER_GROUPS_MAX];
+	uint64_t ids[TLBPROF_MARKER_GROUPS_MAX];
+	size_t n = st->shm_snap && st->shm_snap->magic ? counter_set_leaders(st->ctx->counters, fds, ids,
+									    TLBPROF_MARKER_GROUPS_MAX) : 0;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * TLBPROF_MARKER_GROUPS_MAX)];
+	} u;
+
+	if (!n)
+		return;
+	memset(&u, 0, sizeof(u));
+	struct iovec iov = { ids, n * sizeof(*ids) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = CMSG_SPACE(n * sizeof(int)) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
+	while (sendmsg(st->go[1], &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/*
  * Attach before exec: inherit covers every thread and child the command
  * makes from its first instruction. How many events opened does not
  * matter here: each one's status and reason go into the report.
@@ -141,6 +230,7 @@ static void attach(struct target_state *st)
 {
 	if (st->ctx->counters)
 		(void)counter_set_open_task(st->ctx->counters, st->pid, true, true);
+	hand_over_counters(st);
 	if (st->opt->sample)
 		target_sampling_open(st);
 	target_watch_open(st);

@@ -70,6 +70,7 @@ struct target_result {
 	double wall_ns;			/* exec .. exit */
 	bool interrupted;		/* tlbprof was asked to stop and stopped the command */
 	unsigned messages;		/* marker and control lines received */
+	unsigned caller_reads;		/* boundaries whose counters the benchmark's marker read itself */
 	unsigned errors;		/* lines refused */
 	char error_lines[TARGET_MAX_ERRORS][200];	/* the first refusals: "LINE: reason" */
 	bool markers_seen;		/* phase begin/end were used */

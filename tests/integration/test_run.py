@@ -232,6 +232,15 @@ p, rep = run(["--", PROBE, "closefds"])
 if p.returncode != 0 or [ph["name"] for ph in rep["phases"]] != ["after_close"]:
     fail(f"closed fds: exit {p.returncode} {p.stdout!r}, phases {rep and [ph['name'] for ph in rep['phases']]}")
 
+# The counter fds handed to the benchmark, replaced by its own files: the marker reads neither an eventfd nor a
+# file in their place (it asks each fd for tlbprof's event id first), and tlbprof reads those boundaries itself.
+p, rep = run(["--", PROBE, "reusefds"])
+m = rep and rep["target"]["markers"]
+names = [ph["name"] for ph in rep["phases"]] if rep else []
+if p.returncode != 0 or not m or m["messages"] != 4 or m["caller_reads"] != 2 or names != ["handed_over", "replaced"] \
+        or any(ph["counters"]["task-clock"]["value"] <= 0 for ph in rep["phases"]):
+    fail(f"reused counter fds: exit {p.returncode} {p.stdout!r}, markers {m}, phases {names}")
+
 # The marker channel: the shared page for today's header, the FIFOs for a benchmark built against the first header
 # (examples/benchmarks/marker-v1): both served, every call acknowledged, none refused.
 for name, channel in (("marker_overhead", "shm"), ("marker_overhead_v1", "fifo")):

@@ -1,8 +1,45 @@
 // SPDX-License-Identifier: MIT
-// The marker header compiles as C++ and, outside tlbprof run, every call is a no-op that returns 0.
+// The marker header compiles as C++ and, outside tlbprof run, every call is a no-op that returns 0. Where the
+// shared channel is built (g++ defines _GNU_SOURCE), its vDSO clock agrees with libc's and the counter list parses.
 #include <tlbprof/marker.h>
 
 #include <cstdio>
+
+#if TLBPROF_MARKER_HAVE_SHM
+static int shm_parts()
+{
+	struct tlbprof_marker_conn c = {};
+	int fails = 0;
+	tlbprof_marker_vdso_find_(&c);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (!c.vdso_clock || c.vdso_clock(CLOCK_MONOTONIC, &b) != 0 || b.tv_sec - a.tv_sec > 1 || b.tv_sec < a.tv_sec) {
+		std::fprintf(stderr, "the vDSO's clock_gettime was not found, or disagrees with libc's\n");
+		fails++;
+	}
+	const struct {
+		const char *env;
+		int groups;
+	} lists[] = { { "992:17,993:18446744073709551615", 2 }, { "5:1", 1 }, { "", 0 }, { "5", 0 }, { "5:", 0 },
+		      { "5:1,", 0 }, { ":1", 0 }, { "5:1x", 0 }, { "1:1,2:2,3:3,4:4,5:5,6:6,7:7,8:8,9:9", 0 } };
+	for (const auto &l : lists) {
+		c.groups = 0;
+		setenv(TLBPROF_MARKER_ENV_COUNTERS, l.env, 1);
+		tlbprof_marker_groups_(&c);
+		if (c.groups != l.groups) {
+			std::fprintf(stderr, "TLBPROF_MARKER_COUNTERS=%s: %d groups, expected %d\n", l.env, c.groups, l.groups);
+			fails++;
+		}
+	}
+	unsetenv(TLBPROF_MARKER_ENV_COUNTERS);
+	return fails;
+}
+#else
+static int shm_parts()
+{
+	return 0;
+}
+#endif
 
 int main()
 {
@@ -20,5 +57,6 @@ int main()
 	fails += tlbprof_phase_begin("y", nullptr) != 0;
 	if (fails)
 		std::fprintf(stderr, "%d marker calls were not no-ops outside tlbprof run\n", fails);
+	fails += shm_parts();
 	return fails ? 1 : 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -44,6 +45,35 @@ int main(int argc, char **argv)
 		printf("rc %d file %lld\n", rc, (long long)size);
 		return rc == 0 && size == 0 ? 0 : 1;
 	}
+	if (strcmp(mode, "reusefds") == 0) {
+		/*
+		 * One phase with the counter fds tlbprof handed over, then each of
+		 * them replaced (an eventfd holding 5, a file): the marker must
+		 * neither read the eventfd (a read would take its count) nor the
+		 * file, and tlbprof reads the second phase's counters itself.
+		 */
+		const char *groups = getenv("TLBPROF_MARKER_COUNTERS");
+		if (!tlbprof_marker_active() || !groups || !*groups)
+			return 2;
+		int rc = tlbprof_phase_begin("handed_over", NULL) | tlbprof_phase_end(0, 0);
+		char path[] = "/tmp/tlbprof-probe-XXXXXX";
+		int file = mkstemp(path), efd = eventfd(5, EFD_NONBLOCK), k = 0;
+		if (file < 0 || efd < 0 || write(file, "12345678", 8) != 8 || lseek(file, 0, SEEK_SET) != 0)
+			return 3;
+		unlink(path);
+		for (const char *s = groups; *s; k++) {
+			int fd = atoi(s);
+			if (dup2(k % 2 ? file : efd, fd) != fd)
+				return 3;
+			s = strchr(s, ',') ? strchr(s, ',') + 1 : s + strlen(s);
+		}
+		rc |= tlbprof_phase_begin("replaced", NULL) | tlbprof_phase_end(0, 0);
+		uint64_t left = 0;
+		int eventfd_kept = read(efd, &left, sizeof(left)) == sizeof(left) && left == 5;
+		off_t at = lseek(file, 0, SEEK_CUR);
+		printf("rc %d eventfd %s file offset %lld\n", rc, eventfd_kept ? "kept" : "read", (long long)at);
+		return rc == 0 && eventfd_kept && at == 0 ? 0 : 1;
+	}
 	if (strcmp(mode, "two_units") == 0) {
 		/* Begin here, end in another translation unit (its own connection, no begin of its own). */
 		struct tlbprof_phase p = TLBPROF_PHASE_INIT;
@@ -79,6 +109,6 @@ int main(int argc, char **argv)
 		printf("begin %d\n", rc);
 		return rc == -1 ? 0 : 1;
 	}
-	fprintf(stderr, "usage: run-probe closefds|two_units|regchg|tiny\n");
+	fprintf(stderr, "usage: run-probe closefds|reusefds|two_units|regchg|tiny\n");
 	return 2;
 }
