@@ -66,6 +66,8 @@ static int child_wait(int go_fd)
 			continue;
 		size_t nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		int fds[TLBPROF_MARKER_GROUPS_MAX];
+		if (nfd > TLBPROF_MARKER_GROUPS_MAX)
+			nfd = TLBPROF_MARKER_GROUPS_MAX;
 		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
 		for (size_t i = 0; i < nfd; i++) {
 			int high = fcntl(fds[i], F_DUPFD, high_fd_base());
