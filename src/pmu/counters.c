@@ -333,11 +333,9 @@ static long decode_group(const struct counter_set *set, size_t g, const uint64_t
 			row++;
 		if (row == buf[0])
 			return -EIO;
-		if (v) {
-			v[i][0] = buf[3 + 2 * row];
-			v[i][1] = buf[1];
-			v[i][2] = buf[2];
-		}
+		v[i][0] = buf[3 + 2 * row];
+		v[i][1] = buf[1];
+		v[i][2] = buf[2];
 	}
 	return (long)(3 + 2 * buf[0]);
 }
@@ -345,7 +343,8 @@ static long decode_group(const struct counter_set *set, size_t g, const uint64_t
 /*
  * Every open event's { value, time_enabled, time_running } into v (n rows)
  * and ok[i] says whose: one read() per group, or (given) from the groups'
- * answers as someone else read them, one after another in leader order.
+ * answers as someone else read them, one after another in leader order;
+ * given answers that do not decode, or words left over, are -EIO.
  */
 static int read_all(const struct counter_set *set, uint64_t (*v)[3], bool *ok, const uint64_t *given,
 		    size_t given_words)
@@ -382,6 +381,8 @@ static int read_all(const struct counter_set *set, uint64_t (*v)[3], bool *ok, c
 			if (set->events[i].fd >= 0 && set->events[i].group == g)
 				ok[i] = true;
 	}
+	if (given && given_words && ret == 0)
+		ret = -EIO;
 	return ret;
 }
 
@@ -399,22 +400,6 @@ size_t counter_set_leaders(const struct counter_set *set, int *fd, uint64_t *id,
 		id[n++] = set->events[g].id;
 	}
 	return n;
-}
-
-bool counter_set_given_valid(const struct counter_set *set, const uint64_t *given, size_t words)
-{
-	if (!set || !given)
-		return false;
-	for (size_t g = 0; g < set->n; g++) {
-		if (set->events[g].fd < 0 || !set->events[g].leader)
-			continue;
-		long took = decode_group(set, g, given, words, NULL);
-		if (took < 0)
-			return false;
-		given += took;
-		words -= (size_t)took;
-	}
-	return words == 0;
 }
 
 int counter_set_reset(struct counter_set *set)
@@ -456,12 +441,14 @@ int counter_set_disable(struct counter_set *set)
 	return ioctl_leaders(set, PERF_EVENT_IOC_DISABLE);
 }
 
-/* Turn what read_all() found into readings and statuses. */
+/* Turn what read_all() found into readings and statuses; given answers that do not decode leave out untouched. */
 static int readings(struct counter_set *set, struct counter_reading *out, const uint64_t *given, size_t words)
 {
 	uint64_t v[set->n ? set->n : 1][3];
 	bool ok[set->n ? set->n : 1];
 	int ret = read_all(set, v, ok, given, words);
+	if (given && ret)
+		return -EINVAL;
 	for (size_t i = 0; i < set->n; i++) {
 		struct counter_event *ev = &set->events[i];
 		struct counter_reading *r = &out[i];
@@ -518,7 +505,7 @@ int counter_set_read(struct counter_set *set, struct counter_reading *out)
 
 int counter_set_read_given(struct counter_set *set, const uint64_t *given, size_t words, struct counter_reading *out)
 {
-	if (!set || !out || !counter_set_given_valid(set, given, words))
+	if (!set || !out || !given)
 		return -EINVAL;
 	return readings(set, out, given, words);
 }

@@ -221,12 +221,12 @@ int counter_set_read(struct counter_set *set, struct counter_reading *out);
  * is not the kernel's (the simulated PMU): then no other process can read it.
  */
 size_t counter_set_leaders(const struct counter_set *set, int *fd, uint64_t *id, size_t max);
-/* Whether given[0..words) is one PERF_FORMAT_GROUP answer per leader, in leader order, each with its group's ids. */
-bool counter_set_given_valid(const struct counter_set *set, const uint64_t *given, size_t words);
 /*
  * counter_set_read() from answers that another process read from the same
- * events (the benchmark's marker, reading its own counters on its own CPU).
- * -EINVAL, and out untouched, unless counter_set_given_valid().
+ * events (the benchmark's marker, reading its own counters on its own CPU):
+ * given[0..words) holds one PERF_FORMAT_GROUP answer per leader, in leader
+ * order, each with its group's ids. -EINVAL, and out untouched, unless it
+ * decodes so, with no word left over.
  */
 int counter_set_read_given(struct counter_set *set, const uint64_t *given, size_t words, struct counter_reading *out);
 /* Close all fds (read first: closing a leader detaches its group). Idempotent. */

@@ -69,8 +69,9 @@ static int child_wait(int go_fd)
 		if (nfd > TLBPROF_MARKER_GROUPS_MAX)
 			nfd = TLBPROF_MARKER_GROUPS_MAX;
 		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
+		int base = high_fd_base();
 		for (size_t i = 0; i < nfd; i++) {
-			int high = fcntl(fds[i], F_DUPFD, high_fd_base());
+			int high = fcntl(fds[i], F_DUPFD, base);
 			close(fds[i]);
 			if (high >= 0 && i < (size_t)n / sizeof(uint64_t) && used < sizeof(env))
 				used += (size_t)snprintf(env + used, sizeof(env) - used, "%s%d:%llu", used ? "," : "", high,
