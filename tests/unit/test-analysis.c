@@ -275,6 +275,18 @@ static void m_declared(struct scenario *s, double resident, double reference_ns)
 static void m_resident(struct scenario *s) { m_declared(s, 1.0, 60); }
 static void m_not_resident(struct scenario *s) { m_declared(s, 0.25, 60); }
 static void m_inflated(struct scenario *s) { m_declared(s, 1.0, 400); }	/* 8x the phase's ~50 ns */
+/* A reference only 2.4x the phase's ~50 ns wall time, but the command ran a fifth of its windows: 12x on a CPU. */
+static void m_inflated_preempted(struct scenario *s)
+{
+	m_declared(s, 1.0, 120);
+	fixture_set_counter(&s->r[0], METRIC_TASK_CLOCK, 10.0 * (double)s->r[0].spec.iterations * (double)s->r[0].n_samples);
+}
+/* The same reference, the command on a CPU all the time (task-clock = wall): 2.4x is within the noise. */
+static void m_honest_on_cpu(struct scenario *s)
+{
+	m_declared(s, 1.0, 120);
+	fixture_set_counter(&s->r[0], METRIC_TASK_CLOCK, 60.0 * (double)s->r[0].spec.iterations * (double)s->r[0].n_samples);
+}
 static void m_faults(struct scenario *s) { fixture_set_counter(&s->r[0], METRIC_PAGE_FAULTS, 12); }
 static void m_faults_rusage(struct scenario *s)
 {
@@ -330,6 +342,8 @@ static const struct {
 	{ __LINE__, "declared_accesses_plausible", m_none, CHECK_SKIP },
 	{ __LINE__, "declared_accesses_plausible", m_resident, CHECK_PASS },
 	{ __LINE__, "declared_accesses_plausible", m_inflated, CHECK_WARN },
+	{ __LINE__, "declared_accesses_plausible", m_inflated_preempted, CHECK_WARN },
+	{ __LINE__, "declared_accesses_plausible", m_honest_on_cpu, CHECK_PASS },
 	{ __LINE__, "tlb_pressure_expected", m_none, CHECK_SKIP },
 	{ __LINE__, "tlb_pressure_expected", m_tlb_busy_counts, CHECK_PASS },
 	{ __LINE__, "tlb_pressure_expected", m_tlb_quiet_counts, CHECK_FAIL },

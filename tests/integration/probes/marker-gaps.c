@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "correct";
 	struct tlbprof_phase ph = TLBPROF_PHASE_INIT;
 	size_t bytes = 16 * MIB, slots = bytes / PAGE;
-	uint64_t accesses = 200000, declared = accesses;
+	uint64_t accesses = 1000000, declared = accesses;	/* ~30-50 ms an occurrence: a preemption is a share of it */
 	char *base = map(64 * MIB + 64 * MIB);
 	void **start;
 
