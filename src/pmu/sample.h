@@ -514,6 +514,13 @@ struct sample_clocks {
 	uint64_t windows;		/* intervals between consecutive reads */
 	uint64_t window_min_ns, window_median_ns, window_max_ns;	/* min: about the probe's own trap */
 	uint64_t window_p90_ns;		/* the 90th percentile: the long windows, a preempted one or two aside */
+	/*
+	 * Each window's time beyond the shortest of the SAMPLE_CLOCK_FLOOR_WINDOWS around it (the probes' traps
+	 * as they cost at that moment, which moves with the host), at the upper quartile: what the windows time
+	 * besides the traps. A read around every access leaves next to nothing in every window; timing a loop
+	 * between two reads leaves its loop in half the windows or more.
+	 */
+	uint64_t window_work_p75_ns;
 	double reads_per_s;		/* over the hot thread's first to last read */
 	uint64_t coarsest_ns;		/* the coarsest resolution among the clocks the hot thread read */
 	int coarsest_id;		/* its clock id (-1: a function without one: time(), times()) */
@@ -537,6 +544,8 @@ const char *sample_clock_id_name(int id);
 
 /* Calls of one clock function traced before its uprobe is closed: each costs a trap (about a microsecond). */
 #define SAMPLE_CLOCK_BUDGET 5000u
+/* The neighbourhood whose shortest window is a window's trap cost (window_work_p75_ns): a millisecond or so. */
+#define SAMPLE_CLOCK_FLOOR_WINDOWS 64
 
 /* What watching an unmarked command found (tlbprof run). Plain data: the judge reads it. */
 struct sample_profile {

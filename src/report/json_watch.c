@@ -189,6 +189,7 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "window_median_ns", c->windows ? count(c->window_median_ns) : json_null());
 	json_object_set_new(o, "window_max_ns", c->windows ? count(c->window_max_ns) : json_null());
 	json_object_set_new(o, "window_p90_ns", c->windows ? count(c->window_p90_ns) : json_null());
+	json_object_set_new(o, "window_work_p75_ns", c->windows ? count(c->window_work_p75_ns) : json_null());
 	json_object_set_new(o, "reads_per_s", c->windows ? num(c->reads_per_s) : json_null());
 	json_object_set_new(o, "span_ns", c->windows ? count(c->span_ns) : json_null());
 	json_object_set_new(o, "cpu_samples", count(c->hot_samples));
@@ -406,6 +407,7 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->window_median_ns = get_u64(o, "window_median_ns");
 	c->window_max_ns = get_u64(o, "window_max_ns");
 	c->window_p90_ns = get_u64(o, "window_p90_ns");
+	c->window_work_p75_ns = get_u64(o, "window_work_p75_ns");
 	c->reads_per_s = json_number_value(json_object_get(o, "reads_per_s"));
 	c->span_ns = get_u64(o, "span_ns");
 	c->hot_samples = get_u64(o, "cpu_samples");

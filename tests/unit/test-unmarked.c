@@ -354,7 +354,10 @@ static void test_clocks(void)
 	struct analysis a;
 	const char *msg;
 
-	/* 3000 reads of CLOCK_MONOTONIC 15 us apart (a 14 us trap each), another thread's read, two times() */
+	/*
+	 * 3000 reads of CLOCK_MONOTONIC 14.5 or 15.5 us apart (a 14.5 us trap each, and 1 us of work in every other
+	 * window), another thread's read, two times(), the hot thread's just before its first clock_gettime.
+	 */
 	for (size_t i = 0; i < 3000; i++)
 		gettime[i] = (struct sample_record){ .tid = 7, .time_ns = 1000000 + i * 15000 + (i % 2) * 500,
 						     .regs = { 1 }, .n_regs = 1 };
@@ -375,7 +378,11 @@ static void test_clocks(void)
 	      "windows: min %llu, median %llu", (unsigned long long)p.clocks.window_min_ns,
 	      (unsigned long long)p.clocks.window_median_ns);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
-	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_PASS, "14 us beyond the shortest window: %s", msg);
+	CHECK(p.clocks.window_work_p75_ns == 1000, "work beyond the traps around each window: %llu ns",
+	      (unsigned long long)p.clocks.window_work_p75_ns);
+	/* The one 1 us window is not the traps' cost: the windows around each say 14.5 us. */
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_WARN && strstr(msg, "every access"),
+	      "1 us of work a window, one fast window aside: %s", msg);
 	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_WARN && strstr(msg, "times"),
 	      "45 ms windows of a 10 ms tick: %s", msg);
 	analysis_free(&a);
@@ -389,6 +396,29 @@ static void test_clocks(void)
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_WARN && strstr(msg, "every access"), "per access: %s", msg);
 	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_PASS, "CLOCK_MONOTONIC: %s", msg);
+	analysis_free(&a);
+
+	/* The traps' cost moves with the host: 12 us a read for the first half, 24 us after; nothing between. */
+	for (size_t i = 0; i < 3000; i++)
+		gettime[i].time_ns = 1000000 + (i < 1500 ? i * 12000 : 1500 * 12000 + (i - 1500) * 24000);
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 7, res, 10000000, &p.clocks);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_WARN && strstr(msg, "every access"),
+	      "the median (24 us) is 12 us beyond the shortest window, all of it the traps: %s", msg);
+	analysis_free(&a);
+
+	/* A loop of 100 us timed between two reads, and a third read to print it: work in a third of the windows. */
+	for (size_t i = 0; i < 3000; i++)
+		gettime[i].time_ns = 1000000 + i * 14000 + (i + 2) / 3 * 100000;
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 7, res, 10000000, &p.clocks);
+	CHECK(p.clocks.window_median_ns == 14000 && p.clocks.window_work_p75_ns == 100000,
+	      "median window %llu ns, work at the upper quartile %llu ns", (unsigned long long)p.clocks.window_median_ns,
+	      (unsigned long long)p.clocks.window_work_p75_ns);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_PASS && strstr(msg, "more than a few accesses"),
+	      "100 us loops, each timed: %s", msg);
 	analysis_free(&a);
 
 	/* Nothing traced, or another libc: could not tell, and why. */
@@ -474,6 +504,37 @@ static void test_clock_span(void)
 	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, "stopped"), "stopped: %s", msg);
 	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
 	      "stopped: from the IPs: %s", msg);
+	analysis_free(&a);
+
+	/*
+	 * 40 rounds of a 25 us loop, each between two reads (19 us traps), after the last cpu-clock sample: none
+	 * falls between the reads, as where the samples' times part from the probes'. The windows hold the work.
+	 */
+	static struct sample_record rounds[81];
+	for (size_t i = 0; i < 81; i++)
+		rounds[i] = (struct sample_record){ .tid = 42, .time_ns = 101000000 + i * 19000 + (i + 1) / 2 * 25000,
+						    .regs = { 1 }, .n_regs = 1 };
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ rounds, 81, 81 };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(p.clocks.hot_samples_in_span == 0 && p.clocks.window_work_p75_ns == 25000,
+	      "no sample in the span, 25 us beyond the traps: %llu samples, %llu ns",
+	      (unsigned long long)p.clocks.hot_samples_in_span, (unsigned long long)p.clocks.window_work_p75_ns);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS && strstr(msg, "only short"),
+	      "short timed rounds: %s", msg);
+	analysis_free(&a);
+
+	/* The same 80 windows with the loop deleted: every window at the traps (19-20 us), a deleted loop read often. */
+	for (size_t i = 0; i < 81; i++)
+		rounds[i].time_ns = 101000000 + i * 19000 + i % 3 * 500;
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "deleted"),
+	      "a deleted loop timed 40 times: %s", msg);
 	analysis_free(&a);
 
 	/* One window in four preempted for 4 ms: coarse_clock judges the 90th percentile, not the longest. */
