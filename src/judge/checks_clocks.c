@@ -171,6 +171,16 @@ int checks_clock_stopped_fn(const struct sample_clocks *c)
 	return -1;
 }
 
+/* How the CPU time between the reads was found, for the messages: "3.2 of its 114 ms on a CPU, by ...". */
+static void timed_how(const struct sample_clocks *c, double in_ns, double cpu_ns, char *buf, size_t size)
+{
+	if (c->switches_known)
+		snprintf(buf, size, "%.3g of its %.4g ms on a CPU, by its context switches", in_ns / 1e6, cpu_ns / 1e6);
+	else
+		snprintf(buf, size, "%llu of its %llu cpu-clock samples", (unsigned long long)c->hot_samples_in_span,
+			 (unsigned long long)c->hot_samples);
+}
+
 void checks_empty_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,
 			       struct analysis *a)
 {
@@ -178,19 +188,24 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	const struct sample_clocks *c = &p->clocks;
 	struct analysis_check *chk;
 	int stopped = checks_clock_stopped_fn(c);
+	char how[128];
 
 	if (!clocks_seen(def, p, a))
 		return;
 	bool work_timed = c->windows >= EMPTY_WORK_MIN_WINDOWS && c->window_work_p75_ns >= trap_jitter_ns(c);
 	/*
-	 * The CPU time between the reads: its samples, but no more than the span
-	 * (one sample can land in a window far shorter than the sampling period).
+	 * The CPU time between the reads: exact from the hot thread's context switches where they were recorded;
+	 * else its samples, but no more than the span (one sample can land in a window far shorter than the
+	 * sampling period). Against all its CPU time, by its samples (hundreds of them: a few % either way).
 	 */
 	double period = (double)(p->clock_period_ns ? p->clock_period_ns : SAMPLE_CPU_CLOCK_PERIOD_NS);
-	double in_ns = (double)c->hot_samples_in_span * period;
-	double timed = c->hot_samples ? (in_ns < (double)c->span_ns ? in_ns : (double)c->span_ns) /
-						((double)c->hot_samples * period)
-				      : 0;
+	double cpu_ns = (double)c->hot_samples * period;
+	double in_ns = c->switches_known ? (double)c->span_on_cpu_ns : (double)c->hot_samples_in_span * period;
+	if (in_ns > (double)c->span_ns)
+		in_ns = (double)c->span_ns;
+	double timed = cpu_ns > 0 ? (in_ns < cpu_ns ? in_ns / cpu_ns : 1) : 0;
+	uint64_t longest = c->switches_known ? c->window_max_on_cpu_ns : c->window_max_ns;
+	timed_how(c, in_ns, cpu_ns, how, sizeof(how));
 	if (!c->windows)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread read its clock only once: "
 				 "no window between two reads");
@@ -198,38 +213,38 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because tracing %s stopped after %u calls: the "
 				 "reads after it, and so the end of the timed span, are unseen",
 				 sample_clock_fn_name(stopped), SAMPLE_CLOCK_BUDGET);
-	else if ((double)c->hot_samples * period < EMPTY_MIN_CPU_NS)
+	else if (cpu_ns < EMPTY_MIN_CPU_NS)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",
-				 (unsigned long long)c->hot_samples, (double)c->hot_samples * period / 1e6);
-	else if (timed < EMPTY_TIMED_SHARE && c->window_max_ns < EMPTY_WINDOW_NS && work_timed)
+				 (unsigned long long)c->hot_samples, cpu_ns / 1e6);
+	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS && work_timed)
 		chk = checks_add(a, def, CHECK_PASS,
-				 "the hot thread's clock reads time little of its CPU time (%.1f %%: %llu of its %llu "
-				 "cpu-clock samples between its first and last read), but a quarter of its %llu windows "
-				 "hold %.3g us or more beyond the probes' traps around them (over %.3g us, their jitter): "
-				 "a timed loop is there, only short", 100 * timed,
-				 (unsigned long long)c->hot_samples_in_span, (unsigned long long)c->hot_samples,
-				 (unsigned long long)c->windows, (double)c->window_work_p75_ns / 1e3,
-				 (double)trap_jitter_ns(c) / 1e3);
-	else if (timed < EMPTY_TIMED_SHARE && c->window_max_ns < EMPTY_WINDOW_NS)
+				 "the hot thread's clock reads time little of its CPU time (%.1f %% lay between its first "
+				 "and last read: %s), but a quarter of its %llu windows hold %.3g us or more beyond the "
+				 "probes' traps around them (over %.3g us, their jitter): a timed loop is there, only "
+				 "short", 100 * timed, how, (unsigned long long)c->windows,
+				 (double)c->window_work_p75_ns / 1e3, (double)trap_jitter_ns(c) / 1e3);
+	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS)
 		chk = checks_add(a, def, CHECK_WARN,
-				 "the hot thread's %llu clock reads time next to nothing: %.1f %% of its CPU time "
-				 "(%llu of its %llu cpu-clock samples) fell between its first and last read, and its "
-				 "longest window is %.3g ms; the work the benchmark reports is not between its clock "
-				 "reads: at -O2 a loop whose result is never used is deleted, so use the result (print "
-				 "it, or store it to a volatile), and check that the loop is in the compiled code",
-				 (unsigned long long)c->hot_reads, 100 * timed, (unsigned long long)c->hot_samples_in_span,
-				 (unsigned long long)c->hot_samples, (double)c->window_max_ns / 1e6);
+				 "the hot thread's %llu clock reads time next to nothing: %.1f %% of its CPU time (%s) "
+				 "fell between its first and last read, and its longest window is %.3g ms%s; the work "
+				 "the benchmark reports is not between its clock reads: at -O2 a loop whose result is "
+				 "never used is deleted, so use the result (print it, or store it to a volatile), and "
+				 "check that the loop is in the compiled code",
+				 (unsigned long long)c->hot_reads, 100 * timed, how, (double)longest / 1e6,
+				 c->switches_known ? " on a CPU" : "");
 	else
 		chk = checks_add(a, def, CHECK_PASS,
-				 "the hot thread's clock reads time %.0f %% of its CPU time (%llu of %llu cpu-clock "
-				 "samples between its first and last read, over %.4g ms)", 100 * timed,
-				 (unsigned long long)c->hot_samples_in_span, (unsigned long long)c->hot_samples,
-				 (double)c->span_ns / 1e6);
+				 "the hot thread's clock reads time %.0f %% of its CPU time: it lay between its first and "
+				 "last read, %.4g ms apart (%s)", 100 * timed, (double)c->span_ns / 1e6, how);
 	checks_evidence(chk, "reads", (double)c->hot_reads);
 	checks_evidence(chk, "cpu_samples", (double)c->hot_samples);
 	checks_evidence(chk, "cpu_samples_in_span", (double)c->hot_samples_in_span);
 	checks_evidence(chk, "span_ns", (double)c->span_ns);
 	checks_evidence(chk, "window_max_ns", (double)c->window_max_ns);
 	checks_evidence(chk, "window_work_p75_ns", (double)c->window_work_p75_ns);
+	if (c->switches_known) {
+		checks_evidence(chk, "span_on_cpu_ns", (double)c->span_on_cpu_ns);
+		checks_evidence(chk, "window_max_on_cpu_ns", (double)c->window_max_on_cpu_ns);
+	}
 }

@@ -74,6 +74,7 @@ struct sample_options {
 	 */
 	bool enable_on_exec;
 	bool cpu;			/* each sample says the CPU it was taken on (PERF_SAMPLE_CPU) */
+	bool context_switch;		/* PERF_RECORD_SWITCH too: when each thread left its CPU and came back */
 	size_t ring_pages;		/* data pages of each CPU's ring, a power of two; 0: SAMPLE_DEFAULT_RING_PAGES */
 	/*
 	 * The user registers each sample carries (PERF_SAMPLE_REGS_USER, bits of
@@ -126,6 +127,7 @@ struct sample_info {
 					 * locked-memory allowance was short) */
 	uint64_t samples;		/* PERF_RECORD_SAMPLE handed over */
 	uint64_t mmaps, tasks;		/* mapping records; fork, exit and exec records handed over */
+	uint64_t switches;		/* PERF_RECORD_SWITCH handed over (sample_options.context_switch) */
 	uint64_t lost;			/* records the kernel dropped because the ring was full (PERF_RECORD_LOST
 					 * and PERF_RECORD_LOST_SAMPLES): drain more often, or a bigger ring */
 	uint64_t throttled;		/* PERF_RECORD_THROTTLE: the kernel stopped sampling for a tick */
@@ -163,6 +165,8 @@ enum sample_task_kind {
 	SAMPLE_TASK_FORK,		/* pid/tid created by ppid/ptid (a thread when pid == ppid) */
 	SAMPLE_TASK_EXIT,
 	SAMPLE_TASK_EXEC,		/* pid execs comm: its address space is new */
+	SAMPLE_TASK_SWITCH_OUT,		/* tid left its CPU (sample_options.context_switch) */
+	SAMPLE_TASK_SWITCH_IN,		/* tid came back onto a CPU */
 };
 
 struct sample_task {
@@ -170,6 +174,7 @@ struct sample_task {
 	uint32_t pid, ppid, tid, ptid;	/* ppid and ptid for FORK and EXIT only */
 	uint64_t time_ns;		/* CLOCK_MONOTONIC */
 	const char *comm;		/* EXEC: the new command name; valid during the callback only */
+	bool preempted;			/* SWITCH_OUT: it was preempted (still runnable), not blocked */
 };
 
 /*
@@ -521,6 +526,13 @@ struct sample_clocks {
 	 * between two reads leaves its loop in half the windows or more.
 	 */
 	uint64_t window_work_p75_ns;
+	/*
+	 * From the hot thread's context switches (PERF_RECORD_SWITCH), exact where the cpu-clock samples are a
+	 * count every 250 us whose times can part from the probes' by a millisecond: its time on a CPU in the
+	 * longest window (less the spells it was switched out) and in all its windows end to end.
+	 */
+	bool switches_known;		/* the switches were recorded, none lost */
+	uint64_t window_max_on_cpu_ns, span_on_cpu_ns;
 	double reads_per_s;		/* over the hot thread's first to last read */
 	uint64_t coarsest_ns;		/* the coarsest resolution among the clocks the hot thread read */
 	int coarsest_id;		/* its clock id (-1: a function without one: time(), times()) */

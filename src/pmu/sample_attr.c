@@ -140,6 +140,7 @@ void sample_attr_build(struct perf_event_attr *attr, const struct sample_options
 	attr->comm = 1;
 	attr->comm_exec = 1;	/* marks the COMM record of an exec: the address space is new */
 	attr->task = 1;
+	attr->context_switch = opts->context_switch;
 
 	info->type = attr->type;
 	info->config = attr->config;

@@ -67,22 +67,29 @@ static const char *get_string(struct cursor *c, char *buf, size_t size)
 	return buf;
 }
 
-/* sample_id_all's trailer {u32 pid, tid; u64 time} (TID and TIME are the sample type's id fields). */
-#define SAMPLE_ID_BYTES 16
+/*
+ * sample_id_all's trailer: {u32 pid, tid; u64 time} (TID and TIME are the sample type's id fields), then
+ * {u32 cpu, res} where the sample type has CPU.
+ */
+static size_t sample_id_bytes(uint64_t sample_type)
+{
+	return 16 + (sample_type & PERF_SAMPLE_CPU ? 8 : 0);
+}
 
 /*
- * The time of a record: in the body of a sample (after ip and pid/tid), at
- * the end of every other record. 0 when the record is too short for it.
+ * The time of a record: in the body of a sample (after ip and pid/tid), in
+ * the trailer of every other record. 0 when the record is too short for it.
  */
-static uint64_t record_time(const struct perf_event_header *hdr, const unsigned char *rec)
+static uint64_t record_time(const struct perf_event_header *hdr, const unsigned char *rec, uint64_t sample_type)
 {
+	size_t id = sample_id_bytes(sample_type);
 	uint64_t t = 0;
 
 	if (hdr->type == PERF_RECORD_SAMPLE) {
 		if (hdr->size >= sizeof(*hdr) + 24)
 			memcpy(&t, rec + sizeof(*hdr) + 16, 8);
-	} else if (hdr->size >= sizeof(*hdr) + SAMPLE_ID_BYTES) {
-		memcpy(&t, rec + hdr->size - 8, 8);
+	} else if (hdr->size >= sizeof(*hdr) + id) {
+		memcpy(&t, rec + hdr->size - id + 8, 8);
 	}
 	return t;
 }
@@ -179,15 +186,17 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 		    const struct sample_sink *sink, uint64_t off)
 {
 	struct cursor c = { .p = rec + sizeof(*hdr), .left = hdr->size - sizeof(*hdr) };
+	size_t id = sample_id_bytes(info->sample_type);
+	uint64_t time = record_time(hdr, rec, info->sample_type) + off;
 	char text[4096];
 
 	/* Side-band records end with the sample_id trailer: their own fields are what comes before it. */
 	if (hdr->type != PERF_RECORD_SAMPLE) {
-		if (c.left < SAMPLE_ID_BYTES) {
+		if (c.left < id) {
 			info->bad_records++;
 			return 0;
 		}
-		c.left -= SAMPLE_ID_BYTES;
+		c.left -= id;
 	}
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE: {
@@ -207,7 +216,7 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 	}
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
-		struct sample_mmap m = { .time_ns = record_time(hdr, rec) + off };
+		struct sample_mmap m = { .time_ns = time };
 
 		if (!decode_mmap(hdr, &c, &m, text, sizeof(text)))
 			break;
@@ -215,7 +224,7 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 		return sink->mmap ? sink->mmap(sink->ctx, &m) : 0;
 	}
 	case PERF_RECORD_COMM: {
-		struct sample_task t = { .kind = SAMPLE_TASK_EXEC, .time_ns = record_time(hdr, rec) + off };
+		struct sample_task t = { .kind = SAMPLE_TASK_EXEC, .time_ns = time };
 
 		if (!decode_comm(&c, &t, text, sizeof(text)))
 			break;
@@ -235,6 +244,18 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 			break;
 		t.time_ns += off;
 		info->tasks++;
+		return sink->task ? sink->task(sink->ctx, &t) : 0;
+	}
+	case PERF_RECORD_SWITCH: {
+		/* No body: the trailer says whose switch it was, and when. */
+		struct sample_task t = {
+			.kind = hdr->misc & PERF_RECORD_MISC_SWITCH_OUT ? SAMPLE_TASK_SWITCH_OUT : SAMPLE_TASK_SWITCH_IN,
+			.preempted = (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0, .time_ns = time,
+		};
+
+		memcpy(&t.pid, rec + hdr->size - id, 4);
+		memcpy(&t.tid, rec + hdr->size - id + 4, 4);
+		info->switches++;
 		return sink->task ? sink->task(sink->ctx, &t) : 0;
 	}
 	case PERF_RECORD_LOST: {
@@ -313,7 +334,8 @@ static int ring_read(struct sample_session *s, struct ring *r)
 		if (first < hdr.size)
 			memcpy(dst + first, r->data, hdr.size - first);
 		s->pend[s->n_pend++] = (struct pending){
-			.time_ns = record_time(&hdr, dst) + (uint64_t)s->clock_offset_ns, .seq = s->seq++,
+			.time_ns = record_time(&hdr, dst, s->info.sample_type) + (uint64_t)s->clock_offset_ns,
+			.seq = s->seq++,
 			.off = s->arena_len, .size = hdr.size,
 		};
 		s->arena_len += hdr.size;

@@ -190,6 +190,9 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "window_max_ns", c->windows ? count(c->window_max_ns) : json_null());
 	json_object_set_new(o, "window_p90_ns", c->windows ? count(c->window_p90_ns) : json_null());
 	json_object_set_new(o, "window_work_p75_ns", c->windows ? count(c->window_work_p75_ns) : json_null());
+	json_object_set_new(o, "window_max_on_cpu_ns",
+			    c->windows && c->switches_known ? count(c->window_max_on_cpu_ns) : json_null());
+	json_object_set_new(o, "span_on_cpu_ns", c->windows && c->switches_known ? count(c->span_on_cpu_ns) : json_null());
 	json_object_set_new(o, "reads_per_s", c->windows ? num(c->reads_per_s) : json_null());
 	json_object_set_new(o, "span_ns", c->windows ? count(c->span_ns) : json_null());
 	json_object_set_new(o, "cpu_samples", count(c->hot_samples));
@@ -408,6 +411,9 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->window_max_ns = get_u64(o, "window_max_ns");
 	c->window_p90_ns = get_u64(o, "window_p90_ns");
 	c->window_work_p75_ns = get_u64(o, "window_work_p75_ns");
+	c->switches_known = json_is_integer(json_object_get(o, "span_on_cpu_ns"));
+	c->window_max_on_cpu_ns = get_u64(o, "window_max_on_cpu_ns");
+	c->span_on_cpu_ns = get_u64(o, "span_on_cpu_ns");
 	c->reads_per_s = json_number_value(json_object_get(o, "reads_per_s"));
 	c->span_ns = get_u64(o, "span_ns");
 	c->hot_samples = get_u64(o, "cpu_samples");

@@ -161,8 +161,91 @@ static uint64_t local_work_p75(const uint64_t *gaps, size_t n, uint64_t *work)
 	return work[n * 3 / 4];
 }
 
+static int switch_cmp(const void *x, const void *y)
+{
+	const struct sample_task *a = x, *b = y;
+
+	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
+}
+
+/*
+ * The hot thread's spells off a CPU, [from, to) in time order, from its switches: from a switch out to the
+ * next switch in; one still open at the end runs to UINT64_MAX. Returns how many (0, *out NULL: none or no
+ * memory; the caller then has no on-CPU figures).
+ */
+static size_t off_cpu_spells(const struct clocks_switches *sw, uint32_t hot_tid, uint64_t (**out)[2])
+{
+	struct sample_task *mine = calloc(sw->count ? sw->count : 1, sizeof(*mine));
+	uint64_t(*spells)[2] = calloc(sw->count / 2 + 1, sizeof(*spells));
+	size_t k = 0, n = 0;
+	bool off = false;
+	uint64_t from = 0;
+
+	*out = NULL;
+	if (!mine || !spells) {
+		free(mine);
+		free(spells);
+		return 0;
+	}
+	for (size_t i = 0; i < sw->count; i++)
+		if (sw->items[i].tid == hot_tid)
+			mine[k++] = sw->items[i];
+	qsort(mine, k, sizeof(*mine), switch_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (mine[i].kind == SAMPLE_TASK_SWITCH_OUT && !off) {
+			off = true;
+			from = mine[i].time_ns;
+		} else if (mine[i].kind == SAMPLE_TASK_SWITCH_IN && off) {
+			off = false;
+			spells[n][0] = from;
+			spells[n++][1] = mine[i].time_ns;
+		}
+	}
+	if (off) {
+		spells[n][0] = from;
+		spells[n++][1] = UINT64_MAX;
+	}
+	free(mine);
+	*out = spells;
+	return n;
+}
+
+/* The time of [a, b) off a CPU; *at, into the sorted spells, only moves forward as the windows do. */
+static uint64_t off_within(const uint64_t (*spells)[2], size_t n, size_t *at, uint64_t a, uint64_t b)
+{
+	uint64_t off = 0;
+
+	while (*at < n && spells[*at][1] <= a)
+		(*at)++;
+	for (size_t i = *at; i < n && spells[i][0] < b; i++) {
+		uint64_t lo = spells[i][0] > a ? spells[i][0] : a, hi = spells[i][1] < b ? spells[i][1] : b;
+		off += hi - lo;
+	}
+	return off;
+}
+
+/* The windows' time on a CPU (reads[0..k) in time order): the longest window's and the span's. */
+static void on_cpu_windows(const struct read_at *reads, size_t k, const struct clocks_switches *sw, uint32_t hot_tid,
+			   struct sample_clocks *out)
+{
+	uint64_t(*spells)[2];
+	size_t n = off_cpu_spells(sw, hot_tid, &spells), at = 0;
+
+	if (!spells)
+		return;
+	out->switches_known = true;
+	for (size_t i = 1; i < k; i++) {
+		uint64_t on = reads[i].t - reads[i - 1].t - off_within(spells, n, &at, reads[i - 1].t, reads[i].t);
+		out->span_on_cpu_ns += on;
+		if (on > out->window_max_on_cpu_ns)
+			out->window_max_on_cpu_ns = on;
+	}
+	free(spells);
+}
+
 void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
-		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, struct sample_clocks *out)
+		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, const struct clocks_switches *sw,
+		    struct sample_clocks *out)
 {
 	size_t n = 0, k = 0;
 
@@ -205,6 +288,8 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 	out->windows = k > 1 ? k - 1 : 0;
 	if (out->windows) {
 		out->window_work_p75_ns = local_work_p75(gaps, out->windows, work);
+		if (sw)
+			on_cpu_windows(reads, k, sw, hot_tid, out);
 		qsort(gaps, out->windows, sizeof(*gaps), u64_cmp);
 		out->window_min_ns = gaps[0];
 		out->window_median_ns = gaps[out->windows / 2];

@@ -28,15 +28,23 @@ int clocks_probes(const char *path, struct clock_probe probes[SAMPLE_CLOCK_FNS])
 /* The uprobe PMU's type (/sys/bus/event_source/devices/uprobe/type), or -errno. */
 int clocks_uprobe_type(void);
 
+/* The command's threads' switches off their CPUs and back (SAMPLE_TASK_SWITCH_OUT and _IN), in any order. */
+struct clocks_switches {
+	const struct sample_task *items;
+	size_t count;
+};
+
 /*
  * The hot thread's clock reads (lists[fn]: each function's samples; a
  * clock_gettime sample's regs[0] is its clock id) into out: reads, the
  * windows between consecutive reads, clock ids and their resolutions
- * (resolution_ns[id], 0 when unknown), the coarsest clock read. Pure but for
- * the caller's resolutions.
+ * (resolution_ns[id], 0 when unknown), the coarsest clock read, and with sw
+ * (NULL: no switches were recorded) the windows' time on a CPU. Pure but
+ * for the caller's resolutions.
  */
 void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
-		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, struct sample_clocks *out);
+		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, const struct clocks_switches *sw,
+		    struct sample_clocks *out);
 
 /*
  * What lies between the hot thread's first and last read (out->first_read_ns

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "machine/timing.h"
 #include "pmu/symbols.h"
 #include "stats.h"
@@ -344,6 +345,14 @@ static int note_task(void *ctx, const struct sample_task *t)
 	struct watch_session *ws = ctx;
 	struct target_watch *w = ws->w;
 
+	if (ws == &w->clock && (t->kind == SAMPLE_TASK_SWITCH_OUT || t->kind == SAMPLE_TASK_SWITCH_IN)) {
+		if (!array_grow((void **)&w->switches, &w->cap_switches, w->n_switches + 1, sizeof(*w->switches), 256))
+			w->switches_short = true;
+		else
+			w->switches[w->n_switches++] = (struct sample_task){ .kind = t->kind, .pid = t->pid,
+									    .tid = t->tid, .time_ns = t->time_ns };
+		return 0;
+	}
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXEC && (pid_t)t->pid == w->pid) {
 		if (w->n_execs == SAMPLE_WATCH_MAX_EXECS) {
 			memmove(w->execs[1], w->execs[2], sizeof(w->execs[0]) * (SAMPLE_WATCH_MAX_EXECS - 2));
@@ -495,7 +504,14 @@ static void clocks_finish(struct target_watch *w, const struct sample_list *faul
 			res[id] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
 	p->clocks = w->clocks;
-	clocks_profile(lists, p->hot_tid, res, tck > 0 ? 1000000000u / (uint64_t)tck : 10000000u, &p->clocks);
+	/* Switches are exact only where none was lost: a lost switch in would leave the thread off a CPU for good. */
+	struct sample_info info = { 0 };
+	if (w->clock.s)
+		sample_info_get(w->clock.s, &info);
+	const struct clocks_switches sw = { w->switches, w->n_switches };
+	bool sw_known = w->clock.s && !info.lost && !w->switches_short;
+	clocks_profile(lists, p->hot_tid, res, tck > 0 ? 1000000000u / (uint64_t)tck : 10000000u, sw_known ? &sw : NULL,
+		       &p->clocks);
 	clocks_span(&w->clock.samples, p->has_pattern ? faults : NULL, p->fault_region_start, p->fault_region_end,
 		    p->hot_tid, &p->clocks);
 	for (size_t i = 0; w->clock.syms && i < symbols_mapping_count(w->clock.syms, (pid_t)p->hot_pid); i++) {
@@ -517,7 +533,7 @@ void target_watch_open(struct target_state *st)
 	const struct sample_options clock = {
 		.enable_on_exec = true, .custom_event = true, .type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK, .period = SAMPLE_CPU_CLOCK_PERIOD_NS, .name = "cpu-clock",
-		.no_data_addr = true, .cpu = true,
+		.no_data_addr = true, .cpu = true, .context_switch = true,
 	};
 	const struct sample_options faults = { .enable_on_exec = true };
 
@@ -528,6 +544,14 @@ void target_watch_open(struct target_state *st)
 	w->start_ns = timing_now_ns();
 	w->next_ns = w->start_ns + WATCH_FIRST_INTERVAL_NS;
 	session_open(w, &w->clock, st->pid, &clock);
+	if (!w->clock.s) {
+		/* A kernel without PERF_RECORD_SWITCH (before 4.3): samples still, and no on-CPU figures. */
+		struct sample_options plain = clock;
+		plain.context_switch = false;
+		session_close(&w->clock);
+		w->clock.error[0] = '\0';
+		session_open(w, &w->clock, st->pid, &plain);
+	}
 	/* --sample page-faults already takes every fault: the watch reads that session's samples at the end. */
 	w->own_faults = !(st->opt->sample && !st->opt->sample_event);
 	if (w->own_faults)
@@ -670,6 +694,7 @@ void target_watch_close(struct target_state *st)
 	for (size_t i = 0; i < w->n_regions; i++)
 		free(w->regions[i].pts);
 	free(w->poll_us);
+	free(w->switches);
 	free(w->aff);
 	free(w->buf);
 	free(w);

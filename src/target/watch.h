@@ -91,6 +91,10 @@ struct target_watch {
 	size_t n_execs;
 	char execs[SAMPLE_WATCH_MAX_EXECS][160];
 	bool exec_pending;		/* the last exec's executable has not been mapped yet */
+	/* the command's threads' switches off their CPUs and back, from the clock session (context_switch) */
+	struct sample_task *switches;
+	size_t n_switches, cap_switches;
+	bool switches_short;		/* one did not fit in memory: the on-CPU figures are unknown */
 	uint64_t now_ns;		/* of the current poll, for the parser's callback */
 };
 

@@ -610,6 +610,57 @@ static void test_open_errors(void)
 #define CHUNK_PAGES 512
 #define LIVE_RING_PAGES 8
 
+/* The live session's side-band records, checked on their way to the collector. */
+struct side_band {
+	struct sample_sink inner;
+	uint64_t t0, t1;		/* CLOCK_MONOTONIC around the run; t1 set after the last drain */
+	uint64_t outs, ins, foreign, bad_times;
+	pid_t pid;
+};
+
+static uint64_t monotonic_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void band_time(struct side_band *b, uint64_t t)
+{
+	/* t1 is not known until the end: a record after the clock read here cannot be (the drain is later). */
+	if (t < b->t0 || t > monotonic_now_ns())
+		b->bad_times++;
+}
+
+static int band_sample(void *ctx, const struct sample_record *r)
+{
+	struct side_band *b = ctx;
+
+	return b->inner.sample(b->inner.ctx, r);
+}
+
+static int band_mmap(void *ctx, const struct sample_mmap *m)
+{
+	struct side_band *b = ctx;
+
+	band_time(b, m->time_ns);
+	return b->inner.mmap(b->inner.ctx, m);
+}
+
+static int band_task(void *ctx, const struct sample_task *t)
+{
+	struct side_band *b = ctx;
+
+	band_time(b, t->time_ns);
+	if (t->kind == SAMPLE_TASK_SWITCH_OUT || t->kind == SAMPLE_TASK_SWITCH_IN) {
+		b->outs += t->kind == SAMPLE_TASK_SWITCH_OUT;
+		b->ins += t->kind == SAMPLE_TASK_SWITCH_IN;
+		b->foreign += (pid_t)t->pid != b->pid;
+	}
+	return b->inner.task(b->inner.ctx, t);
+}
+
 /*
  * Fork a child that waits on a pipe, open page-fault sampling on it with
  * enable_on_exec, let it exec sample-target (built by meson), which touches
@@ -621,7 +672,10 @@ static void test_open_errors(void)
 static bool test_live(void)
 {
 	const char *target = getenv("TLBPROF_TEST_SAMPLE_TARGET");
-	struct sample_options opts = { .enable_on_exec = true, .ring_pages = LIVE_RING_PAGES };
+	/* CPU and context switches too: their side-band records then end with a longer trailer. */
+	struct sample_options opts = { .enable_on_exec = true, .ring_pages = LIVE_RING_PAGES, .cpu = true,
+				       .context_switch = true };
+	struct side_band band = { .t0 = monotonic_now_ns() };
 	struct sample_session *s = NULL;
 	struct sample_list list = { 0 };
 	struct symbols *syms = symbols_new();
@@ -660,6 +714,7 @@ static bool test_live(void)
 	close(go[0]);
 	close(in[0]);
 	close(out[1]);
+	band.pid = pid;
 	CHECK(pid > 0, "fork");
 	if (pid < 0)
 		return true;
@@ -677,7 +732,8 @@ static bool test_live(void)
 		CHECK(0, "sample_open: %d %s", ret, reason);
 		return true;
 	}
-	sample_collector_sink(&c, &sink);
+	sample_collector_sink(&c, &band.inner);
+	sink = (struct sample_sink){ .sample = band_sample, .mmap = band_mmap, .task = band_task, .ctx = &band };
 	CHECK(write(go[1], "x", 1) == 1, "release the child");
 	close(go[1]);
 	/* Every line the target prints: the buffer first, then "chunk" each time it waits for a drain. */
@@ -719,6 +775,15 @@ static bool test_live(void)
 	CHECK(info.mmaps >= 3 && info.tasks >= 1, "the exec's records: %" PRIu64 " mmaps, %" PRIu64 " tasks", info.mmaps,
 	      info.tasks);
 	CHECK(info.lost == 0 && info.bad_records == 0, "lost %" PRIu64 ", bad %" PRIu64, info.lost, info.bad_records);
+	/* The target blocks at every chunk until drained: each wait is a switch out and back, all of them its own. */
+	band.t1 = monotonic_now_ns();
+	CHECK(band.outs >= (uint64_t)drains && band.ins >= (uint64_t)drains && info.switches == band.outs + band.ins &&
+		      band.foreign == 0,
+	      "switches: %" PRIu64 " out, %" PRIu64 " in, %" PRIu64 " of another pid, for %d waits", band.outs, band.ins,
+	      band.foreign, drains);
+	/* Times from the trailer, which ends with the CPU here: every side-band record within the run. */
+	CHECK(band.bad_times == 0, "%" PRIu64 " side-band records timed outside the run (%" PRIu64 " .. %" PRIu64 ")",
+	      band.bad_times, band.t0, band.t1);
 	CHECK(strcmp(info.event, "page-faults") == 0 && info.period == 1, "event %s", info.event);
 	for (size_t i = 1; i < list.count; i++) {
 		const struct sample_record *p = &list.items[i - 1], *q = &list.items[i];

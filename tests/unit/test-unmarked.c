@@ -368,7 +368,7 @@ static void test_clocks(void)
 	lists[SAMPLE_CLOCK_TIMES] = (struct sample_list){ times_rec, 2, 2 };
 	correct(&p);
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
 	CHECK(p.clocks.hot_reads == 3000 && p.clocks.windows == 2999 && p.clocks.id_calls[1] == 2999,
 	      "reads %llu, windows %llu, CLOCK_MONOTONIC %llu: only the hot thread's", (unsigned long long)p.clocks.hot_reads,
 	      (unsigned long long)p.clocks.windows, (unsigned long long)p.clocks.id_calls[1]);
@@ -392,7 +392,7 @@ static void test_clocks(void)
 		gettime[i].time_ns = 1000000 + i * 15000;
 	lists[SAMPLE_CLOCK_TIMES].count = 0;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_WARN && strstr(msg, "every access"), "per access: %s", msg);
 	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_PASS, "CLOCK_MONOTONIC: %s", msg);
@@ -402,7 +402,7 @@ static void test_clocks(void)
 	for (size_t i = 0; i < 3000; i++)
 		gettime[i].time_ns = 1000000 + (i < 1500 ? i * 12000 : 1500 * 12000 + (i - 1500) * 24000);
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_WARN && strstr(msg, "every access"),
 	      "the median (24 us) is 12 us beyond the shortest window, all of it the traps: %s", msg);
@@ -412,7 +412,7 @@ static void test_clocks(void)
 	for (size_t i = 0; i < 3000; i++)
 		gettime[i].time_ns = 1000000 + i * 14000 + (i + 2) / 3 * 100000;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
 	CHECK(p.clocks.window_median_ns == 14000 && p.clocks.window_work_p75_ns == 100000,
 	      "median window %llu ns, work at the upper quartile %llu ns", (unsigned long long)p.clocks.window_median_ns,
 	      (unsigned long long)p.clocks.window_work_p75_ns);
@@ -462,7 +462,7 @@ static void test_clock_span(void)
 	correct(&p);
 	first_touch(&p);	/* the hottest loop took the faults: the IPs alone would call them timed */
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
 	CHECK(p.clocks.span_ns == 160000 && p.clocks.hot_samples == 399 && p.clocks.hot_samples_in_span == 0,
 	      "span %llu ns, hot samples %llu, in span %llu", (unsigned long long)p.clocks.span_ns,
@@ -484,7 +484,7 @@ static void test_clock_span(void)
 	for (size_t i = 0; i < 400; i++)
 		cpu[i].cpu = i >= 200 && i < 380 ? 1 : 0;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
 	CHECK(p.clocks.cpus_known && p.clocks.cpu_moves == 2 && p.clocks.cpu_moves_in_span == 1, "moves %llu, in span %llu",
 	      (unsigned long long)p.clocks.cpu_moves, (unsigned long long)p.clocks.cpu_moves_in_span);
@@ -516,7 +516,7 @@ static void test_clock_span(void)
 						    .regs = { 1 }, .n_regs = 1 };
 	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ rounds, 81, 81 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
 	CHECK(p.clocks.hot_samples_in_span == 0 && p.clocks.window_work_p75_ns == 25000,
 	      "no sample in the span, 25 us beyond the traps: %llu samples, %llu ns",
@@ -530,11 +530,56 @@ static void test_clock_span(void)
 	for (size_t i = 0; i < 81; i++)
 		rounds[i].time_ns = 101000000 + i * 19000 + i % 3 * 500;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "deleted"),
 	      "a deleted loop timed 40 times: %s", msg);
+	analysis_free(&a);
+
+	/*
+	 * A deleted loop's two reads 1.2 ms apart, 1 ms of it switched out (preempted): the longest window on a CPU
+	 * is 0.2 ms. By wall time alone the window reaches 1 ms and passes.
+	 */
+	const struct sample_task spells[] = {
+		{ .kind = SAMPLE_TASK_SWITCH_IN, .tid = 42, .time_ns = 90000000 },	/* before: no spell */
+		{ .kind = SAMPLE_TASK_SWITCH_OUT, .tid = 43, .time_ns = 101000000 },	/* another thread's */
+		{ .kind = SAMPLE_TASK_SWITCH_IN, .tid = 42, .time_ns = 102100000 },	/* out of order */
+		{ .kind = SAMPLE_TASK_SWITCH_OUT, .tid = 42, .time_ns = 101100000 },
+		{ .kind = SAMPLE_TASK_SWITCH_OUT, .tid = 42, .time_ns = 103000000 },	/* never back: the exit */
+	};
+	const struct clocks_switches sw = { spells, sizeof(spells) / sizeof(spells[0]) };
+	rounds[0].time_ns = 101000000;
+	rounds[1].time_ns = 102200000;
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ rounds, 2, 2 };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "by wall time, a 1.2 ms window: %s", msg);
+	analysis_free(&a);
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &sw, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(p.clocks.switches_known && p.clocks.window_max_on_cpu_ns == 200000 && p.clocks.span_on_cpu_ns == 200000,
+	      "on a CPU: longest window %llu ns, span %llu ns", (unsigned long long)p.clocks.window_max_on_cpu_ns,
+	      (unsigned long long)p.clocks.span_on_cpu_ns);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "context switches") &&
+		      strstr(msg, "0.2 ms on a CPU"),
+	      "1 ms of the window off a CPU: %s", msg);
+	analysis_free(&a);
+
+	/* Switches known, none in the span: 3 ms between the reads on a CPU, 3 % of 100 ms, however few samples. */
+	rounds[1].time_ns = 104000000;
+	const struct clocks_switches none = { spells, 1 };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &none, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(p.clocks.hot_samples_in_span == 0 && p.clocks.span_on_cpu_ns == 3000000, "span on a CPU %llu ns",
+	      (unsigned long long)p.clocks.span_on_cpu_ns);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "3 ms timed on a CPU: %s", msg);
 	analysis_free(&a);
 
 	/* One window in four preempted for 4 ms: coarse_clock judges the 90th percentile, not the longest. */
@@ -545,7 +590,7 @@ static void test_clock_span(void)
 	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ many, 41, 41 };
 	const uint64_t us[SAMPLE_CLOCK_IDS] = { 1, 1, 1000, 1, 1, 4000000, 4000000, 1, 0 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, us, 10000000, &p.clocks);
+	clocks_profile(lists, 42, us, 10000000, NULL, &p.clocks);
 	CHECK(p.clocks.window_max_ns == 4030000 && p.clocks.window_p90_ns == 30000, "max %llu, p90 %llu",
 	      (unsigned long long)p.clocks.window_max_ns, (unsigned long long)p.clocks.window_p90_ns);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
