@@ -7,7 +7,8 @@ tlbprof run (a phase measured by wall time alone, a command path that is not UTF
 Debian's python3 (not a virtualenv's): the validators are Debian packages (tools/bootstrap installs them):
 python3-jsonschema (gbench JSON), python3-prometheus-client (OpenMetrics and Prometheus text parsers) and
 xmllint from libxml2-utils (JUnit against the Jenkins xunit plugin's public junit-10.xsd, vendored unmodified
-under its MIT license in tests/data/schema/).
+under its MIT license in tests/data/schema/) and google/benchmark's own tools/compare.py from libbenchmark-tools
+(with python3-scipy: its --utest).
 
 Regenerate the golden files after an intended change of a format, then review the diff:
     tests/integration/test_formats.py build/tlbprof --regenerate
@@ -283,6 +284,56 @@ def check_utest_pairs(doc_a, doc_b, where):
         if min(len(a[n]), len(b[n])) < UTEST_MIN_REPETITIONS or a[n][0]["time_unit"] != b[n][0]["time_unit"]:
             fail(f"{where}: {n}: {len(a[n])} vs {len(b[n])} repetitions: --utest needs {UTEST_MIN_REPETITIONS} a side")
     return pairs
+
+
+COMPARE_PY = "/usr/share/benchmark/compare.py"   # Debian's libbenchmark-tools: google/benchmark's own tools/
+
+
+def check_compare_py(paths, docs, where):
+    """google/benchmark's own tools/compare.py (Debian's libbenchmark-tools, with python3-scipy for its U test) on
+    two files: it must exit 0, and its JSON dump (-d) must hold, for every phase both files name, the U test over
+    exactly the repetitions each file has (a p-value in [0, 1]) and the median aggregate's old and new times as the
+    files give them. Run it by hand the same way: compare.py benchmarks A.json B.json."""
+    if not os.path.exists(COMPARE_PY):
+        fail(f"{where}: {COMPARE_PY} is missing: apt-get install libbenchmark-tools python3-scipy (tools/bootstrap "
+             "--test installs them)")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = os.path.join(tmp, "diff.json")
+        p = subprocess.run([sys.executable, COMPARE_PY, "--no-color", "-d", dump, "benchmarks", *paths],
+                           capture_output=True, text=True)
+        if p.returncode != 0 or not os.path.exists(dump):
+            fail(f"{where}: compare.py: exit {p.returncode}: {(p.stdout + p.stderr).strip()[-400:]}")
+            return
+        with open(dump) as f:
+            diff = {e["name"]: e for e in json.load(f)}
+    reps = [{}, {}]
+    medians = [{}, {}]
+    for side, doc in enumerate(docs):
+        for b in doc["benchmarks"]:
+            if b["run_type"] == "iteration":
+                reps[side][b["run_name"]] = reps[side].get(b["run_name"], 0) + 1
+            elif b.get("aggregate_name") == "median":
+                medians[side][b["run_name"]] = b["real_time"]
+    names = [n for n in reps[0] if n in reps[1]]
+    if not names:
+        fail(f"{where}: compare.py: no phase in both files")
+    for n in names:
+        e = diff.get(n)
+        u = e.get("utest", {}) if e else {}
+        if not e or u.get("nr_of_repetitions") != reps[0][n] or u.get("nr_of_repetitions_other") != reps[1][n]:
+            fail(f"{where}: compare.py: {n}: U test over {u.get('nr_of_repetitions')} vs "
+                 f"{u.get('nr_of_repetitions_other')} repetitions, the files hold {reps[0][n]} vs {reps[1][n]}")
+            continue
+        if not all(isinstance(u.get(k), float) and 0 <= u[k] <= 1 for k in ("time_pvalue", "cpu_pvalue")):
+            fail(f"{where}: compare.py: {n}: p-values {u.get('time_pvalue')}, {u.get('cpu_pvalue')}")
+        m = diff.get(n + "_median")
+        got = (m["measurements"][0]["real_time"], m["measurements"][0]["real_time_other"]) if m else None
+        if got != (medians[0].get(n), medians[1].get(n)):
+            fail(f"{where}: compare.py: {n}_median: old, new {got}, the files' medians "
+                 f"{(medians[0].get(n), medians[1].get(n))}")
+    if "OVERALL_GEOMEAN" not in diff:
+        fail(f"{where}: compare.py printed no OVERALL_GEOMEAN: a phase's time it could not use")
 
 
 def report_workload(rep):
@@ -674,14 +725,18 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # compare.py --utest on two runs of each workload: repetitions (allocations; page faults: processes) a side.
     for pair in (("vm-chase-16m-run1", "vm-chase-16m-run2"), ("vm-pagefault-32m-run1", "vm-pagefault-32m-run2")):
-        docs = []
+        docs, paths = [], []
         for fixture in pair:
             path = os.path.join(DATA, fixture + ".json")
             fixture_rep = json.loads(run(["analyze", path, "--json", "-", "--quiet"]).stdout)
             text = run(["analyze", path, "--format", "gbench", "--output", "-", "--quiet"]).stdout
             docs.append(check_gbench(text, fixture_rep, fixture + " gbench"))
+            paths.append(os.path.join(tmp, fixture + ".gbench.json"))
+            with open(paths[-1], "w") as f:
+                f.write(text)
         if all(docs):
             check_utest_pairs(*docs, " vs ".join(pair))
+            check_compare_py(paths, docs, " vs ".join(pair))
 
     # 2. One format to stdout: the table moves to stderr; --fail-on warn turns the sweep's warning into a failure.
     sweep = os.path.join(DATA, "cloud-xeon-size-sweep.json")
