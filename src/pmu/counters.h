@@ -278,7 +278,8 @@ struct events_dir_layout {
 /*
  * The map directory a tlbprof whose canonical path is exe uses when no
  * --events-dir is given, into buf (size bytes; pure, no I/O): l->source_dir
- * when exe lies in l->build_root (how the tests run it); else the installed
+ * when exe lies directly in l->build_root (how the tests run it; a copy
+ * staged in a folder below it is installed, not built); else the installed
  * maps relative to exe (PREFIX/bin/tlbprof reads PREFIX/share/tlbprof/events,
  * so a DESTDIR or relocated copy reads its own); else l->installed_dir. An
  * installed binary never gets the source tree, even when its datadir is

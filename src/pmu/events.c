@@ -81,12 +81,12 @@ int metric_from_name(const char *name)
 	return -1;
 }
 
-/* Whether path lies in dir or below it (both canonical, as realpath() gives them). */
-static bool path_is_below(const char *path, const char *dir)
+/* Whether the file at path lies directly in dir, not below it (both canonical, as realpath() gives them). */
+static bool path_is_in(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
-	return n > 1 && strncmp(path, dir, n) == 0 && path[n] == '/';
+	return n > 1 && strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
 }
 
 int counters_events_dir_locate(const struct events_dir_layout *l, const char *exe, char *buf, size_t size)
@@ -97,8 +97,12 @@ int counters_events_dir_locate(const struct events_dir_layout *l, const char *ex
 
 	if (size == 0)
 		return -EINVAL;
-	/* A binary in its build directory: the tests run it there, and the maps there are the source tree's. */
-	if (exe && l->build_root && l->build_root[0] && path_is_below(exe, l->build_root)) {
+	/*
+	 * The binary meson built, at the top of its build directory: the tests run it there, and the maps there
+	 * are the source tree's. Only there: a copy installed into a stage below the build directory
+	 * (DESTDIR=build/stage) is an installed binary and reads its own datadir.
+	 */
+	if (exe && l->build_root && l->build_root[0] && path_is_in(exe, l->build_root)) {
 		len = snprintf(buf, size, "%s", l->source_dir);
 		return len >= 0 && (size_t)len < size ? 0 : -ENAMETOOLONG;
 	}

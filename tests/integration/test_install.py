@@ -136,6 +136,24 @@ with tempfile.TemporaryDirectory(prefix="tlbprof-install-") as destdir:
     need(doc.get("events_dir") == os.path.join(moved_prefix, "share", "tlbprof", "events"),
          f"relocated: events_dir {doc.get('events_dir')!r}")
 
+# A copy staged inside the build directory (DESTDIR=build/stage, as packaging scripts do) is an installed copy:
+# its own datadir, never the source tree's, although its path lies below the build directory.
+stage = tempfile.mkdtemp(prefix="stage-", dir=BUILD)
+try:
+    os.chmod(stage, 0o755)
+    p = subprocess.run([meson, "install", "-C", BUILD, "--no-rebuild", "--quiet", "--destdir", stage],
+                       capture_output=True, text=True, timeout=300)
+    exes = [os.path.join(d, f) for d, _, fs in os.walk(stage) for f in fs if f == "tlbprof" and "bin" in d]
+    if need(p.returncode == 0 and len(exes) == 1, f"staged in the build directory: exit {p.returncode}, {exes}"):
+        staged = os.path.realpath(exes[0])
+        doc, p = env_doc(staged, "staged in the build directory")
+        want = os.path.join(os.path.dirname(os.path.dirname(staged)), "share", "tlbprof", "events")
+        need(doc.get("events_dir") == want,
+             f"staged in the build directory: events_dir {doc.get('events_dir')!r}, want {want}")
+        no_source_tree(p, "staged in the build directory")
+finally:
+    shutil.rmtree(stage)
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
