@@ -11,7 +11,8 @@ import tempfile
 SOURCE = os.path.realpath(os.environ.get("TLBPROF_TEST_SOURCE_DIR") or
                           os.path.join(os.path.dirname(__file__), "..", ".."))
 # What .ci/run and the packaging use, and the test suite's consumers: never in the runtime set.
-ANALYSERS = {"clang", "clang-tidy", "cppcheck", "valgrind", "debhelper", "dpkg-dev", "fakeroot", "npm", "nodejs"}
+ANALYSERS = {"clang", "clang-tidy", "cppcheck", "valgrind", "debhelper", "dpkg-dev", "fakeroot"}
+NODE = {"nodejs", "npm"}    # Ajv's runtime: Debian's, for --test and --dev, where no npm is on PATH
 TEST_ONLY = {"python3-jsonschema", "python3-prometheus-client", "python3-pandas", "prometheus", "libxml2-utils"}
 failures = []
 
@@ -29,8 +30,10 @@ def fake(bindir, name, body):
     os.chmod(path, 0o755)
 
 
-def packages_of(set_flag):
-    """Run a copy of tools/bootstrap with fake dpkg-query, id, apt-get, npm and meson; the packages it installs."""
+def packages_of(set_flag, npm_on_path=True):
+    """Run a copy of tools/bootstrap with fake dpkg-query, id, apt-get, npm and meson; the packages it installs.
+    Without npm_on_path, npm appears only once apt-get has installed it (a fresh Debian 12), and the PATH holds
+    nothing but the fakes and the few tools the script runs."""
     with tempfile.TemporaryDirectory() as d:
         repo, bindir, log = os.path.join(d, "repo"), os.path.join(d, "bin"), os.path.join(d, "log")
         os.makedirs(os.path.join(repo, "tools"))
@@ -39,10 +42,26 @@ def packages_of(set_flag):
             shutil.copy2(os.path.join(SOURCE, "tools", name), os.path.join(repo, "tools", name))
         fake(bindir, "dpkg-query", "exit 1")			# nothing is installed
         fake(bindir, "id", "echo 0")				# as root: no sudo
-        fake(bindir, "apt-get", f'echo "apt-get $*" >> "{log}"')
-        fake(bindir, "npm", f'echo "npm $*" >> "{log}"; mkdir -p tools/node/node_modules')	# in the copy
+        npm = f'#!/bin/sh\necho "npm $*" >> "{log}"; mkdir -p tools/node/node_modules\n'	# in the copy
+        npm_path = os.path.join(bindir, "npm")
+        if npm_on_path:
+            fake(bindir, "apt-get", f'echo "apt-get $*" >> "{log}"')
+            path = bindir + os.pathsep + os.environ.get("PATH", "")
+        else:
+            # apt-get "installs" npm when asked for it; the PATH has no other npm.
+            fake(bindir, "apt-get", f'echo "apt-get $*" >> "{log}"\ncase " $* " in *" npm "*) '
+                 f"printf '%s' '{npm}' > '{npm_path}'; chmod +x '{npm_path}';; esac")
+            for tool in ("sh", "cat", "cp", "cmp", "mkdir", "grep", "echo", "dirname", "printf", "chmod"):
+                found = shutil.which(tool)
+                if found and not os.path.exists(os.path.join(bindir, tool)):
+                    os.symlink(found, os.path.join(bindir, tool))
+            path = bindir
+        if npm_on_path:
+            with open(npm_path, "w") as f:
+                f.write(npm)
+            os.chmod(npm_path, 0o755)
         fake(bindir, "meson", f'echo "meson $*" >> "{log}"')
-        env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+        env = {**os.environ, "PATH": path}
         p = subprocess.run(["sh", os.path.join(repo, "tools", "bootstrap"), set_flag, os.path.join(d, "build")],
                            capture_output=True, text=True, timeout=60, env=env)
         need(p.returncode == 0, f"bootstrap {set_flag}: exit {p.returncode}: {p.stderr.strip()}")
@@ -85,6 +104,14 @@ need(TEST_ONLY <= test and not test & ANALYSERS, f"--test: consumers {sorted(TES
      f"{sorted(test & ANALYSERS)} present")
 need({"clang", "clang-tidy", "cppcheck", "valgrind"} <= dev, f"--dev lacks analysers: {sorted(dev)}")
 need(any(line.startswith("npm install") for line in test_log), f"--test installs no Ajv: {test_log}")
+need(not test & NODE, f"--test installs Debian's {sorted(test & NODE)} over the npm already on PATH")
+# A fresh Debian 12 has no npm: --test installs Debian's nodejs and npm, then Ajv through it; --runtime neither.
+fresh, fresh_log = packages_of("--test", npm_on_path=False)
+need(NODE <= fresh and any(line.startswith("npm install") for line in fresh_log),
+     f"--test without npm on PATH: installs {sorted(fresh & NODE)}, then {fresh_log}")
+fresh_runtime, fresh_runtime_log = packages_of("--runtime", npm_on_path=False)
+need(not fresh_runtime & NODE and not any(line.startswith("npm") for line in fresh_runtime_log),
+     f"--runtime without npm on PATH installs {sorted(fresh_runtime & NODE)}: {fresh_runtime_log}")
 
 if failures:
     print("\n".join(failures))
