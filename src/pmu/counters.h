@@ -278,10 +278,11 @@ struct events_dir_layout {
 /*
  * The map directory a tlbprof whose canonical path is exe uses when no
  * --events-dir is given, into buf (size bytes; pure, no I/O): l->source_dir
- * when exe lies directly in l->build_root (how the tests run it; a copy
- * staged in a folder below it is installed, not built); else the installed
- * maps relative to exe (PREFIX/bin/tlbprof reads PREFIX/share/tlbprof/events,
- * so a DESTDIR or relocated copy reads its own); else l->installed_dir. An
+ * when exe lies directly in l->build_root (how the tests run it); else the
+ * installed maps relative to exe (PREFIX/bin/tlbprof reads
+ * PREFIX/share/tlbprof/events, so a DESTDIR or relocated copy reads its own,
+ * also one staged below the build directory); else l->source_dir for a unit
+ * test below l->build_root; else l->installed_dir. An
  * installed binary never gets the source tree, even when its datadir is
  * unreadable: reading the maps then fails and says where. exe may be NULL
  * (no /proc). Returns 0, -EINVAL (size 0) or -ENAMETOOLONG.

@@ -81,42 +81,42 @@ int metric_from_name(const char *name)
 	return -1;
 }
 
-/* Whether the file at path lies directly in dir, not below it (both canonical, as realpath() gives them). */
-static bool path_is_in(const char *path, const char *dir)
+/* Whether path lies in dir or below it (both canonical, as realpath() gives them); directly in it with `directly`. */
+static bool path_is_below(const char *path, const char *dir, bool directly)
 {
 	size_t n = strlen(dir);
 
-	return n > 1 && strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
+	return n > 1 && strncmp(path, dir, n) == 0 && path[n] == '/' && (!directly || !strchr(path + n + 1, '/'));
 }
 
 int counters_events_dir_locate(const struct events_dir_layout *l, const char *exe, char *buf, size_t size)
 {
 	const char *slash = exe ? strrchr(exe, '/') : NULL;
 	size_t bin_len = strlen(l->bindir_rel), dir_len = slash ? (size_t)(slash - exe) : 0;
+	bool in_build = exe && l->build_root && l->build_root[0];
 	int len;
 
 	if (size == 0)
 		return -EINVAL;
-	/*
-	 * The binary meson built, at the top of its build directory: the tests run it there, and the maps there
-	 * are the source tree's. Only there: a copy installed into a stage below the build directory
-	 * (DESTDIR=build/stage) is an installed binary and reads its own datadir.
-	 */
-	if (exe && l->build_root && l->build_root[0] && path_is_in(exe, l->build_root)) {
+	/* The binary meson built, at the top of its build directory: the tests run it there. */
+	if (in_build && path_is_below(exe, l->build_root, true)) {
 		len = snprintf(buf, size, "%s", l->source_dir);
 		return len >= 0 && (size_t)len < size ? 0 : -ENAMETOOLONG;
 	}
 	/*
 	 * Installed: PREFIX/BINDIR/tlbprof reads PREFIX/DATADIR/tlbprof/events, PREFIX taken from where the
-	 * binary is, so a DESTDIR or relocated copy reads its own datadir. A binary outside a BINDIR (copied
-	 * away by hand) and a layout with absolute directories read the configured path.
+	 * binary is, so a DESTDIR or relocated copy reads its own datadir, also one staged below the build
+	 * directory (DESTDIR=build/stage). A binary outside a BINDIR (copied away by hand) and a layout with
+	 * absolute directories read the configured path.
 	 */
 	if (slash && bin_len && l->bindir_rel[0] != '/' && l->events_rel[0] != '/' && dir_len > bin_len &&
 	    exe[dir_len - bin_len - 1] == '/' && strncmp(exe + dir_len - bin_len, l->bindir_rel, bin_len) == 0) {
 		len = snprintf(buf, size, "%.*s%s", (int)(dir_len - bin_len), exe, l->events_rel);
 		return len >= 0 && (size_t)len < size ? 0 : -ENAMETOOLONG;
 	}
-	len = snprintf(buf, size, "%s", l->installed_dir);
+	/* The unit tests and tools meson built into folders of the build directory: the source tree's maps too. */
+	len = snprintf(buf, size, "%s", in_build && path_is_below(exe, l->build_root, false) ? l->source_dir
+											  : l->installed_dir);
 	return len >= 0 && (size_t)len < size ? 0 : -ENAMETOOLONG;
 }
 

@@ -965,6 +965,37 @@ static void unprivileged(const struct test_ctx *ctx)
 	counter_set_delete(set);
 }
 
+/* Where a binary finds its maps, from its path alone: one row per layout, with the line of each row. */
+static void test_events_dir_locate(void)
+{
+	const struct events_dir_layout l = {
+		.build_root = "/src/build", .source_dir = "/src/events", .bindir_rel = "bin",
+		.events_rel = "share/tlbprof/events", .installed_dir = "/usr/local/share/tlbprof/events",
+	};
+	static const struct {
+		int line;
+		const char *exe, *want;
+	} rows[] = {
+		{ __LINE__, "/src/build/tlbprof", "/src/events" },			/* the built binary */
+		{ __LINE__, "/src/build/tests/test-cli", "/src/events" },		/* a unit test */
+		{ __LINE__, "/src/build/stage/usr/local/bin/tlbprof", "/src/build/stage/usr/local/share/tlbprof/events" },
+		{ __LINE__, "/opt/t/bin/tlbprof", "/opt/t/share/tlbprof/events" },	/* relocated */
+		{ __LINE__, "/usr/bin/tlbprof", "/usr/share/tlbprof/events" },		/* the Debian package */
+		{ __LINE__, "/home/u/tlbprof", "/usr/local/share/tlbprof/events" },	/* copied away by hand */
+		{ __LINE__, "/src/buildx/tlbprof", "/usr/local/share/tlbprof/events" },	/* beside, not in, the build */
+		{ __LINE__, NULL, "/usr/local/share/tlbprof/events" },			/* no /proc */
+	};
+	char buf[256];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int rc = counters_events_dir_locate(&l, rows[i].exe, buf, sizeof(buf));
+		CHECK(rc == 0 && strcmp(buf, rows[i].want) == 0, "row at line %d: %s -> %s (%d), want %s", rows[i].line,
+		      rows[i].exe ? rows[i].exe : "(null)", buf, rc, rows[i].want);
+	}
+	CHECK(counters_events_dir_locate(&l, "/src/build/tlbprof", buf, 4) == -ENAMETOOLONG, "a short buffer");
+	CHECK(counters_events_dir_locate(&l, "/src/build/tlbprof", buf, 0) == -EINVAL, "no buffer");
+}
+
 int main(int argc, char **argv)
 {
 	struct test_ctx ctx = { .events_dir = getenv("TLBPROF_TEST_EVENTS_DIR") };
@@ -985,6 +1016,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "events dir: %s\n", ctx.events_dir);
 
 	test_metric_names();
+	test_events_dir_locate();
 	test_scale();
 	test_open_errors();
 	for (size_t i = 0; i < sizeof(golden_pmus) / sizeof(golden_pmus[0]); i++) {
