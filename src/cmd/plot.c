@@ -78,9 +78,9 @@ static enum option_result plot_parse(int argc, char **argv, void *options, char 
 		return option_error(msg, len, "plot: -o FILE is required (the SVG to write, or - for stdout)");
 	size_t n = strlen(o->output_path);
 	o->png = n > 4 && strcasecmp(o->output_path + n - 4, ".png") == 0;
-	if (o->png && !report_png_available())
-		return option_error(msg, len, "-o '%s': this tlbprof was built without PNG support (librsvg); write an .svg",
-				    o->output_path);
+	char why[256];
+	if (o->png && !report_png_available(why, sizeof(why)))
+		return option_error(msg, len, "-o '%s': %s; write an .svg", o->output_path, why);
 	if (access(o->input_path, R_OK) != 0)
 		return option_error(msg, len, "plot: '%s': %s", o->input_path, strerror(errno));
 	/* Writing the SVG over the report it is drawn from would lose the measurement. */

@@ -157,8 +157,12 @@ char *report_link_target(const char *path);
  */
 int report_write_svg(const struct plot *p, const char *path, char *err, size_t err_len);
 
-/* Whether this build rasterises plots (librsvg was found at build time). */
-bool report_png_available(void);
+/*
+ * Whether this tlbprof can rasterise plots: built with librsvg's headers, and
+ * librsvg loads now (it is loaded on first use, never linked). Where not, a
+ * one-line reason goes into why (why_len bytes).
+ */
+bool report_png_available(char *why, size_t why_len);
 
 /*
  * Write the plot as a PNG: the SVG report_write_svg() writes, rendered by

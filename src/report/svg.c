@@ -12,6 +12,8 @@
 #include "version.h"
 
 #if TLBPROF_HAVE_PNG
+#include <dlfcn.h>
+
 #include <cairo.h>
 #include <librsvg/rsvg.h>
 #endif
@@ -416,12 +418,80 @@ int report_write_svg(const struct plot *p, const char *path, char *err, size_t e
 	return report_write_file(path, "-o", "plot", emit_svg, p, err, err_len);
 }
 
-bool report_png_available(void)
+#if TLBPROF_HAVE_PNG
+/*
+ * librsvg, loaded when a PNG is asked for and never before: linked, it brings
+ * cairo, pango, glib, fontconfig, ICU and X11 with it, 56 shared objects that
+ * every tlbprof paid for at each start (13.5 ms against 6.2 ms here), and the
+ * page-fault workload starts tlbprof 40 times. Its headers give the types, so
+ * each pointer has the exact type of the function it stands for; dlsym() on
+ * librsvg's handle also finds cairo's and glib's, which it depends on.
+ */
+#define PNG_LIBRARY "librsvg-2.so.2"
+static struct png_lib {
+	bool tried, ok;
+	char why[256];
+	__typeof__(&rsvg_handle_new_from_data) handle_new_from_data;
+	__typeof__(&rsvg_handle_render_document) render_document;
+	__typeof__(&cairo_image_surface_create) image_surface_create;
+	__typeof__(&cairo_surface_status) surface_status;
+	__typeof__(&cairo_status_to_string) status_to_string;
+	__typeof__(&cairo_create) create;
+	__typeof__(&cairo_destroy) destroy;
+	__typeof__(&cairo_surface_destroy) surface_destroy;
+	__typeof__(&cairo_surface_write_to_png_stream) write_to_png_stream;
+	__typeof__(&g_error_free) error_free;
+	__typeof__(&g_object_unref) object_unref;
+} png;
+
+/* One symbol into *slot; false, with the reason in png.why, where it is missing. */
+static bool png_symbol(void *lib, const char *name, void *slot)
 {
-	return TLBPROF_HAVE_PNG;
+	void *sym = dlsym(lib, name);
+
+	if (!sym) {
+		snprintf(png.why, sizeof(png.why), "%s lacks %s", PNG_LIBRARY, name);
+		return false;
+	}
+	memcpy(slot, &sym, sizeof(sym));	/* ISO C has no cast from an object pointer to a function pointer */
+	return true;
 }
 
-#if TLBPROF_HAVE_PNG
+/* Load librsvg once per process (the handle is kept until exit). */
+static bool png_load(void)
+{
+	if (png.tried)
+		return png.ok;
+	png.tried = true;
+	void *lib = dlopen(PNG_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		const char *e = dlerror();
+		snprintf(png.why, sizeof(png.why), "%s cannot be loaded (%s): install librsvg (Debian: librsvg2-2)",
+			 PNG_LIBRARY, e ? e : "not found");
+		return false;
+	}
+	png.ok = png_symbol(lib, "rsvg_handle_new_from_data", &png.handle_new_from_data) &&
+		 png_symbol(lib, "rsvg_handle_render_document", &png.render_document) &&
+		 png_symbol(lib, "cairo_image_surface_create", &png.image_surface_create) &&
+		 png_symbol(lib, "cairo_surface_status", &png.surface_status) &&
+		 png_symbol(lib, "cairo_status_to_string", &png.status_to_string) &&
+		 png_symbol(lib, "cairo_create", &png.create) && png_symbol(lib, "cairo_destroy", &png.destroy) &&
+		 png_symbol(lib, "cairo_surface_destroy", &png.surface_destroy) &&
+		 png_symbol(lib, "cairo_surface_write_to_png_stream", &png.write_to_png_stream) &&
+		 png_symbol(lib, "g_error_free", &png.error_free) && png_symbol(lib, "g_object_unref", &png.object_unref);
+	if (!png.ok)
+		dlclose(lib);
+	return png.ok;
+}
+
+bool report_png_available(char *why, size_t why_len)
+{
+	if (png_load())
+		return true;
+	snprintf(why, why_len, "%s", png.why);
+	return false;
+}
+
 static cairo_status_t png_bytes(void *closure, const unsigned char *data, unsigned int len)
 {
 	return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
@@ -432,7 +502,7 @@ static int emit_png(FILE *f, const void *ctx)
 	cairo_surface_t *surface = (cairo_surface_t *)ctx;
 
 	errno = 0;
-	if (cairo_surface_write_to_png_stream(surface, png_bytes, f) != CAIRO_STATUS_SUCCESS || ferror(f))
+	if (png.write_to_png_stream(surface, png_bytes, f) != CAIRO_STATUS_SUCCESS || ferror(f))
 		return errno ? -errno : -EIO;
 	return 0;
 }
@@ -446,13 +516,16 @@ static int render_png(const struct plot *p, cairo_surface_t **out, char *err, si
 {
 	char *svg = NULL;
 	size_t len = 0;
-	FILE *mem = open_memstream(&svg, &len);
+	FILE *mem;
 	int w = (int)lround(p->render_width_px > 0 ? p->render_width_px : p->width_px);
 	int h = (int)lround(p->height_px * w / p->width_px);
 	GError *gerr = NULL;
 	int rc = 0;
 
 	*out = NULL;
+	if (!png_load())
+		return snprintf(err, err_len, "-o: %s", png.why), -ENOTSUP;
+	mem = open_memstream(&svg, &len);
 	if (!mem)
 		return snprintf(err, err_len, "-o: out of memory"), -ENOMEM;
 	rc = emit_svg(mem, p);
@@ -469,28 +542,28 @@ static int render_png(const struct plot *p, cairo_surface_t **out, char *err, si
 			 h);
 		return -EFBIG;
 	}
-	RsvgHandle *handle = rsvg_handle_new_from_data((const guint8 *)svg, len, &gerr);
-	cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
-	if (!handle || cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+	RsvgHandle *handle = png.handle_new_from_data((const guint8 *)svg, len, &gerr);
+	cairo_surface_t *surface = png.image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
+	if (!handle || png.surface_status(surface) != CAIRO_STATUS_SUCCESS) {
 		snprintf(err, err_len, "-o: librsvg cannot draw the plot: %s",
-			 gerr ? gerr->message : cairo_status_to_string(cairo_surface_status(surface)));
+			 gerr ? gerr->message : png.status_to_string(png.surface_status(surface)));
 		rc = -EIO;
 	} else {
-		cairo_t *cr = cairo_create(surface);
+		cairo_t *cr = png.create(surface);
 		RsvgRectangle viewport = { 0, 0, w, h };
-		if (!rsvg_handle_render_document(handle, cr, &viewport, &gerr)) {
+		if (!png.render_document(handle, cr, &viewport, &gerr)) {
 			snprintf(err, err_len, "-o: librsvg cannot draw the plot: %s", gerr ? gerr->message : "unknown error");
 			rc = -EIO;
 		}
-		cairo_destroy(cr);
+		png.destroy(cr);
 	}
 	if (gerr)
-		g_error_free(gerr);
+		png.error_free(gerr);
 	if (handle)
-		g_object_unref(handle);
+		png.object_unref(handle);
 	free(svg);
 	if (rc)
-		cairo_surface_destroy(surface);
+		png.surface_destroy(surface);
 	else
 		*out = surface;
 	return rc;
@@ -504,10 +577,16 @@ int report_write_png(const struct plot *p, const char *path, char *err, size_t e
 	if (rc)
 		return rc;
 	rc = report_write_file(path, "-o", "plot", emit_png, surface, err, err_len);
-	cairo_surface_destroy(surface);
+	png.surface_destroy(surface);
 	return rc;
 }
 #else
+bool report_png_available(char *why, size_t why_len)
+{
+	snprintf(why, why_len, "this tlbprof was built without PNG support (librsvg)");
+	return false;
+}
+
 int report_write_png(const struct plot *p, const char *path, char *err, size_t err_len)
 {
 	(void)p;
