@@ -222,7 +222,7 @@ static const struct option_spec measure_specs[] = {
 	{ 0 },
 };
 
-/* The default of option o as --help states it: its own, then each workload's that differs ("; pagefault: 200M"). */
+/* The default of option o as --help states it: its own, then each workload's that differs ("; pagefault: 128M"). */
 static const char *default_text(const struct option_spec *o, char *buf, size_t len)
 {
 	const char *own = o->def_help ? o->def_help : o->def;

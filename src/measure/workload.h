@@ -20,7 +20,7 @@ struct prepare_info {
 };
 struct plan_context;
 
-/* A measuring option whose default this workload changes: pagefault touches 200M, not 256M. */
+/* A measuring option whose default this workload changes: pagefault touches 128M, not 256M. */
 struct workload_default {
 	const char *option;	/* the option's name: "size" */
 	const char *value;	/* as typed, set when the command line does not give it; NULL: the hook decides */

@@ -229,7 +229,7 @@ int main(void)
 	char *pf[] = { "tlbprof", "--workload", "pagefault", NULL };
 	CHECK(parse(3, pf, &cmd, &opts, msg, sizeof(msg)) == OPTION_OK, "pagefault: %s", msg);
 	req = &((const struct measure_options *)opts)->plan;
-	CHECK(req->n_sizes == 1 && req->sizes_bytes[0] == 200ull << 20, "pagefault touches 200M");
+	CHECK(req->n_sizes == 1 && req->sizes_bytes[0] == 128ull << 20, "pagefault touches 128M");
 	char *pf2[] = { "tlbprof", "--size", "8M", "--workload", "pagefault", NULL };
 	CHECK(parse(5, pf2, &cmd, &opts, msg, sizeof(msg)) == OPTION_OK, "pagefault --size: %s", msg);
 	req = &((const struct measure_options *)opts)->plan;
