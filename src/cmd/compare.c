@@ -216,9 +216,12 @@ static enum option_result compare_outputs(struct compare_options *o, char *msg, 
 		return option_error(msg, len, "--output '%s': the same file as --json", path);
 	if (path && cli_check_output_target("--output", path, msg, len) != OPTION_OK)
 		return OPTION_NO_OUTPUT;
-	/* With --output FILE nothing goes to stdout: -q has nothing left to silence, and FILE is written. */
+	/*
+	 * --output names what is written, a FILE or - (stdout, as analyze's --output -): -q then silences only
+	 * the table around it, and is never "nothing to write".
+	 */
 	bool quiet = o->out.quiet;
-	if (path && strcmp(path, "-") != 0)
+	if (path)
 		o->out.quiet = false;
 	enum option_result r = cli_check_outputs(&o->out, msg, len);
 	o->out.quiet = quiet;

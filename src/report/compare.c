@@ -744,6 +744,8 @@ int report_compare_emit(const struct report_compare_input *in, const struct repo
 {
 	bool json_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
 	bool to_file = in->output_path && strcmp(in->output_path, "-") != 0;
+	/* --output - names stdout as what is written: -q does not silence it (as analyze --output -). */
+	bool named = in->output_path != NULL;
 	char msg[512];
 	int rc = 0;
 
@@ -753,7 +755,7 @@ int report_compare_emit(const struct report_compare_input *in, const struct repo
 	 * takes stdout); markdown, or anything --output names, goes through the
 	 * one writer.
 	 */
-	if (to_file || (!out->quiet && (in->format == REPORT_COMPARE_MARKDOWN || in->output_path))) {
+	if (named || (!out->quiet && in->format == REPORT_COMPARE_MARKDOWN)) {
 		if (report_write_file(to_file ? in->output_path : "-", "--output", "comparison", compare_stream, in, msg,
 				      sizeof(msg)) != 0) {
 			report_error(msg);

@@ -8,9 +8,11 @@ import copy
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_check import Failures, command_schema_errors  # noqa: E402
@@ -596,5 +598,82 @@ with tempfile.TemporaryDirectory() as d:
     doc, _ = compare(p1, scaled_copy(p2, "p2-slow", 1.2), expect=(1,), what="real page-fault runs, +20 %")
     if doc and phase(doc, cold)["verdict"] != "regression":
         fail(f"real page-fault runs +20 %: {cold} {phase(doc, cold)['ns']}")
+
+    # 13. Several runs a side (compare A1 A2 A3 -- B1 B2 B3): judged between runs, each run one value (Welch's t on
+    # the logs of the runs' medians). Copies of one real run, 1 % apart a side: +20 % is a regression of the
+    # measured phases (the control as it was), ±0.5 % is no change, and one run against three cannot be told.
+    base = [scaled_copy(c1, f"base{i}", f) for i, f in enumerate((1.0, 1.01, 0.99))]
+    slow = [scaled_copy(c1, f"slow{i}", f) for i, f in enumerate((1.2, 1.21, 1.19))]
+    same = [scaled_copy(c1, f"same{i}", f) for i, f in enumerate((1.005, 0.995, 1.0))]
+
+    def runs(old, new, expect, what):
+        p = subprocess.run([TLBPROF, "compare", "--json", "-", *old, "--", *new], capture_output=True, text=True,
+                           timeout=120)
+        if p.returncode not in expect:
+            fail(f"{what}: exit {p.returncode}, want {expect}: {p.stderr[-600:]}")
+            return None
+        doc = json.loads(p.stdout)
+        validate_compare(doc)
+        if not doc["method"]["between_runs"] or doc["method"]["runs_test"] != "welch_t_log_run_values":
+            fail(f"{what}: not judged between runs: {doc['method']}")
+        return {ph["name"]: (ph["verdict"], ph["ns"]["runs"]) for ph in doc["phases"]}, doc
+    got = runs(base, slow, (1,), "three runs a side, +20 %")
+    if got:
+        verdicts, doc = got
+        want = {"chase/4k:packed/16M/r0": "no_change", "chase/4k/16M/r0": "regression", "chase/2m/16M/r0": "regression"}
+        if {n: v for n, (v, _) in verdicts.items()} != want or doc["verdict"] != "regression" or \
+                any(r != {"base": 3, "new": 3} for _, r in verdicts.values()):
+            fail(f"three runs a side, +20 %: {verdicts}, verdict {doc['verdict']}")
+    got = runs(base, same, (0,), "three runs a side, within 1 %")
+    if got and (any(v != "no_change" for v, _ in got[0].values()) or got[1]["verdict"] != "ok"):
+        fail(f"three runs a side, within 1 %: {got[0]}, verdict {got[1]['verdict']}")
+    got = runs(base, slow[:1], (3,), "three runs against one")
+    if got and (any(v != "too_few_runs" for v, _ in got[0].values()) or got[1]["verdict"] != "nothing_judged"):
+        fail(f"three runs against one: {got[0]}, verdict {got[1]['verdict']}")
+
+    # 14. --format markdown, as GitHub renders a bot's comment: through cmark-gfm (GitHub's own CommonMark fork,
+    # Debian's cmark-gfm) with its table extension. One table with the header and a row per phase and comparison;
+    # a '|' in a file name stays text and does not split a table cell; -q with --output - still writes it.
+    piped = os.path.join(d, "new|1.json")
+    shutil.copy(slow[0], piped)
+    md = os.path.join(d, "pr.md")
+    p = subprocess.run([TLBPROF, "compare", base[0], piped, "--format", "markdown", "--output", md], capture_output=True,
+                       text=True, timeout=120)
+    cmark = shutil.which("cmark-gfm")
+    if p.returncode != 1 or not os.path.exists(md):
+        fail(f"markdown: exit {p.returncode}: {p.stderr[-400:]}")
+    elif not cmark:
+        fail("markdown: cmark-gfm is missing: apt-get install cmark-gfm (tools/bootstrap --test installs it)")
+    else:
+        with open(md) as f:
+            text = f.read()
+        html = subprocess.run([cmark, "-e", "table"], input=text, capture_output=True, text=True, timeout=60).stdout
+        try:
+            root = ET.fromstring("<div>" + html.replace("&nbsp;", " ") + "</div>")
+        except ET.ParseError as e:
+            fail(f"markdown: cmark-gfm's HTML does not parse: {e}: {html[:300]!r}")
+            root = None
+        if root is not None:
+            heads = [h.text for h in root.findall("h2")]
+            tables = root.findall("table")
+            header = [th.text for th in tables[0].iter("th")] if tables else []
+            rows = [[("".join(td.itertext())) for td in tr.findall("td")] for tr in tables[0].iter("tr")][1:] \
+                if tables else []
+            paras = " ".join("".join(x.itertext()) for x in root.findall("p"))
+            if heads != ["tlbprof compare: regression (exit 1)"]:
+                fail(f"markdown: the heading: {heads}")
+            if len(tables) != 1 or header != ["phase", "old", "new", "change [99 % interval]", "verdict", "samples"]:
+                fail(f"markdown: {len(tables)} tables, header {header}")
+            if len(rows) != 4 or any(len(r) != 6 for r in rows) or \
+                    [r[0].split(" (")[0] for r in rows[:3]] != ["chase/4k:packed/16M/r0", "chase/4k/16M/r0",
+                                                                "chase/2m/16M/r0"] or \
+                    "slower (regression)" not in rows[1][4] or "no significant change" not in rows[0][4]:
+                fail(f"markdown: the rows: {rows}")
+            if piped not in paras:
+                fail(f"markdown: the file name with '|' as text: {paras[:300]!r}")
+    p = subprocess.run([TLBPROF, "compare", base[0], base[1], "-q", "--format", "markdown", "--output", "-"],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 or not p.stdout.startswith("## tlbprof compare: no regression (exit 0)") or p.stderr:
+        fail(f"markdown -q --output -: exit {p.returncode}, {p.stdout[:80]!r}, {p.stderr[-200:]!r}")
 
 fail.finish("all compare checks passed")
