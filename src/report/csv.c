@@ -32,7 +32,7 @@ static void csv_field(FILE *f, const char *s, bool last)
  */
 struct csv_out {
 	FILE *f;
-	char run[17];	/* the run id */
+	char run[18];	/* the run id: "r" and 16 hex digits */
 };
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
@@ -61,7 +61,11 @@ static void csv_run_id(const struct report_input *in, struct csv_out *o)
 		else if (r->target && r->target->n_wall)
 			h = fnv1a(h, r->target->wall_ns, r->target->n_wall * sizeof(*r->target->wall_ns));
 	}
-	snprintf(o->run, sizeof(o->run), "%016" PRIx64, h);
+	/*
+	 * A letter first: 16 hex digits alone are all decimal digits once in 1,700 runs (or read like 123e456),
+	 * and pandas, R and spreadsheets then take the column for numbers and lose its digits.
+	 */
+	snprintf(o->run, sizeof(o->run), "r%016" PRIx64, h);
 }
 
 /* One row: run, phase, value, unit, metric, running %, note. */

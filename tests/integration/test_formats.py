@@ -581,8 +581,13 @@ def check_csv(text, rep, where):
         fail(f"{where}: pandas reads the columns {list(frame.columns)}, want {CSV_COLUMNS}")
         return None
     runs = set(frame["run"])
-    if len(runs) != 1 or not re.fullmatch(r"[0-9a-f]{16}", next(iter(runs))):
-        fail(f"{where}: one run id of 16 hex digits in every row: {sorted(runs)[:3]}")
+    if len(runs) != 1 or not re.fullmatch(r"r[0-9a-f]{16}", next(iter(runs))):
+        fail(f"{where}: one run id of r and 16 hex digits in every row: {sorted(runs)[:3]}")
+    # With no arguments at all, as a first look at the file takes it: the run id stays a string (an all-digit id
+    # read as a number loses its digits), and the columns are the same.
+    bare = pandas.read_csv(io.StringIO(text))
+    if list(bare.columns) != CSV_COLUMNS or bare["run"].dtype != object or set(bare["run"]) != runs:
+        fail(f"{where}: pandas.read_csv with no arguments: columns {list(bare.columns)}, run {bare['run'].dtype}")
     if frame.empty or pandas.to_numeric(frame["value"], errors="coerce").isna().sum() != frame["value"].isin(
             ["<not supported>", "<not counted>"]).sum():
         fail(f"{where}: value is a number, or <not supported>/<not counted>")
