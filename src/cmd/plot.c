@@ -109,19 +109,26 @@ static const char *join_command(int argc, char **argv, char *buf, size_t len)
 	return buf;
 }
 
+/* Seconds since the epoch as the footer prints a date, UTC; NULL for 0 (not known). */
+static const char *footer_date(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	if (t <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm))
+		return NULL;
+	return buf;
+}
+
 /*
- * When the report was written: its file's modification time, UTC (a report
- * records no date of its own; measuring writes it as it ends). NULL when
- * the file cannot be stat'ed.
+ * When the report's file was written: its modification time, the fallback
+ * for a report from before measured_at (measuring writes it as it ends).
+ * NULL when the file cannot be stat'ed.
  */
 static const char *report_date(const char *path, char *buf, size_t len)
 {
 	struct stat st;
-	struct tm tm;
 
-	if (stat(path, &st) != 0 || !gmtime_r(&st.st_mtime, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm))
-		return NULL;
-	return buf;
+	return stat(path, &st) == 0 ? footer_date(st.st_mtime, buf, len) : NULL;
 }
 
 static int plot_run(const void *options, const struct command_context *ctx)
@@ -144,7 +151,7 @@ static int plot_run(const void *options, const struct command_context *ctx)
 		status = EXIT_UNAVAILABLE;
 		goto out;
 	}
-	char command[2048], date[40];
+	char command[2048], date[40], measured[40];
 	struct plot_input in = {
 		.phases = doc.results.phases,
 		.n = doc.results.n,
@@ -153,7 +160,9 @@ static int plot_run(const void *options, const struct command_context *ctx)
 		.interrupted = doc.results.interrupted,
 		.source = o->input_path,
 		.command = join_command(doc.argc, doc.argv, command, sizeof(command)),
+		.measured_at = footer_date((time_t)doc.results.started_unix_s, measured, sizeof(measured)),
 		.date = report_date(o->input_path, date, sizeof(date)),
+		.measured_by = doc.tool_version,
 		.version = TLBPROF_VERSION,
 		.intervals = doc.intervals,
 	};

@@ -181,7 +181,9 @@ struct plot_input {
 	bool interrupted;
 	const char *source;			/* the report's file name, for the title; may be NULL */
 	const char *command;			/* the command that measured, as one line; may be NULL */
-	const char *date;			/* when the report was written ("2026-05-01 12:00 UTC"); may be NULL */
+	const char *measured_at;		/* when it was measured, as the report says ("2026-05-01 12:00 UTC"); may be NULL */
+	const char *date;			/* else when its file was written ("2026-05-01 12:00 UTC"); may be NULL */
+	const char *measured_by;		/* the version of the tlbprof that wrote the report; may be NULL */
 	const char *version;			/* the drawing tlbprof's version */
 	const struct plot_intervals *intervals;	/* run -I: a chart of the counts over time; NULL: none */
 };

@@ -265,9 +265,16 @@ void plot_build_footer(const struct plot_input *in, struct plot *p)
 	footer_line(p, text);
 	snprintf(text, sizeof(text), "Command: %s", in->command && *in->command ? in->command : "not recorded");
 	footer_line(p, text);
-	snprintf(text, sizeof(text), "Report: %s (file dated %s); drawn by tlbprof %s (tlbprof plot)",
-		 in->source ? in->source : "(unnamed)", in->date && *in->date ? in->date : "unknown",
-		 in->version ? in->version : "?");
+	/* The report's own date where it has one: a file's modification time is lost on a copy or a clone. */
+	bool by = in->measured_by && *in->measured_by;
+	if (in->measured_at && *in->measured_at)
+		snprintf(text, sizeof(text), "Report: %s, measured %s by tlbprof %s; drawn by tlbprof %s (tlbprof plot)",
+			 in->source ? in->source : "(unnamed)", in->measured_at, by ? in->measured_by : "?",
+			 in->version ? in->version : "?");
+	else
+		snprintf(text, sizeof(text), "Report: %s (file dated %s%s%s); drawn by tlbprof %s (tlbprof plot)",
+			 in->source ? in->source : "(unnamed)", in->date && *in->date ? in->date : "unknown",
+			 by ? ", written by tlbprof " : "", by ? in->measured_by : "", in->version ? in->version : "?");
 	footer_line(p, text);
 	p->footer_h_px = FOOTER_LINE_PX;
 	p->footer_y_px = p->height_px + FOOTER_PAD_PX + 6;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pmu/counters.h"
 #include "measure/phase.h"
@@ -34,6 +35,11 @@ struct run_results {
 	struct phase_result *phases;	/* owned; run_results_free() */
 	size_t n;			/* phases finished (== plan size unless interrupted) */
 	bool interrupted;
+	/*
+	 * When the command began to measure, seconds since the epoch (UTC), set by the command; 0: not recorded
+	 * (a report read back from a tlbprof before measured_at).
+	 */
+	int64_t started_unix_s;
 };
 
 /*

@@ -27,7 +27,8 @@ static json_t *gb_context(const struct report_input *in)
 	const struct environment *env = in->env;
 	json_t *c = json_object(), *caches = json_array();
 	char date[40] = "", host[256];
-	time_t now = time(NULL);
+	/* When the phases were measured, where the report says (a re-analysis keeps it); else now. */
+	time_t now = in->results->started_unix_s > 0 ? (time_t)in->results->started_unix_s : time(NULL);
 	struct tm tm;
 
 	/* ISO 8601 with a colon in the offset, as gbench writes it ("2024-05-01T12:00:00+02:00"). */

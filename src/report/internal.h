@@ -194,6 +194,16 @@ char *report_utf8_dup(const char *s);
 /* A JSON string of arbitrary bytes (jansson refuses invalid UTF-8): as report_utf8_dup(); NULL only for NULL or OOM. */
 json_t *report_json_text(const char *s);
 
+/*
+ * A report's measured_at: s seconds since the epoch as ISO 8601 in UTC, to
+ * the second ("2026-12-05T23:09:45Z"), into buf (at least 21 bytes). false,
+ * with buf "", when s is 0 (not recorded) or out of range.
+ */
+bool report_utc_format(int64_t s, char *buf, size_t len);
+
+/* The inverse: seconds since the epoch of exactly that form; 0 for anything else. */
+int64_t report_utc_parse(const char *text);
+
 /* How report_put_text() escapes. */
 enum report_text {
 	REPORT_TEXT_PLAIN,		/* no escapes */

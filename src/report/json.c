@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "parse.h"
 #include "pmu/elfinfo.h"
@@ -873,6 +874,29 @@ static json_t *reanalysis_json(const struct report_input *in)
 	return root;
 }
 
+bool report_utc_format(int64_t s, char *buf, size_t len)
+{
+	time_t t = (time_t)s;
+	struct tm tm;
+
+	if (len)
+		buf[0] = '\0';
+	return s > 0 && gmtime_r(&t, &tm) && strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 20;
+}
+
+int64_t report_utc_parse(const char *text)
+{
+	struct tm tm = { 0 };
+	const char *end = text ? strptime(text, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+	char again[32];
+
+	if (!end || *end || strlen(text) != 20)
+		return 0;
+	int64_t s = (int64_t)timegm(&tm);
+	/* strptime takes 2026-02-31 as March 3rd: the time must print back as it was written. */
+	return report_utc_format(s, again, sizeof(again)) && strcmp(again, text) == 0 ? s : 0;
+}
+
 json_t *report_json_build(const struct report_input *in)
 {
 	if (in->source)
@@ -885,6 +909,9 @@ json_t *report_json_build(const struct report_input *in)
 	for (int i = 0; i < in->argc; i++)
 		json_array_append_new(cmd, report_json_text(in->argv[i]));
 	json_object_set_new(root, "command", cmd);
+	char at[32];
+	json_object_set_new(root, "measured_at", report_utc_format(in->results->started_unix_s, at, sizeof(at))
+							 ? json_string(at) : json_null());
 	json_object_set_new(root, "environment", report_environment_json(in->env, in->clock, in->pmu_name));
 	json_object_set_new(root, "counters", counters_json(in));
 	for (size_t i = 0; i < in->results->n; i++)

@@ -869,6 +869,15 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 			goto out;
 	}
 	doc->results.interrupted = json_is_true(json_object_get(root, "interrupted"));
+	/* Optional (a report before it has none); where present, exactly the form tlbprof writes. */
+	v = json_object_get(root, "measured_at");
+	if (v && !json_is_null(v) &&
+	    !(json_is_string(v) && (doc->results.started_unix_s = report_utc_parse(json_string_value(v))) > 0)) {
+		rc = bad(&rd, "report.measured_at: not a UTC time such as 2026-12-05T23:09:45Z");
+		goto out;
+	}
+	v = json_object_get(json_object_get(root, "tool"), "version");
+	snprintf(doc->tool_version, sizeof(doc->tool_version), "%s", json_is_string(v) ? json_string_value(v) : "");
 	read_target(doc, root);
 	doc->workload = doc->results.n ? doc->results.phases[0].spec.workload : workload_find("chase");
 	doc->source = json_incref(root);

@@ -186,6 +186,7 @@ struct report_doc {
 	struct run_results results;
 	char pmu_name[64];
 	void *source;			/* the parsed JSON (json_t *), kept so a re-written report keeps every field */
+	char tool_version[32];		/* the tlbprof that wrote it (tool.version); "" when absent */
 	/* tlbprof run reports: how the benchmark was built (target.binary), for the build_optimised check. */
 	bool has_build;
 	char build_binary[256];

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """tlbprof analyze: re-analysis of fixtures built from published measurements, round trips, and bad input files."""
+import calendar
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_check import Failures, validate  # noqa: E402
@@ -169,6 +171,9 @@ BAD = {
     "huge-number": mutated(lambda d: d["phases"][0]["params"].update(iterations=1e300)),
     "no-environment": mutated(lambda d: d.pop("environment")),
     "ok-without-samples": mutated(lambda d: d["phases"][0]["ns_per_access"].update(samples=[])),
+    "measured-at-local": mutated(lambda d: d.update(measured_at="2026-12-05T23:09:45+01:00")),
+    "measured-at-feb-31": mutated(lambda d: d.update(measured_at="2026-02-31T12:00:00Z")),
+    "measured-at-number": mutated(lambda d: d.update(measured_at=1765000000)),
 }
 with tempfile.TemporaryDirectory() as d:
     for name, body in BAD.items():
@@ -196,6 +201,14 @@ with tempfile.TemporaryDirectory() as d:
             fail("re-analysis of a fresh report differs from its own analysis")
         if rep and (rep["phases"] != orig["phases"] or rep["environment"] != orig["environment"]):
             fail("re-analysis must keep phases and environment as they were")
+        # When it was measured: written by the run (UTC, to the second, within this test's minutes), kept as is.
+        at = orig.get("measured_at") or ""
+        try:
+            age = time.time() - calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ"))
+        except ValueError:
+            age = None
+        if age is None or not -5 <= age <= 600 or (rep and rep.get("measured_at") != at):
+            fail(f"measured_at: {at!r} ({age} s ago), re-analysed {rep and rep.get('measured_at')!r}")
 
     # 5. Round trips keep page-fault data and failed phases: the analysis is the same.
     runs = [["--workload", "pagefault", "--size", "4M", "--cases", "anon_cold,anon_prefault,file_warm",

@@ -314,6 +314,12 @@ def check_footer(root, rep, what, version):
         fail(f"{what}: the footer does not name the CPU {cpu!r}: {lines}")
     if not re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", text):
         fail(f"{what}: the footer has no date: {lines}")
+    # The report's own date and writer where it has them (a file's date is lost on a copy); else the file's.
+    at, by = rep.get("measured_at"), rep.get("tool", {}).get("version")
+    if at and f"measured {at[:10]} {at[11:16]} UTC by tlbprof {by}" not in text:
+        fail(f"{what}: the footer does not give measured_at {at} and the writer {by}: {lines}")
+    if not at and ("file dated" not in text or (by and f"written by tlbprof {by}" not in text)):
+        fail(f"{what}: a report without measured_at: its file's date and its writer: {lines}")
     if rep.get("command") and os.path.basename(rep["command"][-1])[:12] not in text:
         fail(f"{what}: the footer does not hold the command {rep['command']}: {lines}")
     bottom = max((num(r, "y") + num(r, "height") for r in find(root, "plot-area", "rect")), default=0)
