@@ -126,7 +126,8 @@ static const struct option_spec run_specs[] = {
 	{ .name = "pid", .short_name = 'p', .value = "PID",
 	  .help = "count the running process PID instead, as perf stat -p:\nevery thread it has, until it exits, CMD (if "
 		  "given:\na timer, such as sleep 5) exits, or Ctrl-C", .def_help = "none", .set = set_pid },
-	{ .name = "per-thread", .help = "with -p: each thread's counts too, as perf stat --per-thread",
+	{ .name = "per-thread", .help = "each thread's (and child process's) counts too, as perf stat --per-thread\n"
+		  "(which only has them with -p): a started command's from each exit",
 	  .set = option_set_flag, .offset = offsetof(struct run_options, per_thread) },
 	{ .name = "cpu", .value = "N", .help = "pin CMD (and tlbprof's clock calibration) to CPU N\n",
 	  .def_help = "not pinned", .set = cli_set_cpu, .offset = offsetof(struct run_options, cpu) },
@@ -202,9 +203,6 @@ static enum option_result run_parse(int argc, char **argv, void *options, char *
 	enum option_result r = option_parse(&p, argc, argv, msg, len);
 	if (r != OPTION_OK)
 		return r;
-	if (o->per_thread && !o->attach_pid)
-		return option_error(msg, len, "--per-thread: needs -p PID (as perf stat: a started command's threads are "
-				    "counted together)");
 	if (o->attach_pid && (r = attach_conflicts(o, msg, len)) != OPTION_OK)
 		return r;
 	if (p.n_operands < 1 && o->attach_pid)
@@ -317,6 +315,7 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 		.stop_signal = ctx->stop_signal,
 		.no_reference = !first,
 		.interval_ms = first ? o->interval_ms : 0,
+		.per_thread = first && o->per_thread,	/* run -r N: run 1's threads, as its watch and samples */
 	};
 	struct run_context rctx = { .clock = &m->clock, .counters = m->counters, .stop = ctx->stop };
 	char msg[512];

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int kernel_ioctl(int fd, unsigned long request, unsigned long arg)
@@ -16,6 +17,11 @@ static int kernel_ioctl(int fd, unsigned long request, unsigned long arg)
 static ssize_t kernel_read(int fd, void *buf, size_t len)
 {
 	return read(fd, buf, len);
+}
+
+static void *kernel_map(int fd, size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 }
 
 /*
@@ -42,6 +48,7 @@ const struct pmu_backend pmu_backend_kernel = {
 	.ioctl = kernel_ioctl,
 	.read = kernel_read,
 	.close = close,
+	.map = kernel_map,
 	.has_core_pmu = kernel_has_core_pmu,
 };
 

@@ -24,6 +24,8 @@ struct pmu_backend {
 	ssize_t (*read)(int fd, void *buf, size_t len);
 	/* close(2) of an event fd. */
 	int (*close)(int fd);
+	/* mmap(2) of an event fd's ring, len bytes shared read-write: the mapping, or MAP_FAILED with errno; NULL: none. */
+	void *(*map)(int fd, size_t len);
 	/* Whether a core PMU exists at all (sysfs event_source/devices/cpu, or the model's). */
 	bool (*has_core_pmu)(void);
 	/*

@@ -21,6 +21,12 @@ struct counter_event {
 	char open_reason[sizeof(((struct counter_info *)0)->reason)];
 };
 
+struct counter_threads;
+
+/* counters_threads.c, for counters.c: set the exit records up after the groups opened, and take them down. */
+void counter_threads_open(struct counter_set *set);
+void counter_threads_close(struct counter_set *set);
+
 struct counter_set {
 	struct counter_event *events;
 	size_t n;
@@ -33,6 +39,9 @@ struct counter_set {
 	pid_t pid;
 	bool inherit;
 	bool enable_on_exec;
+	/* Per thread (counters_threads.c): asked for, and the exit records' ring and what they told; owned. */
+	bool track_threads;
+	struct counter_threads *threads;
 	/* The PMU map's precise dTLB-miss sampling event, encoded (counter_set_sample_event). */
 	struct counter_sample_event sample_dtlb;
 	int sample_dtlb_err;		/* 0, or -errno with sample_dtlb_reason */

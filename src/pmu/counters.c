@@ -147,6 +147,8 @@ static int open_event(const struct counter_set *set, struct counter_event *ev, i
 	 * ENABLE/DISABLE ioctls reach them too.
 	 */
 	attr.inherit = set->inherit;
+	/* Each inherited task reports its own counts as it exits (counters_threads.c). */
+	attr.inherit_stat = set->inherit && set->track_threads;
 	attr.enable_on_exec = set->enable_on_exec && group_fd == -1;
 	int fd = pmu_backend()->open(&attr, set->pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
@@ -293,6 +295,7 @@ int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool
 			ev->open_status = ev->info.status;
 			memcpy(ev->open_reason, ev->info.reason, sizeof(ev->open_reason));
 		}
+	counter_threads_open(set);
 	return opened;
 }
 
@@ -514,6 +517,7 @@ void counter_set_close(struct counter_set *set)
 {
 	if (!set)
 		return;
+	counter_threads_close(set);
 	/*
 	 * Close members before their leaders: closing a leader first would turn
 	 * its members into singleton events for a moment. Callers read before

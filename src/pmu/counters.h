@@ -203,6 +203,43 @@ int counter_set_open(struct counter_set *set);
  * from the new program's first instruction. Needs ptrace access to pid.
  */
 int counter_set_open_task(struct counter_set *set, pid_t pid, bool inherit, bool enable_on_exec);
+
+/*
+ * Per thread (counters_threads.c): ask, before counter_set_open_task() with
+ * inherit, for each task the target creates to report its own counts as it
+ * exits (inherit_stat, PERF_RECORD_READ into one ring; perf record -s does
+ * the same), so that a started command's threads and child processes are
+ * told apart. counter_set_threads_drain() empties the ring; call it at least
+ * every 100 ms while the target runs (512 KiB hold about 500 exits of a set
+ * of seven events), since what overflows is lost and counted.
+ */
+void counter_set_track_threads(struct counter_set *set, bool on);
+int counter_set_threads_drain(struct counter_set *set);
+
+/* One task's own counts, as its exit reported them (or, for the first, the total less every other). */
+struct counter_thread {
+	uint32_t pid, tid;
+	bool first;			/* the task the set was opened on (it reports no exit of its own) */
+	bool known;			/* first: every other exit was reported, so the difference is exact */
+	struct counter_reading *counts;	/* one per event of the set, as counter_set_read() orders them */
+};
+
+struct counter_threads_info {
+	uint64_t lost, bad;		/* exit records the kernel dropped, records that did not decode */
+	char error[160];		/* why there are no per-thread counts */
+};
+
+/*
+ * Every task's counts after the target has exited: the first task's (total,
+ * as counter_set_read() gave it, less the others), then one per exit in the
+ * order they were reported, into *out (caller frees with
+ * counter_threads_free()). Returns 0; -EINVAL when not asked for, -ENOTSUP
+ * with info->error when the backend or the kernel cannot report exits, or
+ * -ENOMEM.
+ */
+int counter_set_threads(struct counter_set *set, const struct counter_reading *total, struct counter_thread **out,
+			size_t *n_out, struct counter_threads_info *info);
+void counter_threads_free(struct counter_thread *t, size_t n);
 /* Reset to zero / enable / disable all open events (the group leaders). 0 or -errno. */
 int counter_set_reset(struct counter_set *set);
 int counter_set_enable(struct counter_set *set);

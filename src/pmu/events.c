@@ -663,6 +663,8 @@ int counter_set_clone(const struct counter_set *set, struct counter_set **out)
 		return -ENOMEM;
 	}
 	memcpy(c->events, set->events, set->n * sizeof(*c->events));
+	c->track_threads = false;	/* a clone counts one thread: it has no exits of its own to report */
+	c->threads = NULL;
 	/* Closed, whatever the original is: the copy opens its own fds on its own task. */
 	for (size_t i = 0; i < c->n; i++)
 		c->events[i].fd = -1;

@@ -84,6 +84,11 @@ struct target_result;
 json_t *report_intervals_json(const struct target_result *tr);
 /* target.attached (run -p): null when tlbprof started the command, else pid, comm, ended_by, threads, per_thread. */
 json_t *report_attached_json(const struct target_result *tr);
+/*
+ * target.per_thread (run --per-thread of a started command): null without it, else error, lost_records and each
+ * task (pid, tid, comm, first, exact, counters).
+ */
+json_t *report_per_thread_json(const struct target_result *tr);
 /* target.intervals read back: *out (owned, free with report_intervals_free()), NULL when absent or malformed. */
 int report_intervals_read(const json_t *iv, struct plot_intervals **out);
 void report_intervals_free(struct plot_intervals *iv);

@@ -813,6 +813,7 @@ static json_t *target_json(const struct report_input *in)
 	json_object_set_new(o, "repeats", repeats_json(tr));
 	json_object_set_new(o, "intervals", report_intervals_json(tr));
 	json_object_set_new(o, "attached", report_attached_json(tr));
+	json_object_set_new(o, "per_thread", report_per_thread_json(tr));
 	json_object_set_new(o, "interrupted", json_boolean(tr->interrupted));
 	json_object_set_new(o, "protocol", json_string(TARGET_PROTOCOL));
 	for (unsigned i = 0; i < tr->errors && i < TARGET_MAX_ERRORS; i++)

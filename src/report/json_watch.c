@@ -548,6 +548,39 @@ int report_intervals_read(const json_t *iv, struct plot_intervals **out)
 	return 0;
 }
 
+/* One thread's counts by counter name: the counting counters only, rounded as the whole run's are. */
+static json_t *thread_counters(const struct target_result *tr, const struct target_thread *th)
+{
+	json_t *ctrs = json_object();
+
+	for (size_t c = 0; c < tr->n_counters && tr->counter_info; c++) {
+		const struct counter_info *ci = &tr->counter_info[c];
+		if (counter_counting(ci))
+			json_object_set_new(ctrs, ci->name, count((uint64_t)(th->counts[c].scaled + 0.5)));
+	}
+	return ctrs;
+}
+
+json_t *report_per_thread_json(const struct target_result *tr)
+{
+	if (!tr->per_thread_started)
+		return json_null();
+	json_t *threads = json_array();
+
+	for (size_t k = 0; k < tr->n_threads; k++) {
+		const struct target_thread *th = &tr->threads[k];
+		json_array_append_new(threads, json_pack("{s:i, s:i, s:o, s:b, s:o, s:o}", "pid", (int)th->pid, "tid",
+							 (int)th->tid, "comm", *th->comm ? report_json_text(th->comm)
+											: json_null(),
+							 "first", th->first, "exact", th->first ? json_boolean(th->exact)
+												: json_true(),
+							 "counters", thread_counters(tr, th)));
+	}
+	return json_pack("{s:o, s:I, s:o}", "error", *tr->per_thread_error ? report_json_text(tr->per_thread_error)
+									 : json_null(),
+			 "lost_records", (json_int_t)tr->per_thread_lost, "threads", threads);
+}
+
 json_t *report_attached_json(const struct target_result *tr)
 {
 	if (!tr->attached)
@@ -556,17 +589,10 @@ json_t *report_attached_json(const struct target_result *tr)
 
 	if (tr->threads) {
 		threads = json_array();
-		for (size_t k = 0; k < tr->n_threads; k++) {
-			json_t *ctrs = json_object();
-			for (size_t c = 0; c < tr->n_counters && tr->counter_info; c++) {
-				const struct counter_info *ci = &tr->counter_info[c];
-				if (counter_counting(ci))
-					json_object_set_new(ctrs, ci->name, count((uint64_t)(tr->threads[k].counts[c].scaled +
-											     0.5)));
-			}
+		for (size_t k = 0; k < tr->n_threads; k++)
 			json_array_append_new(threads, json_pack("{s:i, s:o, s:o}", "tid", (int)tr->threads[k].tid, "comm",
-								 report_json_text(tr->threads[k].comm), "counters", ctrs));
-		}
+								 report_json_text(tr->threads[k].comm), "counters",
+								 thread_counters(tr, &tr->threads[k])));
 	}
 	return json_pack("{s:i, s:o, s:s, s:I, s:o}", "pid", (int)tr->pid, "comm", report_json_text(tr->attached_comm),
 			 "ended_by", tr->ended_by ? tr->ended_by : "exit", "threads", (json_int_t)tr->threads_attached,

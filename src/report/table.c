@@ -81,19 +81,35 @@ static void print_intervals(const struct target_result *tr, FILE *f)
 	}
 }
 
-/* run -p --per-thread: each thread's counts, a row each, as perf stat --per-thread (the counting counters only). */
+/*
+ * --per-thread: each thread's counts, a row each, as perf stat --per-thread (the counting counters only); a
+ * started command's tasks by pid and tid, the first thread's marked where a lost exit left its counts inexact.
+ */
 static void print_threads(const struct target_result *tr, FILE *f)
 {
-	char lead[64];
+	char lead[128];
 
+	if (tr->per_thread_started && *tr->per_thread_error)
+		term_note(f, "per thread: could not tell, because %s\n", tr->per_thread_error);
 	if (!tr->threads || !tr->counter_info)
 		return;
-	snprintf(lead, sizeof(lead), "threads (--per-thread):\n  %-16s %8s", "comm", "tid");
+	if (tr->per_thread_started)
+		snprintf(lead, sizeof(lead), "threads (--per-thread: each task's own counts, reported at its exit):\n"
+			 "  %-16s %8s %8s", "comm", "pid", "tid");
+	else
+		snprintf(lead, sizeof(lead), "threads (--per-thread):\n  %-16s %8s", "comm", "tid");
 	print_counts_header(tr, lead, f);
 	for (size_t k = 0; k < tr->n_threads; k++) {
-		fprintf(f, "  %-16s %8d", tr->threads[k].comm, (int)tr->threads[k].tid);
-		print_counts_row(tr, tr->threads[k].counts, f);
+		const struct target_thread *th = &tr->threads[k];
+		if (tr->per_thread_started)
+			fprintf(f, "  %-16s %8d %8d", *th->comm ? th->comm : "-", (int)th->pid, (int)th->tid);
+		else
+			fprintf(f, "  %-16s %8d", th->comm, (int)th->tid);
+		print_counts_row(tr, th->counts, f);
 	}
+	if (tr->per_thread_started && tr->per_thread_lost)
+		term_note(f, "per thread: %llu exit record%s lost: those tasks' counts stay in the first thread's, which is "
+			  "not exact\n", (unsigned long long)tr->per_thread_lost, tr->per_thread_lost == 1 ? "" : "s");
 }
 
 static void print_target(const struct target_report *t, FILE *f)

@@ -324,6 +324,38 @@ static void add_command_phase(struct target_state *st, uint64_t steal0)
 		memcpy(r->counter_info, tr->counter_info, st->n_counters * sizeof(*r->counter_info));
 }
 
+/* --per-thread on a started command: its first thread, then each task that exited, from the exit records. */
+static void per_thread(struct target_state *st, struct counter_set *cs)
+{
+	struct target_result *tr = st->tr;
+	struct counter_threads_info info;
+	struct counter_thread *t;
+	size_t n;
+
+	tr->per_thread_started = true;
+	if (counter_set_threads(cs, tr->counters, &t, &n, &info) != 0) {
+		snprintf(tr->per_thread_error, sizeof(tr->per_thread_error), "%s", info.error);
+		return;
+	}
+	tr->per_thread_lost = info.lost + info.bad;
+	tr->threads = calloc(n + 1, sizeof(*tr->threads));
+	for (size_t k = 0; tr->threads && k < n; k++) {
+		struct target_thread *th = &tr->threads[tr->n_threads++];
+		th->pid = (pid_t)t[k].pid;
+		th->tid = (pid_t)t[k].tid;
+		th->first = t[k].first;
+		th->exact = t[k].known;
+		th->counts = t[k].counts;
+		t[k].counts = NULL;	/* moved */
+		/* The first thread is the program the command ran; a task names itself nowhere in its exit. */
+		if (th->first && st->opt->argv && st->opt->argv[0]) {
+			const char *slash = strrchr(st->opt->argv[0], '/');
+			snprintf(th->comm, sizeof(th->comm), "%s", slash ? slash + 1 : st->opt->argv[0]);
+		}
+	}
+	counter_threads_free(t, n);
+}
+
 void target_phases_finish(struct target_state *st, uint64_t exec_ns, uint64_t exit_ns, uint64_t steal0)
 {
 	struct target_result *tr = st->tr;
@@ -341,6 +373,8 @@ void target_phases_finish(struct target_state *st, uint64_t exec_ns, uint64_t ex
 			counter_set_read(cs, tr->counters);
 			for (size_t i = 0; i < st->n_counters; i++)
 				tr->counter_info[i] = *counter_set_info(cs, i);
+			if (st->opt->per_thread)
+				per_thread(st, cs);
 		}
 	}
 	/* Each phase's 95 % CI of its median, once: at every end it would make many short phases quadratic. */

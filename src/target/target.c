@@ -231,8 +231,11 @@ static void hand_over_counters(struct target_state *st)
  */
 static void attach(struct target_state *st)
 {
-	if (st->ctx->counters)
+	if (st->ctx->counters) {
+		/* --per-thread: each thread and child process reports its own counts as it exits. */
+		counter_set_track_threads(st->ctx->counters, st->opt->per_thread);
 		(void)counter_set_open_task(st->ctx->counters, st->pid, true, true);
+	}
 	hand_over_counters(st);
 	if (st->opt->sample)
 		target_sampling_open(st);
@@ -282,6 +285,8 @@ static void serve(struct target_state *st, siginfo_t *si)
 		/* Drain the sample rings whenever they fill, and at least every 100 ms, so none overflows. */
 		if (st->sampler)
 			sample_drain(st->sampler, &st->sink, false);
+		if (st->opt->per_thread)
+			counter_set_threads_drain(ctx->counters);
 		target_watch_tick(st);
 		for (int i = 0; i < 2; i++)
 			target_channel_ready(st, &st->ch[i], p[1 + i].revents);
@@ -356,6 +361,11 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	if (st.sampler)
 		target_sampling_finish(&st);
 	target_watch_finish(&st);
+	/* Under a wrapper (env, taskset) the first thread ends up as the program exec'd last, as the watch saw it. */
+	if (tr->per_thread_started && tr->n_threads && tr->threads[0].first && tr->profile.n_execs) {
+		const char *exe = tr->profile.execs[tr->profile.n_execs - 1], *slash = strrchr(exe, '/');
+		snprintf(tr->threads[0].comm, sizeof(tr->threads[0].comm), "%s", slash ? slash + 1 : exe);
+	}
 out:
 	state_free(&st);
 	return rc;

@@ -52,8 +52,10 @@ struct target_repeat {
 
 /* run -p --per-thread: one thread of the attached process and its counts (owned, n_counters of them). */
 struct target_thread {
-	pid_t tid;
-	char comm[16];
+	pid_t pid, tid;			/* a started command's child processes have pids of their own */
+	char comm[16];			/* "" where not known (a started command's tasks report no name at exit) */
+	bool first;			/* a started command's first thread: the total less every exit reported */
+	bool exact;			/* first: every other exit was reported, so the difference is exact */
 	struct counter_reading *counts;
 };
 
@@ -119,6 +121,13 @@ struct target_result {
 	size_t threads_attached;	/* threads counted (those of the start, with the threads they made) */
 	struct target_thread *threads;	/* --per-thread: each of them (owned) */
 	size_t n_threads;
+	/*
+	 * --per-thread on a started command: each task's own counts as it exited
+	 * (counter_set_threads()); what the kernel dropped, or why there are none.
+	 */
+	bool per_thread_started;
+	uint64_t per_thread_lost;
+	char per_thread_error[160];
 };
 
 /*

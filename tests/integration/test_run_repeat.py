@@ -18,6 +18,7 @@ import time
 from report_check import Failures, ReportError, validate
 
 TLBPROF = sys.argv[1]
+THREADS_PROBE = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(TLBPROF), "tests", "threads-probe")
 fail = Failures()
 
 # A marked benchmark through the raw protocol: phase "p" 4 times (1000 accesses each), and on its second run
@@ -241,11 +242,46 @@ if p.returncode != 0 or not rep or rep["target"]["attached"]["ended_by"] != "exi
 # Bad values and combinations: one line naming the option, exit 2.
 gone = next(n for n in range(4194000, 4194304) if not os.path.exists(f"/proc/{n}"))
 for args, want in ((["-p", "abc"], "--pid 'abc'"), (["-p", str(gone)], f"--pid '{gone}': no such process"),
-                   (["--per-thread", "--", "true"], "--per-thread"), (["-p", str(os.getpid()), "-r", "3"], "--repeat"),
+                   (["-p", str(os.getpid()), "-r", "3"], "--repeat"),
                    (["-p", str(os.getpid()), "--sample", "page-faults"], "--sample")):
     p = subprocess.run([TLBPROF, "run", *args], capture_output=True, text=True, timeout=30)
     if p.returncode != 2 or want not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
         fail(f"run {args}: exit {p.returncode}, stderr {p.stderr.strip()!r}")
+
+# --per-thread of a started command: each task's own counts, reported at its exit. The probe's two threads fault
+# 1000 and 3000 pages, its child process 600, the first thread 200 after them (each a page a fault, plus a few of the
+# task's own: its stack, the libc it touches). The parts add up to the whole, each within its touches and a margin.
+TOUCH = {"a": 1000, "b": 3000, "child": 600, "first": 200}
+p, rep = run(["--per-thread", "--", THREADS_PROBE, *(str(TOUCH[k]) for k in ("a", "b", "child", "first"))])
+pt = rep and rep["target"]["per_thread"]
+if p.returncode != 0 or not pt or pt["error"] is not None or pt["lost_records"] != 0:
+    fail(f"--per-thread of a started command: exit {p.returncode}, per_thread {pt}: {p.stderr.strip()[-300:]}")
+else:
+    threads, total = pt["threads"], rep["target"]["counters"]
+    first = [t for t in threads if t["first"]]
+    pid = rep["target"]["pid"]
+    faults = sorted(t["counters"]["page-faults"] for t in threads if not t["first"])
+    children = [t for t in threads if t["pid"] != pid]
+    if len(threads) != 4 or len(first) != 1 or first[0]["tid"] != pid or not first[0]["exact"] or \
+            first[0]["comm"] != os.path.basename(THREADS_PROBE)[:15] or len(children) != 1:
+        fail(f"--per-thread: 4 tasks (the first, two threads, a child process): "
+             f"{[(t['pid'], t['tid'], t['comm'], t['first']) for t in threads]}")
+    for name, n in zip(("child", "a", "b"), faults):
+        if not TOUCH[name] <= n <= TOUCH[name] + 150:
+            fail(f"--per-thread: page faults {faults}, want {TOUCH['child']}, {TOUCH['a']} and {TOUCH['b']} "
+                 f"(+150 at most each)")
+            break
+    if first and first[0]["counters"]["page-faults"] < TOUCH["first"]:
+        fail(f"--per-thread: the first thread's faults {first[0]['counters']['page-faults']} < {TOUCH['first']}")
+    for name, c in total.items():
+        parts = sum(t["counters"].get(name, 0) for t in threads)
+        if abs(parts - c["value"]) > len(threads):
+            fail(f"--per-thread: {name}: the tasks' {parts} against the whole command's {c['value']}")
+    if "each task's own counts" not in p.stdout or f"{pid:>8d} {pid:>8d}" not in p.stdout:
+        fail(f"--per-thread: the table's rows: {p.stdout[-800:]!r}")
+p, rep = run(["--", THREADS_PROBE, "10", "10", "10", "10"])
+if not rep or rep["target"]["per_thread"] is not None:
+    fail(f"without --per-thread: target.per_thread {rep and rep['target']['per_thread']}")
 
 fail.finish("run -r, -I and -p: phases over all runs, each run an allocation; failures, Ctrl-C; intervals that add up, "
             "in the table and the plot; an attached process counted per thread and left running; bad values")
