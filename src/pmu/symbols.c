@@ -525,9 +525,20 @@ size_t symbols_frames(struct symbols *syms, pid_t pid, uint64_t addr, struct sym
 	return obj ? symbols_object_frames(obj, vaddr, frames, max) : 0;
 }
 
+/* Whether path already begins with the folder dir (libdw joins a relative comp_dir such as "./posix" itself). */
+static bool begins_with_dir(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return n && strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
 int symbols_frame_format(const struct symbols_frame *frame, char *buf, size_t buf_size)
 {
-	const char *dir = frame->file && frame->file[0] != '/' && frame->comp_dir ? frame->comp_dir : "";
+	const char *dir = frame->file && frame->file[0] != '/' && frame->comp_dir &&
+					  !begins_with_dir(frame->file, frame->comp_dir) ? frame->comp_dir : "";
 	const char *sep = dir[0] ? "/" : "";
 
 	if (!frame->file)

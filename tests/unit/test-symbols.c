@@ -568,6 +568,10 @@ static void test_self_lines(void)
 		struct symbols_frame none = { 0 }, file_only = { .file = "/src/a.c" }, both = { .file = "/src/a.c", .line = 7 };
 		struct symbols_frame relative = { .file = "../a.c", .comp_dir = "/b", .line = 3 };
 		struct symbols_frame absolute = { .file = "/a.c", .comp_dir = "/b", .line = 3 };
+		/* glibc's debug info: a relative comp_dir that libdw has already put in front of the file. */
+		struct symbols_frame joined = { .file = "./posix/fork.c", .comp_dir = "./posix", .line = 41 };
+		struct symbols_frame joined_slash = { .file = "./posix/fork.c", .comp_dir = "./posix/", .line = 41 };
+		struct symbols_frame other = { .file = "./posixx/fork.c", .comp_dir = "./posix", .line = 41 };
 
 		symbols_frame_format(&none, text, sizeof(text));
 		CHECK(strcmp(text, "") == 0, "format of no frame: \"%s\"", text);
@@ -578,6 +582,12 @@ static void test_self_lines(void)
 		CHECK(strcmp(text, "/b/../a.c:3") == 0, "relative file: \"%s\"", text);
 		symbols_frame_format(&absolute, text, sizeof(text));
 		CHECK(strcmp(text, "/a.c:3") == 0, "absolute file: \"%s\"", text);
+		symbols_frame_format(&joined, text, sizeof(text));
+		CHECK(strcmp(text, "./posix/fork.c:41") == 0, "comp_dir already in front: \"%s\"", text);
+		symbols_frame_format(&joined_slash, text, sizeof(text));
+		CHECK(strcmp(text, "./posix/fork.c:41") == 0, "comp_dir with a slash already in front: \"%s\"", text);
+		symbols_frame_format(&other, text, sizeof(text));
+		CHECK(strcmp(text, "./posix/./posixx/fork.c:41") == 0, "a folder that only starts alike: \"%s\"", text);
 	}
 	symbols_delete(syms);
 }
