@@ -192,21 +192,74 @@ void plot_place_value_labels(struct plot_chart *c)
 	free(o.b);
 }
 
+/* Every 3 px along x between a and b (px), the pieces a line chart draws there become obstacles. */
+enum { SAMPLE_PX = 3 };
+
+/*
+ * What a line chart draws, as obstacles for its labels: each series' line
+ * (2 px wide) and spread band as boxes every few px along x, and its points.
+ * False when out of memory.
+ */
+static bool add_series_obstacles(const struct plot_chart *c, struct obstacles *o)
+{
+	bool ok = true;
+
+	for (size_t s = 0; s < c->n_series; s++) {
+		const struct plot_series *se = &c->series[s];
+		bool spread = false;
+		for (size_t i = 0; i < se->n; i++) {
+			spread |= se->points[i].hi > se->points[i].lo;
+			double px = plot_x_px(c, se->points[i].x), py = plot_y_px(c, se->points[i].y);
+			ok &= add_obstacle(o, (struct box){ px - 5, py - 5, px + 5, py + 5 });
+		}
+		for (size_t i = 1; i < se->n; i++) {
+			const struct plot_point *a = &se->points[i - 1], *b = &se->points[i];
+			double xa = plot_x_px(c, a->x), xb = plot_x_px(c, b->x);
+			int n = (int)ceil(fabs(xb - xa) / SAMPLE_PX);
+			n = n < 1 ? 1 : n;
+			for (int k = 0; k < n; k++) {
+				double t0 = (double)k / n, t1 = (double)(k + 1) / n, x0 = xa + (xb - xa) * t0,
+				       x1 = xa + (xb - xa) * t1;
+				/* Straight in px between the points, as the SVG path draws it. */
+				double ya = plot_y_px(c, a->y), yb = plot_y_px(c, b->y), y0 = ya + (yb - ya) * t0,
+				       y1 = ya + (yb - ya) * t1;
+				if (!b->gap_before)
+					ok &= add_obstacle(o, (struct box){ fmin(x0, x1) - 1, fmin(y0, y1) - 2, fmax(x0, x1) + 1,
+									    fmax(y0, y1) + 2 });
+				if (spread) {
+					double ha = plot_y_px(c, a->hi), hb = plot_y_px(c, b->hi), la = plot_y_px(c, a->lo),
+					       lb = plot_y_px(c, b->lo);
+					double top = fmin(ha + (hb - ha) * t0, ha + (hb - ha) * t1),
+					       bottom = fmax(la + (lb - la) * t0, la + (lb - la) * t1);
+					ok &= add_obstacle(o, (struct box){ fmin(x0, x1), top - 1, fmax(x0, x1), bottom + 1 });
+				}
+			}
+		}
+	}
+	return ok;
+}
+
 /*
  * Stride step labels: 9 px above their segment's midpoint (or 17 below, as
- * plot_place_steps() chose), moved further away from it, a row at a time,
- * while they overlap a label placed before.
+ * plot_place_steps() chose), moved further away from it a row at a time,
+ * then the other way, while they overlap a label placed before or what the
+ * chart draws (its lines, points and spread bands); where nothing is clear,
+ * where they belong.
  */
 void plot_place_step_labels(struct plot_chart *c)
 {
 	struct obstacles o = { 0 };
 
+	if (c->n_steps && !add_series_obstacles(c, &o))
+		o.n = 0;	/* out of memory: clear of the other labels only */
 	for (size_t i = 0; i < c->n_steps; i++) {
 		struct plot_step *st = &c->steps[i];
 		double x = plot_x_px(c, st->x), y0 = plot_y_px(c, st->y) + (st->above ? -9 : 17), y = y0;
+		double away = st->above ? -LABEL_STEP : LABEL_STEP;
 		struct box b = label_box(x, y, st->label);
-		for (int k = 1; k < LABEL_TRIES && !clear_of(&o, &b, &c->area); k++) {
-			y = y0 + (st->above ? -LABEL_STEP : LABEL_STEP) * k;
+		for (int k = 1; k < 2 * LABEL_TRIES && !clear_of(&o, &b, &c->area); k++) {
+			/* The side plot_place_steps() chose first; from the other side's first row after. */
+			y = k < LABEL_TRIES ? y0 + away * k : y0 + (st->above ? 26 : -26) - away * (k - LABEL_TRIES);
 			b = label_box(x, y, st->label);
 		}
 		if (!clear_of(&o, &b, &c->area)) {	/* nowhere clear: where it belongs */

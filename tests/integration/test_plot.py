@@ -185,6 +185,26 @@ def segment_hits_box(s, b):
     return False
 
 
+def line_hits_box(s, b):
+    """Whether a segment at any angle passes through the inside of box b (Liang-Barsky clipping)."""
+    x0, y0, x1, y1 = s
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x0 - (b[0] + TOL)), (dx, (b[2] - TOL) - x0), (-dy, y0 - (b[1] + TOL)), (dy, (b[3] - TOL) - y0)):
+        if abs(p) < 1e-12:
+            if q < 0:
+                return False
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return False
+    return True
+
+
 def pattern_angle(root, ref):
     m = re.fullmatch(r"url\(#([^)]+)\)", ref or "")
     pats = [e for e in root.iter(SVG + "pattern") if m and e.get("id") == m.group(1)]
@@ -242,12 +262,18 @@ def check_chart_geometry(root, c, what):
             len(find(c, "cpuid-label")):
         fail(f"{what}: a label without its backing box")
     whiskers = [s for w in find(c, "whisker", "path") for s in path_segments(w.get("d"))]
+    # The series' lines too, for the labels placed among them (a stride chart's step labels).
+    lines = [s for ln in find(c, "line", "path") for s in path_segments(ln.get("d"))]
+    steps = {text_of(t) for t in find(c, "step", "text")}
     for box, text in labels:
         if box[0] < area[0] - TOL or box[2] > area[2] + TOL or box[1] < area[1] - TOL or box[3] > area[3] + TOL:
             fail(f"{what}: label {text!r} at {box} leaves the plotting area {area}")
         for s in whiskers:
             if segment_hits_box(s, box):
                 fail(f"{what}: a whisker {s} crosses label {text!r} at {box}")
+        for s in lines if text in steps else ():
+            if line_hits_box(s, box):
+                fail(f"{what}: a series line {s} crosses step label {text!r} at {box}")
     for i, (a, ta) in enumerate(labels):
         for b, tb in labels[i + 1:]:
             if boxes_overlap(a, b):
