@@ -5,6 +5,7 @@ publishing steps read (--format/--output names), results are published even when
 baseline comes from the same artifact the job keeps, the benchmark history needs no gh-pages branch, and the
 compare step fails the job on exit 1 (a regression) only: any other status is reported as "could not compare"
 and the job goes on (the compare script of each file is run with a stand-in tlbprof for every status)."""
+import json
 import os
 import re
 import shlex
@@ -215,8 +216,16 @@ def check_github():
     if need(bench, "github: no github-action-benchmark step"):
         w = bench[0].get("with", {})
         need(w.get("tool") == "googlecpp", f"github: benchmark tool {w.get('tool')}")
-        need(w.get("output-file-path") in files and "gbench" in fmt,
-             f"github: benchmark reads {w.get('output-file-path')}, the job writes {sorted(files)}")
+        # The action makes a series of every entry: it must read one point per phase, the gbench file's medians
+        # kept by a jq step before it (run here on a real two-run fixture's gbench).
+        fed = w.get("output-file-path")
+        keep = [s for s in steps[:steps.index(bench[0])] if re.search(r"\bjq\b", s.get("run", ""))]
+        if need(keep, f"github: no jq step keeps the medians of the gbench file before the benchmark step reads {fed}"):
+            jq = shlex.split(keep[0]["run"].replace("\n", " "))
+            need(jq[0] == "jq" and len(jq) == 5 and jq[3] == ">" and jq[2] in files and "gbench" in fmt and jq[4] == fed
+                 and "always()" in str(keep[0].get("if", "")),
+                 f"github: the jq step {jq} should read the job's gbench file ({sorted(files)}) into {fed}, always()")
+            check_median_filter(jq[1], "github")
         # It runs also after a failed check, but not without its input (the measurement could not run at all).
         cond = str(bench[0].get("if", ""))
         need("always()" in cond and f"hashFiles('{w.get('output-file-path')}')" in cond,
@@ -251,6 +260,27 @@ def check_github():
         base = down[0]["with"].get("path", ".")
         comp = [[x for x in a if x.endswith(".json")] for a in invocations(script) if a and a[0] == "compare"]
         need(comp and comp[0][0] == f"{base}/report.json", f"github: compare's base {comp and comp[0][0]}")
+
+
+def check_median_filter(jq_filter, where):
+    """A jq filter that keeps one point per phase, run on the gbench of a real report: exactly the _median entry of
+    each phase measured more than once (its real_time the median of the repetitions, as written), or its only
+    entry."""
+    jq = shutil.which("jq")
+    if not need(jq, f"{where}: jq is missing (apt-get install jq)"):
+        return
+    fixture = os.path.join(SOURCE, "tests", "data", "vm-chase-16m-run1.json")
+    gb = subprocess.run([TLBPROF, "analyze", fixture, "--format", "gbench", "--output", "-", "--quiet"],
+                        capture_output=True, text=True, timeout=60)
+    kept = subprocess.run([jq, jq_filter], input=gb.stdout, capture_output=True, text=True, timeout=60)
+    if not need(gb.returncode == 0 and kept.returncode == 0, f"{where}: jq {jq_filter!r}: {kept.stderr.strip()}"):
+        return
+    entries = json.loads(kept.stdout)["benchmarks"]
+    every = json.loads(gb.stdout)["benchmarks"]
+    runs = sorted({b["run_name"] for b in every})
+    need(sorted(b["run_name"] for b in entries) == runs and
+         all(b.get("aggregate_name") == "median" or b["repetitions"] == 1 for b in entries),
+         f"{where}: the filter keeps {[b['name'] for b in entries]}, want one median per phase of {runs}")
 
 
 def check_gitlab():
