@@ -126,8 +126,8 @@ static const struct option_spec run_specs[] = {
 	{ .name = "pid", .short_name = 'p', .value = "PID",
 	  .help = "count the running process PID instead, as perf stat -p:\nevery thread it has, until it exits, CMD (if "
 		  "given:\na timer, such as sleep 5) exits, or Ctrl-C", .def_help = "none", .set = set_pid },
-	{ .name = "per-thread", .help = "each thread's (and child process's) counts too, as perf stat --per-thread\n"
-		  "(which only has them with -p): a started command's from each exit",
+	{ .name = "per-thread", .help = "each thread's and child process's counts too, as perf stat\n"
+		  "--per-thread (a started command's reported at each exit)",
 	  .set = option_set_flag, .offset = offsetof(struct run_options, per_thread) },
 	{ .name = "cpu", .value = "N", .help = "pin CMD (and tlbprof's clock calibration) to CPU N\n",
 	  .def_help = "not pinned", .set = cli_set_cpu, .offset = offsetof(struct run_options, cpu) },
