@@ -197,10 +197,11 @@ enum { SAMPLE_PX = 3 };
 
 /*
  * What a line chart draws, as obstacles for its labels: each series' line
- * (2 px wide) and spread band as boxes every few px along x, and its points.
- * False when out of memory.
+ * (2 px wide) as boxes every few px along x and its points into o, its
+ * spread band into bands (a label may sit on a hatched band where nothing
+ * else is clear, never on a line). False when out of memory.
  */
-static bool add_series_obstacles(const struct plot_chart *c, struct obstacles *o)
+static bool add_series_obstacles(const struct plot_chart *c, struct obstacles *o, struct obstacles *bands)
 {
 	bool ok = true;
 
@@ -231,7 +232,7 @@ static bool add_series_obstacles(const struct plot_chart *c, struct obstacles *o
 					       lb = plot_y_px(c, b->lo);
 					double top = fmin(ha + (hb - ha) * t0, ha + (hb - ha) * t1),
 					       bottom = fmax(la + (lb - la) * t0, la + (lb - la) * t1);
-					ok &= add_obstacle(o, (struct box){ fmin(x0, x1), top - 1, fmax(x0, x1), bottom + 1 });
+					ok &= add_obstacle(bands, (struct box){ fmin(x0, x1), top - 1, fmax(x0, x1), bottom + 1 });
 				}
 			}
 		}
@@ -240,35 +241,49 @@ static bool add_series_obstacles(const struct plot_chart *c, struct obstacles *o
 }
 
 /*
- * Stride step labels: 9 px above their segment's midpoint (or 17 below, as
- * plot_place_steps() chose), moved further away from it a row at a time,
- * then the other way, while they overlap a label placed before or what the
- * chart draws (its lines, points and spread bands); where nothing is clear,
- * where they belong.
+ * A step label's baseline: 9 px above its segment's midpoint (or 17 below,
+ * as plot_place_steps() chose), moved further away from it a row at a time,
+ * then the other way, until its box is clear of o and, where given, of
+ * bands. Returns false, with *y at the first row, when no row is clear.
+ */
+static bool step_row(const struct plot_chart *c, const struct plot_step *st, const struct obstacles *o,
+		     const struct obstacles *bands, double *y)
+{
+	double x = plot_x_px(c, st->x), y0 = plot_y_px(c, st->y) + (st->above ? -9 : 17);
+	double away = st->above ? -LABEL_STEP : LABEL_STEP;
+
+	for (int k = 0; k < 2 * LABEL_TRIES; k++) {
+		/* The side plot_place_steps() chose first; from the other side's first row after. */
+		double at = k < LABEL_TRIES ? y0 + away * k : y0 + (st->above ? 26 : -26) - away * (k - LABEL_TRIES);
+		struct box b = label_box(x, at, st->label);
+		if (clear_of(o, &b, &c->area) && (!bands || clear_of(bands, &b, &c->area))) {
+			*y = at;
+			return true;
+		}
+	}
+	*y = y0;
+	return false;
+}
+
+/*
+ * Stride step labels, clear of the labels placed before them and of what the
+ * chart draws: its lines and points, and its spread bands where a row clear of
+ * those too exists; where nothing is clear, where they belong.
  */
 void plot_place_step_labels(struct plot_chart *c)
 {
-	struct obstacles o = { 0 };
+	struct obstacles o = { 0 }, bands = { 0 };
 
-	if (c->n_steps && !add_series_obstacles(c, &o))
-		o.n = 0;	/* out of memory: clear of the other labels only */
+	if (c->n_steps && !add_series_obstacles(c, &o, &bands))
+		o.n = bands.n = 0;	/* out of memory: clear of the other labels only */
 	for (size_t i = 0; i < c->n_steps; i++) {
 		struct plot_step *st = &c->steps[i];
-		double x = plot_x_px(c, st->x), y0 = plot_y_px(c, st->y) + (st->above ? -9 : 17), y = y0;
-		double away = st->above ? -LABEL_STEP : LABEL_STEP;
-		struct box b = label_box(x, y, st->label);
-		for (int k = 1; k < 2 * LABEL_TRIES && !clear_of(&o, &b, &c->area); k++) {
-			/* The side plot_place_steps() chose first; from the other side's first row after. */
-			y = k < LABEL_TRIES ? y0 + away * k : y0 + (st->above ? 26 : -26) - away * (k - LABEL_TRIES);
-			b = label_box(x, y, st->label);
-		}
-		if (!clear_of(&o, &b, &c->area)) {	/* nowhere clear: where it belongs */
-			y = y0;
-			b = label_box(x, y, st->label);
-		}
-		st->label_x_px = x;
+		double y;
+		if (!step_row(c, st, &o, &bands, &y))
+			(void)step_row(c, st, &o, NULL, &y);
+		st->label_x_px = plot_x_px(c, st->x);
 		st->label_y_px = y;
-		if (!add_obstacle(&o, b))
+		if (!add_obstacle(&o, label_box(st->label_x_px, y, st->label)))
 			break;	/* out of memory: the rest stay unchecked */
 	}
 	for (size_t i = 0; i < c->n_steps; i++)
@@ -277,6 +292,7 @@ void plot_place_step_labels(struct plot_chart *c)
 			c->steps[i].label_y_px = plot_y_px(c, c->steps[i].y) + (c->steps[i].above ? -9 : 17);
 		}
 	free(o.b);
+	free(bands.b);
 }
 
 /* Footer text: 10 px, one line each, the width of the page less its margins. */
