@@ -23,6 +23,15 @@ struct counter_event {
 
 struct counter_threads;
 
+/*
+ * A count as counter_set_read() gives it: a software event's as it is (the software PMU never runs out of
+ * counters, and task-clock's few us less running than enabled per enable/disable cycle are no reason to scale),
+ * any other's scaled by enabled/running (counter_scale(), which says in *multiplexed, where not NULL, whether
+ * it was).
+ */
+double counter_event_scale(const struct counter_event *ev, uint64_t value, uint64_t enabled_ns, uint64_t running_ns,
+			   bool *multiplexed);
+
 /* counters_threads.c, for counters.c: set the exit records up after the groups opened, and take them down. */
 void counter_threads_open(struct counter_set *set);
 void counter_threads_close(struct counter_set *set);

@@ -444,6 +444,23 @@ int counter_set_disable(struct counter_set *set)
 	return ioctl_leaders(set, PERF_EVENT_IOC_DISABLE);
 }
 
+double counter_event_scale(const struct counter_event *ev, uint64_t value, uint64_t enabled_ns, uint64_t running_ns,
+			   bool *multiplexed)
+{
+	/*
+	 * The software PMU never runs out of counters, so it never multiplexes.
+	 * Its times can still differ slightly: task-clock reports a few
+	 * microseconds less running than enabled time per enable/disable cycle.
+	 * That skew is not a reason to scale.
+	 */
+	if (ev->attr.type == PERF_TYPE_SOFTWARE) {
+		if (multiplexed)
+			*multiplexed = false;
+		return (double)value;
+	}
+	return counter_scale(value, enabled_ns, running_ns, multiplexed);
+}
+
 /* Turn what read_all() found into readings and statuses; given answers that do not decode leave out untouched. */
 static int readings(struct counter_set *set, struct counter_reading *out, const uint64_t *given, size_t words)
 {
@@ -462,18 +479,8 @@ static int readings(struct counter_set *set, struct counter_reading *out, const 
 		r->enabled_ns = v[i][1] - ev->base_enabled_ns;
 		r->running_ns = v[i][2] - ev->base_running_ns;
 
-		bool multiplexed = false;
-		if (ev->attr.type == PERF_TYPE_SOFTWARE) {
-			/*
-			 * The software PMU never runs out of counters, so it never
-			 * multiplexes. Its times can still differ slightly: task-clock
-			 * reports a few microseconds less running than enabled time per
-			 * enable/disable cycle. That skew is not a reason to scale.
-			 */
-			r->scaled = (double)r->value;
-		} else {
-			r->scaled = counter_scale(r->value, r->enabled_ns, r->running_ns, &multiplexed);
-		}
+		bool multiplexed;
+		r->scaled = counter_event_scale(ev, r->value, r->enabled_ns, r->running_ns, &multiplexed);
 		struct counter_info *info = &ev->info;
 		info->status = ev->open_status;
 		memcpy(info->reason, ev->open_reason, sizeof(info->reason));

@@ -232,13 +232,10 @@ void counter_threads_close(struct counter_set *set)
 /* What one exit reported of events[i], as counter_set_read() gives a count (scaled where multiplexed). */
 static void reading_of(const struct counter_event *ev, const uint64_t raw[3], struct counter_reading *r)
 {
-	bool multiplexed;
-
 	r->value = raw[0];
 	r->enabled_ns = raw[1];
 	r->running_ns = raw[2];
-	r->scaled = ev->attr.type == PERF_TYPE_SOFTWARE ? (double)raw[0]
-							: counter_scale(raw[0], raw[1], raw[2], &multiplexed);
+	r->scaled = counter_event_scale(ev, raw[0], raw[1], raw[2], NULL);
 }
 
 int counter_set_threads(struct counter_set *set, const struct counter_reading *total, struct counter_thread **out,
