@@ -20,6 +20,7 @@
 
 #include "pmu/backend.h"
 #include "pmu/counter_set.h"
+#include "pmu/perf_ring.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -43,8 +44,7 @@ struct thread_counts {
 struct counter_threads {
 	int dummy_fd;			/* the event whose ring every group writes into */
 	void *ring;			/* its mapping: the control page, then RING_PAGES data pages */
-	size_t page, data_size;
-	uint64_t tail;
+	size_t page;
 	struct thread_counts *t;
 	size_t n, cap;
 	uint64_t lost;			/* records the kernel dropped (PERF_RECORD_LOST) */
@@ -122,22 +122,16 @@ int counter_set_threads_drain(struct counter_set *set)
 
 	if (!th || !th->ring)
 		return 0;
-	struct perf_event_mmap_page *meta = th->ring;
-	const unsigned char *data = (const unsigned char *)th->ring + th->page;
-	/* The kernel publishes data_head with a release store; read it with acquire, hand the space back with release. */
-	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	const struct perf_ring pr = { .meta = th->ring, .data = (const unsigned char *)th->ring + th->page,
+				      .data_size = th->page * RING_PAGES };
+	uint64_t head = perf_ring_head(&pr), tail = perf_ring_tail(&pr);
+	struct perf_event_header hdr;
 	unsigned char rec[4096];
+	int rc;
 
-	while (th->tail + sizeof(struct perf_event_header) <= head) {
-		struct perf_event_header hdr;
-		size_t off = (size_t)(th->tail % th->data_size);
-		for (size_t k = 0; k < sizeof(hdr); k++)
-			((unsigned char *)&hdr)[k] = data[(off + k) % th->data_size];
-		if (hdr.size < sizeof(hdr) || th->tail + hdr.size > head)
-			break;
+	while ((rc = perf_ring_peek(&pr, tail, head, &hdr)) == 0) {
 		if (hdr.size <= sizeof(rec)) {
-			for (size_t k = 0; k < hdr.size; k++)
-				rec[k] = data[(off + k) % th->data_size];
+			perf_ring_copy(&pr, tail, rec, hdr.size);
 			if (hdr.type == PERF_RECORD_READ) {
 				take_read(set, rec + sizeof(hdr), hdr.size - sizeof(hdr));
 			} else if (hdr.type == PERF_RECORD_LOST && hdr.size >= sizeof(hdr) + 16) {
@@ -148,24 +142,33 @@ int counter_set_threads_drain(struct counter_set *set)
 		} else {
 			th->bad++;
 		}
-		th->tail += hdr.size;
+		tail += hdr.size;
 	}
-	__atomic_store_n(&meta->data_tail, th->tail, __ATOMIC_RELEASE);
+	/* A ring that cannot be walked further: what is left is dropped and counted, never read again. */
+	if (rc == -EIO) {
+		th->bad++;
+		tail = head;
+	}
+	perf_ring_release(&pr, tail);
 	return 0;
 }
 
-/* Tracking off, with the reason; what was set up is undone. */
-static void give_up(struct counter_set *set, const char *what, int err)
+/* The ring and its dummy event given back (tolerates either missing). */
+static void drop_ring(struct counter_threads *th)
 {
-	struct counter_threads *th = set->threads;
-
-	snprintf(th->error, sizeof(th->error), "%s: %s", what, strerror(err));
 	if (th->ring)
 		munmap(th->ring, th->page * (RING_PAGES + 1));
 	th->ring = NULL;
 	if (th->dummy_fd >= 0)
 		pmu_backend()->close(th->dummy_fd);
 	th->dummy_fd = -1;
+}
+
+/* Tracking off, with the reason; what was set up is undone. */
+static void give_up(struct counter_set *set, const char *what, int err)
+{
+	snprintf(set->threads->error, sizeof(set->threads->error), "%s: %s", what, strerror(err));
+	drop_ring(set->threads);
 }
 
 void counter_threads_open(struct counter_set *set)
@@ -179,7 +182,6 @@ void counter_threads_open(struct counter_set *set)
 	set->threads = th;
 	th->dummy_fd = -1;
 	th->page = (size_t)sysconf(_SC_PAGESIZE);
-	th->data_size = th->page * RING_PAGES;
 	if (!pmu_backend()->map) {
 		snprintf(th->error, sizeof(th->error), "the %s PMU has no ring buffers to report exits in",
 			 pmu_backend()->name);
@@ -216,10 +218,7 @@ void counter_threads_close(struct counter_set *set)
 
 	if (!th)
 		return;
-	if (th->ring)
-		munmap(th->ring, th->page * (RING_PAGES + 1));
-	if (th->dummy_fd >= 0)
-		pmu_backend()->close(th->dummy_fd);
+	drop_ring(th);
 	for (size_t i = 0; i < th->n; i++) {
 		free(th->t[i].raw);
 		free(th->t[i].have);

@@ -3,6 +3,7 @@
 #include "pmu/sample.h"
 
 #include "grow.h"
+#include "pmu/perf_ring.h"
 #include "pmu/sample_session.h"
 
 #include <errno.h>
@@ -300,28 +301,21 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
  */
 static int ring_read(struct sample_session *s, struct ring *r)
 {
-	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->meta->data_tail;
+	const struct perf_ring pr = { .meta = r->meta, .data = r->data, .data_size = r->data_size };
+	uint64_t head = perf_ring_head(&pr), tail = perf_ring_tail(&pr);
 	int ret = 0;
 
-	while (tail != head) {
+	for (;;) {
 		struct perf_event_header hdr;
-		size_t off = (size_t)(tail & (r->data_size - 1)), first = r->data_size - off;
-		uint64_t avail = head - tail;
 		unsigned char *dst;
 
-		if (avail < sizeof(hdr) || avail > r->data_size) {
-			s->info.bad_records++;
-			ret = -EIO;
+		ret = perf_ring_peek(&pr, tail, head, &hdr);
+		if (ret == -ENODATA) {
+			ret = 0;
 			break;
 		}
-		/* The kernel keeps records 8-byte aligned, so a header never wraps; a ring made by hand may. */
-		memcpy(&hdr, r->data + off, first < sizeof(hdr) ? first : sizeof(hdr));
-		if (first < sizeof(hdr))
-			memcpy((unsigned char *)&hdr + first, r->data, sizeof(hdr) - first);
-		if (hdr.size < sizeof(hdr) || hdr.size > avail) {
+		if (ret) {
 			s->info.bad_records++;
-			ret = -EIO;
 			break;
 		}
 		if (!array_grow((void **)&s->arena, &s->arena_cap, s->arena_len + hdr.size, 1, 64) ||
@@ -330,9 +324,7 @@ static int ring_read(struct sample_session *s, struct ring *r)
 			break;
 		}
 		dst = s->arena + s->arena_len;
-		memcpy(dst, r->data + off, first < hdr.size ? first : hdr.size);
-		if (first < hdr.size)
-			memcpy(dst + first, r->data, hdr.size - first);
+		perf_ring_copy(&pr, tail, dst, hdr.size);
 		s->pend[s->n_pend++] = (struct pending){
 			.time_ns = record_time(&hdr, dst, s->info.sample_type) + (uint64_t)s->clock_offset_ns,
 			.seq = s->seq++,
@@ -344,7 +336,7 @@ static int ring_read(struct sample_session *s, struct ring *r)
 	/* A corrupt ring cannot be walked further: drop what is left rather than read garbage again. */
 	if (ret == -EIO)
 		tail = head;
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	perf_ring_release(&pr, tail);
 	return ret;
 }
 
