@@ -215,21 +215,19 @@ static bool add_series_obstacles(const struct plot_chart *c, struct obstacles *o
 		}
 		for (size_t i = 1; i < se->n; i++) {
 			const struct plot_point *a = &se->points[i - 1], *b = &se->points[i];
-			double xa = plot_x_px(c, a->x), xb = plot_x_px(c, b->x);
+			/* Straight in px between the points, as the SVG paths draw the line and the band's edges. */
+			double xa = plot_x_px(c, a->x), xb = plot_x_px(c, b->x), ya = plot_y_px(c, a->y),
+			       yb = plot_y_px(c, b->y), ha = plot_y_px(c, a->hi), hb = plot_y_px(c, b->hi),
+			       la = plot_y_px(c, a->lo), lb = plot_y_px(c, b->lo);
 			int n = (int)ceil(fabs(xb - xa) / SAMPLE_PX);
 			n = n < 1 ? 1 : n;
 			for (int k = 0; k < n; k++) {
 				double t0 = (double)k / n, t1 = (double)(k + 1) / n, x0 = xa + (xb - xa) * t0,
-				       x1 = xa + (xb - xa) * t1;
-				/* Straight in px between the points, as the SVG path draws it. */
-				double ya = plot_y_px(c, a->y), yb = plot_y_px(c, b->y), y0 = ya + (yb - ya) * t0,
-				       y1 = ya + (yb - ya) * t1;
+				       x1 = xa + (xb - xa) * t1, y0 = ya + (yb - ya) * t0, y1 = ya + (yb - ya) * t1;
 				if (!b->gap_before)
 					ok &= add_obstacle(o, (struct box){ fmin(x0, x1) - 1, fmin(y0, y1) - 2, fmax(x0, x1) + 1,
 									    fmax(y0, y1) + 2 });
 				if (spread) {
-					double ha = plot_y_px(c, a->hi), hb = plot_y_px(c, b->hi), la = plot_y_px(c, a->lo),
-					       lb = plot_y_px(c, b->lo);
 					double top = fmin(ha + (hb - ha) * t0, ha + (hb - ha) * t1),
 					       bottom = fmax(la + (lb - la) * t0, la + (lb - la) * t1);
 					ok &= add_obstacle(bands, (struct box){ fmin(x0, x1), top - 1, fmax(x0, x1), bottom + 1 });
