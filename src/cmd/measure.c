@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cli.h"
@@ -455,9 +454,7 @@ static int measure_plan(const struct measure_options *o, const struct command_co
 		.argv = ctx->argv,
 	};
 	command_host_before(m);
-	int64_t started = (int64_t)time(NULL);
-	int rc = runner_run(plan, &rctx, results);	/* clears results first */
-	results->started_unix_s = started;
+	int rc = runner_run(plan, &rctx, results);
 	command_host_after(m);
 	if (rc != 0 || analysis_run(results->phases, results->n, &m->env, &m->clock, analysis) != 0) {
 		report_error("out of memory");

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,9 +320,7 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 	char msg[512];
 
 	sampling_options(o, m->counters, &opt, &dtlb_event, sample_why, why_len);
-	int64_t started = (int64_t)time(NULL);
-	int rc = target_run(&opt, &rctx, results, tr);	/* clears results first */
-	results->started_unix_s = started;	/* run -r N: the first run's, into which the others are added */
+	int rc = target_run(&opt, &rctx, results, tr);
 	if (tr->fifo_errno) {
 		/* The FIFOs' directory failed, not the command. */
 		snprintf(msg, sizeof(msg), "run: cannot make the marker FIFOs' directory in TMPDIR '%s': %s",
@@ -390,9 +387,7 @@ static int attach(const struct run_options *o, struct measuring *m, const struct
 				      .attach_pid = o->attach_pid, .per_thread = o->per_thread };
 	struct run_context rctx = { .clock = &m->clock, .counters = m->counters, .stop = ctx->stop };
 	char msg[512];
-	int64_t started = (int64_t)time(NULL);
-	int rc = target_attach(&opt, &rctx, results, tr);	/* clears results first */
-	results->started_unix_s = started;
+	int rc = target_attach(&opt, &rctx, results, tr);
 
 	if (rc == 0)
 		return EXIT_OK;

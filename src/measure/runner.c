@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stats.h"
@@ -845,6 +846,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 int runner_run(const struct plan *plan, const struct run_context *ctx, struct run_results *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->started_unix_s = (int64_t)time(NULL);
 	out->phases = calloc(plan->n ? plan->n : 1, sizeof(*out->phases));
 	uint64_t *started = calloc(plan->n ? plan->n : 1, sizeof(*started));
 	if (!out->phases || !started) {

@@ -36,8 +36,8 @@ struct run_results {
 	size_t n;			/* phases finished (== plan size unless interrupted) */
 	bool interrupted;
 	/*
-	 * When the command began to measure, seconds since the epoch (UTC), set by the command; 0: not recorded
-	 * (a report read back from a tlbprof before measured_at).
+	 * When the run began to measure, seconds since the epoch (UTC): set by runner_run(), target_run() and
+	 * target_attach() as they start; 0: not recorded (a report read back from a tlbprof before measured_at).
 	 */
 	int64_t started_unix_s;
 };

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "machine/environment.h"
@@ -207,6 +208,7 @@ int target_attach(const struct target_options *opt, const struct run_context *ct
 	pid_t pid = opt->attach_pid;
 
 	memset(out, 0, sizeof(*out));
+	out->started_unix_s = (int64_t)time(NULL);
 	memset(tr, 0, sizeof(*tr));
 	tr->pid = pid;
 	tr->attached = true;

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "machine/environment.h"
@@ -156,6 +157,7 @@ static int state_init(struct target_state *st)
 	struct run_results *out = st->out;
 
 	memset(out, 0, sizeof(*out));
+	out->started_unix_s = (int64_t)time(NULL);
 	memset(st->tr, 0, sizeof(*st->tr));
 	st->tr->pid = -1;
 	for (int i = 0; i < 2; i++)
