@@ -346,12 +346,7 @@ static void per_thread(struct target_state *st, struct counter_set *cs)
 		th->first = t[k].first;
 		th->exact = t[k].known;
 		th->counts = t[k].counts;
-		t[k].counts = NULL;	/* moved */
-		/* The first thread is the program the command ran; a task names itself nowhere in its exit. */
-		if (th->first && st->opt->argv && st->opt->argv[0]) {
-			const char *slash = strrchr(st->opt->argv[0], '/');
-			snprintf(th->comm, sizeof(th->comm), "%s", slash ? slash + 1 : st->opt->argv[0]);
-		}
+		t[k].counts = NULL;	/* moved (the first thread's name comes once the watch is done: target_run()) */
 	}
 	counter_threads_free(t, n);
 }

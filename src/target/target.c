@@ -363,9 +363,13 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	if (st.sampler)
 		target_sampling_finish(&st);
 	target_watch_finish(&st);
-	/* Under a wrapper (env, taskset) the first thread ends up as the program exec'd last, as the watch saw it. */
-	if (tr->per_thread_started && tr->n_threads && tr->threads[0].first && tr->profile.n_execs) {
-		const char *exe = tr->profile.execs[tr->profile.n_execs - 1], *slash = strrchr(exe, '/');
+	/*
+	 * --per-thread: the first thread's name, which no exit record carries: the program exec'd last as the
+	 * watch saw it (under a wrapper, such as env or taskset, the program it ran), else the command's.
+	 */
+	if (tr->per_thread_started && tr->n_threads && tr->threads[0].first) {
+		const char *exe = tr->profile.n_execs ? tr->profile.execs[tr->profile.n_execs - 1] : opt->argv[0];
+		const char *slash = strrchr(exe, '/');
 		snprintf(tr->threads[0].comm, sizeof(tr->threads[0].comm), "%s", slash ? slash + 1 : exe);
 	}
 out:
