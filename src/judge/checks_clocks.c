@@ -69,6 +69,23 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 			   "a static binary or another libc", c->libc);
 		return false;
 	}
+	/* Reads are proof that it was traced (a report written before hot_thread_traced says no more). */
+	if (p->hot_tid && !c->hot_reads && !c->hot_traced) {
+		if (c->threads_capped)
+			checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread (tid %u) was not traced: the "
+				   "command's process started more than %u threads, so all tracing stopped at %llu ms "
+				   "(a uprobe traps every thread of the process, traced or not)", p->hot_tid,
+				   SAMPLE_CLOCK_THREADS, (unsigned long long)c->threads_capped_ms);
+		else if (c->pid && p->hot_pid != c->pid)
+			checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread (tid %u) is in process %u, "
+				   "not the command's own (%u), whose threads alone are traced", p->hot_tid, p->hot_pid,
+				   c->pid);
+		else
+			checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread (tid %u) was not traced: it "
+				   "started after every probe had stopped at its budget, or ended before one could open on "
+				   "it", p->hot_tid);
+		return false;
+	}
 	if (!p->hot_tid || !c->hot_reads) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread called none of the traced clock "
 			   "functions (%s untraceable here; rdtsc and direct vDSO calls are invisible to uprobes)",
@@ -213,6 +230,11 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because tracing %s stopped after %u calls: the "
 				 "reads after it, and so the end of the timed span, are unseen",
 				 sample_clock_fn_name(stopped), SAMPLE_CLOCK_BUDGET);
+	else if (c->threads_capped)
+		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because all tracing stopped at %llu ms, when the "
+				 "command's process started more than %u threads: the reads after it, and so the end of "
+				 "the timed span, are unseen", (unsigned long long)c->threads_capped_ms,
+				 SAMPLE_CLOCK_THREADS);
 	else if (cpu_ns < EMPTY_MIN_CPU_NS)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",

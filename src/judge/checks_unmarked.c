@@ -110,12 +110,15 @@ static bool no_faults(const struct analysis_check_def *def, const struct sample_
 	return false;
 }
 
-/* Whether the hot thread's clock reads were seen to the last: two or more, and no function stopped at its budget. */
+/*
+ * Whether the hot thread's clock reads were seen to the last: two or more, no function stopped at its budget,
+ * and tracing not stopped for too many threads.
+ */
 static bool span_seen(const struct sample_profile *p)
 {
 	const struct sample_clocks *c = &p->clocks;
 
-	return c->traced && c->libc_mapped && c->windows && checks_clock_stopped_fn(c) < 0;
+	return c->traced && c->libc_mapped && c->windows && checks_clock_stopped_fn(c) < 0 && !c->threads_capped;
 }
 
 /*

@@ -512,6 +512,16 @@ struct sample_clocks {
 	char libc[160];			/* the libc probed */
 	bool libc_mapped;		/* the command mapped that libc (false: a static binary, another libc) */
 	struct sample_clock_function fn[SAMPLE_CLOCK_FNS];
+	/*
+	 * A uprobe traps every thread of a process whose address space holds it, traced or not, so the probes
+	 * follow the threads of the command's own process (pid) as they start, up to SAMPLE_CLOCK_THREADS; when
+	 * it starts more, tracing stops for all (threads_capped, at threads_capped_ms since the start).
+	 */
+	uint32_t pid;			/* the process whose threads were traced (0: none) */
+	unsigned threads;		/* its threads traced, the first included */
+	bool threads_capped;
+	uint64_t threads_capped_ms;
+	bool hot_traced;		/* the hot thread was among the threads traced */
 	uint64_t id_calls[SAMPLE_CLOCK_IDS];	/* clock_gettime calls by clock id, of the hot thread */
 	uint64_t id_resolution_ns[SAMPLE_CLOCK_IDS];	/* clock_getres() here; 0 for an id not seen */
 	/* the hot thread's reads, all functions merged in time order, and the windows between them */
@@ -556,6 +566,11 @@ const char *sample_clock_id_name(int id);
 
 /* Calls of one clock function traced before its uprobe is closed: each costs a trap (about a microsecond). */
 #define SAMPLE_CLOCK_BUDGET 5000u
+/*
+ * Threads of the command's process traced, the first included: each costs an event per clock function, and
+ * closing one waits for the kernel to unregister it (60-100 ms here, one after the other).
+ */
+#define SAMPLE_CLOCK_THREADS 4u
 /* The neighbourhood whose shortest window is a window's trap cost (window_work_p75_ns): a millisecond or so. */
 #define SAMPLE_CLOCK_FLOOR_WINDOWS 64
 

@@ -175,6 +175,10 @@ static json_t *clocks_json(const struct sample_clocks *c)
 						     f->stopped ? count(f->stopped_ms) : json_null()));
 	}
 	json_object_set_new(o, "functions", fns);
+	json_object_set_new(o, "pid", c->pid ? count(c->pid) : json_null());
+	json_object_set_new(o, "threads", count(c->threads));
+	json_object_set_new(o, "threads_capped_at_ms", c->threads_capped ? count(c->threads_capped_ms) : json_null());
+	json_object_set_new(o, "hot_thread_traced", json_boolean(c->hot_traced));
 	for (int id = 0; id < SAMPLE_CLOCK_IDS; id++)
 		if (c->id_calls[id])
 			json_array_append_new(ids, json_pack("{s:i, s:s, s:o, s:o}", "id", id, "name",
@@ -397,6 +401,13 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 		f->stopped = json_is_integer(json_object_get(v, "stopped_at_ms"));
 		f->stopped_ms = get_u64(v, "stopped_at_ms");
 	}
+	c->pid = (uint32_t)get_u64(o, "pid");
+	c->threads = (unsigned)get_u64(o, "threads");
+	c->threads_capped = json_is_integer(json_object_get(o, "threads_capped_at_ms"));
+	c->threads_capped_ms = get_u64(o, "threads_capped_at_ms");
+	/* A report from before the field: unknown, so the checks say what they said then. */
+	c->hot_traced = !json_is_boolean(json_object_get(o, "hot_thread_traced")) ||
+			json_is_true(json_object_get(o, "hot_thread_traced"));
 	json_array_foreach(ids, i, v) {
 		json_int_t id = json_integer_value(json_object_get(v, "id"));
 		if (id < 0 || id >= SAMPLE_CLOCK_IDS)

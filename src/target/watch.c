@@ -273,6 +273,8 @@ static void affinity_note(struct target_watch *w, uint32_t tid, unsigned cpus)
 	w->aff[w->n_aff++] = (struct watch_affinity){ w->now_ns, w->now_ns, tid, cpus };
 }
 
+static void clock_follow(struct target_watch *w, uint32_t tid);
+
 /* Every thread's Cpus_allowed_list (/proc/PID/task/TID/status). */
 static void poll_affinity(struct target_watch *w)
 {
@@ -297,8 +299,11 @@ static void poll_affinity(struct target_watch *w)
 		while (*l == ' ' || *l == '\t')
 			l++;
 		unsigned cpus = watch_cpulist_count(l);
+		uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
 		if (cpus)
-			affinity_note(w, (uint32_t)strtoul(e->d_name, NULL, 10), cpus);
+			affinity_note(w, tid, cpus);
+		/* The fork records' backstop: a thread whose record was lost, or no cpu-clock session at all. */
+		clock_follow(w, tid);
 	}
 	closedir(d);
 }
@@ -353,6 +358,9 @@ static int note_task(void *ctx, const struct sample_task *t)
 									    .tid = t->tid, .time_ns = t->time_ns };
 		return 0;
 	}
+	/* A new thread of the command's process: the clock probes follow it (its own calls trap too). */
+	if (ws == &w->clock && t->kind == SAMPLE_TASK_FORK && (pid_t)t->pid == w->pid && t->tid != t->pid)
+		clock_follow(w, t->tid);
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXEC && (pid_t)t->pid == w->pid) {
 		if (w->n_execs == SAMPLE_WATCH_MAX_EXECS) {
 			memmove(w->execs[1], w->execs[2], sizeof(w->execs[0]) * (SAMPLE_WATCH_MAX_EXECS - 2));
@@ -384,17 +392,24 @@ static int note_sample(void *ctx, const struct sample_record *r)
 	return ws->wrapped.sample ? ws->wrapped.sample(ws->wrapped.ctx, r) : 0;
 }
 
-static void session_open(struct target_watch *w, struct watch_session *ws, pid_t pid, const struct sample_options *so)
+/* A session on pid whose samples go to into (its own list when NULL). */
+static void session_open_into(struct target_watch *w, struct watch_session *ws, pid_t pid,
+			      const struct sample_options *so, struct sample_list *into)
 {
 	ws->w = w;
 	ws->syms = symbols_new();
-	ws->collector = (struct sample_collector){ .list = &ws->samples, .syms = ws->syms };
+	ws->collector = (struct sample_collector){ .list = into ? into : &ws->samples, .syms = ws->syms };
 	sample_collector_sink(&ws->collector, &ws->wrapped);
 	ws->sink = (struct sample_sink){ .sample = note_sample, .mmap = note_mmap, .task = note_task, .ctx = ws };
 	if (!ws->syms)
 		snprintf(ws->error, sizeof(ws->error), "out of memory");
 	else if (sample_open(&ws->s, pid, so, ws->error, sizeof(ws->error)) != 0)
 		ws->s = NULL;
+}
+
+static void session_open(struct target_watch *w, struct watch_session *ws, pid_t pid, const struct sample_options *so)
+{
+	session_open_into(w, ws, pid, so, NULL);
 }
 
 static void session_close(struct watch_session *ws)
@@ -407,15 +422,35 @@ static void session_close(struct watch_session *ws)
 }
 
 /*
+ * The uprobe on clock function fn for one thread: on the first before its
+ * exec (enabled by it), on a later thread at once. Never inherited: the
+ * kernel copies an inherited event at each clone(), and a uprobe event's copy
+ * reads its path from the new task's memory at the address given here, which
+ * fails the clone (pthread_create returns EFAULT).
+ */
+static struct sample_options clock_probe_options(const struct target_watch *w, int fn, bool at_exec, char *name,
+						 size_t name_size)
+{
+	snprintf(name, name_size, "uprobe:%s", sample_clock_fn_name(fn));
+	return (struct sample_options){
+		.enable_on_exec = at_exec, .custom_event = true, .type = (uint32_t)w->uprobe_type,
+		.config1 = (uint64_t)(uintptr_t)w->clocks.libc, .config2 = w->probes[fn].offset, .period = 1,
+		.name = name, .no_data_addr = true, .ring_pages = 16, .per_task = true,
+		.regs_user = fn == SAMPLE_CLOCK_GETTIME ? 1ull << PERF_REG_X86_DI : 0,
+	};
+}
+
+/*
  * A uprobe on each clock function of the libc tlbprof runs (the one a
  * dynamically linked command maps too), attached to the child before its
  * exec: the perf uprobe PMU takes the file and offset, no tracefs needed.
- * clock_gettime's samples carry %rdi, its clock id.
+ * clock_gettime's samples carry %rdi, its clock id. Later threads of the
+ * process are followed by clock_follow().
  */
 static void clocks_open(struct target_watch *w, pid_t pid)
 {
 	struct sample_clocks *c = &w->clocks;
-	struct clock_probe probes[SAMPLE_CLOCK_FNS];
+	struct clock_probe *probes = w->probes;
 	char libc[PATH_MAX], real[PATH_MAX];
 	int type = clocks_uprobe_type(), rc;
 
@@ -430,6 +465,7 @@ static void clocks_open(struct target_watch *w, pid_t pid)
 		return;
 	}
 	memcpy(c->libc, real, strlen(real) + 1);
+	w->uprobe_type = type;
 	if ((rc = clocks_probes(c->libc, probes)) != 0) {
 		snprintf(c->why, sizeof(c->why), "%.120s: %s", c->libc, strerror(-rc));
 		return;
@@ -446,13 +482,7 @@ static void clocks_open(struct target_watch *w, pid_t pid)
 				 "enter libc and no uprobe sees them");
 			continue;
 		}
-		snprintf(name, sizeof(name), "uprobe:%s", sample_clock_fn_name(fn));
-		const struct sample_options so = {
-			.enable_on_exec = true, .custom_event = true, .type = (uint32_t)type,
-			.config1 = (uint64_t)(uintptr_t)c->libc, .config2 = probes[fn].offset, .period = 1,
-			.name = name, .no_data_addr = true, .ring_pages = 16, .per_task = true,
-			.regs_user = fn == SAMPLE_CLOCK_GETTIME ? 1ull << PERF_REG_X86_DI : 0,
-		};
+		const struct sample_options so = clock_probe_options(w, fn, true, name, sizeof(name));
 		session_open(w, &w->clockfn[fn], pid, &so);
 		f->traced = w->clockfn[fn].s != NULL;
 		if (!f->traced)
@@ -461,9 +491,80 @@ static void clocks_open(struct target_watch *w, pid_t pid)
 	}
 	if (!c->traced && !*c->why)
 		snprintf(c->why, sizeof(c->why), "no clock function could be traced (%s)", c->fn[0].why);
+	if (c->traced) {
+		c->pid = (uint32_t)pid;
+		c->threads = 1;
+	}
 }
 
-/* Drain the clock probes; close one that reached its budget (each call is a trap), keeping what it saw. */
+/* Close every session of clock function fn, first thread and later ones, keeping what they saw. */
+static void clock_fn_stop(struct target_watch *w, int fn)
+{
+	struct watch_session *first = &w->clockfn[fn];
+
+	if (first->s) {
+		sample_drain(first->s, &first->sink, true);
+		sample_close(first->s);
+		first->s = NULL;
+	}
+	for (size_t i = 0; i < w->n_clock_threads; i++) {
+		struct watch_session *ws = &w->clock_threads[i].fn[fn];
+		if (!ws->s)
+			continue;
+		sample_drain(ws->s, &ws->sink, true);
+		sample_close(ws->s);
+		ws->s = NULL;
+	}
+}
+
+/*
+ * A thread of the command's process seen for the first time (its fork
+ * record, or /proc/PID/task): the probes still open follow it, since its
+ * calls trap whether traced or not. One thread more than
+ * SAMPLE_CLOCK_THREADS stops all tracing instead: untraced, its calls
+ * would each cost a trap for nothing, and without end.
+ */
+static void clock_follow(struct target_watch *w, uint32_t tid)
+{
+	struct sample_clocks *c = &w->clocks;
+	bool open = false;
+
+	if (!c->traced || c->threads_capped || tid == (uint32_t)w->pid)
+		return;
+	for (size_t i = 0; i < w->n_clock_threads; i++)
+		if (w->clock_threads[i].tid == tid)
+			return;
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		open |= w->clockfn[fn].s != NULL;
+	if (!open)
+		return;	/* every probe stopped at its budget: nothing traps any more */
+	if (w->n_clock_threads == SAMPLE_CLOCK_THREADS - 1) {
+		c->threads_capped = true;
+		c->threads_capped_ms = (timing_now_ns() - w->start_ns) / 1000000u;
+		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+			clock_fn_stop(w, fn);
+		return;
+	}
+	struct watch_clock_thread *t = &w->clock_threads[w->n_clock_threads++];
+	bool any = false;
+	t->tid = tid;
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
+		char name[48];
+		if (!w->clockfn[fn].s)
+			continue;
+		const struct sample_options so = clock_probe_options(w, fn, false, name, sizeof(name));
+		session_open_into(w, &t->fn[fn], (pid_t)tid, &so, &w->clockfn[fn].samples);
+		any |= t->fn[fn].s != NULL;
+	}
+	t->traced = any;	/* none: the thread was gone already */
+	c->threads += any;
+}
+
+/*
+ * Drain the clock probes; close a function's probes on every thread when
+ * their calls, all threads together, reached its budget (each call is a
+ * trap), keeping what they saw.
+ */
 static void clocks_tick(struct target_watch *w, bool final)
 {
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
@@ -471,11 +572,14 @@ static void clocks_tick(struct target_watch *w, bool final)
 		if (!ws->s)
 			continue;
 		sample_drain(ws->s, &ws->sink, final);
+		for (size_t i = 0; i < w->n_clock_threads; i++) {
+			struct watch_session *t = &w->clock_threads[i].fn[fn];
+			if (t->s)
+				sample_drain(t->s, &t->sink, final);
+		}
 		if (final || ws->samples.count < SAMPLE_CLOCK_BUDGET)
 			continue;
-		sample_drain(ws->s, &ws->sink, true);
-		sample_close(ws->s);
-		ws->s = NULL;
+		clock_fn_stop(w, fn);
 		w->clocks.fn[fn].stopped = true;
 		w->clocks.fn[fn].stopped_ms = (timing_now_ns() - w->start_ns) / 1000000u;
 	}
@@ -497,6 +601,12 @@ static void clocks_finish(struct target_watch *w, const struct sample_list *faul
 			sample_info_get(w->clockfn[fn].s, &info);
 			w->clocks.fn[fn].lost = info.lost;
 		}
+		for (size_t i = 0; i < w->n_clock_threads; i++)
+			if (w->clock_threads[i].fn[fn].s) {
+				struct sample_info info;
+				sample_info_get(w->clock_threads[i].fn[fn].s, &info);
+				w->clocks.fn[fn].lost += info.lost;
+			}
 	}
 	for (int id = 0; id < SAMPLE_CLOCK_IDS - 1; id++) {
 		struct timespec ts;
@@ -504,6 +614,9 @@ static void clocks_finish(struct target_watch *w, const struct sample_list *faul
 			res[id] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
 	p->clocks = w->clocks;
+	p->clocks.hot_traced = w->clocks.traced && p->hot_tid && p->hot_tid == w->clocks.pid;
+	for (size_t i = 0; i < w->n_clock_threads; i++)
+		p->clocks.hot_traced |= w->clock_threads[i].traced && w->clock_threads[i].tid == p->hot_tid;
 	/* Switches are exact only where none was lost: a lost switch in would leave the thread off a CPU for good. */
 	struct sample_info info = { 0 };
 	if (w->clock.s)
@@ -680,6 +793,9 @@ static void clocks_close(struct target_watch *w)
 		else
 			session_close(&w->clockfn[fn]);
 	}
+	for (size_t i = 0; i < w->n_clock_threads; i++)
+		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+			session_close(&w->clock_threads[i].fn[fn]);
 }
 
 void target_watch_close(struct target_state *st)

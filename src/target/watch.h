@@ -83,8 +83,20 @@ struct target_watch {
 	size_t buf_cap;
 	struct watch_session clock, faults;
 	uint64_t clock_slow_ns;		/* when cpu-clock went to SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS (0: never) */
-	/* uprobes on the libc clock functions, one session each (none when the kernel or privileges refuse) */
+	/*
+	 * uprobes on the libc clock functions, one session each on the first thread (none when the kernel or
+	 * privileges refuse), and on each later thread of its process that clock_follow() saw start; every
+	 * session of a function collects into clockfn[fn].samples.
+	 */
 	struct watch_session clockfn[SAMPLE_CLOCK_FNS];
+	struct clock_probe probes[SAMPLE_CLOCK_FNS];
+	int uprobe_type;
+	struct watch_clock_thread {
+		uint32_t tid;
+		bool traced;		/* a probe opened on it (false: it was gone already) */
+		struct watch_session fn[SAMPLE_CLOCK_FNS];
+	} clock_threads[SAMPLE_CLOCK_THREADS - 1];
+	size_t n_clock_threads;
 	struct sample_clocks clocks;	/* what is known before the profile: libc, per function traced or why not */
 	bool own_faults;		/* faults is the watch's own session (not --sample page-faults) */
 	/* the execs of the command's process, from the clock session's records */

@@ -26,6 +26,7 @@ CASES = [
     ("thp_4k", [], {"thp_backed_region"}),
     ("coarse_clock", [], {"coarse_clock"}),
     ("clock_per_access", [], {"clock_per_access"}),
+    ("clock_per_access_thread", [], {"clock_per_access"}),
     ("short_window", [], {"coarse_clock"}),
     ("deleted_loop", [], {"empty_timed_window"}),
     ("wrapped_O0", ["env", "TLBPROF_EXAMPLE=1"], {"build_optimised"}),

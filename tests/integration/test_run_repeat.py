@@ -19,6 +19,8 @@ from report_check import Failures, ReportError, validate
 
 TLBPROF = sys.argv[1]
 THREADS_PROBE = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(TLBPROF), "tests", "threads-probe")
+CLOCK_PROBE = sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(TLBPROF), "tests",
+                                                                   "clock-threads-probe")
 fail = Failures()
 
 # A marked benchmark through the raw protocol: phase "p" 4 times (1000 accesses each), and on its second run
@@ -283,5 +285,34 @@ p, rep = run(["--", THREADS_PROBE, "10", "10", "10", "10"])
 if not rep or rep["target"]["per_thread"] is not None:
     fail(f"without --per-thread: target.per_thread {rep and rep['target']['per_thread']}")
 
+# The clock probes follow the threads of the command's process: a worker thread's reads are seen (a uprobe traps
+# every thread of a process, traced or not), and one thread more than tlbprof follows stops all tracing, said so.
+READS = 2000
+p, rep = run(["--", CLOCK_PROBE, "0", str(READS)])
+c = rep and rep["target"]["watch"] and rep["target"]["watch"]["clocks"]
+if p.returncode != 0 or not rep or rep["target"]["exit_code"] != 0:
+    fail(f"clock probes on a worker thread: exit {p.returncode}, the command's {rep and rep['target']['exit_code']} "
+         f"(3: a thread could not be created): {p.stderr.strip()[-300:]}")
+elif not c or not c["traced"]:
+    print(f"clock probes: not traced here ({c and c['error']}): the thread-following part is not checked")
+else:
+    calls = c["functions"][0]["calls"]
+    if c["threads"] != 2 or not c["hot_thread_traced"] or c["threads_capped_at_ms"] is not None or \
+            not READS <= calls <= READS + 50 or c["hot_reads"] < READS:
+        fail(f"clock probes on a worker thread: threads {c['threads']} (want 2), hot thread traced "
+             f"{c['hot_thread_traced']}, capped {c['threads_capped_at_ms']}, clock_gettime calls {calls} and hot "
+             f"reads {c['hot_reads']} (want {READS})")
+    p, rep = run(["--", CLOCK_PROBE, "4", str(READS)])
+    c = rep and rep["target"]["watch"]["clocks"]
+    checks = {k["id"]: k for k in rep["analysis"]["checks"]} if rep else {}
+    said = checks.get("clock_per_access", {}).get("message", "")
+    if p.returncode != 0 or not rep or rep["target"]["exit_code"] != 0:
+        fail(f"clock probes, 5 threads: exit {p.returncode}, the command's {rep and rep['target']['exit_code']}")
+    elif c["threads"] != 4 or c["threads_capped_at_ms"] is None or c["hot_thread_traced"] or \
+            "was not traced" not in said or "called none" in said:
+        fail(f"clock probes, 5 threads: threads {c['threads']} (want 4), capped at {c['threads_capped_at_ms']} ms, "
+             f"hot thread traced {c['hot_thread_traced']}; clock_per_access: {said}")
+
 fail.finish("run -r, -I and -p: phases over all runs, each run an allocation; failures, Ctrl-C; intervals that add up, "
-            "in the table and the plot; an attached process counted per thread and left running; bad values")
+            "in the table and the plot; an attached process counted per thread and left running; bad values; clock probes "
+            "that follow a command's threads")

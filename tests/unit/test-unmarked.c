@@ -431,6 +431,30 @@ static void test_clocks(void)
 	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_SKIP && strstr(msg, "static binary"), "not mapped: %s",
 	      msg);
 	analysis_free(&a);
+
+	/*
+	 * A hot thread the probes did not follow: never "called none", which would say it read no clock. Its
+	 * process started more threads than are followed; or it is in a child process; or neither is known.
+	 */
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true, .pid = p.hot_pid, .threads = 1,
+					   .threads_capped = true, .threads_capped_ms = 52 };
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_SKIP && strstr(msg, "was not traced") &&
+		      strstr(msg, "more than 4 threads") && strstr(msg, "52 ms") && !strstr(msg, "called none"),
+	      "capped: %s", msg);
+	analysis_free(&a);
+	p.clocks.threads_capped = false;
+	p.clocks.pid = p.hot_pid + 1;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_SKIP && strstr(msg, "not the command's own"),
+	      "another process: %s", msg);
+	analysis_free(&a);
+	/* Traced, and no read: it called none. */
+	p.clocks.pid = p.hot_pid;
+	p.clocks.hot_traced = true;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, "called none"), "none: %s", msg);
+	analysis_free(&a);
 }
 
 /*
@@ -505,6 +529,17 @@ static void test_clock_span(void)
 	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
 	      "stopped: from the IPs: %s", msg);
 	analysis_free(&a);
+	/* Stopped for a thread too many: the same. */
+	p.clocks.fn[SAMPLE_CLOCK_GETTIME].stopped = false;
+	p.clocks.threads_capped = true;
+	p.clocks.threads_capped_ms = 9;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, "more than 4 threads"),
+	      "capped: %s", msg);
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
+	      "capped: from the IPs: %s", msg);
+	analysis_free(&a);
+	p.clocks.threads_capped = false;
 
 	/*
 	 * 40 rounds of a 25 us loop, each between two reads (19 us traps), after the last cpu-clock sample: none
