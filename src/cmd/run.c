@@ -432,6 +432,7 @@ static int run_run(const void *options, const struct command_context *ctx)
 	struct target_result tr = { 0 };
 	struct analysis analysis = { 0 };
 	struct benchmark_binary binary;
+	static char command_path[PATH_MAX];
 	char sample_why[320] = "";
 	int status;
 
@@ -461,6 +462,13 @@ static int run_run(const void *options, const struct command_context *ctx)
 	if (tr.watched && tr.profile.n_execs && *tr.profile.execs[tr.profile.n_execs - 1] == '/' &&
 	    strcmp(tr.profile.execs[tr.profile.n_execs - 1], binary.path) != 0)
 		binary_read(tr.profile.execs[tr.profile.n_execs - 1], &binary);
+	/*
+	 * Through a shell, a script or GNU time, which fork it, it is the image of the hot thread's process: its
+	 * provenance is judged, while target.path stays the command's own image, whose exit status is reported.
+	 */
+	snprintf(command_path, sizeof(command_path), "%s", binary.path);
+	if (tr.watched && *tr.profile.program == '/' && strcmp(tr.profile.program, binary.path) != 0)
+		binary_read(tr.profile.program, &binary);
 	struct analysis_build build = binary_build(&binary, argv[0]);
 	if (analysis_run(results.phases, results.n, &m.env, &m.clock, &analysis) != 0 ||
 	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0 ||
@@ -472,7 +480,7 @@ static int run_run(const void *options, const struct command_context *ctx)
 	}
 	struct target_report target = {
 		.argv = argv,
-		.path = binary.path,
+		.path = command_path,
 		.result = &tr,
 		.binary = binary.read ? &binary.elf : NULL,
 		.binary_error = binary.error,

@@ -73,17 +73,14 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 	if (p->hot_tid && !c->hot_reads && !c->hot_traced) {
 		if (c->threads_capped)
 			checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread (tid %u) was not traced: the "
-				   "command's process started more than %u threads, so all tracing stopped at %llu ms "
-				   "(a uprobe traps every thread of the process, traced or not)", p->hot_tid,
-				   SAMPLE_CLOCK_THREADS, (unsigned long long)c->threads_capped_ms);
-		else if (c->pid && p->hot_pid != c->pid)
-			checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread (tid %u) is in process %u, "
-				   "not the command's own (%u), whose threads alone are traced", p->hot_tid, p->hot_pid,
-				   c->pid);
+				   "command started more threads than are followed (%u alive at once, %u in all), so all "
+				   "tracing stopped at %llu ms (a uprobe traps every thread of the process, traced or not)",
+				   p->hot_tid, SAMPLE_CLOCK_THREADS, SAMPLE_CLOCK_FOLLOWED,
+				   (unsigned long long)c->threads_capped_ms);
 		else
-			checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread (tid %u) was not traced: it "
-				   "started after every probe had stopped at its budget, or ended before one could open on "
-				   "it", p->hot_tid);
+			checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread (tid %u, process %u) was not "
+				   "traced: it started after every probe had stopped at its budget, ended before one could "
+				   "open on it, or ran in a process the watch did not follow", p->hot_tid, p->hot_pid);
 		return false;
 	}
 	if (!p->hot_tid || !c->hot_reads) {
@@ -232,9 +229,9 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 				 sample_clock_fn_name(stopped), SAMPLE_CLOCK_BUDGET);
 	else if (c->threads_capped)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because all tracing stopped at %llu ms, when the "
-				 "command's process started more than %u threads: the reads after it, and so the end of "
-				 "the timed span, are unseen", (unsigned long long)c->threads_capped_ms,
-				 SAMPLE_CLOCK_THREADS);
+				 "command started more threads than are followed (%u alive at once, %u in all): the reads "
+				 "after it, and so the end of the timed span, are unseen",
+				 (unsigned long long)c->threads_capped_ms, SAMPLE_CLOCK_THREADS, SAMPLE_CLOCK_FOLLOWED);
 	else if (cpu_ns < EMPTY_MIN_CPU_NS)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",

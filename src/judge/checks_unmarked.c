@@ -413,13 +413,20 @@ void checks_exec_image(const struct analysis_check_def *def, const struct analys
 		size_t len = strlen(chain);
 		snprintf(chain + len, sizeof(chain) - len, "%s%s", i ? " -> " : "", base_name(p->execs[i]));
 	}
-	if (p->n_execs == 1)
+	if (*p->program && strcmp(p->program, p->execs[p->n_execs - 1]) != 0)
+		c = checks_add(a, def, CHECK_PASS, "the hot thread ran in process %u, which the command (%s) started: "
+			       "provenance (build_optimised) and symbols are those of %s, the image it ran", p->program_pid,
+			       chain, p->program);
+	else if (p->n_execs == 1)
 		c = checks_add(a, def, CHECK_PASS, "the command exec'd %s itself: its provenance and symbols are that image's",
 			       p->execs[0]);
 	else
 		c = checks_add(a, def, CHECK_PASS, "the command ran through a wrapper (%s): provenance (build_optimised) and "
 			       "symbols are those of %s, the image finally exec'd", chain, p->execs[p->n_execs - 1]);
 	checks_evidence(c, "execs", (double)p->n_execs);
+	checks_evidence(c, "processes", (double)p->processes);
+	if (p->program_pid)
+		checks_evidence(c, "program_pid", (double)p->program_pid);
 }
 
 /*

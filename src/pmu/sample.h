@@ -424,6 +424,7 @@ struct sample_watch_point {
 
 /* A big mapping of the command, as /proc/PID/smaps showed it over the run. */
 struct sample_watch_region {
+	uint32_t pid;			/* the process it is in (the command's, or one it started) */
 	uint64_t start, end;
 	char name[160];			/* a file's path, "[heap]", "[stack]", "" for anonymous memory */
 	bool anonymous;
@@ -514,8 +515,9 @@ struct sample_clocks {
 	struct sample_clock_function fn[SAMPLE_CLOCK_FNS];
 	/*
 	 * A uprobe traps every thread of a process whose address space holds it, traced or not, so the probes
-	 * follow the threads of the command's own process (pid) as they start, up to SAMPLE_CLOCK_THREADS; when
-	 * it starts more, tracing stops for all (threads_capped, at threads_capped_ms since the start).
+	 * follow the threads of the command's processes as they start, SAMPLE_CLOCK_THREADS alive at once and
+	 * SAMPLE_CLOCK_FOLLOWED in all; one more stops tracing for all (threads_capped, at threads_capped_ms
+	 * since the start). pid: the command's own, whose first thread is traced from its exec.
 	 */
 	uint32_t pid;			/* the process whose threads were traced (0: none) */
 	unsigned threads;		/* its threads traced, the first included */
@@ -571,6 +573,8 @@ const char *sample_clock_id_name(int id);
  * closing one waits for the kernel to unregister it (60-100 ms here, one after the other).
  */
 #define SAMPLE_CLOCK_THREADS 4u
+/* Threads followed in all, those that ended included (their probes are closed at the end, each a grace period). */
+#define SAMPLE_CLOCK_FOLLOWED 8u
 /* The neighbourhood whose shortest window is a window's trap cost (window_work_p75_ns): a millisecond or so. */
 #define SAMPLE_CLOCK_FLOOR_WINDOWS 64
 
@@ -614,4 +618,13 @@ struct sample_profile {
 	/* the images exec'd, from the sampler's COMM records (a wrapper: env, taskset, numactl, then the program) */
 	size_t n_execs;
 	char execs[SAMPLE_WATCH_MAX_EXECS][160];	/* the executable's path after each exec, in order */
+	/*
+	 * The program: the image the hot thread's process ran last, the command's own or that of a process it
+	 * started (a shell, a script, make or GNU time forks the benchmark rather than exec it); "" when no hot
+	 * thread was found. processes: how many the watch followed, the command's included.
+	 */
+	char program[160];
+	uint32_t program_pid;
+	unsigned processes;
+	unsigned processes_unwatched;	/* started when WATCH_MAX_PROCS were followed already */
 };

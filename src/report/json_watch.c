@@ -54,6 +54,7 @@ static json_t *regions_json(const struct sample_profile *p)
 	for (size_t i = 0; i < p->n_regions; i++) {
 		const struct sample_watch_region *r = &p->regions[i];
 		json_t *o = json_object(), *pts = json_array();
+		json_object_set_new(o, "pid", count(r->pid));
 		json_object_set_new(o, "name", report_json_text(r->name));
 		json_object_set_new(o, "start", hex(r->start));
 		json_object_set_new(o, "end", hex(r->end));
@@ -234,6 +235,10 @@ json_t *report_watch_json(const struct sample_profile *p)
 	for (size_t i = 0; i < p->n_execs; i++)
 		json_array_append_new(execs, report_json_text(p->execs[i]));
 	json_object_set_new(o, "execs", execs);
+	json_object_set_new(o, "processes", count(p->processes));
+	json_object_set_new(o, "processes_unwatched", count(p->processes_unwatched));
+	json_object_set_new(o, "program", *p->program ? report_json_text(p->program) : json_null());
+	json_object_set_new(o, "program_pid", p->program_pid ? count(p->program_pid) : json_null());
 	json_object_set_new(o, "clocks", clocks_json(&p->clocks));
 	return o;
 }
@@ -276,6 +281,7 @@ static void read_regions(const json_t *a, struct sample_profile *p)
 		struct sample_watch_region *r = &p->regions[p->n_regions++];
 		const char *thp = json_string_value(json_object_get(o, "thp_control"));
 		json_t *res = json_object_get(o, "resident_ms");
+		r->pid = (uint32_t)get_u64(o, "pid");
 		get_str(r->name, sizeof(r->name), o, "name");
 		r->start = get_hex(o, "start");
 		r->end = get_hex(o, "end");
@@ -461,6 +467,10 @@ int report_watch_read(const json_t *w, struct sample_profile *p)
 	for (size_t i = 0; i < json_array_size(execs) && p->n_execs < SAMPLE_WATCH_MAX_EXECS; i++)
 		snprintf(p->execs[p->n_execs++], sizeof(p->execs[0]), "%s",
 			 json_string_value(json_array_get(execs, i)) ? json_string_value(json_array_get(execs, i)) : "");
+	p->processes = (unsigned)get_u64(w, "processes");
+	p->processes_unwatched = (unsigned)get_u64(w, "processes_unwatched");
+	get_str(p->program, sizeof(p->program), w, "program");
+	p->program_pid = (uint32_t)get_u64(w, "program_pid");
 	read_clocks(json_object_get(w, "clocks"), &p->clocks);
 	return 0;
 }

@@ -173,6 +173,10 @@ static void print_target(const struct target_report *t, FILE *f)
 	} else if (*tr->sample_error) {
 		term_note(f, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
 	}
+	/* A program the command forked (a shell, a script, GNU time): the binary line is its image's. */
+	if (tr->watched && *tr->profile.program && strcmp(tr->profile.program, t->path) != 0)
+		fprintf(f, "program: %s (process %u, which the command started: the hot thread ran there)\n",
+			tr->profile.program, tr->profile.program_pid);
 	if (t->binary)
 		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
 			*t->binary->comment ? t->binary->comment : "compiler not recorded",

@@ -50,9 +50,15 @@ static int i64_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static const char *exe_path(const struct target_watch *w)
+/* The image process pid ran last: the command's (its last exec), or one it started; "" when not followed. */
+static const char *exe_of(const struct target_watch *w, uint32_t pid)
 {
-	return w->n_execs ? w->execs[w->n_execs - 1] : "";
+	if (pid == (uint32_t)w->pid)
+		return w->n_execs ? w->execs[w->n_execs - 1] : "";
+	for (size_t i = 1; i < w->n_procs; i++)
+		if ((uint32_t)w->procs[i].pid == pid)
+			return w->procs[i].exe;
+	return "";
 }
 
 static enum where classify(const struct symbols_location *loc, uint64_t ip, const char *exe)
@@ -145,7 +151,6 @@ static void loop_code(struct target_watch *w, struct sample_profile *p)
 static int clock_profile(struct target_watch *w, struct sample_profile *p)
 {
 	const struct sample_list *l = &w->clock.samples;
-	const char *exe = exe_path(w);
 	struct clock_hit *hits = calloc(l->count ? l->count : 1, sizeof(*hits));
 	uint64_t *ips = calloc(l->count ? l->count : 1, sizeof(*ips));
 	uint64_t *by_where[] = { &p->clock_own, &p->clock_vdso, &p->clock_kernel, &p->clock_libs, &p->clock_unknown };
@@ -159,7 +164,9 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 	for (size_t i = 0; i < l->count; i++) {
 		struct symbols_location loc;
 		symbols_resolve(w->clock.syms, (pid_t)l->items[i].pid, l->items[i].ip, &loc);
-		hits[i] = (struct clock_hit){ loc.object, loc.function, &l->items[i], classify(&loc, l->items[i].ip, exe) };
+		/* Own code: the image the sample's own process ran (the command's, or one it started). */
+		hits[i] = (struct clock_hit){ loc.object, loc.function, &l->items[i],
+					      classify(&loc, l->items[i].ip, exe_of(w, l->items[i].pid)) };
 		(*by_where[hits[i].where])++;
 	}
 	/* Group by function; keep the top ones (insertion into a short sorted list). */
@@ -217,6 +224,8 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 			if (hit_cmp(&hits[i], hot_group) == 0 && hits[i].r->pid == p->hot_pid)
 				ips[n++] = hits[i].r->ip;
 		qsort(ips, n, sizeof(*ips), u64_cmp);
+		snprintf(p->program, sizeof(p->program), "%s", exe_of(w, p->hot_pid));
+		p->program_pid = p->hot_pid;
 		if (n) {
 			hot_range(ips, n, &p->hot_lo, &p->hot_hi);
 			loop_code(w, p);
@@ -321,7 +330,8 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 	p->fault_samples = l->count;
 	for (size_t i = 0; i < l->count; i++)
 		for (size_t k = 0; k < w->n_regions; k++)
-			if (l->items[i].addr >= w->regions[k].r.start && l->items[i].addr < w->regions[k].r.end) {
+			if (l->items[i].pid == w->regions[k].r.pid && l->items[i].addr >= w->regions[k].r.start &&
+			    l->items[i].addr < w->regions[k].r.end) {
 				counts[k]++;
 				break;
 			}
@@ -339,12 +349,12 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 	size_t n = 0;
 	if (!hits)
 		return -ENOMEM;
-	const char *exe = exe_path(w);
 	struct sample_fault_pattern *f = &p->faults;
 	for (size_t i = 0; i < l->count; i++) {
 		const struct sample_record *r = &l->items[i];
-		if (r->addr < reg->start || r->addr >= reg->end)
+		if (r->pid != reg->pid || r->addr < reg->start || r->addr >= reg->end)
 			continue;
+		const char *exe = exe_of(w, r->pid);
 		struct symbols_location loc;
 		symbols_resolve(syms, (pid_t)r->pid, r->ip, &loc);
 		bool fn = *p->hot_exe_function && *exe && strcmp(loc.object, exe) == 0 &&
@@ -424,6 +434,8 @@ int watch_profile_build(struct target_watch *w, const struct sample_list *faults
 {
 	p->n_execs = w->n_execs;
 	memcpy(p->execs, w->execs, sizeof(p->execs));
+	p->processes = (unsigned)w->n_procs;
+	p->processes_unwatched = w->procs_dropped;
 	if (w->clock.s && clock_profile(w, p) != 0)
 		return -ENOMEM;
 	if (faults && fault_syms && fault_profile(w, faults, fault_syms, p) != 0)

@@ -215,6 +215,25 @@ static void region_point(struct watch_region *wr, const struct sample_watch_poin
 	wr->pts[wr->n_pts++] = *pt;
 }
 
+/*
+ * The table is full: the region of a process that is gone with the least Rss gives its place (a script's
+ * short-lived children each map a libc of over 1 MiB). NULL when no process is gone.
+ */
+static struct watch_region *region_evict(struct target_watch *w)
+{
+	struct watch_region *best = NULL;
+
+	for (size_t i = 0; i < w->n_regions; i++) {
+		const struct watch_proc *pr = NULL;
+		for (size_t k = 0; k < w->n_procs && !pr; k++)
+			if ((uint32_t)w->procs[k].pid == w->regions[i].r.pid)
+				pr = &w->procs[k];
+		if (pr && pr->gone && (!best || w->regions[i].r.rss_max < best->r.rss_max))
+			best = &w->regions[i];
+	}
+	return best;
+}
+
 static void on_vma(void *ctx, const struct watch_vma *v)
 {
 	struct target_watch *w = ctx;
@@ -223,13 +242,16 @@ static void on_vma(void *ctx, const struct watch_vma *v)
 	if (v->end - v->start < SAMPLE_WATCH_MIN_REGION_BYTES)
 		return;
 	for (size_t i = 0; i < w->n_regions && !wr; i++)
-		if (w->regions[i].r.start == v->start)
+		if (w->regions[i].r.start == v->start && w->regions[i].r.pid == (uint32_t)w->cur_pid)
 			wr = &w->regions[i];
 	if (!wr) {
-		if (w->n_regions == WATCH_MAX_TRACKED)
+		if (w->n_regions == WATCH_MAX_TRACKED && !(wr = region_evict(w)))
 			return;
-		wr = &w->regions[w->n_regions++];
+		if (!wr)
+			wr = &w->regions[w->n_regions++];
+		free(wr->pts);
 		memset(wr, 0, sizeof(*wr));
+		wr->r.pid = (uint32_t)w->cur_pid;
 		wr->r.start = v->start;
 		wr->r.first_seen_ns = w->now_ns;
 		wr->r.resident_ns = -1;
@@ -274,22 +296,36 @@ static void affinity_note(struct target_watch *w, uint32_t tid, unsigned cpus)
 }
 
 static void clock_follow(struct target_watch *w, uint32_t tid);
+static void clock_thread_ended(struct target_watch *w, uint32_t tid);
 
-/* Every thread's Cpus_allowed_list (/proc/PID/task/TID/status). */
-static void poll_affinity(struct target_watch *w)
+/* The followed process pid, or NULL. */
+static struct watch_proc *proc_find(struct target_watch *w, pid_t pid)
+{
+	for (size_t i = 0; i < w->n_procs; i++)
+		if (w->procs[i].pid == pid)
+			return &w->procs[i];
+	return NULL;
+}
+
+/*
+ * Every thread's Cpus_allowed_list (/proc/PID/task/TID/status) of process pr; the clock probes follow the
+ * threads of a traced one. Returns false when it is gone.
+ */
+static bool poll_affinity(struct target_watch *w, const struct watch_proc *pr)
 {
 	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)w->pid);
+	pid_t pid = pr->pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);
 	struct dirent *e;
 
 	if (!d)
-		return;
+		return false;
 	while ((e = readdir(d))) {
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		char spath[96];
-		snprintf(spath, sizeof(spath), "/proc/%d/task/%.20s/status", (int)w->pid, e->d_name);
+		snprintf(spath, sizeof(spath), "/proc/%d/task/%.20s/status", (int)pid, e->d_name);
 		if (read_proc(w, spath) <= 0)
 			continue;
 		const char *l = strstr(w->buf, "\nCpus_allowed_list:");
@@ -303,33 +339,51 @@ static void poll_affinity(struct target_watch *w)
 		if (cpus)
 			affinity_note(w, tid, cpus);
 		/* The fork records' backstop: a thread whose record was lost, or no cpu-clock session at all. */
-		clock_follow(w, tid);
+		if (pr->clock_traced)
+			clock_follow(w, tid);
 	}
 	closedir(d);
+	return true;
+}
+
+/* One process's smaps (smaps_rollup first) and threads. */
+static void poll_proc(struct target_watch *w, struct watch_proc *pr)
+{
+	char path[64];
+	uint64_t rss = 0, huge = 0;
+	bool full = w->polls % WATCH_FULL_EVERY == 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pr->pid);
+	ssize_t n = read_proc(w, path);
+	/* smaps_rollup (Linux 4.14) is one walk without a line per VMA; when it did not move, the regions did not. */
+	if (n <= 0 || watch_rollup_parse(w->buf, (size_t)n, &rss, &huge) != 0 || rss != pr->last_rss ||
+	    huge != pr->last_huge)
+		full = true;
+	pr->last_rss = rss;
+	pr->last_huge = huge;
+	if (full) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pr->pid);
+		n = read_proc(w, path);
+		w->cur_pid = pr->pid;
+		if (n > 0)
+			(void)watch_smaps_parse(w->buf, (size_t)n, on_vma, w);
+	}
+	/* Old enough to be more than a script's /bin/true: its threads get clock probes too. */
+	if (!pr->clock_traced && w->now_ns - pr->start_ns >= WATCH_CLOCK_CHILD_AGE_NS)
+		pr->clock_traced = true;
+	/* The command's own process stays until it is reaped; one it started is dropped once gone. */
+	if (!poll_affinity(w, pr) && pr != &w->procs[0])
+		pr->gone = true;
 }
 
 static void poll_now(struct target_watch *w)
 {
-	char path[64];
-	uint64_t t0 = timing_now_ns(), rss = 0, huge = 0;
-	bool full = w->polls % WATCH_FULL_EVERY == 0;
+	uint64_t t0 = timing_now_ns();
 
 	w->now_ns = t0;
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)w->pid);
-	ssize_t n = read_proc(w, path);
-	/* smaps_rollup (Linux 4.14) is one walk without a line per VMA; when it did not move, the regions did not. */
-	if (n <= 0 || watch_rollup_parse(w->buf, (size_t)n, &rss, &huge) != 0 || rss != w->last_rss ||
-	    huge != w->last_huge)
-		full = true;
-	w->last_rss = rss;
-	w->last_huge = huge;
-	if (full) {
-		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)w->pid);
-		n = read_proc(w, path);
-		if (n > 0)
-			(void)watch_smaps_parse(w->buf, (size_t)n, on_vma, w);
-	}
-	poll_affinity(w);
+	for (size_t i = 0; i < w->n_procs; i++)
+		if (w->procs[i].polled && !w->procs[i].gone)
+			poll_proc(w, &w->procs[i]);
 	w->polls++;
 	if (w->n_poll_us == w->cap_poll_us) {
 		size_t cap = w->cap_poll_us ? w->cap_poll_us * 2 : 256;
@@ -344,11 +398,63 @@ static void poll_now(struct target_watch *w)
 
 /* ---- the samplers ------------------------------------------------------------- */
 
-/* The clock session's records also say which images the command's process exec'd (a wrapper, then the program). */
+/*
+ * The clock session's records say which processes the command starts (every
+ * one is followed: a shell, a script, make or GNU time forks the benchmark
+ * rather than exec it), which threads they start (the clock probes follow
+ * them), and which images each exec'd (a wrapper, then the program).
+ */
+/* Whether pid still runs: its /proc/PID/stat is there and says neither zombie nor dead. */
+static bool proc_alive(struct target_watch *w, pid_t pid)
+{
+	char path[48];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_proc(w, path) <= 0)
+		return false;
+	const char *paren = strrchr(w->buf, ')');	/* the name may hold anything, ')' included */
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+static void note_fork(struct target_watch *w, const struct sample_task *t)
+{
+	struct watch_proc *parent = proc_find(w, (pid_t)t->ppid);
+
+	if (t->tid != t->pid) {
+		/* A new thread of a traced process: its own clock calls trap too. */
+		const struct watch_proc *pr = proc_find(w, (pid_t)t->pid);
+		if (pr && pr->clock_traced)
+			clock_follow(w, t->tid);
+		return;
+	}
+	if (!parent || proc_find(w, (pid_t)t->pid))
+		return;
+	size_t live = 0;
+	for (size_t i = 0; i < w->n_procs; i++)
+		live += w->procs[i].polled && !w->procs[i].gone;
+	/* Full: a process that ran between two polls (a script's /bin/true) may be gone unseen. */
+	for (size_t i = 1; i < w->n_procs && live >= WATCH_MAX_PROCS; i++)
+		if (w->procs[i].polled && !w->procs[i].gone && !proc_alive(w, w->procs[i].pid)) {
+			w->procs[i].gone = true;
+			live--;
+		}
+	char exe[sizeof(parent->exe)];
+	memcpy(exe, parent->exe, sizeof(exe));	/* the parent's image until it execs */
+	if (!array_grow((void **)&w->procs, &w->cap_procs, w->n_procs + 1, sizeof(*w->procs), 16)) {
+		w->procs_dropped++;
+		return;
+	}
+	struct watch_proc *pr = &w->procs[w->n_procs++];
+	*pr = (struct watch_proc){ .pid = (pid_t)t->pid, .start_ns = timing_now_ns(), .polled = live < WATCH_MAX_PROCS };
+	memcpy(pr->exe, exe, sizeof(pr->exe));
+	w->procs_dropped += !pr->polled;
+}
+
 static int note_task(void *ctx, const struct sample_task *t)
 {
 	struct watch_session *ws = ctx;
 	struct target_watch *w = ws->w;
+	struct watch_proc *pr;
 
 	if (ws == &w->clock && (t->kind == SAMPLE_TASK_SWITCH_OUT || t->kind == SAMPLE_TASK_SWITCH_IN)) {
 		if (!array_grow((void **)&w->switches, &w->cap_switches, w->n_switches + 1, sizeof(*w->switches), 256))
@@ -358,16 +464,24 @@ static int note_task(void *ctx, const struct sample_task *t)
 									    .tid = t->tid, .time_ns = t->time_ns };
 		return 0;
 	}
-	/* A new thread of the command's process: the clock probes follow it (its own calls trap too). */
-	if (ws == &w->clock && t->kind == SAMPLE_TASK_FORK && (pid_t)t->pid == w->pid && t->tid != t->pid)
-		clock_follow(w, t->tid);
-	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXEC && (pid_t)t->pid == w->pid) {
-		if (w->n_execs == SAMPLE_WATCH_MAX_EXECS) {
-			memmove(w->execs[1], w->execs[2], sizeof(w->execs[0]) * (SAMPLE_WATCH_MAX_EXECS - 2));
-			w->n_execs--;
+	if (ws == &w->clock && t->kind == SAMPLE_TASK_FORK)
+		note_fork(w, t);
+	/* A task's exit: a followed thread's probes close; a process's (tid == pid) ends its polls. */
+	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXIT) {
+		clock_thread_ended(w, t->tid);
+		if (t->tid == t->pid && (pr = proc_find(w, (pid_t)t->pid)) && pr != &w->procs[0])
+			pr->gone = true;
+	}
+	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXEC && (pr = proc_find(w, (pid_t)t->pid))) {
+		snprintf(pr->exe, sizeof(pr->exe), "%s", t->comm ? t->comm : "");
+		pr->exec_pending = true;
+		if (pr == &w->procs[0]) {
+			if (w->n_execs == SAMPLE_WATCH_MAX_EXECS) {
+				memmove(w->execs[1], w->execs[2], sizeof(w->execs[0]) * (SAMPLE_WATCH_MAX_EXECS - 2));
+				w->n_execs--;
+			}
+			snprintf(w->execs[w->n_execs++], sizeof(w->execs[0]), "%s", t->comm ? t->comm : "");
 		}
-		snprintf(w->execs[w->n_execs++], sizeof(w->execs[0]), "%s", t->comm ? t->comm : "");
-		w->exec_pending = true;
 	}
 	return ws->wrapped.task ? ws->wrapped.task(ws->wrapped.ctx, t) : 0;
 }
@@ -377,10 +491,13 @@ static int note_mmap(void *ctx, const struct sample_mmap *m)
 {
 	struct watch_session *ws = ctx;
 	struct target_watch *w = ws->w;
+	struct watch_proc *pr = ws == &w->clock ? proc_find(w, (pid_t)m->pid) : NULL;
 
-	if (ws == &w->clock && w->exec_pending && (pid_t)m->pid == w->pid && m->filename && m->filename[0] == '/') {
-		snprintf(w->execs[w->n_execs - 1], sizeof(w->execs[0]), "%s", m->filename);
-		w->exec_pending = false;
+	if (pr && pr->exec_pending && m->filename && m->filename[0] == '/') {
+		snprintf(pr->exe, sizeof(pr->exe), "%s", m->filename);
+		pr->exec_pending = false;
+		if (pr == &w->procs[0])
+			snprintf(w->execs[w->n_execs - 1], sizeof(w->execs[0]), "%s", m->filename);
 	}
 	return ws->wrapped.mmap ? ws->wrapped.mmap(ws->wrapped.ctx, m) : 0;
 }
@@ -497,32 +614,88 @@ static void clocks_open(struct target_watch *w, pid_t pid)
 	}
 }
 
+/* Sessions closed by a thread of their own, since each uprobe event's close waits for its unregistration. */
+struct watch_closer {
+	pthread_t thread;
+	bool started;
+	size_t n;
+	struct sample_session *s[SAMPLE_CLOCK_FNS * SAMPLE_CLOCK_THREADS];
+	struct watch_closer *next;
+};
+
+static void *closer_run(void *arg)
+{
+	struct watch_closer *c = arg;
+
+	for (size_t i = 0; i < c->n; i++)
+		sample_close(c->s[i]);
+	return NULL;
+}
+
+/* Drain ws's last records into its list, then hand its session to c, to be closed in the background. */
+static void close_later(struct watch_closer *c, struct watch_session *ws)
+{
+	if (!ws->s)
+		return;
+	sample_drain(ws->s, &ws->sink, true);
+	c->s[c->n++] = ws->s;
+	ws->s = NULL;
+}
+
+/* Start closing what c holds; closes it here when no thread can be started. */
+static void closer_start(struct target_watch *w, struct watch_closer *c)
+{
+	if (!c->n || pthread_create(&c->thread, NULL, closer_run, c) != 0) {
+		closer_run(c);
+		free(c);
+		return;
+	}
+	c->started = true;
+	c->next = w->closers;
+	w->closers = c;
+}
+
 /* Close every session of clock function fn, first thread and later ones, keeping what they saw. */
 static void clock_fn_stop(struct target_watch *w, int fn)
 {
-	struct watch_session *first = &w->clockfn[fn];
+	struct watch_closer *c = calloc(1, sizeof(*c));
+	struct watch_closer here = { 0 };
 
-	if (first->s) {
-		sample_drain(first->s, &first->sink, true);
-		sample_close(first->s);
-		first->s = NULL;
-	}
+	if (!c)
+		c = &here;	/* closed in place, below */
+	close_later(c, &w->clockfn[fn]);
+	for (size_t i = 0; i < w->n_clock_threads; i++)
+		close_later(c, &w->clock_threads[i]->fn[fn]);
+	if (c == &here)
+		closer_run(c);
+	else
+		closer_start(w, c);
+}
+
+/*
+ * A followed thread exited: its place is free. Its probes stay open until
+ * the end: on a dead task they trap nothing, and a close now would hold up
+ * the next thread's open behind the kernel's unregistration (80 ms or more
+ * per event, one after the other), long enough to miss a short thread.
+ */
+static void clock_thread_ended(struct target_watch *w, uint32_t tid)
+{
 	for (size_t i = 0; i < w->n_clock_threads; i++) {
-		struct watch_session *ws = &w->clock_threads[i].fn[fn];
-		if (!ws->s)
-			continue;
-		sample_drain(ws->s, &ws->sink, true);
-		sample_close(ws->s);
-		ws->s = NULL;
+		struct watch_clock_thread *t = w->clock_threads[i];
+		if (t->tid == tid && !t->ended) {
+			t->ended = true;
+			w->clock_live--;
+			return;
+		}
 	}
 }
 
 /*
- * A thread of the command's process seen for the first time (its fork
- * record, or /proc/PID/task): the probes still open follow it, since its
- * calls trap whether traced or not. One thread more than
- * SAMPLE_CLOCK_THREADS stops all tracing instead: untraced, its calls
- * would each cost a trap for nothing, and without end.
+ * A thread of a traced process seen for the first time (its fork record, or
+ * /proc/PID/task): the probes still open follow it, since its calls trap
+ * whether traced or not. One thread more than SAMPLE_CLOCK_THREADS alive at
+ * once stops all tracing instead: untraced, its calls would each cost a
+ * trap for nothing, and without end.
  */
 static void clock_follow(struct target_watch *w, uint32_t tid)
 {
@@ -530,22 +703,28 @@ static void clock_follow(struct target_watch *w, uint32_t tid)
 	bool open = false;
 
 	if (!c->traced || c->threads_capped || tid == (uint32_t)w->pid)
-		return;
+		return;	/* the first thread has its probes since before its exec */
 	for (size_t i = 0; i < w->n_clock_threads; i++)
-		if (w->clock_threads[i].tid == tid)
+		if (w->clock_threads[i]->tid == tid)
 			return;
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 		open |= w->clockfn[fn].s != NULL;
 	if (!open)
 		return;	/* every probe stopped at its budget: nothing traps any more */
-	if (w->n_clock_threads == SAMPLE_CLOCK_THREADS - 1) {
+	if (w->clock_live == SAMPLE_CLOCK_THREADS - 1 || w->n_clock_threads == SAMPLE_CLOCK_FOLLOWED) {
 		c->threads_capped = true;
 		c->threads_capped_ms = (timing_now_ns() - w->start_ns) / 1000000u;
 		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 			clock_fn_stop(w, fn);
 		return;
 	}
-	struct watch_clock_thread *t = &w->clock_threads[w->n_clock_threads++];
+	struct watch_clock_thread *t = calloc(1, sizeof(*t));
+	if (!t || !array_grow((void **)&w->clock_threads, &w->cap_clock_threads, w->n_clock_threads + 1,
+			      sizeof(struct watch_clock_thread *), 8)) {
+		free(t);
+		return;
+	}
+	w->clock_threads[w->n_clock_threads++] = t;
 	bool any = false;
 	t->tid = tid;
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
@@ -557,6 +736,8 @@ static void clock_follow(struct target_watch *w, uint32_t tid)
 		any |= t->fn[fn].s != NULL;
 	}
 	t->traced = any;	/* none: the thread was gone already */
+	t->ended = !any;
+	w->clock_live += any;
 	c->threads += any;
 }
 
@@ -573,7 +754,7 @@ static void clocks_tick(struct target_watch *w, bool final)
 			continue;
 		sample_drain(ws->s, &ws->sink, final);
 		for (size_t i = 0; i < w->n_clock_threads; i++) {
-			struct watch_session *t = &w->clock_threads[i].fn[fn];
+			struct watch_session *t = &w->clock_threads[i]->fn[fn];
 			if (t->s)
 				sample_drain(t->s, &t->sink, final);
 		}
@@ -602,9 +783,9 @@ static void clocks_finish(struct target_watch *w, const struct sample_list *faul
 			w->clocks.fn[fn].lost = info.lost;
 		}
 		for (size_t i = 0; i < w->n_clock_threads; i++)
-			if (w->clock_threads[i].fn[fn].s) {
+			if (w->clock_threads[i]->fn[fn].s) {
 				struct sample_info info;
-				sample_info_get(w->clock_threads[i].fn[fn].s, &info);
+				sample_info_get(w->clock_threads[i]->fn[fn].s, &info);
 				w->clocks.fn[fn].lost += info.lost;
 			}
 	}
@@ -616,7 +797,7 @@ static void clocks_finish(struct target_watch *w, const struct sample_list *faul
 	p->clocks = w->clocks;
 	p->clocks.hot_traced = w->clocks.traced && p->hot_tid && p->hot_tid == w->clocks.pid;
 	for (size_t i = 0; i < w->n_clock_threads; i++)
-		p->clocks.hot_traced |= w->clock_threads[i].traced && w->clock_threads[i].tid == p->hot_tid;
+		p->clocks.hot_traced |= w->clock_threads[i]->traced && w->clock_threads[i]->tid == p->hot_tid;
 	/* Switches are exact only where none was lost: a lost switch in would leave the thread off a CPU for good. */
 	struct sample_info info = { 0 };
 	if (w->clock.s)
@@ -654,6 +835,14 @@ void target_watch_open(struct target_state *st)
 	if (!w)
 		return;
 	w->pid = st->pid;
+	if (!array_grow((void **)&w->procs, &w->cap_procs, 1, sizeof(*w->procs), 16)) {
+		free(w);
+		st->watch = NULL;
+		return;
+	}
+	w->procs[0] = (struct watch_proc){ .pid = st->pid, .start_ns = timing_now_ns(), .polled = true,
+					   .clock_traced = true };
+	w->n_procs = 1;
 	w->start_ns = timing_now_ns();
 	w->next_ns = w->start_ns + WATCH_FIRST_INTERVAL_NS;
 	session_open(w, &w->clock, st->pid, &clock);
@@ -793,9 +982,18 @@ static void clocks_close(struct target_watch *w)
 		else
 			session_close(&w->clockfn[fn]);
 	}
-	for (size_t i = 0; i < w->n_clock_threads; i++)
+	for (size_t i = 0; i < w->n_clock_threads; i++) {
 		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
-			session_close(&w->clock_threads[i].fn[fn]);
+			session_close(&w->clock_threads[i]->fn[fn]);
+		free(w->clock_threads[i]);
+	}
+	free(w->clock_threads);
+	while (w->closers) {
+		struct watch_closer *c = w->closers;
+		w->closers = c->next;
+		pthread_join(c->thread, NULL);
+		free(c);
+	}
 }
 
 void target_watch_close(struct target_state *st)
@@ -810,6 +1008,7 @@ void target_watch_close(struct target_state *st)
 	for (size_t i = 0; i < w->n_regions; i++)
 		free(w->regions[i].pts);
 	free(w->poll_us);
+	free(w->procs);
 	free(w->switches);
 	free(w->aff);
 	free(w->buf);

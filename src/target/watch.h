@@ -67,12 +67,39 @@ struct watch_session {
 	char error[256];
 };
 
-struct target_watch {
+/*
+ * Processes followed: the command's, and each it starts, from the cpu-clock session's fork records. Every one's
+ * image is kept (a sample's own code is its process's); at most this many live ones are polled at once.
+ */
+#define WATCH_MAX_PROCS 16
+/*
+ * A process the command started is traced for clock reads once a poll sees it this old: a script's short
+ * children (/bin/true, a compiler) would each take a thread's probes, whose close costs a grace period each.
+ */
+#define WATCH_CLOCK_CHILD_AGE_NS 20000000ull
+
+/* A process of the command's: its smaps and threads are polled, its image is known. */
+struct watch_proc {
 	pid_t pid;
+	uint64_t start_ns;		/* when its fork record was seen */
+	bool polled;			/* started while fewer than WATCH_MAX_PROCS live ones were polled */
+	bool clock_traced;		/* its threads are followed by the clock probes (the command's from the start; one
+					 * it started once a poll saw it WATCH_CLOCK_CHILD_AGE_NS old) */
+	bool gone;			/* its /proc files are gone */
+	bool exec_pending;		/* it exec'd, and its new executable has not been mapped yet */
+	uint64_t last_rss, last_huge;	/* at its last smaps_rollup */
+	char exe[160];			/* its image since its last exec (a forked child: its parent's until it execs) */
+};
+
+struct target_watch {
+	pid_t pid;			/* the command's process, procs[0] */
+	struct watch_proc *procs;
+	size_t n_procs, cap_procs;
+	unsigned procs_dropped;		/* started while WATCH_MAX_PROCS live ones were polled */
+	pid_t cur_pid;			/* the process whose smaps is being parsed, for on_vma() */
 	uint64_t start_ns;		/* the command's start (the go-ahead before its exec) */
 	uint64_t next_ns;		/* the next poll */
 	unsigned polls;
-	uint64_t last_rss, last_huge;
 	double *poll_us;
 	size_t n_poll_us, cap_poll_us;
 	struct watch_region regions[WATCH_MAX_TRACKED];
@@ -94,15 +121,19 @@ struct target_watch {
 	struct watch_clock_thread {
 		uint32_t tid;
 		bool traced;		/* a probe opened on it (false: it was gone already) */
+		bool ended;		/* it exited: its probes were closed, its place is free */
 		struct watch_session fn[SAMPLE_CLOCK_FNS];
-	} clock_threads[SAMPLE_CLOCK_THREADS - 1];
-	size_t n_clock_threads;
+	} **clock_threads;		/* every thread followed, ended ones included (each allocated: a session's
+					 * sink points at it) */
+	size_t n_clock_threads, cap_clock_threads;
+	unsigned clock_live;		/* of those, the ones not ended */
+	/* probes being closed in the background (each close waits for the kernel to unregister it) */
+	struct watch_closer *closers;
 	struct sample_clocks clocks;	/* what is known before the profile: libc, per function traced or why not */
 	bool own_faults;		/* faults is the watch's own session (not --sample page-faults) */
 	/* the execs of the command's process, from the clock session's records */
 	size_t n_execs;
 	char execs[SAMPLE_WATCH_MAX_EXECS][160];
-	bool exec_pending;		/* the last exec's executable has not been mapped yet */
 	/* the command's threads' switches off their CPUs and back, from the clock session (context_switch) */
 	struct sample_task *switches;
 	size_t n_switches, cap_switches;

@@ -16,6 +16,7 @@ REPS = 1 if os.environ.get("TLBPROF_TEST_QUICK") else 10	# valgrind: once each
 UNMARKED = {"hot_loop", "first_touch_in_timed_loop", "sequential_page_order", "same_page_offset", "zero_page_reads",
             "thp_backed_region", "pinning", "exec_image", "coarse_clock", "clock_per_access",
             "empty_timed_window"}
+FORKED = ["sh", "-c", '"$0"; exit $?']	# a shell that forks the benchmark and waits for it
 # benchmark, wrapper, the checks that must warn (of the unmarked ones and build_optimised)
 CASES = [
     ("first_touch", [], {"first_touch_in_timed_loop"}),
@@ -30,6 +31,11 @@ CASES = [
     ("short_window", [], {"coarse_clock"}),
     ("deleted_loop", [], {"empty_timed_window"}),
     ("wrapped_O0", ["env", "TLBPROF_EXAMPLE=1"], {"build_optimised"}),
+    # Through a shell that forks the benchmark rather than exec it (as a script, make or GNU time does): the
+    # watch follows the process it starts, its regions, faults, threads and clock reads.
+    ("first_touch", FORKED, {"first_touch_in_timed_loop"}),
+    ("clock_per_access", FORKED, {"clock_per_access"}),
+    ("thp_4k", FORKED, {"thp_backed_region"}),
     ("homework_O0", [], {"build_optimised"}),
     ("homework_O2", [], set()),
     ("correct_init", [], set()),
@@ -67,7 +73,13 @@ for name, wrapper, want in CASES:
                 said = "; ".join(f"{c['id']}: {c['status']}: {c['message']}" for c in r["analysis"]["checks"]
                                  if c["id"] in warned ^ want)
                 fail(f"{name} (run {rep + 1} of {REPS}): warned {sorted(warned)}, expected {sorted(want)} ({said})")
-            if wrapper and not r["target"]["path"].endswith("broken-" + name):
+            if wrapper == FORKED:
+                w = r["target"]["watch"]
+                if not (w["program"] or "").endswith("broken-" + name) or w["processes"] < 2 or \
+                        r["target"]["path"].endswith("broken-" + name):
+                    fail(f"{name} through sh: program {w['program']} (want the forked benchmark), processes "
+                         f"{w['processes']}, path {r['target']['path']} (want the shell's)")
+            elif wrapper and not r["target"]["path"].endswith("broken-" + name):
                 fail(f"{name}: provenance read from {r['target']['path']}, not the image finally exec'd")
             build = [c for c in r["analysis"]["checks"] if c["id"] == "build_optimised"]
             inferred = bool(build) and build[0]["evidence"].get("inferred") == 1

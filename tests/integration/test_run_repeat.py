@@ -302,6 +302,20 @@ else:
         fail(f"clock probes on a worker thread: threads {c['threads']} (want 2), hot thread traced "
              f"{c['hot_thread_traced']}, capped {c['threads_capped_at_ms']}, clock_gettime calls {calls} and hot "
              f"reads {c['hot_reads']} (want {READS})")
+    # Five workers one after the other: an ended thread's probes close and free its place, so none is capped.
+    p, rep = run(["--", CLOCK_PROBE, "0", "400", "5"])
+    c = rep and rep["target"]["watch"]["clocks"]
+    if p.returncode != 0 or not rep or rep["target"]["exit_code"] != 0 or c["threads"] != 6 or \
+            c["threads_capped_at_ms"] is not None or c["functions"][0]["calls"] < 5 * 400:
+        fail(f"clock probes, 5 workers in turn: threads {c and c['threads']} (want 6), capped "
+             f"{c and c['threads_capped_at_ms']}, clock_gettime calls {c and c['functions'][0]['calls']} (want 2000)")
+    # A shell that forks the probe: the watch follows the process it started, and its worker thread.
+    p, rep = run(["--", "sh", "-c", '"$0" 0 "$1"; exit $?', CLOCK_PROBE, str(READS)])
+    w = rep and rep["target"]["watch"]
+    if p.returncode != 0 or not rep or not (w["program"] or "").endswith("clock-threads-probe") or \
+            w["processes"] != 2 or not w["clocks"]["hot_thread_traced"] or w["clocks"]["hot_reads"] < READS // 2:
+        fail(f"clock probes through sh: program {w and w['program']}, processes {w and w['processes']}, hot thread "
+             f"traced {w and w['clocks']['hot_thread_traced']}, hot reads {w and w['clocks']['hot_reads']}")
     p, rep = run(["--", CLOCK_PROBE, "4", str(READS)])
     c = rep and rep["target"]["watch"]["clocks"]
     checks = {k["id"]: k for k in rep["analysis"]["checks"]} if rep else {}
