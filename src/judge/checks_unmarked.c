@@ -281,6 +281,13 @@ static bool no_regions(const struct analysis_check_def *def, const struct sample
 			   "before the first poll");
 		return true;
 	}
+	/* Regions were watched, but maybe not the benchmark's: no hot thread in a process followed. */
+	if (p->processes_unwatched && !*p->program) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the command started %u processes the watch did "
+			   "not follow (more at once than it polls), and no hot thread was found in one it did",
+			   p->processes_unwatched);
+		return true;
+	}
 	if (!p->n_regions) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the command mapped no region of 1 MiB or more "
 			   "(%u polls of its smaps)", p->polls);

@@ -301,7 +301,7 @@ static void clock_thread_ended(struct target_watch *w, uint32_t tid);
 /* The followed process pid, or NULL. */
 static struct watch_proc *proc_find(struct target_watch *w, pid_t pid)
 {
-	for (size_t i = 0; i < w->n_procs; i++)
+	for (size_t i = w->n_procs; i-- > 0;)	/* the newest first: most records are of recent processes */
 		if (w->procs[i].pid == pid)
 			return &w->procs[i];
 	return NULL;
@@ -440,7 +440,13 @@ static void note_fork(struct target_watch *w, const struct sample_task *t)
 		}
 	char exe[sizeof(parent->exe)];
 	memcpy(exe, parent->exe, sizeof(exe));	/* the parent's image until it execs */
-	if (!array_grow((void **)&w->procs, &w->cap_procs, w->n_procs + 1, sizeof(*w->procs), 16)) {
+	/* All places taken: the oldest process gone gives its place (a script's thousands of /bin/true). */
+	for (size_t i = 1; i < w->n_procs && w->n_procs == WATCH_MAX_KNOWN_PROCS; i++)
+		if (w->procs[i].gone) {
+			memmove(&w->procs[i], &w->procs[i + 1], (w->n_procs - i - 1) * sizeof(*w->procs));
+			w->n_procs--;
+		}
+	if (w->n_procs == WATCH_MAX_KNOWN_PROCS || !array_grow((void **)&w->procs, &w->cap_procs, w->n_procs + 1, sizeof(*w->procs), 16)) {
 		w->procs_dropped++;
 		return;
 	}

@@ -73,6 +73,11 @@ struct watch_session {
  */
 #define WATCH_MAX_PROCS 16
 /*
+ * Processes known at once (each kept for its image, a gone one until its place is needed); one started beyond
+ * them is counted, not followed.
+ */
+#define WATCH_MAX_KNOWN_PROCS 1024
+/*
  * A process the command started is traced for clock reads once a poll sees it this old: a script's short
  * children (/bin/true, a compiler) would each take a thread's probes, whose close costs a grace period each.
  */

@@ -166,6 +166,24 @@ static void wrapped(struct sample_profile *p)
 	snprintf(p->execs[1], sizeof(p->execs[1]), "/bench");
 }
 
+/* Through a shell that forks the benchmark: the program is the child's image. */
+static void forked(struct sample_profile *p)
+{
+	snprintf(p->execs[0], sizeof(p->execs[0]), "/usr/bin/dash");
+	snprintf(p->program, sizeof(p->program), "/bench");
+	p->program_pid = 43;
+	p->hot_pid = p->hot_tid = 43;
+	p->processes = 2;
+}
+
+/* The command started more processes than the watch follows, and the hot thread was in none it did. */
+static void unfollowed(struct sample_profile *p)
+{
+	p->processes = 1024;
+	p->processes_unwatched = 7;
+	p->program[0] = '\0';
+}
+
 static void no_clock(struct sample_profile *p)
 {
 	p->clock_sampled = false;
@@ -217,6 +235,8 @@ static void test_checks(void)
 		{ __LINE__, "THP in a 4k region", thp, { P, P, S, S, P, W, P, P }, "MADV_HUGEPAGE" },
 		{ __LINE__, "not pinned", unpinned, { P, P, S, S, P, P, W, P }, "not pinned" },
 		{ __LINE__, "through env", wrapped, { P, P, S, S, P, P, P, P }, "env -> bench" },
+		{ __LINE__, "forked by sh", forked, { P, P, S, S, P, P, P, P }, "process 43, which the command (dash)" },
+		{ __LINE__, "not followed", unfollowed, { P, P, S, S, S, S, P, P }, "did not follow" },
 		{ __LINE__, "no cpu-clock", no_clock, { S, S, S, S, P, P, S, P }, "could not tell" },
 		{ __LINE__, "no fault samples", no_faults, { P, S, S, S, S, P, P, P }, "not sampled" },
 		{ __LINE__, "no smaps poll", no_polls, { P, P, S, S, S, S, P, P }, "never read" },
