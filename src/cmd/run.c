@@ -432,7 +432,7 @@ static int run_run(const void *options, const struct command_context *ctx)
 	struct target_result tr = { 0 };
 	struct analysis analysis = { 0 };
 	struct benchmark_binary binary;
-	static char command_path[PATH_MAX];
+	char command_path[PATH_MAX];
 	char sample_why[320] = "";
 	int status;
 

@@ -398,12 +398,6 @@ static void poll_now(struct target_watch *w)
 
 /* ---- the samplers ------------------------------------------------------------- */
 
-/*
- * The clock session's records say which processes the command starts (every
- * one is followed: a shell, a script, make or GNU time forks the benchmark
- * rather than exec it), which threads they start (the clock probes follow
- * them), and which images each exec'd (a wrapper, then the program).
- */
 /* Whether pid still runs: its /proc/PID/stat is there and says neither zombie nor dead. */
 static bool proc_alive(struct target_watch *w, pid_t pid)
 {
@@ -446,16 +440,24 @@ static void note_fork(struct target_watch *w, const struct sample_task *t)
 			memmove(&w->procs[i], &w->procs[i + 1], (w->n_procs - i - 1) * sizeof(*w->procs));
 			w->n_procs--;
 		}
-	if (w->n_procs == WATCH_MAX_KNOWN_PROCS || !array_grow((void **)&w->procs, &w->cap_procs, w->n_procs + 1, sizeof(*w->procs), 16)) {
+	if (w->n_procs == WATCH_MAX_KNOWN_PROCS ||
+	    !array_grow((void **)&w->procs, &w->cap_procs, w->n_procs + 1, sizeof(*w->procs), 16)) {
 		w->procs_dropped++;
 		return;
 	}
 	struct watch_proc *pr = &w->procs[w->n_procs++];
-	*pr = (struct watch_proc){ .pid = (pid_t)t->pid, .start_ns = timing_now_ns(), .polled = live < WATCH_MAX_PROCS };
+	*pr = (struct watch_proc){ .pid = (pid_t)t->pid, .start_ns = timing_now_ns(),
+				   .polled = live < WATCH_MAX_PROCS };
 	memcpy(pr->exe, exe, sizeof(pr->exe));
 	w->procs_dropped += !pr->polled;
 }
 
+/*
+ * The clock session's records say which processes the command starts (every
+ * one is followed: a shell, a script, make or GNU time forks the benchmark
+ * rather than exec it), which threads they start (the clock probes follow
+ * them), and which images each exec'd (a wrapper, then the program).
+ */
 static int note_task(void *ctx, const struct sample_task *t)
 {
 	struct watch_session *ws = ctx;
@@ -472,7 +474,7 @@ static int note_task(void *ctx, const struct sample_task *t)
 	}
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_FORK)
 		note_fork(w, t);
-	/* A task's exit: a followed thread's probes close; a process's (tid == pid) ends its polls. */
+	/* A task's exit: a followed thread's place is free; a process's (tid == pid) ends its polls. */
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXIT) {
 		clock_thread_ended(w, t->tid);
 		if (t->tid == t->pid && (pr = proc_find(w, (pid_t)t->pid)) && pr != &w->procs[0])
@@ -620,12 +622,15 @@ static void clocks_open(struct target_watch *w, pid_t pid)
 	}
 }
 
-/* Sessions closed by a thread of their own, since each uprobe event's close waits for its unregistration. */
+/*
+ * One clock function's sessions (the first thread's and every followed
+ * one's), closed by a thread of their own, since each uprobe event's close
+ * waits for its unregistration.
+ */
 struct watch_closer {
 	pthread_t thread;
-	bool started;
 	size_t n;
-	struct sample_session *s[SAMPLE_CLOCK_FNS * SAMPLE_CLOCK_THREADS];
+	struct sample_session *s[1 + SAMPLE_CLOCK_FOLLOWED];
 	struct watch_closer *next;
 };
 
@@ -641,8 +646,8 @@ static void *closer_run(void *arg)
 /* Drain ws's last records into its list, then hand its session to c, to be closed in the background. */
 static void close_later(struct watch_closer *c, struct watch_session *ws)
 {
-	if (!ws->s)
-		return;
+	if (!ws->s || c->n == sizeof(c->s) / sizeof(c->s[0]))
+		return;	/* none, or (never: clock_follow() keeps to SAMPLE_CLOCK_FOLLOWED) closed at the end */
 	sample_drain(ws->s, &ws->sink, true);
 	c->s[c->n++] = ws->s;
 	ws->s = NULL;
@@ -656,7 +661,6 @@ static void closer_start(struct target_watch *w, struct watch_closer *c)
 		free(c);
 		return;
 	}
-	c->started = true;
 	c->next = w->closers;
 	w->closers = c;
 }
