@@ -69,8 +69,11 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 			   "a static binary or another libc", c->libc);
 		return false;
 	}
-	/* Reads are proof that it was traced (a report written before hot_thread_traced says no more). */
-	if (p->hot_tid && !c->hot_reads && !c->hot_traced) {
+	/*
+	 * Reads are proof that it was traced (a report written before hot_thread_traced says no more). Tracing
+	 * stopped for too many threads: no read seen says nothing either, even of a thread that was traced.
+	 */
+	if (p->hot_tid && !c->hot_reads && (!c->hot_traced || c->threads_capped)) {
 		if (c->threads_capped)
 			checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread (tid %u) was not traced: the "
 				   "command started more threads than are followed (%u alive at once, %u in all), so all "
@@ -232,6 +235,11 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 				 "command started more threads than are followed (%u alive at once, %u in all): the reads "
 				 "after it, and so the end of the timed span, are unseen",
 				 (unsigned long long)c->threads_capped_ms, SAMPLE_CLOCK_THREADS, SAMPLE_CLOCK_FOLLOWED);
+	else if (c->hot_samples_untraced)
+		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran %llu cpu-clock samples "
+				 "before its probes opened (it was followed after it started): its reads before them, and "
+				 "so the start of the timed span, are unseen",
+				 (unsigned long long)c->hot_samples_untraced);
 	else if (cpu_ns < EMPTY_MIN_CPU_NS)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",

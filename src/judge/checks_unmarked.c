@@ -111,14 +111,15 @@ static bool no_faults(const struct analysis_check_def *def, const struct sample_
 }
 
 /*
- * Whether the hot thread's clock reads were seen to the last: two or more, no function stopped at its budget,
- * and tracing not stopped for too many threads.
+ * Whether the hot thread's clock reads were seen from the first to the last: two or more, no function stopped
+ * at its budget, tracing not stopped for too many threads, and the thread traced before it ran.
  */
 static bool span_seen(const struct sample_profile *p)
 {
 	const struct sample_clocks *c = &p->clocks;
 
-	return c->traced && c->libc_mapped && c->windows && checks_clock_stopped_fn(c) < 0 && !c->threads_capped;
+	return c->traced && c->libc_mapped && c->windows && checks_clock_stopped_fn(c) < 0 && !c->threads_capped &&
+	       !c->hot_samples_untraced;
 }
 
 /*
@@ -281,10 +282,10 @@ static bool no_regions(const struct analysis_check_def *def, const struct sample
 			   "before the first poll");
 		return true;
 	}
-	/* Regions were watched, but maybe not the benchmark's: no hot thread in a process followed. */
-	if (p->processes_unwatched && !*p->program) {
+	/* Regions were watched, but maybe not the benchmark's: no hot thread in a process polled. */
+	if (p->processes_unwatched && (!*p->program || !p->program_watched)) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the command started %u processes the watch did "
-			   "not follow (more at once than it polls), and no hot thread was found in one it did",
+			   "not poll (more at once than it polls), and no hot thread was found in one it did",
 			   p->processes_unwatched);
 		return true;
 	}

@@ -524,6 +524,12 @@ struct sample_clocks {
 	bool threads_capped;
 	uint64_t threads_capped_ms;
 	bool hot_traced;		/* the hot thread was among the threads traced */
+	/*
+	 * The hot thread's cpu-clock samples before its probes opened (0 for the first thread, traced from its
+	 * exec): a thread followed after it started may have read the clock unseen, so its first read seen is
+	 * not known to be its first.
+	 */
+	uint64_t hot_samples_untraced;
 	uint64_t id_calls[SAMPLE_CLOCK_IDS];	/* clock_gettime calls by clock id, of the hot thread */
 	uint64_t id_resolution_ns[SAMPLE_CLOCK_IDS];	/* clock_getres() here; 0 for an id not seen */
 	/* the hot thread's reads, all functions merged in time order, and the windows between them */
@@ -625,6 +631,7 @@ struct sample_profile {
 	 */
 	char program[160];
 	uint32_t program_pid;
-	unsigned processes;
-	unsigned processes_unwatched;	/* started when WATCH_MAX_PROCS were followed already */
+	bool program_watched;		/* its process's smaps and threads were polled */
+	unsigned processes;		/* every process the command started, itself included */
+	unsigned processes_unwatched;	/* of those, the ones never polled (WATCH_MAX_PROCS live ones were) */
 };

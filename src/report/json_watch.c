@@ -180,6 +180,7 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "threads", count(c->threads));
 	json_object_set_new(o, "threads_capped_at_ms", c->threads_capped ? count(c->threads_capped_ms) : json_null());
 	json_object_set_new(o, "hot_thread_traced", json_boolean(c->hot_traced));
+	json_object_set_new(o, "hot_samples_untraced", count(c->hot_samples_untraced));
 	for (int id = 0; id < SAMPLE_CLOCK_IDS; id++)
 		if (c->id_calls[id])
 			json_array_append_new(ids, json_pack("{s:i, s:s, s:o, s:o}", "id", id, "name",
@@ -239,6 +240,7 @@ json_t *report_watch_json(const struct sample_profile *p)
 	json_object_set_new(o, "processes_unwatched", count(p->processes_unwatched));
 	json_object_set_new(o, "program", *p->program ? report_json_text(p->program) : json_null());
 	json_object_set_new(o, "program_pid", p->program_pid ? count(p->program_pid) : json_null());
+	json_object_set_new(o, "program_watched", json_boolean(p->program_watched));
 	json_object_set_new(o, "clocks", clocks_json(&p->clocks));
 	return o;
 }
@@ -414,6 +416,7 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	/* A report from before the field: unknown, so the checks say what they said then. */
 	c->hot_traced = !json_is_boolean(json_object_get(o, "hot_thread_traced")) ||
 			json_is_true(json_object_get(o, "hot_thread_traced"));
+	c->hot_samples_untraced = get_u64(o, "hot_samples_untraced");
 	json_array_foreach(ids, i, v) {
 		json_int_t id = json_integer_value(json_object_get(v, "id"));
 		if (id < 0 || id >= SAMPLE_CLOCK_IDS)
@@ -471,6 +474,7 @@ int report_watch_read(const json_t *w, struct sample_profile *p)
 	p->processes_unwatched = (unsigned)get_u64(w, "processes_unwatched");
 	get_str(p->program, sizeof(p->program), w, "program");
 	p->program_pid = (uint32_t)get_u64(w, "program_pid");
+	p->program_watched = json_is_true(json_object_get(w, "program_watched"));
 	read_clocks(json_object_get(w, "clocks"), &p->clocks);
 	return 0;
 }

@@ -55,7 +55,7 @@ static const char *exe_of(const struct target_watch *w, uint32_t pid)
 {
 	if (pid == (uint32_t)w->pid)
 		return w->n_execs ? w->execs[w->n_execs - 1] : "";
-	for (size_t i = 1; i < w->n_procs; i++)
+	for (size_t i = w->n_procs; i-- > 1;)
 		if ((uint32_t)w->procs[i].pid == pid)
 			return w->procs[i].exe;
 	return "";
@@ -226,6 +226,8 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		qsort(ips, n, sizeof(*ips), u64_cmp);
 		snprintf(p->program, sizeof(p->program), "%s", exe_of(w, p->hot_pid));
 		p->program_pid = p->hot_pid;
+		for (size_t i = 0; i < w->n_procs; i++)
+			p->program_watched |= (uint32_t)w->procs[i].pid == p->hot_pid && w->procs[i].polled;
 		if (n) {
 			hot_range(ips, n, &p->hot_lo, &p->hot_hi);
 			loop_code(w, p);
@@ -434,7 +436,7 @@ int watch_profile_build(struct target_watch *w, const struct sample_list *faults
 {
 	p->n_execs = w->n_execs;
 	memcpy(p->execs, w->execs, sizeof(p->execs));
-	p->processes = (unsigned)w->n_procs;
+	p->processes = 1 + w->procs_seen;
 	p->processes_unwatched = w->procs_dropped;
 	if (w->clock.s && clock_profile(w, p) != 0)
 		return -ENOMEM;

@@ -228,7 +228,8 @@ static struct watch_region *region_evict(struct target_watch *w)
 		for (size_t k = 0; k < w->n_procs && !pr; k++)
 			if ((uint32_t)w->procs[k].pid == w->regions[i].r.pid)
 				pr = &w->procs[k];
-		if (pr && pr->gone && (!best || w->regions[i].r.rss_max < best->r.rss_max))
+		/* No entry: its process was gone and gave its place. */
+		if ((!pr || pr->gone) && (!best || w->regions[i].r.rss_max < best->r.rss_max))
 			best = &w->regions[i];
 	}
 	return best;
@@ -311,10 +312,12 @@ static struct watch_proc *proc_find(struct target_watch *w, pid_t pid)
  * Every thread's Cpus_allowed_list (/proc/PID/task/TID/status) of process pr; the clock probes follow the
  * threads of a traced one. Returns false when it is gone.
  */
-static bool poll_affinity(struct target_watch *w, const struct watch_proc *pr)
+static bool poll_affinity(struct target_watch *w, struct watch_proc *pr)
 {
 	char path[64];
 	pid_t pid = pr->pid;
+
+	pr->smaps_tid = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);
 	struct dirent *e;
@@ -328,14 +331,17 @@ static bool poll_affinity(struct target_watch *w, const struct watch_proc *pr)
 		snprintf(spath, sizeof(spath), "/proc/%d/task/%.20s/status", (int)pid, e->d_name);
 		if (read_proc(w, spath) <= 0)
 			continue;
-		const char *l = strstr(w->buf, "\nCpus_allowed_list:");
+		const char *l = strstr(w->buf, "\nCpus_allowed_list:"), *state = strstr(w->buf, "\nState:");
+		uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
+		/* The leader first; past its exit (pthread_exit in main) its smaps is empty, a live thread's is not. */
+		if (state && !pr->smaps_tid && !strchr("ZX", state[strspn(state + 7, " \t") + 7]))
+			pr->smaps_tid = tid;
 		if (!l)
 			continue;
 		l += strlen("\nCpus_allowed_list:");
 		while (*l == ' ' || *l == '\t')
 			l++;
 		unsigned cpus = watch_cpulist_count(l);
-		uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
 		if (cpus)
 			affinity_note(w, tid, cpus);
 		/* The fork records' backstop: a thread whose record was lost, or no cpu-clock session at all. */
@@ -346,14 +352,23 @@ static bool poll_affinity(struct target_watch *w, const struct watch_proc *pr)
 	return true;
 }
 
-/* One process's smaps (smaps_rollup first) and threads. */
+/* One process's threads, then its smaps (smaps_rollup first), read through a live thread. */
 static void poll_proc(struct target_watch *w, struct watch_proc *pr)
 {
-	char path[64];
+	char path[96];
 	uint64_t rss = 0, huge = 0;
 	bool full = w->polls % WATCH_FULL_EVERY == 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pr->pid);
+	/* Old enough to be more than a script's /bin/true: its threads get clock probes too. */
+	if (!pr->clock_traced && w->now_ns - pr->start_ns >= WATCH_CLOCK_CHILD_AGE_NS)
+		pr->clock_traced = true;
+	/* The command's own process stays until it is reaped; one it started is dropped once gone. */
+	if (!poll_affinity(w, pr) && pr != &w->procs[0]) {
+		pr->gone = true;
+		return;
+	}
+	uint32_t tid = pr->smaps_tid ? pr->smaps_tid : (uint32_t)pr->pid;
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/smaps_rollup", (int)pr->pid, tid);
 	ssize_t n = read_proc(w, path);
 	/* smaps_rollup (Linux 4.14) is one walk without a line per VMA; when it did not move, the regions did not. */
 	if (n <= 0 || watch_rollup_parse(w->buf, (size_t)n, &rss, &huge) != 0 || rss != pr->last_rss ||
@@ -362,18 +377,12 @@ static void poll_proc(struct target_watch *w, struct watch_proc *pr)
 	pr->last_rss = rss;
 	pr->last_huge = huge;
 	if (full) {
-		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pr->pid);
+		snprintf(path, sizeof(path), "/proc/%d/task/%u/smaps", (int)pr->pid, tid);
 		n = read_proc(w, path);
 		w->cur_pid = pr->pid;
 		if (n > 0)
 			(void)watch_smaps_parse(w->buf, (size_t)n, on_vma, w);
 	}
-	/* Old enough to be more than a script's /bin/true: its threads get clock probes too. */
-	if (!pr->clock_traced && w->now_ns - pr->start_ns >= WATCH_CLOCK_CHILD_AGE_NS)
-		pr->clock_traced = true;
-	/* The command's own process stays until it is reaped; one it started is dropped once gone. */
-	if (!poll_affinity(w, pr) && pr != &w->procs[0])
-		pr->gone = true;
 }
 
 static void poll_now(struct target_watch *w)
@@ -398,21 +407,59 @@ static void poll_now(struct target_watch *w)
 
 /* ---- the samplers ------------------------------------------------------------- */
 
-/* Whether pid still runs: its /proc/PID/stat is there and says neither zombie nor dead. */
+/*
+ * Whether process pid still runs: a thread of it is neither zombie nor dead.
+ * Its main thread's exit is not its end (a main that calls pthread_exit while
+ * its workers run shows Z in /proc/PID/stat), so every thread is looked at.
+ */
 static bool proc_alive(struct target_watch *w, pid_t pid)
 {
-	char path[48];
+	char path[64];
+	bool alive = false;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_proc(w, path) <= 0)
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	if (!d)
 		return false;
-	const char *paren = strrchr(w->buf, ')');	/* the name may hold anything, ')' included */
-	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+	while (!alive && (e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		char spath[96];
+		snprintf(spath, sizeof(spath), "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
+		if (read_proc(w, spath) <= 0)
+			continue;
+		const char *paren = strrchr(w->buf, ')');	/* the name may hold anything, ')' included */
+		alive = paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+	}
+	closedir(d);
+	return alive;
 }
 
+/* Forget process slot i's regions (a pid used again is a new process). */
+static void regions_drop_pid(struct target_watch *w, uint32_t pid)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->n_regions; i++) {
+		if (w->regions[i].r.pid == pid) {
+			free(w->regions[i].pts);
+			continue;
+		}
+		w->regions[k++] = w->regions[i];
+	}
+	w->n_regions = k;
+}
+
+/*
+ * Every fork record of the cpu-clock session is of a descendant of the
+ * command (its events are inherited by them alone), whether its parent is
+ * still known or not.
+ */
 static void note_fork(struct target_watch *w, const struct sample_task *t)
 {
-	struct watch_proc *parent = proc_find(w, (pid_t)t->ppid);
+	const struct watch_proc *parent = proc_find(w, (pid_t)t->ppid);
+	struct watch_proc *known;
 
 	if (t->tid != t->pid) {
 		/* A new thread of a traced process: its own clock calls trap too. */
@@ -421,8 +468,16 @@ static void note_fork(struct target_watch *w, const struct sample_task *t)
 			clock_follow(w, t->tid);
 		return;
 	}
-	if (!parent || proc_find(w, (pid_t)t->pid))
+	if (t->pid == (uint32_t)w->pid)
 		return;
+	w->procs_seen++;
+	/* A pid used again: its fork record proves a new process; the old one's entry and regions go. */
+	if ((known = proc_find(w, (pid_t)t->pid))) {
+		regions_drop_pid(w, t->pid);
+		memmove(known, known + 1, (size_t)(&w->procs[w->n_procs] - (known + 1)) * sizeof(*w->procs));
+		w->n_procs--;
+		parent = proc_find(w, (pid_t)t->ppid);
+	}
 	size_t live = 0;
 	for (size_t i = 0; i < w->n_procs; i++)
 		live += w->procs[i].polled && !w->procs[i].gone;
@@ -432,8 +487,9 @@ static void note_fork(struct target_watch *w, const struct sample_task *t)
 			w->procs[i].gone = true;
 			live--;
 		}
-	char exe[sizeof(parent->exe)];
-	memcpy(exe, parent->exe, sizeof(exe));	/* the parent's image until it execs */
+	char exe[sizeof(w->procs[0].exe)] = "";
+	if (parent)
+		memcpy(exe, parent->exe, sizeof(exe));	/* the parent's image until it execs */
 	/* All places taken: the oldest process gone gives its place (a script's thousands of /bin/true). */
 	for (size_t i = 1; i < w->n_procs && w->n_procs == WATCH_MAX_KNOWN_PROCS; i++)
 		if (w->procs[i].gone) {
@@ -474,10 +530,14 @@ static int note_task(void *ctx, const struct sample_task *t)
 	}
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_FORK)
 		note_fork(w, t);
-	/* A task's exit: a followed thread's place is free; a process's (tid == pid) ends its polls. */
+	/*
+	 * A task's exit: a followed thread's place is free. The main thread's
+	 * (tid == pid) ends its process's polls only if no thread of it is left.
+	 */
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXIT) {
 		clock_thread_ended(w, t->tid);
-		if (t->tid == t->pid && (pr = proc_find(w, (pid_t)t->pid)) && pr != &w->procs[0])
+		if (t->tid == t->pid && (pr = proc_find(w, (pid_t)t->pid)) && pr != &w->procs[0] &&
+		    !proc_alive(w, pr->pid))
 			pr->gone = true;
 	}
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXEC && (pr = proc_find(w, (pid_t)t->pid))) {
@@ -721,7 +781,8 @@ static void clock_follow(struct target_watch *w, uint32_t tid)
 		open |= w->clockfn[fn].s != NULL;
 	if (!open)
 		return;	/* every probe stopped at its budget: nothing traps any more */
-	if (w->clock_live == SAMPLE_CLOCK_THREADS - 1 || w->n_clock_threads == SAMPLE_CLOCK_FOLLOWED) {
+	/* The first thread is one of SAMPLE_CLOCK_THREADS alive and of SAMPLE_CLOCK_FOLLOWED in all. */
+	if (w->clock_live + 1 >= SAMPLE_CLOCK_THREADS || w->n_clock_threads + 1 >= SAMPLE_CLOCK_FOLLOWED) {
 		c->threads_capped = true;
 		c->threads_capped_ms = (timing_now_ns() - w->start_ns) / 1000000u;
 		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
@@ -737,6 +798,7 @@ static void clock_follow(struct target_watch *w, uint32_t tid)
 	w->clock_threads[w->n_clock_threads++] = t;
 	bool any = false;
 	t->tid = tid;
+	t->opened_ns = timing_now_ns();
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
 		char name[48];
 		if (!w->clockfn[fn].s)
@@ -745,10 +807,17 @@ static void clock_follow(struct target_watch *w, uint32_t tid)
 		session_open_into(w, &t->fn[fn], (pid_t)tid, &so, &w->clockfn[fn].samples);
 		any |= t->fn[fn].s != NULL;
 	}
-	t->traced = any;	/* none: the thread was gone already */
-	t->ended = !any;
-	w->clock_live += any;
-	c->threads += any;
+	if (!any) {
+		/* The thread was gone already: it takes no place. */
+		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+			session_close(&t->fn[fn]);
+		free(t);
+		w->n_clock_threads--;
+		return;
+	}
+	t->traced = true;
+	w->clock_live++;
+	c->threads++;
 }
 
 /*
@@ -818,6 +887,15 @@ static void clocks_finish(struct target_watch *w, const struct sample_list *faul
 		       &p->clocks);
 	clocks_span(&w->clock.samples, p->has_pattern ? faults : NULL, p->fault_region_start, p->fault_region_end,
 		    p->hot_tid, &p->clocks);
+	/* A hot thread followed after it started: its samples before its probes opened may hide unseen reads. */
+	for (size_t i = 0; i < w->n_clock_threads && p->hot_tid != w->clocks.pid; i++) {
+		const struct watch_clock_thread *t = w->clock_threads[i];
+		if (t->tid != p->hot_tid)
+			continue;
+		for (size_t k = 0; k < w->clock.samples.count; k++)
+			p->clocks.hot_samples_untraced += w->clock.samples.items[k].tid == t->tid &&
+							  w->clock.samples.items[k].time_ns < t->opened_ns;
+	}
 	for (size_t i = 0; w->clock.syms && i < symbols_mapping_count(w->clock.syms, (pid_t)p->hot_pid); i++) {
 		const struct symbols_mapping *m = symbols_mapping_get(w->clock.syms, (pid_t)p->hot_pid, i);
 		p->clocks.libc_mapped |= strcmp(m->path, w->clocks.libc) == 0;

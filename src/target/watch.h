@@ -93,6 +93,7 @@ struct watch_proc {
 	bool gone;			/* its /proc files are gone */
 	bool exec_pending;		/* it exec'd, and its new executable has not been mapped yet */
 	uint64_t last_rss, last_huge;	/* at its last smaps_rollup */
+	uint32_t smaps_tid;		/* a live thread, whose task directory its smaps is read from (0: none) */
 	char exe[160];			/* its image since its last exec (a forked child: its parent's until it execs) */
 };
 
@@ -100,7 +101,8 @@ struct target_watch {
 	pid_t pid;			/* the command's process, procs[0] */
 	struct watch_proc *procs;
 	size_t n_procs, cap_procs;
-	unsigned procs_dropped;		/* started while WATCH_MAX_PROCS live ones were polled */
+	unsigned procs_seen;		/* every process started, the command's included */
+	unsigned procs_dropped;		/* of those, the ones never polled (WATCH_MAX_PROCS live ones were) */
 	pid_t cur_pid;			/* the process whose smaps is being parsed, for on_vma() */
 	uint64_t start_ns;		/* the command's start (the go-ahead before its exec) */
 	uint64_t next_ns;		/* the next poll */
@@ -125,7 +127,8 @@ struct target_watch {
 	int uprobe_type;
 	struct watch_clock_thread {
 		uint32_t tid;
-		bool traced;		/* a probe opened on it (false: it was gone already) */
+		uint64_t opened_ns;	/* when its probes opened: its reads before were not seen */
+		bool traced;		/* a probe opened on it */
 		bool ended;		/* it exited: its probes were closed, its place is free */
 		struct watch_session fn[SAMPLE_CLOCK_FNS];
 	} **clock_threads;		/* every thread followed, ended ones included (each allocated: a session's

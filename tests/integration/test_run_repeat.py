@@ -316,6 +316,13 @@ else:
             w["processes"] != 2 or not w["clocks"]["hot_thread_traced"] or w["clocks"]["hot_reads"] < READS // 2:
         fail(f"clock probes through sh: program {w and w['program']}, processes {w and w['processes']}, hot thread "
              f"traced {w and w['clocks']['hot_thread_traced']}, hot reads {w and w['clocks']['hot_reads']}")
+    # The first thread leaves with pthread_exit while its worker runs: the process's smaps is then read through
+    # the worker (the leader's is empty), so its 4 MiB region is seen.
+    p, rep = run(["--", CLOCK_PROBE, "0", "100", "1", "main-exits"])
+    regs = rep and [r for r in rep["target"]["watch"]["regions"] if r["anonymous"] and r["size_bytes"] >= 4 << 20
+                    and r["pid"] == rep["target"]["pid"]]
+    if p.returncode != 0 or not rep or not regs or max(r["rss_max_bytes"] for r in regs) < 4 << 20:
+        fail(f"main thread exited: the worker's 4 MiB region unseen: {rep and rep['target']['watch']['regions']}")
     p, rep = run(["--", CLOCK_PROBE, "4", str(READS)])
     c = rep and rep["target"]["watch"]["clocks"]
     checks = {k["id"]: k for k in rep["analysis"]["checks"]} if rep else {}

@@ -172,16 +172,26 @@ static void forked(struct sample_profile *p)
 	snprintf(p->execs[0], sizeof(p->execs[0]), "/usr/bin/dash");
 	snprintf(p->program, sizeof(p->program), "/bench");
 	p->program_pid = 43;
+	p->program_watched = true;
 	p->hot_pid = p->hot_tid = 43;
 	p->processes = 2;
 }
 
-/* The command started more processes than the watch follows, and the hot thread was in none it did. */
+/* The command started more processes than the watch polls, and the hot thread was in none it did. */
 static void unfollowed(struct sample_profile *p)
 {
 	p->processes = 1024;
 	p->processes_unwatched = 7;
 	p->program[0] = '\0';
+}
+
+/* The same, the hot thread's process known (its image) but never polled: its regions are not among them. */
+static void unpolled(struct sample_profile *p)
+{
+	forked(p);
+	p->processes = 40;
+	p->processes_unwatched = 20;
+	p->program_watched = false;
 }
 
 static void no_clock(struct sample_profile *p)
@@ -236,7 +246,8 @@ static void test_checks(void)
 		{ __LINE__, "not pinned", unpinned, { P, P, S, S, P, P, W, P }, "not pinned" },
 		{ __LINE__, "through env", wrapped, { P, P, S, S, P, P, P, P }, "env -> bench" },
 		{ __LINE__, "forked by sh", forked, { P, P, S, S, P, P, P, P }, "process 43, which the command (dash)" },
-		{ __LINE__, "not followed", unfollowed, { P, P, S, S, S, S, P, P }, "did not follow" },
+		{ __LINE__, "not followed", unfollowed, { P, P, S, S, S, S, P, P }, "did not poll" },
+		{ __LINE__, "not polled", unpolled, { P, P, S, S, S, S, P, P }, "did not poll" },
 		{ __LINE__, "no cpu-clock", no_clock, { S, S, S, S, P, P, S, P }, "could not tell" },
 		{ __LINE__, "no fault samples", no_faults, { P, S, S, S, S, P, P, P }, "not sampled" },
 		{ __LINE__, "no smaps poll", no_polls, { P, P, S, S, S, S, P, P }, "never read" },
@@ -470,6 +481,16 @@ static void test_clocks(void)
 		      strstr(msg, "did not follow") && !strstr(msg, "called none"),
 	      "not followed: %s", msg);
 	analysis_free(&a);
+	/* The first thread, traced, but tracing stopped for a thread pool before it read: capped, not "none". */
+	p.clocks.hot_traced = true;
+	p.clocks.threads_capped = true;
+	p.clocks.threads_capped_ms = 1;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_SKIP && strstr(msg, "more threads than are followed") &&
+		      !strstr(msg, "called none"),
+	      "traced, then capped: %s", msg);
+	analysis_free(&a);
+	p.clocks.threads_capped = false;
 	/* Traced, and no read: it called none. */
 	p.clocks.pid = p.hot_pid;
 	p.clocks.hot_traced = true;
@@ -550,6 +571,16 @@ static void test_clock_span(void)
 	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
 	      "stopped: from the IPs: %s", msg);
 	analysis_free(&a);
+	/* Followed after it started: the span's start is unseen, so no verdict from it either. */
+	p.clocks.fn[SAMPLE_CLOCK_GETTIME].stopped = false;
+	p.clocks.hot_samples_untraced = 12;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, "before its probes opened"),
+	      "followed late: %s", msg);
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
+	      "followed late: from the IPs: %s", msg);
+	analysis_free(&a);
+	p.clocks.hot_samples_untraced = 0;
 	/* Stopped for a thread too many: the same. */
 	p.clocks.fn[SAMPLE_CLOCK_GETTIME].stopped = false;
 	p.clocks.threads_capped = true;

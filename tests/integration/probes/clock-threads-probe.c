@@ -4,11 +4,15 @@
  * argv[1] idle threads, then a worker that spins 150 ms (so that tlbprof has seen it start), then reads
  * CLOCK_MONOTONIC argv[2] times through libc's clock_gettime, 20 us of spinning apart: the hot thread. Exits 3
  * when a thread cannot be created (an inherited uprobe event fails every clone with EFAULT). With argv[3], that
- * many workers run one after the other.
+ * many workers run one after the other; with argv[4] "main-exits", the first thread starts one worker and leaves
+ * with pthread_exit.
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,7 +59,14 @@ static void *worker(void *arg)
 {
 	long reads = (long)(intptr_t)arg;
 	uint64_t sum = 0;
+	size_t bytes = 4u << 20;
+	volatile char *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
+	/* A 4 MiB region of its own, written: the watch's smaps polls must see it, whoever's thread is alive. */
+	if (buf == MAP_FAILED)
+		_exit(3);
+	for (size_t i = 0; i < bytes; i += 4096)
+		buf[i] = 1;
 	spin(150000000);	/* 150 ms: tlbprof has seen it start */
 	for (long i = 0; i < reads; i++) {
 		sum += now_ns();
@@ -70,8 +81,16 @@ int main(int argc, char **argv)
 	long idle_threads = argc > 1 ? strtol(argv[1], NULL, 10) : 0, reads = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
 	long workers = argc > 3 ? strtol(argv[3], NULL, 10) : 1;
 
-	if (argc < 3 || argc > 4 || idle_threads < 0 || idle_threads > 64 || reads < 0 || workers < 1)
+	bool main_exits = argc > 4 && strcmp(argv[4], "main-exits") == 0;
+
+	if (argc < 3 || argc > 5 || idle_threads < 0 || idle_threads > 64 || reads < 0 || workers < 1)
 		return 2;
+	/* main-exits: the first thread leaves with pthread_exit while one worker runs (the process lives on). */
+	if (main_exits) {
+		if (pthread_create(&w, NULL, worker, (void *)(intptr_t)reads) != 0)
+			return 3;
+		pthread_exit(NULL);
+	}
 	for (long i = 0; i < idle_threads; i++)
 		if (pthread_create(&t[i], NULL, idle, NULL) != 0)
 			return 3;
