@@ -308,16 +308,27 @@ static struct watch_proc *proc_find(struct target_watch *w, pid_t pid)
 	return NULL;
 }
 
+/* Whether a thread's /proc/PID/task/TID/status (in buf) says it runs: State neither Z (zombie) nor X (dead). */
+static bool task_live(const char *buf)
+{
+	const char *state = strstr(buf, "\nState:");
+
+	if (!state)
+		return false;
+	state += strlen("\nState:");
+	state += strspn(state, " \t");
+	return *state && !strchr("ZX", *state);
+}
+
 /*
- * Every thread's Cpus_allowed_list (/proc/PID/task/TID/status) of process pr; the clock probes follow the
- * threads of a traced one. Returns false when it is gone.
+ * Each thread of process pid: its /proc/PID/task/TID/status read into
+ * w->buf, then fn(w, tid, ctx), which returns false to stop. Returns false
+ * when the process is gone.
  */
-static bool poll_affinity(struct target_watch *w, struct watch_proc *pr)
+static bool each_task(struct target_watch *w, pid_t pid, bool (*fn)(struct target_watch *w, uint32_t tid, void *ctx),
+		      void *ctx)
 {
 	char path[64];
-	pid_t pid = pr->pid;
-
-	pr->smaps_tid = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);
 	struct dirent *e;
@@ -329,27 +340,45 @@ static bool poll_affinity(struct target_watch *w, struct watch_proc *pr)
 			continue;
 		char spath[96];
 		snprintf(spath, sizeof(spath), "/proc/%d/task/%.20s/status", (int)pid, e->d_name);
-		if (read_proc(w, spath) <= 0)
-			continue;
-		const char *l = strstr(w->buf, "\nCpus_allowed_list:"), *state = strstr(w->buf, "\nState:");
-		uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
-		/* The leader first; past its exit (pthread_exit in main) its smaps is empty, a live thread's is not. */
-		if (state && !pr->smaps_tid && !strchr("ZX", state[strspn(state + 7, " \t") + 7]))
-			pr->smaps_tid = tid;
-		if (!l)
-			continue;
+		if (read_proc(w, spath) > 0 && !fn(w, (uint32_t)strtoul(e->d_name, NULL, 10), ctx))
+			break;
+	}
+	closedir(d);
+	return true;
+}
+
+/*
+ * A thread's Cpus_allowed_list; the first live thread is the one whose task
+ * directory the smaps is read from (the leader first: past its exit, with
+ * pthread_exit in main, its smaps is empty, a live thread's is not); the
+ * clock probes follow the threads of a traced process.
+ */
+static bool affinity_task(struct target_watch *w, uint32_t tid, void *ctx)
+{
+	struct watch_proc *pr = ctx;
+	const char *l = strstr(w->buf, "\nCpus_allowed_list:");
+
+	if (!pr->smaps_tid && task_live(w->buf))
+		pr->smaps_tid = tid;
+	if (l) {
 		l += strlen("\nCpus_allowed_list:");
 		while (*l == ' ' || *l == '\t')
 			l++;
 		unsigned cpus = watch_cpulist_count(l);
 		if (cpus)
 			affinity_note(w, tid, cpus);
-		/* The fork records' backstop: a thread whose record was lost, or no cpu-clock session at all. */
-		if (pr->clock_traced)
-			clock_follow(w, tid);
 	}
-	closedir(d);
+	/* The fork records' backstop: a thread whose record was lost, or no cpu-clock session at all. */
+	if (pr->clock_traced)
+		clock_follow(w, tid);
 	return true;
+}
+
+/* Every thread's Cpus_allowed_list of process pr. Returns false when it is gone. */
+static bool poll_affinity(struct target_watch *w, struct watch_proc *pr)
+{
+	pr->smaps_tid = 0;
+	return each_task(w, pr->pid, affinity_task, pr);
 }
 
 /* One process's threads, then its smaps (smaps_rollup first), read through a live thread. */
@@ -407,36 +436,28 @@ static void poll_now(struct target_watch *w)
 
 /* ---- the samplers ------------------------------------------------------------- */
 
+static bool alive_task(struct target_watch *w, uint32_t tid, void *ctx)
+{
+	bool *alive = ctx;
+
+	(void)tid;
+	*alive = task_live(w->buf);
+	return !*alive;
+}
+
 /*
  * Whether process pid still runs: a thread of it is neither zombie nor dead.
  * Its main thread's exit is not its end (a main that calls pthread_exit while
- * its workers run shows Z in /proc/PID/stat), so every thread is looked at.
+ * its workers run is a zombie), so every thread is looked at.
  */
 static bool proc_alive(struct target_watch *w, pid_t pid)
 {
-	char path[64];
 	bool alive = false;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	struct dirent *e;
-	if (!d)
-		return false;
-	while (!alive && (e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		char spath[96];
-		snprintf(spath, sizeof(spath), "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
-		if (read_proc(w, spath) <= 0)
-			continue;
-		const char *paren = strrchr(w->buf, ')');	/* the name may hold anything, ')' included */
-		alive = paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
-	}
-	closedir(d);
-	return alive;
+	return each_task(w, pid, alive_task, &alive) && alive;
 }
 
-/* Forget process slot i's regions (a pid used again is a new process). */
+/* Forget the regions of process pid (a pid used again is a new process). */
 static void regions_drop_pid(struct target_watch *w, uint32_t pid)
 {
 	size_t k = 0;

@@ -505,6 +505,19 @@ static void test_clocks(void)
  * between the reads are timed whatever instruction took them, faults before
  * the first read are not (first_touch_in_timed_loop).
  */
+/* Where the span between the hot thread's reads is not seen whole: empty_timed_window skips, saying says; the IPs decide. */
+static void expect_span_unseen(const struct sample_profile *p, const char *name, const char *says)
+{
+	struct analysis a;
+	const char *msg;
+
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, says), "%s: %s", name, msg);
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
+	      "%s: from the IPs: %s", name, msg);
+	analysis_free(&a);
+}
+
 static void test_clock_span(void)
 {
 	static struct sample_record reads[3], cpu[400], faults[8192];
@@ -566,31 +579,16 @@ static void test_clock_span(void)
 	/* A function stopped at its budget: the span's end is unseen, so no verdict from it; the IPs decide. */
 	p.clocks.fn[SAMPLE_CLOCK_GETTIME].stopped = true;
 	p.clocks.hot_samples_in_span = 0;
-	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
-	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, "stopped"), "stopped: %s", msg);
-	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
-	      "stopped: from the IPs: %s", msg);
-	analysis_free(&a);
-	/* Followed after it started: the span's start is unseen, so no verdict from it either. */
+	expect_span_unseen(&p, "stopped", "stopped");
 	p.clocks.fn[SAMPLE_CLOCK_GETTIME].stopped = false;
+	/* Followed after it started: the span's start is unseen, the same. */
 	p.clocks.hot_samples_untraced = 12;
-	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
-	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, "before its probes opened"),
-	      "followed late: %s", msg);
-	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
-	      "followed late: from the IPs: %s", msg);
-	analysis_free(&a);
+	expect_span_unseen(&p, "followed late", "before its probes opened");
 	p.clocks.hot_samples_untraced = 0;
 	/* Stopped for a thread too many: the same. */
-	p.clocks.fn[SAMPLE_CLOCK_GETTIME].stopped = false;
 	p.clocks.threads_capped = true;
 	p.clocks.threads_capped_ms = 9;
-	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
-	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_SKIP && strstr(msg, "more threads than are followed"),
-	      "capped: %s", msg);
-	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "hot loop"),
-	      "capped: from the IPs: %s", msg);
-	analysis_free(&a);
+	expect_span_unseen(&p, "capped", "more threads than are followed");
 	p.clocks.threads_capped = false;
 
 	/*
