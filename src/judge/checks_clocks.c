@@ -64,6 +64,11 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 			   *c->why ? c->why : "uprobes were not opened");
 		return false;
 	}
+	if (!p->hot_tid) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because no hot thread was found (no cpu-clock sample of the "
+			   "command's threads): its reads cannot be placed against its CPU time");
+		return false;
+	}
 	if (!c->libc_mapped) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the command never mapped the libc probed (%s): "
 			   "a static binary or another libc", c->libc);

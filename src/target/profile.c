@@ -201,13 +201,18 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		p->hot[at].count = count;
 		p->hot[at].share = (double)count / (double)l->count;
 	}
-	if (hot_group) {
-		snprintf(p->hot_exe_function, sizeof(p->hot_exe_function), "%s", hot_group->function);
-		/* The hot thread: the one with the most samples in the hot function (a thread's samples are contiguous
-		 * after sorting by tid). */
+	if (hot_group || l->count) {
+		if (hot_group)
+			snprintf(p->hot_exe_function, sizeof(p->hot_exe_function), "%s", hot_group->function);
+		/*
+		 * The hot thread: the one with the most samples in the hot function (a thread's samples are contiguous
+		 * after sorting by tid). Where no sample fell in the program's own code (a run spent in the kernel's
+		 * fault path, an interpreter), the thread with the most samples anywhere: the clock and affinity
+		 * checks still speak of it, and the hot loop stays unknown.
+		 */
 		size_t n = 0;
 		for (size_t i = 0; i < l->count; i++)
-			if (hit_cmp(&hits[i], hot_group) == 0)
+			if (!hot_group || hit_cmp(&hits[i], hot_group) == 0)
 				ips[n++] = ((uint64_t)hits[i].r->tid << 32) | hits[i].r->pid;
 		qsort(ips, n, sizeof(*ips), u64_cmp);
 		size_t best = 0, run = 0;
@@ -220,7 +225,7 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 			}
 		}
 		n = 0;
-		for (size_t i = 0; i < l->count; i++)
+		for (size_t i = 0; i < l->count && hot_group; i++)
 			if (hit_cmp(&hits[i], hot_group) == 0 && hits[i].r->pid == p->hot_pid)
 				ips[n++] = hits[i].r->ip;
 		qsort(ips, n, sizeof(*ips), u64_cmp);
