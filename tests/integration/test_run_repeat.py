@@ -21,6 +21,7 @@ TLBPROF = sys.argv[1]
 THREADS_PROBE = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(TLBPROF), "tests", "threads-probe")
 CLOCK_PROBE = sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(TLBPROF), "tests",
                                                                    "clock-threads-probe")
+LIBC_PROBE = sys.argv[4] if len(sys.argv) > 4 else os.path.join(os.path.dirname(TLBPROF), "tests", "libc-probe")
 fail = Failures()
 
 # A marked benchmark through the raw protocol: phase "p" 4 times (1000 accesses each), and on its second run
@@ -333,6 +334,15 @@ else:
             "was not traced" not in said or "called none" in said:
         fail(f"clock probes, 5 threads: threads {c['threads']} (want 4), capped at {c['threads_capped_at_ms']} ms, "
              f"hot thread traced {c['hot_thread_traced']}; clock_per_access: {said}")
+
+# A command whose time is all in libc and the kernel: no hot loop of its own, but a hot thread all the same (the
+# busiest), whose two reads bracket its memset: its clock checks judge it rather than skip.
+p, rep = run(["--", LIBC_PROBE, "256"])
+if rep and rep["target"]["watch"]["clocks"]["traced"]:
+    w, checks = rep["target"]["watch"], {c["id"]: c for c in rep["analysis"]["checks"]}
+    if w["cpu_clock"]["hot_tid"] != rep["target"]["pid"] or checks["empty_timed_window"]["status"] != "pass":
+        fail(f"libc-only command: hot thread {w['cpu_clock']['hot_tid']} (want {rep['target']['pid']}), own share "
+             f"{w['cpu_clock']['shares']['own']}; empty_timed_window: {checks['empty_timed_window']['message']}")
 
 fail.finish("run -r, -I and -p: phases over all runs, each run an allocation; failures, Ctrl-C; intervals that add up, "
             "in the table and the plot; an attached process counted per thread and left running; bad values; clock probes "
