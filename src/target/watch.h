@@ -151,6 +151,19 @@ struct target_watch {
 
 struct target_state;
 
+/* Shared by watch.c and watch_clocks.c: a session on pid collecting into `into` (its own list when NULL). */
+void watch_session_open_into(struct target_watch *w, struct watch_session *ws, pid_t pid,
+			     const struct sample_options *so, struct sample_list *into);
+void watch_session_close(struct watch_session *ws);
+/* The clock probes (watch_clocks.c): opened before the exec, a new thread followed, a thread's exit noted,
+ * drained (closed at their budget), judged for the profile, closed. */
+void watch_clocks_open(struct target_watch *w, pid_t pid);
+void watch_clock_follow(struct target_watch *w, uint32_t tid);
+void watch_clock_thread_ended(struct target_watch *w, uint32_t tid);
+void watch_clocks_tick(struct target_watch *w, bool final);
+void watch_clocks_finish(struct target_watch *w, const struct sample_list *faults, struct sample_profile *p);
+void watch_clocks_close(struct target_watch *w);
+
 /* Open the cpu-clock (and, unless --sample page-faults, a page-fault) sampler on the child before its exec. */
 void target_watch_open(struct target_state *st);
 /* The poll() timeout (ms) until the next poll, at most max_ms. */
