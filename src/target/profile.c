@@ -53,12 +53,9 @@ static int i64_cmp(const void *x, const void *y)
 /* The image process pid ran last: the command's (its last exec), or one it started; "" when not followed. */
 static const char *exe_of(const struct target_watch *w, uint32_t pid)
 {
-	if (pid == (uint32_t)w->pid)
-		return w->n_execs ? w->execs[w->n_execs - 1] : "";
-	for (size_t i = w->n_procs; i-- > 1;)
-		if ((uint32_t)w->procs[i].pid == pid)
-			return w->procs[i].exe;
-	return "";
+	const struct watch_proc *pr = watch_proc_find(w, (pid_t)pid);
+
+	return pr ? pr->exe : "";
 }
 
 static enum where classify(const struct symbols_location *loc, uint64_t ip, const char *exe)
@@ -231,8 +228,8 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		qsort(ips, n, sizeof(*ips), u64_cmp);
 		snprintf(p->program, sizeof(p->program), "%s", exe_of(w, p->hot_pid));
 		p->program_pid = p->hot_pid;
-		for (size_t i = 0; i < w->n_procs; i++)
-			p->program_watched |= (uint32_t)w->procs[i].pid == p->hot_pid && w->procs[i].polled;
+		const struct watch_proc *hot = watch_proc_find(w, (pid_t)p->hot_pid);
+		p->program_watched = hot && hot->polled;
 		if (n) {
 			hot_range(ips, n, &p->hot_lo, &p->hot_hi);
 			loop_code(w, p);

@@ -224,10 +224,7 @@ static struct watch_region *region_evict(struct target_watch *w)
 	struct watch_region *best = NULL;
 
 	for (size_t i = 0; i < w->n_regions; i++) {
-		const struct watch_proc *pr = NULL;
-		for (size_t k = 0; k < w->n_procs && !pr; k++)
-			if ((uint32_t)w->procs[k].pid == w->regions[i].r.pid)
-				pr = &w->procs[k];
+		const struct watch_proc *pr = watch_proc_find(w, (pid_t)w->regions[i].r.pid);
 		/* No entry: its process was gone and gave its place. */
 		if ((!pr || pr->gone) && (!best || w->regions[i].r.rss_max < best->r.rss_max))
 			best = &w->regions[i];
@@ -296,8 +293,7 @@ static void affinity_note(struct target_watch *w, uint32_t tid, unsigned cpus)
 	w->aff[w->n_aff++] = (struct watch_affinity){ w->now_ns, w->now_ns, tid, cpus };
 }
 
-/* The followed process pid, or NULL. */
-static struct watch_proc *proc_find(struct target_watch *w, pid_t pid)
+struct watch_proc *watch_proc_find(const struct target_watch *w, pid_t pid)
 {
 	for (size_t i = w->n_procs; i-- > 0;)	/* the newest first: most records are of recent processes */
 		if (w->procs[i].pid == pid)
@@ -476,12 +472,12 @@ static void regions_drop_pid(struct target_watch *w, uint32_t pid)
  */
 static void note_fork(struct target_watch *w, const struct sample_task *t)
 {
-	const struct watch_proc *parent = proc_find(w, (pid_t)t->ppid);
+	const struct watch_proc *parent = watch_proc_find(w, (pid_t)t->ppid);
 	struct watch_proc *known;
 
 	if (t->tid != t->pid) {
 		/* A new thread of a traced process: its own clock calls trap too. */
-		const struct watch_proc *pr = proc_find(w, (pid_t)t->pid);
+		const struct watch_proc *pr = watch_proc_find(w, (pid_t)t->pid);
 		if (pr && pr->clock_traced)
 			watch_clock_follow(w, t->tid);
 		return;
@@ -490,11 +486,11 @@ static void note_fork(struct target_watch *w, const struct sample_task *t)
 		return;
 	w->procs_seen++;
 	/* A pid used again: its fork record proves a new process; the old one's entry and regions go. */
-	if ((known = proc_find(w, (pid_t)t->pid))) {
+	if ((known = watch_proc_find(w, (pid_t)t->pid))) {
 		regions_drop_pid(w, t->pid);
 		memmove(known, known + 1, (size_t)(&w->procs[w->n_procs] - (known + 1)) * sizeof(*w->procs));
 		w->n_procs--;
-		parent = proc_find(w, (pid_t)t->ppid);
+		parent = watch_proc_find(w, (pid_t)t->ppid);
 	}
 	size_t live = 0;
 	for (size_t i = 0; i < w->n_procs; i++)
@@ -554,11 +550,11 @@ static int note_task(void *ctx, const struct sample_task *t)
 	 */
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXIT) {
 		watch_clock_thread_ended(w, t->tid);
-		if (t->tid == t->pid && (pr = proc_find(w, (pid_t)t->pid)) && pr != &w->procs[0] &&
+		if (t->tid == t->pid && (pr = watch_proc_find(w, (pid_t)t->pid)) && pr != &w->procs[0] &&
 		    !proc_alive(w, pr->pid))
 			pr->gone = true;
 	}
-	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXEC && (pr = proc_find(w, (pid_t)t->pid))) {
+	if (ws == &w->clock && t->kind == SAMPLE_TASK_EXEC && (pr = watch_proc_find(w, (pid_t)t->pid))) {
 		snprintf(pr->exe, sizeof(pr->exe), "%s", t->comm ? t->comm : "");
 		pr->exec_pending = true;
 		if (pr == &w->procs[0]) {
@@ -577,7 +573,7 @@ static int note_mmap(void *ctx, const struct sample_mmap *m)
 {
 	struct watch_session *ws = ctx;
 	struct target_watch *w = ws->w;
-	struct watch_proc *pr = ws == &w->clock ? proc_find(w, (pid_t)m->pid) : NULL;
+	struct watch_proc *pr = ws == &w->clock ? watch_proc_find(w, (pid_t)m->pid) : NULL;
 
 	if (pr && pr->exec_pending && m->filename && m->filename[0] == '/') {
 		snprintf(pr->exe, sizeof(pr->exe), "%s", m->filename);

@@ -151,6 +151,8 @@ struct target_watch {
 
 struct target_state;
 
+/* The process pid as the watch knows it (the newest entry first), or NULL. Shared with profile.c. */
+struct watch_proc *watch_proc_find(const struct target_watch *w, pid_t pid);
 /* Shared by watch.c and watch_clocks.c: a session on pid collecting into `into` (its own list when NULL). */
 void watch_session_open_into(struct target_watch *w, struct watch_session *ws, pid_t pid,
 			     const struct sample_options *so, struct sample_list *into);
