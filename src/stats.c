@@ -291,11 +291,31 @@ double stats_median_halfwidth(const double *v, const unsigned *alloc, size_t n)
 	return stats_t975((unsigned)n - 1) * 1.2533 * st.stddev / sqrt((double)n) / st.median;
 }
 
-double stats_precision_runs(double within, double between)
+double stats_precision_host(double m0, const double *rerun, const unsigned *pass, size_t n, double *rel_sd,
+			    unsigned *df)
 {
-	double b = 1.96 * fabs(between) / sqrt(2.0);
+	double med[STATS_MAX_GROUPS + 1];
+	size_t k;
 
-	return sqrt(within * within + b * b);
+	if (rel_sd)
+		*rel_sd = 0;
+	if (df)
+		*df = 0;
+	if (!(m0 > 0) || !n || (k = group_medians(rerun, pass, n, med + 1)) == 0)
+		return 0;
+	med[0] = m0;
+	struct stats_summary st;
+	stats_summarize(med, k + 1, &st);
+	if (rel_sd)
+		*rel_sd = st.stddev / m0;
+	if (df)
+		*df = (unsigned)k;
+	return stats_t975((unsigned)k) * st.stddev / m0;
+}
+
+double stats_precision_runs(double within, double host)
+{
+	return sqrt(within * within + host * host);
 }
 
 /* ---- Mann-Whitney U ---- */

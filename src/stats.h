@@ -98,15 +98,24 @@ double stats_precision(const double *v, const unsigned *alloc, size_t n);
 double stats_median_halfwidth(const double *v, const unsigned *alloc, size_t n);
 
 /*
- * The precision a run can claim for a median it reports, with a term for
- * what changes between runs: within is the run's own relative half-width
- * (stats_median_halfwidth()), between the relative difference of a second,
- * later pass's median from the first ((m2 - m1) / m1). Two passes estimate
- * the between-run standard deviation as |between| / sqrt(2) (the difference
- * of two draws has twice the variance of one), so the 95 % half-width is
- * sqrt(within^2 + (1.96 |between| / sqrt(2))^2). Pure.
+ * The host's part of the precision a run can claim for a median m0 it
+ * reports, from its second passes: later passes over the same layout at
+ * other times of the run (rerun[i] ns per access, pass[i] in 1..k tags it;
+ * NULL means one pass). The k pass medians and m0 are k + 1 draws of what
+ * moves between runs; s is their standard deviation over m0, with k degrees
+ * of freedom, and the part is t(k) * s (Student's t: one pass, k = 1, gives
+ * t 12.7, not 1.96, since s from two draws is itself a guess). *rel_sd gets
+ * s and *df gets k (either may be NULL). 0 without passes. Pure.
  */
-double stats_precision_runs(double within, double between);
+double stats_precision_host(double m0, const double *rerun, const unsigned *pass, size_t n, double *rel_sd,
+			    unsigned *df);
+
+/*
+ * The precision a run claims for a median: its own relative half-width
+ * (within, stats_median_halfwidth()) and the host's part
+ * (stats_precision_host()) in quadrature, sqrt(within^2 + host^2). Pure.
+ */
+double stats_precision_runs(double within, double host);
 
 /* The result of a Mann-Whitney U (Wilcoxon rank-sum) test of two sample sets a and b. */
 struct stats_rank_test {

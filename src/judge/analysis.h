@@ -58,9 +58,11 @@ struct phase_analysis {
 	double within_allocation;	/* median over allocations of their samples' stddev / mean */
 	/* How precise the median is: its own 95 % half-width and, with a second pass, what moved between runs. */
 	double precision_within;	/* stats_median_halfwidth() of the samples, relative; INFINITY: none */
-	bool second_pass;		/* the runner's second pass was recorded (phase_result.rerun_ns) */
-	double between_runs;		/* (second pass median - median) / median; 0 without one */
-	double precision;		/* the claim: stats_precision_runs(precision_within, between_runs) */
+	bool second_pass;		/* the runner's second passes were recorded (phase_result.rerun_ns) */
+	unsigned passes;		/* how many */
+	double between_runs;		/* (their median - median) / median; 0 without them */
+	double host;			/* stats_precision_host(): the host's part of the claim; 0 without them */
+	double precision;		/* the claim: stats_precision_runs(precision_within, host) */
 	struct stats_summary ns;		/* ns per access over the samples */
 	bool has_control;
 	size_t control;			/* index of the packed control for this phase's size */

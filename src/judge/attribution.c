@@ -315,7 +315,7 @@ static double stat_speedup(const double *m)
 /*
  * The 95 % half-width of r's median in ns (stats_precision: allocations, or
  * processes, as the unit, widened to the phase's claimed precision where its
- * second pass measured a between-run term), and *rel the same relative to
+ * second passes measured the host's part), and *rel the same relative to
  * the median; NAN or INFINITY where the phase has too few samples for one.
  */
 static double halfwidth_ns(const struct phase_result *r, const struct phase_analysis *pa, double *rel)
@@ -328,7 +328,7 @@ static double halfwidth_ns(const struct phase_result *r, const struct phase_anal
 		return NAN;
 	*rel = stats_precision(r->samples_ns, cl, r->n_samples);
 	free(owned);
-	/* Where the run measured what moves between runs (its second pass), the claim includes it. */
+	/* Where the run measured what moves between runs (its second passes), the claim includes it. */
 	if (isfinite(*rel) && isfinite(pa->precision) && pa->precision > *rel)
 		*rel = pa->precision;
 	return *rel * pa->ns.median;

@@ -34,12 +34,12 @@ static const double MIN_L1_CYCLES = 3.0;
 /* Steal above this share of a phase's wall time: the hypervisor took the CPU away. */
 static const double STEAL_SHARE_MAX = 0.01;
 /*
- * A median whose claimed 95 % half-width (its own and, with a second pass,
- * the move between runs) exceeds this is unstable. Judged on the median, not
+ * A median whose claimed 95 % half-width (its own and, with second passes,
+ * the host's part) exceeds this is unstable. Judged on the median, not
  * the samples: quiet default runs here had samples varying 4-6 % (the old
  * 5 % coefficient-of-variation limit fired in 3 of 5) while their medians
- * repeated within 2-3 %; the claim with three allocations and a second pass
- * was 4-6 % there, and ±120 % and more under contention.
+ * repeated within 2-3 %; the claim with three allocations and one second
+ * pass was 4-6 % there, and ±120 % and more under contention.
  */
 static const double UNSTABLE_HALFWIDTH = 0.10;
 /*
@@ -263,17 +263,15 @@ static bool host_moved(const struct analysis_input *in, char *out, size_t len, s
 
 /*
  * Why a median is uncertain, as a phrase: the run's conditions moved when
- * the second pass, a run's length later, is further off than the phase's
- * own interval and its allocations' spread (they all shared one run's
- * conditions); physical placement when the allocations disagree more than
- * twice the noise within one; else plain noise.
+ * the host's part (the second passes' spread, later in the run) is wider
+ * than the phase's own interval and its allocations' spread (they all
+ * shared one run's conditions); physical placement when the allocations
+ * disagree more than twice the noise within one; else plain noise.
  */
 static const char *unstable_cause(const struct phase_analysis *pa)
 {
-	double moved = fabs(pa->between_runs);
-
-	if (pa->second_pass && moved > pa->precision_within && moved > pa->between_allocations)
-		return "the machine moved between the run and its second pass, which its allocations back to back "
+	if (pa->second_pass && pa->host > pa->precision_within && pa->host > pa->between_allocations)
+		return "the machine moved between the run and its second passes, which its allocations back to back "
 		       "could not see; rerun, and compare runs rather than allocations";
 	if (pa->allocations > 1 && pa->between_allocations > 2 * pa->within_allocation)
 		return "physical page placement differs between allocations; report the median over several "
@@ -325,7 +323,8 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 	char split[120] = "", host[240];
 	double ratio = timing_clock_ratio(in->clock);
 	if (wp->second_pass)
-		snprintf(split, sizeof(split), "; own ±%.1f %%, second pass %+.1f %%", 100 * wp->precision_within,
+		snprintf(split, sizeof(split), "; own ±%.1f %%, host ±%.1f %% from %u second pass%s, moved %+.1f %%",
+			 100 * wp->precision_within, 100 * wp->host, wp->passes, wp->passes == 1 ? "" : "es",
 			 100 * wp->between_runs);
 	else if (!worst->target)
 		snprintf(split, sizeof(split), "; no second pass recorded");
@@ -354,8 +353,10 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 	checks_evidence(c, "worst_cv", worst_cv);
 	checks_evidence(c, "worst_steal_share", worst_steal);
 	checks_evidence(c, "median_halfwidth", worst_hw);
-	if (wp->second_pass)
+	if (wp->second_pass) {
 		checks_evidence(c, "between_runs", wp->between_runs);
+		checks_evidence(c, "host", wp->host);
+	}
 }
 
 void checks_cpu_migrations(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)

@@ -51,20 +51,23 @@ static void allocation_spread(const struct phase_result *r, struct phase_analysi
 
 /*
  * The precision the median can claim: its own half-width (allocations as
- * the unit) and the second pass's move, from the samples, so a saved report
- * is judged the same as the run that made it.
+ * the unit) and the host's part from the second passes, from the samples,
+ * so a saved report is judged the same as the run that made it.
  */
 static void median_precision(const struct phase_result *r, struct phase_analysis *pa)
 {
 	pa->precision_within = stats_median_halfwidth(r->samples_ns, r->sample_alloc, r->n_samples);
 	pa->second_pass = r->n_rerun > 0 && pa->ns.median > 0;
 	pa->between_runs = 0;
+	pa->host = 0;
+	pa->passes = 0;
 	if (pa->second_pass) {
 		struct stats_summary st;
 		stats_summarize(r->rerun_ns, r->n_rerun, &st);
 		pa->between_runs = (st.median - pa->ns.median) / pa->ns.median;
+		pa->host = stats_precision_host(pa->ns.median, r->rerun_ns, r->rerun_pass, r->n_rerun, NULL, &pa->passes);
 	}
-	pa->precision = stats_precision_runs(pa->precision_within, pa->between_runs);
+	pa->precision = stats_precision_runs(pa->precision_within, pa->host);
 }
 
 bool analysis_counter(const struct phase_result *r, enum metric m, double *value)

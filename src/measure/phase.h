@@ -72,6 +72,8 @@ struct self_check {
 };
 
 #define PHASE_MAX_SELF_CHECKS 8
+/* Second passes of a phase, each a round over every phase after the run (phase_result.rerun_ns). */
+#define PHASE_SECOND_PASSES 3
 
 /* The verified backing of a region, from /proc/self/smaps. */
 struct region_backing {
@@ -151,17 +153,23 @@ struct phase_result {
 	double warmup_ms;		/* all allocations together */
 	double precision_reached;	/* stats_precision(): allocations as the unit when there are several */
 	/*
-	 * The second, short pass (--iters auto with several allocations): one
-	 * more allocation of --repeat samples after every phase of the run has
-	 * finished, so the claimed precision has a term for what moves between
-	 * runs (stats_precision_runs()). Not part of the samples or the median.
+	 * The second passes (--iters auto with several allocations): after
+	 * every phase of the run has finished, PHASE_SECOND_PASSES rounds over
+	 * the phases, each a pass of --repeat samples on the phase's last
+	 * allocation, kept (or on a fresh one where it could not be kept), so
+	 * the claimed precision has a term for what moves between runs
+	 * (stats_precision_host()). Not part of the samples or the median.
 	 */
-	double *rerun_ns;		/* its samples, ns per access (owned); NULL when none */
+	double *rerun_ns;		/* their samples, ns per access, in order (owned); NULL when none */
+	unsigned *rerun_pass;		/* the pass each sample was taken in, 1..n_passes (owned); NULL: all in pass 1 */
 	size_t n_rerun;
-	double rerun_after_s;		/* seconds from the phase's start to the second pass's start */
-	char rerun_why[200];		/* why there is no second pass, "" when there is */
-	double precision_between;	/* (its median - the phase's median) / the phase's median; 0 without one */
-	double precision_claimed;	/* stats_precision_runs(median half-width, precision_between); 0: none */
+	unsigned n_passes;		/* second passes that ran */
+	double pass_after_s[PHASE_SECOND_PASSES];	/* seconds from the phase's start to each pass's start */
+	bool rerun_kept;		/* the passes ran on the phase's last allocation (false: each on a fresh one) */
+	char rerun_why[200];		/* why there is no second pass, or why they stopped short; "" otherwise */
+	double precision_between;	/* (their median - the phase's median) / the phase's median; 0 without them */
+	double precision_host;		/* stats_precision_host(): the host's part of the claim; 0 without passes */
+	double precision_claimed;	/* stats_precision_runs(median half-width, precision_host); 0: none */
 	const char *stop_reason;	/* "samples" (fixed count), "precision", "budget", "max_samples", "interrupted" */
 	double cycles_per_ns;		/* calibrated core clock used for cycles (GHz) */
 	/* Counters summed over the timed samples only (enabled around them). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The second, short pass of a phase after the whole run, and the precision it lets the phase claim. */
+/* The second passes of the phases after the whole run, and the precision they let each phase claim. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,72 +8,128 @@
 #include "measure/workload.h"
 
 /*
- * The claimed precision of a phase: its median's own half-width, and with a
- * second pass the term for what moved between the two (stats_precision_runs()).
+ * The claimed precision of a phase: its median's own half-width, and with
+ * second passes the host's part, from how far their medians spread about
+ * the phase's (stats_precision_host()).
  */
 static void claim_precision(struct phase_result *res)
 {
 	double within = stats_median_halfwidth(res->samples_ns, res->sample_alloc, res->n_samples);
 
 	res->precision_between = 0;
+	res->precision_host = 0;
 	if (res->n_rerun) {
 		struct stats_summary a, b;
 		stats_summarize(res->samples_ns, res->n_samples, &a);
 		stats_summarize(res->rerun_ns, res->n_rerun, &b);
 		res->precision_between = a.median > 0 ? (b.median - a.median) / a.median : 0;
+		res->precision_host = stats_precision_host(a.median, res->rerun_ns, res->rerun_pass, res->n_rerun, NULL,
+							   NULL);
 	}
-	res->precision_claimed = res->n_samples ? stats_precision_runs(within, res->precision_between) : 0;
+	res->precision_claimed = res->n_samples ? stats_precision_runs(within, res->precision_host) : 0;
+}
+
+const char *runner_no_pass_why(const struct run_context *ctx, const struct phase_result *res)
+{
+	const struct phase_spec *ph = &res->spec;
+
+	if (res->status != PHASE_OK || !res->n_samples)
+		return "the phase did not finish";
+	if (!ph->iterations_auto || ph->workload->per_sample_memory || ph->workload->foreign)
+		return "only --iters auto phases on allocations take a second pass";
+	if (res->allocations_run < 2 || !ph->allocations || ph->allocations < 2)
+		return "--realloc 1: one allocation extended, no second pass";
+	if (ctx->stop && *ctx->stop)
+		return "interrupted";
+	return NULL;
 }
 
 /*
- * The second, short pass of a phase, after every phase of the run: one more
- * allocation (a fresh region and chain, the next seed) with the phase's own
- * batch, warmed up the same way, --repeat samples, no counters. In a quiet
- * hour here the allocations of one phase agreed within 1 % while whole runs
- * moved 2-10 %: allocations back to back share one run's conditions, so only
- * a pass at another time can see what moves between runs. Only --iters auto
- * phases with several allocations take one (a fixed --iters run is exactly
- * what was asked; page faults and tlbprof run phases have no allocation to
- * repeat); the others say why they have none.
+ * Pass p (1-based) of phase res: --repeat samples on its kept allocation,
+ * or on a fresh one (the next seed) where none is kept, appended to
+ * rerun_ns. Returns false with rerun_why set when the pass failed.
  */
-void runner_rerun_phase(const struct run_context *ctx, struct phase_result *res, uint64_t started_ns)
+static bool second_pass(const struct run_context *ctx, struct phase_result *res, struct runner_kept *k, unsigned p,
+			uint64_t started_ns)
 {
 	const struct phase_spec *ph = &res->spec;
 	struct phase_result tmp = { .spec = res->spec, .status = PHASE_OK };
-	const char *why = NULL;
+	bool ok;
 
-	if (res->status != PHASE_OK || !res->n_samples)
-		why = "the phase did not finish";
-	else if (!ph->iterations_auto || ph->workload->per_sample_memory || ph->workload->foreign)
-		why = "only --iters auto phases on allocations take a second pass";
-	else if (res->allocations_run < 2 || !ph->allocations || ph->allocations < 2)
-		why = "--realloc 1: one allocation extended, no second pass";
-	else if (ctx->stop && *ctx->stop)
-		why = "interrupted";
-	if (why) {
-		snprintf(res->rerun_why, sizeof(res->rerun_why), "%s", why);
-		claim_precision(res);
-		return;
-	}
-	uint64_t t0 = timing_now_ns();
-	res->rerun_after_s = (double)(t0 - started_ns) / 1e9;
+	res->pass_after_s[p - 1] = (double)(timing_now_ns() - started_ns) / 1e9;
 	tmp.samples_ns = calloc(ph->repeat, sizeof(*tmp.samples_ns));
 	tmp.sample_alloc = calloc(ph->repeat, sizeof(*tmp.sample_alloc));
 	if (!tmp.samples_ns || !tmp.sample_alloc) {
 		snprintf(res->rerun_why, sizeof(res->rerun_why), "out of memory for the second pass");
+		ok = false;
 	} else {
-		runner_allocation(ph, ctx, &tmp, NULL, res->allocations_run, false, ph->repeat, t0);
-		if (tmp.status == PHASE_OK && tmp.n_samples == ph->repeat) {
-			res->rerun_ns = tmp.samples_ns;
-			res->n_rerun = tmp.n_samples;
-			tmp.samples_ns = NULL;
+		if (k->held)
+			runner_pass_kept(ph, ctx, &tmp, k);
+		else
+			runner_allocation(ph, ctx, &tmp, NULL, res->allocations_run + p - 1, false, ph->repeat,
+					  timing_now_ns(), NULL);
+		ok = tmp.status == PHASE_OK && tmp.n_samples == ph->repeat;
+		if (ok) {
+			for (size_t i = 0; i < tmp.n_samples; i++) {
+				res->rerun_ns[res->n_rerun] = tmp.samples_ns[i];
+				res->rerun_pass[res->n_rerun++] = p;
+			}
+			res->n_passes = p;
 		} else {
-			snprintf(res->rerun_why, sizeof(res->rerun_why), "the second pass failed: %.170s",
+			snprintf(res->rerun_why, sizeof(res->rerun_why), "second pass %u failed: %.170s", p,
 				 *tmp.reason ? tmp.reason : "too few samples");
 		}
 	}
 	free(tmp.samples_ns);
 	free(tmp.sample_alloc);
-	claim_precision(res);
+	return ok;
 }
 
+/*
+ * The second passes, in rounds: every phase's first, then every phase's
+ * second, and so on, in plan order, so each phase's passes are spread over
+ * the time the others take. In a quiet hour here the allocations of one
+ * phase agreed within 1 % while whole runs moved 2-10 %: allocations back
+ * to back share one run's conditions, so only passes at other times can
+ * see what moves between runs, and with one pass its spread is a guess
+ * from two draws (stats_precision_host()). A pass on the kept allocation
+ * costs a warm-up and --repeat samples, without the populate and chain
+ * build of a fresh one. Only --iters auto phases with several allocations
+ * take them (a fixed --iters run is exactly what was asked; page faults
+ * and tlbprof run phases have no allocation to repeat); the others say
+ * why they have none.
+ */
+void runner_second_passes(const struct run_context *ctx, struct phase_result *phases, size_t n,
+			  const uint64_t *started, struct runner_kept *kept)
+{
+	bool *on = calloc(n ? n : 1, sizeof(*on));
+
+	for (size_t i = 0; i < n; i++) {
+		struct phase_result *res = &phases[i];
+		const char *why = runner_no_pass_why(ctx, res);
+		size_t cap = (size_t)PHASE_SECOND_PASSES * res->spec.repeat;
+		if (!why && (!on || !(res->rerun_ns = calloc(cap, sizeof(*res->rerun_ns))) ||
+			     !(res->rerun_pass = calloc(cap, sizeof(*res->rerun_pass)))))
+			why = "out of memory for the second pass";
+		if (why)
+			snprintf(res->rerun_why, sizeof(res->rerun_why), "%s", why);
+		else
+			on[i] = true;
+		res->rerun_kept = !why && kept[i].held;
+	}
+	for (unsigned p = 1; on && p <= PHASE_SECOND_PASSES; p++) {
+		for (size_t i = 0; i < n; i++) {
+			if (on[i] && (runner_no_pass_why(ctx, &phases[i]) ||
+				      !second_pass(ctx, &phases[i], &kept[i], p, started[i]))) {
+				on[i] = false;
+				if (!*phases[i].rerun_why)
+					snprintf(phases[i].rerun_why, sizeof(phases[i].rerun_why), "interrupted");
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		runner_kept_release(&phases[i].spec, &kept[i]);
+		claim_precision(&phases[i]);
+	}
+	free(on);
+}

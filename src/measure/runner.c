@@ -4,11 +4,8 @@
 #include "measure/runner_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +20,7 @@
 #include "measure/timed.h"
 #include "measure/workload.h"
 
-__attribute__((format(printf, 3, 4)))
-static void phase_fail(struct phase_result *res, bool unavailable, const char *fmt, ...)
+void runner_phase_fail(struct phase_result *res, bool unavailable, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -35,7 +31,7 @@ static void phase_fail(struct phase_result *res, bool unavailable, const char *f
 	va_end(ap);
 }
 
-static bool stop_requested(const struct run_context *ctx)
+bool runner_stop_requested(const struct run_context *ctx)
 {
 	return ctx->stop && *ctx->stop;
 }
@@ -46,13 +42,13 @@ static bool stop_requested(const struct run_context *ctx)
  * clock read when it does not draw; drawing (a few hundred bytes to a
  * terminal, at most four times a second) happens while no sample runs.
  */
-static void progress_tick(const struct run_context *ctx)
+void runner_progress_tick(const struct run_context *ctx)
 {
 	if (ctx->progress_tick)
 		ctx->progress_tick(ctx->progress_arg);
 }
 
-static int pin_cpu(int cpu)
+int runner_pin_cpu(int cpu)
 {
 	cpu_set_t set;
 
@@ -77,7 +73,7 @@ static void rusage_faults(uint64_t *minflt, uint64_t *majflt)
  * Open the set for this phase and keep a copy of the per-event infos, so
  * statuses are per phase. Returns 0 or -ENOMEM.
  */
-static int open_counters(struct phase_result *res, struct counter_set *cs)
+int runner_open_counters(struct phase_result *res, struct counter_set *cs)
 {
 	size_t n = counter_set_size(cs);
 
@@ -115,7 +111,7 @@ static void prefault(struct region *region, struct counter_set *cs, struct phase
 }
 
 /* One timed sample: counters enabled around the workload's run only (measure/timed.c). Returns the elapsed ns. */
-static uint64_t timed_run(const struct workload_ops *w, void *state, uint64_t accesses, struct counter_set *cs)
+uint64_t runner_timed_run(const struct workload_ops *w, void *state, uint64_t accesses, struct counter_set *cs)
 {
 	return timed_sample(w, state, accesses, cs, NULL);
 }
@@ -135,338 +131,6 @@ static void record_steal(struct phase_result *res, uint64_t steal0, uint64_t tot
 	res->steal_ticks = steal1 >= steal0 ? steal1 - steal0 : 0;
 	res->stat_ticks = total0 && total1 > total0 ? total1 - total0 : 0;
 	res->steal_ms = (double)res->steal_ticks * 1000.0 / (double)(hz > 0 ? hz : 100);
-}
-
-static double timeval_ns(struct timeval tv)
-{
-	return (double)tv.tv_sec * 1e9 + (double)tv.tv_usec * 1e3;
-}
-
-static double metric_delta(const struct phase_result *res, const struct counter_reading *before, enum metric m)
-{
-	for (size_t i = 0; i < res->n_counters; i++) {
-		const struct counter_info *ci = &res->counter_info[i];
-		if (ci->metric == m && counter_counting(ci))
-			return res->counters[i].scaled - before[i].scaled;
-	}
-	return -1;
-}
-
-static int add_fault_sample(struct phase_result *res, const struct fault_sample *fs, size_t cap)
-{
-	if (res->n_fault_samples == cap || res->n_samples == cap)
-		return -E2BIG;
-	res->fault_samples[res->n_fault_samples++] = *fs;
-	res->samples_ns[res->n_samples++] = fs->pages ? fs->elapsed_ns / (double)fs->pages : 0;
-	res->timed_ns += fs->elapsed_ns;
-	return 0;
-}
-
-/*
- * Fresh memory per sample (pagefault): untimed setup, the timed touch with
- * counters enabled around it only, per-sample fault counts from the counters
- * (read before and after; they are never reset in between, so the final read
- * is the phase total) and from getrusage, untimed teardown.
- */
-static void fresh_samples(const struct phase_spec *ph, void *state, struct counter_set *cs,
-			  const struct run_context *ctx, struct phase_result *res, unsigned process, size_t cap)
-{
-	const struct workload_ops *w = ph->workload;
-	struct counter_reading *before = calloc(res->n_counters + 1, sizeof(*before));
-	char why[400];
-
-	if (cs)
-		counter_set_reset(cs);
-	for (unsigned r = 0; r < ph->repeat && !stop_requested(ctx); r++) {
-		struct fault_sample fs = { .process = process, .pages = ph->iterations };
-		struct rusage ru0, ru1;
-		int rc;
-
-		why[0] = '\0';
-		rc = w->sample_setup(state, &fs, why, sizeof(why));
-		if (rc == -EAGAIN) {
-			res->status = PHASE_SKIPPED;
-			res->skipped_resident = fs.resident_before;
-			snprintf(res->reason, sizeof(res->reason), "%s", why);
-			break;
-		}
-		if (rc) {
-			phase_fail(res, rc == -ENOMEM || rc == -EOPNOTSUPP, "%s", *why ? why : strerror(-rc));
-			break;
-		}
-		if (cs && before)
-			counter_set_read(cs, before);
-		getrusage(RUSAGE_THREAD, &ru0);
-		fs.elapsed_ns = (double)timed_run(w, state, ph->iterations, cs);
-		getrusage(RUSAGE_THREAD, &ru1);
-		fs.minor = fs.major = -1;
-		if (cs && before) {
-			counter_set_read(cs, res->counters);
-			fs.minor = metric_delta(res, before, METRIC_MINOR_FAULTS);
-			fs.major = metric_delta(res, before, METRIC_MAJOR_FAULTS);
-		}
-		fs.minor_rusage = (uint64_t)(ru1.ru_minflt - ru0.ru_minflt);
-		fs.major_rusage = (uint64_t)(ru1.ru_majflt - ru0.ru_majflt);
-		fs.user_ns = timeval_ns(ru1.ru_utime) - timeval_ns(ru0.ru_utime);
-		fs.sys_ns = timeval_ns(ru1.ru_stime) - timeval_ns(ru0.ru_stime);
-		if (w->sample_teardown(state, &res->backing))
-			res->backing_known = true;
-		add_fault_sample(res, &fs, cap);
-		if (res->backing_known && region_check_backing(&ph->page, &res->backing, why, sizeof(why)) != 0) {
-			phase_fail(res, true, "%s", why);
-			break;
-		}
-		progress_tick(ctx);
-	}
-	if (cs)
-		for (size_t i = 0; i < res->n_counters; i++)
-			res->counter_info[i] = *counter_set_info(cs, i);
-	free(before);
-}
-
-/* ---- child processes: one re-executed tlbprof per process, talking a line protocol over a pipe ---- */
-
-static void child_write(int fd, const struct phase_result *res)
-{
-	FILE *f = fdopen(fd, "w");
-	const struct region_backing *b = &res->backing;
-
-	if (!f)
-		return;
-	fprintf(f, "backing %d %d %llu %llu %llu %llu %.17g %u\n", res->backing_known, (int)b->kind,
-		(unsigned long long)b->kernel_page_bytes, (unsigned long long)b->rss_bytes,
-		(unsigned long long)b->anon_huge_bytes, (unsigned long long)b->hugetlb_bytes, b->huge_fraction, b->vmas);
-	for (size_t i = 0; i < res->n_counters; i++)
-		fprintf(f, "counter %zu %llu %llu %llu %.17g\n", i, (unsigned long long)res->counters[i].value,
-			(unsigned long long)res->counters[i].enabled_ns, (unsigned long long)res->counters[i].running_ns,
-			res->counters[i].scaled);
-	for (size_t i = 0; i < res->n_fault_samples; i++) {
-		const struct fault_sample *s = &res->fault_samples[i];
-		fprintf(f, "sample %.17g %llu %.17g %.17g %llu %llu %.17g %.17g %.17g\n", s->elapsed_ns,
-			(unsigned long long)s->pages, s->minor, s->major, (unsigned long long)s->minor_rusage,
-			(unsigned long long)s->major_rusage, s->user_ns, s->sys_ns, s->resident_before);
-	}
-	fprintf(f, "skipped_resident %.17g\n", res->skipped_resident);
-	/* Last: the reason may contain anything but a newline. */
-	fprintf(f, "status %d %d %s\n", (int)res->status, res->unavailable, res->reason);
-	fclose(f);
-}
-
-/* Merge what one child reported into res. Returns 0, or -EPROTO on a line that does not parse. */
-static int child_merge(struct phase_result *res, char *text, unsigned process, size_t cap)
-{
-	bool status_seen = false;
-
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		if (strncmp(line, "sample ", 7) == 0) {
-			struct fault_sample s = { .process = process };
-			unsigned long long pages, minru, majru;
-			if (sscanf(line + 7, "%lg %llu %lg %lg %llu %llu %lg %lg %lg", &s.elapsed_ns, &pages, &s.minor, &s.major,
-				   &minru, &majru, &s.user_ns, &s.sys_ns, &s.resident_before) != 9)
-				return -EPROTO;
-			s.pages = pages;
-			s.minor_rusage = minru;
-			s.major_rusage = majru;
-			add_fault_sample(res, &s, cap);
-		} else if (strncmp(line, "counter ", 8) == 0) {
-			size_t i;
-			unsigned long long v, ena, run;
-			double scaled;
-			if (sscanf(line + 8, "%zu %llu %llu %llu %lg", &i, &v, &ena, &run, &scaled) != 5)
-				return -EPROTO;
-			if (i < res->n_counters) {
-				res->counters[i].value += v;
-				res->counters[i].enabled_ns += ena;
-				res->counters[i].running_ns += run;
-				res->counters[i].scaled += scaled;
-			}
-		} else if (strncmp(line, "backing ", 8) == 0) {
-			int known, kind;
-			unsigned long long kps, rss, huge, tlb;
-			struct region_backing b = { 0 };
-			if (sscanf(line + 8, "%d %d %llu %llu %llu %llu %lg %u", &known, &kind, &kps, &rss, &huge, &tlb,
-				   &b.huge_fraction, &b.vmas) != 8)
-				return -EPROTO;
-			if (known) {
-				b.kind = (enum page_kind)kind;
-				b.kernel_page_bytes = kps;
-				b.rss_bytes = rss;
-				b.anon_huge_bytes = huge;
-				b.hugetlb_bytes = tlb;
-				res->backing = b;
-				res->backing_known = true;
-			}
-		} else if (strncmp(line, "skipped_resident ", 17) == 0) {
-			double v;
-			if (sscanf(line + 17, "%lg", &v) != 1)
-				return -EPROTO;
-			if (v > res->skipped_resident)
-				res->skipped_resident = v;
-		} else if (strncmp(line, "status ", 7) == 0) {
-			int st, unavailable, off = 0;
-			if (sscanf(line + 7, "%d %d %n", &st, &unavailable, &off) != 2)
-				return -EPROTO;
-			status_seen = true;
-			if (st != PHASE_OK && res->status == PHASE_OK) {
-				res->status = st == PHASE_SKIPPED ? PHASE_SKIPPED : PHASE_FAILED;
-				res->unavailable = unavailable;
-				snprintf(res->reason, sizeof(res->reason), "process %u: %s", process, line + 7 + off);
-			}
-		}
-	}
-	return status_seen ? 0 : -EPROTO;
-}
-
-/* Run the phase's samples in a fresh tlbprof process; merge its report. */
-static void spawn_child(const struct phase_spec *ph, const struct run_context *ctx, const char *data_file,
-			struct phase_result *res, unsigned process, size_t cap)
-{
-	extern char **environ;
-	int fds[2];
-	char arg[4200], **argv = calloc((size_t)ctx->argc + 4, sizeof(*argv));
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int rc, status = 0;
-
-	if (!argv || pipe2(fds, O_CLOEXEC) != 0) {
-		phase_fail(res, true, "cannot start process %u: %s", process, strerror(errno));
-		free(argv);
-		return;
-	}
-	/* The child writes to fd 3: dup2 in the child clears close-on-exec for it. */
-	snprintf(arg, sizeof(arg), "%u:3:%s", ph->index, data_file ? data_file : "");
-	for (int i = 0; i < ctx->argc; i++)
-		argv[i] = ctx->argv[i];
-	argv[ctx->argc] = "--internal-child";
-	argv[ctx->argc + 1] = arg;
-	argv[ctx->argc + 2] = "--quiet";
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 3);
-	/*
-	 * Re-execute the program as it was started when argv[0] names it by path
-	 * (under valgrind, /proc/self/exe is valgrind's own tool), else /proc/self/exe.
-	 */
-	const char *self = strchr(ctx->argv[0], '/') && access(ctx->argv[0], X_OK) == 0 ? ctx->argv[0] : "/proc/self/exe";
-	rc = posix_spawn(&pid, self, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	free(argv);
-	if (rc) {
-		close(fds[0]);
-		phase_fail(res, true, "cannot start process %u: %s", process, strerror(rc));
-		return;
-	}
-	size_t len = 0, size = 1 << 16;
-	char *text = malloc(size);
-	for (ssize_t n; text;) {
-		if (len + 1 == size) {
-			char *t = realloc(text, size *= 2);
-			if (!t) {
-				free(text);
-				text = NULL;
-				break;
-			}
-			text = t;
-		}
-		n = read(fds[0], text + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!text) {
-		phase_fail(res, true, "out of memory reading process %u", process);
-		return;
-	}
-	text[len] = '\0';
-	if (child_merge(res, text, process, cap) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		if (res->status == PHASE_OK)
-			phase_fail(res, false, "process %u ended with %s %d and no complete report", process,
-				   WIFSIGNALED(status) ? "signal" : "status",
-				   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	}
-	res->processes_run++;
-	free(text);
-}
-
-static void run_fresh_phase(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res)
-{
-	const struct workload_ops *w = ph->workload;
-	struct counter_set *cs = ctx->counters;
-	size_t cap = (size_t)ph->repeat * (ph->processes ? ph->processes : 1);
-	void *state = NULL;
-	char why[400] = "";
-	int rc;
-
-	free(res->samples_ns);
-	free(res->sample_alloc);
-	res->sample_alloc = NULL;	/* every page-fault sample is its own allocation */
-	res->stop_reason = "samples";
-	res->samples_ns = calloc(cap, sizeof(*res->samples_ns));
-	res->fault_samples = calloc(cap, sizeof(*res->fault_samples));
-	if (!res->samples_ns || !res->fault_samples) {
-		phase_fail(res, true, "out of memory for %zu samples", cap);
-		return;
-	}
-	uint64_t t0 = timing_now_ns();
-	struct prepare_info info = { 0 };
-	rc = w->prepare(&state, ph, NULL, res->self_checks, &res->n_self_checks, &info, why, sizeof(why));
-	res->slots = info.units;
-	res->prepare_ms = (double)(timing_now_ns() - t0) / 1e6;
-	if (rc) {
-		phase_fail(res, rc == -ENOMEM || rc == -ENOSPC, "%s", *why ? why : strerror(-rc));
-		return;
-	}
-	if (cs && open_counters(res, cs) != 0) {
-		phase_fail(res, true, "out of memory for counters");
-		cs = NULL;
-	}
-	if (res->status == PHASE_OK && ph->processes > 1 && ctx->argv) {
-		/* The parent only counts what its children report. */
-		if (cs)
-			counter_set_close(cs);
-		for (size_t i = 0; i < res->n_counters; i++)
-			res->counters[i] = (struct counter_reading){ 0 };
-		for (unsigned p = 0; p < ph->processes && res->status == PHASE_OK && !stop_requested(ctx); p++) {
-			spawn_child(ph, ctx, w->data_file ? w->data_file(state) : NULL, res, p, cap);
-			progress_tick(ctx);
-		}
-	} else if (res->status == PHASE_OK) {
-		fresh_samples(ph, state, cs, ctx, res, 0, cap);
-		res->processes_run = 1;
-	}
-	if (cs)
-		counter_set_close(cs);
-	if (res->status == PHASE_OK && res->n_samples < cap)
-		phase_fail(res, false, "interrupted after %zu of %zu samples", res->n_samples, cap);
-	workload_release(w, state);
-}
-
-int runner_run_child(const struct plan *plan, const struct runner_child *child, const struct run_context *ctx)
-{
-	struct phase_result res = { 0 };
-	struct run_results rr = { .phases = &res, .n = 1 };
-
-	if (child->phase >= plan->n)
-		return -EINVAL;
-	res.spec = plan->phases[child->phase];
-	res.spec.processes = 1;
-	res.status = PHASE_OK;
-	if (res.spec.cpu >= 0)
-		pin_cpu(res.spec.cpu);
-	run_fresh_phase(&res.spec, ctx, &res);
-	child_write(child->fd, &res);
-	rr.phases = malloc(sizeof(res));
-	if (rr.phases)
-		rr.phases[0] = res;
-	else
-		rr.n = 0;
-	run_results_free(&rr);
-	return 0;
 }
 
 /* --iters auto: a sample lasts at least this long, and at least 1000x the clock overhead. */
@@ -505,7 +169,7 @@ static uint64_t auto_batch(const struct workload_ops *w, void *state, const stru
 	uint64_t n = 1000, ns;
 
 	for (;;) {
-		ns = timed_run(w, state, n, NULL);
+		ns = runner_timed_run(w, state, n, NULL);
 		if (ns >= 100000 || n >= (1ull << 34))
 			break;
 		n *= 4;
@@ -534,11 +198,11 @@ static bool warm_until_steady(const struct workload_ops *w, void *state, uint64_
 		pass = WARMUP_MAX_PASS;
 	*passes = 0;
 	*accesses = 0;
-	while (*passes < WARMUP_MAX_PASSES && !stop_requested(ctx)) {
-		double per = (double)timed_run(w, state, pass, NULL) / (double)pass;
+	while (*passes < WARMUP_MAX_PASSES && !runner_stop_requested(ctx)) {
+		double per = (double)runner_timed_run(w, state, pass, NULL) / (double)pass;
 		++*passes;
 		*accesses += pass;
-		progress_tick(ctx);
+		runner_progress_tick(ctx);
 		if (per < best * (1 - WARMUP_GAIN)) {
 			best = per;
 			stale = 0;
@@ -567,14 +231,14 @@ static bool map_allocation(const struct phase_spec *ph, const struct run_context
 	int rc = region_map(region, &ph->page, ph->size_bytes, why, sizeof(why));
 
 	if (rc) {
-		phase_fail(res, rc == -ENOMEM || rc == -EOPNOTSUPP, "%s", why);
+		runner_phase_fail(res, rc == -ENOMEM || rc == -EOPNOTSUPP, "%s", why);
 		return false;
 	}
 	if (a == 0)
 		prefault(region, cs, res);
 	else
 		region_populate(region);
-	progress_tick(ctx);
+	runner_progress_tick(ctx);
 	return true;
 }
 
@@ -606,7 +270,7 @@ static bool prepare_verified(const struct phase_spec *ph, struct phase_result *r
 	}
 	*units = info.units;
 	if (rc) {
-		phase_fail(res, rc == -ENOMEM, "preparing %s failed: %s", w->name, *why ? why : strerror(-rc));
+		runner_phase_fail(res, rc == -ENOMEM, "preparing %s failed: %s", w->name, *why ? why : strerror(-rc));
 		return false;
 	}
 	if (a == 0) {
@@ -616,19 +280,19 @@ static bool prepare_verified(const struct phase_spec *ph, struct phase_result *r
 	}
 	for (size_t i = 0; i < n_checks; i++) {
 		if (checks[i].status == CHECK_FAIL) {
-			phase_fail(res, false, "self-check %s failed on allocation %u: %s", checks[i].id, a,
+			runner_phase_fail(res, false, "self-check %s failed on allocation %u: %s", checks[i].id, a,
 				   checks[i].message);
 			return false;
 		}
 	}
 	rc = region_verify(region, &res->backing);
 	if (rc) {
-		phase_fail(res, false, "cannot verify the page backing from /proc/self/smaps: %s", strerror(-rc));
+		runner_phase_fail(res, false, "cannot verify the page backing from /proc/self/smaps: %s", strerror(-rc));
 		return false;
 	}
 	res->backing_known = true;
 	if (region_check_backing(&ph->page, &res->backing, why, sizeof(why)) != 0) {
-		phase_fail(res, true, "%s", why);
+		runner_phase_fail(res, true, "%s", why);
 		return false;
 	}
 	return true;
@@ -680,7 +344,7 @@ static void take_samples(const struct phase_spec *ph, const struct run_context *
 	if (a == 0 && cs)
 		counter_set_reset(cs);
 	rusage_faults(&min0, &maj0);
-	for (unsigned r = 0; res->n_samples < cap && !stop_requested(ctx); r++) {
+	for (unsigned r = 0; res->n_samples < cap && !runner_stop_requested(ctx); r++) {
 		if (r >= ph->repeat) {
 			/* --repeat samples per allocation; auto with one allocation: more on it, until precise. */
 			if (!extend)
@@ -699,7 +363,7 @@ static void take_samples(const struct phase_spec *ph, const struct run_context *
 		if (ns == TIMED_STOPPED)
 			break;	/* cut short by Ctrl-C: dropped, and the phase ends as interrupted */
 		add_sample(res, ns, batch, a);
-		progress_tick(ctx);
+		runner_progress_tick(ctx);
 	}
 	if (res->n_samples >= cap && extend && !res->stop_reason)
 		res->stop_reason = "max_samples";
@@ -717,7 +381,7 @@ static void verify_after(const struct phase_spec *ph, struct phase_result *res, 
 
 	if (region_verify(region, &after) == 0 && region_check_backing(&ph->page, &after, why, sizeof(why)) != 0) {
 		res->backing = after;
-		phase_fail(res, true, "the page backing changed during the timed run: %s", why);
+		runner_phase_fail(res, true, "the page backing changed during the timed run: %s", why);
 	}
 }
 
@@ -728,7 +392,8 @@ static void verify_after(const struct phase_spec *ph, struct phase_result *res, 
  * self-checks and backing must pass. Returns false when the phase must stop.
  */
 bool runner_allocation(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
-		       struct counter_set *cs, unsigned a, bool extend, size_t cap, uint64_t phase_t0)
+		       struct counter_set *cs, unsigned a, bool extend, size_t cap, uint64_t phase_t0,
+		       struct runner_kept *keep)
 {
 	struct region region = { 0 };
 	void *state = NULL;
@@ -738,14 +403,38 @@ bool runner_allocation(const struct phase_spec *ph, const struct run_context *ct
 		return false;
 	if (prepare_verified(ph, res, a, &region, &state, &units)) {
 		/* Before the warm-up, not after: whatever drawing the line touches is warmed over again. */
-		progress_tick(ctx);
+		runner_progress_tick(ctx);
 		uint64_t batch = warm_up(ph, ctx, res, state, units);
 		take_samples(ph, ctx, res, cs, state, batch, a, extend, cap, phase_t0);
 		verify_after(ph, res, &region);
+		if (keep && res->status == PHASE_OK) {
+			*keep = (struct runner_kept){ .region = region, .state = state, .units = units, .held = true };
+			return !runner_stop_requested(ctx);
+		}
 	}
 	workload_release(ph->workload, state);
 	region_unmap(&region);
-	return res->status == PHASE_OK && !stop_requested(ctx);
+	return res->status == PHASE_OK && !runner_stop_requested(ctx);
+}
+
+void runner_kept_release(const struct phase_spec *ph, struct runner_kept *k)
+{
+	if (!k->held)
+		return;
+	workload_release(ph->workload, k->state);
+	region_unmap(&k->region);
+	memset(k, 0, sizeof(*k));
+}
+
+bool runner_pass_kept(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
+		      struct runner_kept *k)
+{
+	uint64_t t0 = timing_now_ns();
+	uint64_t batch = warm_up(ph, ctx, res, k->state, k->units);
+
+	take_samples(ph, ctx, res, NULL, k->state, batch, 0, false, ph->repeat, t0);
+	verify_after(ph, res, &k->region);
+	return res->status == PHASE_OK && !runner_stop_requested(ctx);
 }
 
 /*
@@ -772,7 +461,13 @@ static bool another_allocation(const struct phase_spec *ph, struct phase_result 
 	return !res->stop_reason;
 }
 
-static void run_phase(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res)
+/*
+ * Phase ph into res. kept (may be NULL): where a phase that may take second
+ * passes leaves its last allocation; each allocation before it is released
+ * before the next is mapped, so two are never held at once.
+ */
+static void run_phase(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
+		      struct runner_kept *kept)
 {
 	const struct workload_ops *w = ph->workload;
 	unsigned allocations = ph->allocations ? ph->allocations : 1;
@@ -798,28 +493,30 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	res->samples_ns = calloc(cap, sizeof(*res->samples_ns));
 	res->sample_alloc = calloc(cap, sizeof(*res->sample_alloc));
 	if (!res->samples_ns || !res->sample_alloc) {
-		phase_fail(res, true, "out of memory for %zu samples", cap);
+		runner_phase_fail(res, true, "out of memory for %zu samples", cap);
 		return;
 	}
-	if (ph->cpu >= 0 && (rc = pin_cpu(ph->cpu)) != 0) {
-		phase_fail(res, false, "cannot pin to CPU %d: %s", ph->cpu, strerror(-rc));
+	if (ph->cpu >= 0 && (rc = runner_pin_cpu(ph->cpu)) != 0) {
+		runner_phase_fail(res, false, "cannot pin to CPU %d: %s", ph->cpu, strerror(-rc));
 		return;
 	}
 	if (w->per_sample_memory) {
-		run_fresh_phase(ph, ctx, res);
+		runner_fresh_phase(ph, ctx, res);
 		record_steal(res, steal0, total0);
 		return;
 	}
 	struct counter_set *cs = ctx->counters;
-	if (cs && open_counters(res, cs) != 0) {
-		phase_fail(res, true, "out of memory for counters");
+	if (cs && runner_open_counters(res, cs) != 0) {
+		runner_phase_fail(res, true, "out of memory for counters");
 		cs = NULL;
 	}
 	/* Fixed --iters: exactly --realloc allocations. Auto: at least those, then more while they pay. */
 	for (unsigned a = 0; res->status == PHASE_OK; a++) {
 		if (a >= allocations && (!ph->iterations_auto || extend_one || !another_allocation(ph, res, a, cap, phase_t0)))
 			break;
-		if (!runner_allocation(ph, ctx, res, cs, a, extend_one, cap, phase_t0))
+		if (kept)
+			runner_kept_release(ph, kept);
+		if (!runner_allocation(ph, ctx, res, cs, a, extend_one, cap, phase_t0, kept))
 			break;
 	}
 	if (!res->stop_reason)
@@ -834,13 +531,25 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 			res->counter_info[i] = *counter_set_info(cs, i);
 		counter_set_close(cs);
 	}
-	if (res->status == PHASE_OK && stop_requested(ctx)) {
+	if (res->status == PHASE_OK && runner_stop_requested(ctx)) {
 		res->stop_reason = "interrupted";
-		phase_fail(res, false, "interrupted after %zu samples", res->n_samples);
+		runner_phase_fail(res, false, "interrupted after %zu samples", res->n_samples);
 	} else if (res->status == PHASE_OK && !ph->iterations_auto && res->n_samples < (size_t)ph->repeat * allocations) {
-		phase_fail(res, false, "only %zu of %u samples", res->n_samples, ph->repeat * allocations);
+		runner_phase_fail(res, false, "only %zu of %u samples", res->n_samples, ph->repeat * allocations);
 	}
 	record_steal(res, steal0, total0);
+}
+
+/*
+ * Whether phase res may keep its last allocation for its second passes: it
+ * takes them, its pages are not a hugetlb pool's (a later phase may need the
+ * pool), and it is at most a quarter of the memory still available, so
+ * what is kept never crowds the phases after it.
+ */
+static bool may_keep(const struct run_context *ctx, const struct phase_result *res, const struct runner_kept *k)
+{
+	return k->held && !runner_no_pass_why(ctx, res) && k->region.page.kind != PAGE_HUGETLB &&
+	       k->region.map_bytes <= region_mem_available() / 4;
 }
 
 int runner_run(const struct plan *plan, const struct run_context *ctx, struct run_results *out)
@@ -849,28 +558,32 @@ int runner_run(const struct plan *plan, const struct run_context *ctx, struct ru
 	out->started_unix_s = (int64_t)time(NULL);
 	out->phases = calloc(plan->n ? plan->n : 1, sizeof(*out->phases));
 	uint64_t *started = calloc(plan->n ? plan->n : 1, sizeof(*started));
-	if (!out->phases || !started) {
+	struct runner_kept *kept = calloc(plan->n ? plan->n : 1, sizeof(*kept));
+	if (!out->phases || !started || !kept) {
 		free(out->phases);
 		free(started);
+		free(kept);
 		out->phases = NULL;
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < plan->n; i++) {
-		if (stop_requested(ctx)) {
+		const struct phase_spec *ph = &plan->phases[i];
+		if (runner_stop_requested(ctx)) {
 			out->interrupted = true;
 			break;
 		}
 		if (ctx->progress)
-			ctx->progress(ctx->progress_arg, i, plan->n, plan->phases[i].name);
+			ctx->progress(ctx->progress_arg, i, plan->n, ph->name);
 		started[i] = timing_now_ns();
-		run_phase(&plan->phases[i], ctx, &out->phases[i]);
+		run_phase(ph, ctx, &out->phases[i], ph->iterations_auto && ph->allocations > 1 ? &kept[i] : NULL);
+		if (!may_keep(ctx, &out->phases[i], &kept[i]))
+			runner_kept_release(ph, &kept[i]);
 		out->n = i + 1;
 	}
-	/* In plan order again, so every phase's second pass is about one run's length after its first. */
-	for (size_t i = 0; i < out->n; i++)
-		runner_rerun_phase(ctx, &out->phases[i], started[i]);
+	runner_second_passes(ctx, out->phases, out->n, started, kept);
 	free(started);
-	if (stop_requested(ctx))
+	free(kept);
+	if (runner_stop_requested(ctx))
 		out->interrupted = true;
 	if (ctx->progress)
 		ctx->progress(ctx->progress_arg, out->n, plan->n, NULL);
@@ -883,6 +596,7 @@ void run_results_free(struct run_results *r)
 		free(r->phases[i].samples_ns);
 		free(r->phases[i].sample_alloc);
 		free(r->phases[i].rerun_ns);
+		free(r->phases[i].rerun_pass);
 		free(r->phases[i].counter_info);
 		free(r->phases[i].counters);
 		free(r->phases[i].prefault_counters);

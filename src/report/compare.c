@@ -15,12 +15,6 @@ static const enum metric key_metrics[] = {
 	METRIC_DTLB_LOAD_MISSES, METRIC_WALK_ACTIVE, METRIC_LLC_LOAD_MISSES, METRIC_PAGE_FAULTS, METRIC_MAJOR_FAULTS,
 };
 
-/* json_real() for finite numbers, null otherwise (JSON has no NaN or infinity). */
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static const char *tool_version(const struct report_doc *doc)
 {
 	json_t *v = json_object_get(json_object_get((json_t *)doc->source, "tool"), "version");
@@ -88,26 +82,26 @@ static json_t *samples_json(const struct compare_samples *s, bool higher_is_bett
 	/* Within runs (one report a side) each side with samples is one run. */
 	size_t runs_base = between_runs ? s->runs_base : s->n_base > 0, runs_new = between_runs ? s->runs_new : s->n_new > 0;
 
-	json_object_set_new(o, "base", num(s->base));
-	json_object_set_new(o, "new", num(s->new));
+	json_object_set_new(o, "base", report_json_num(s->base));
+	json_object_set_new(o, "new", report_json_num(s->new));
 	json_object_set_new(o, "n_base", json_integer((json_int_t)s->n_base));
 	json_object_set_new(o, "n_new", json_integer((json_int_t)s->n_new));
-	json_object_set_new(o, "change_pct", num(report_pct(s->change)));
+	json_object_set_new(o, "change_pct", report_json_num(report_pct(s->change)));
 	json_object_set_new(o, "interval_pct", isfinite(s->ratio_lo) && isfinite(s->ratio_hi)
-						       ? json_pack("[o, o]", num(report_pct(s->ratio_lo - 1)), num(report_pct(s->ratio_hi - 1)))
+						       ? json_pack("[o, o]", report_json_num(report_pct(s->ratio_lo - 1)), report_json_num(report_pct(s->ratio_hi - 1)))
 						       : json_null());
-	json_object_set_new(o, "p_value", num(s->p));
-	json_object_set_new(o, "noise_floor_pct", num(report_pct(s->noise_floor)));
+	json_object_set_new(o, "p_value", report_json_num(s->p));
+	json_object_set_new(o, "noise_floor_pct", report_json_num(report_pct(s->noise_floor)));
 	json_object_set_new(o, "clusters", json_pack("{s:I, s:I}", "base", (json_int_t)s->clusters_base, "new",
 						     (json_int_t)s->clusters_new));
 	json_object_set_new(o, "exact", json_boolean(s->exact));
 	json_object_set_new(o, "test", s->test ? json_string(s->test) : json_null());
 	json_object_set_new(o, "runs", json_pack("{s:I, s:I}", "base", (json_int_t)runs_base, "new",
 						 (json_int_t)runs_new));
-	json_object_set_new(o, "run_spread_pct", json_pack("{s:o, s:o}", "base", num(report_pct(s->run_spread_base)), "new",
-							   num(report_pct(s->run_spread_new))));
-	json_object_set_new(o, "t", num(s->t));
-	json_object_set_new(o, "df", num(s->df));
+	json_object_set_new(o, "run_spread_pct", json_pack("{s:o, s:o}", "base", report_json_num(report_pct(s->run_spread_base)), "new",
+							   report_json_num(report_pct(s->run_spread_new))));
+	json_object_set_new(o, "t", report_json_num(s->t));
+	json_object_set_new(o, "df", report_json_num(s->df));
 	json_object_set_new(o, "verdict", json_string(compare_verdict_name(s->verdict)));
 	json_object_set_new(o, "label", json_string(compare_verdict_label(s->verdict, higher_is_better)));
 	return o;
@@ -154,8 +148,8 @@ static json_t *phases_json(const struct report_compare_input *in)
 		for (size_t k = 0; k < cp->n_rates; k++) {
 			const struct compare_rate *r = &cp->rates[k];
 			json_array_append_new(rates, json_pack("{s:s, s:o, s:o, s:o}", "metric", metric_name(r->metric), "base",
-							       num(r->base), "new", num(r->new), "change_pct",
-							       num(report_pct(r->change))));
+							       report_json_num(r->base), "new", report_json_num(r->new), "change_pct",
+							       report_json_num(report_pct(r->change))));
 		}
 		json_object_set_new(o, "counters_per_access", rates);
 		json_object_set_new(o, "verdict", json_string(compare_verdict_name(cp->verdict)));
@@ -177,8 +171,8 @@ static json_t *side_interval_json(const struct comparison *c)
 	if (!c)
 		return json_null();
 	bool ci = c->interval_known && isfinite(c->speedup_lo) && isfinite(c->speedup_hi);
-	return json_pack("{s:o, s:o, s:b, s:o}", "lo", ci ? num(c->speedup_lo) : json_null(), "hi",
-			 ci ? num(c->speedup_hi) : json_null(), "comparable", c->comparable, "doubt",
+	return json_pack("{s:o, s:o, s:b, s:o}", "lo", ci ? report_json_num(c->speedup_lo) : json_null(), "hi",
+			 ci ? report_json_num(c->speedup_hi) : json_null(), "comparable", c->comparable, "doubt",
 			 *c->doubt ? report_json_text(c->doubt) : json_null());
 }
 
@@ -198,11 +192,11 @@ static json_t *pairs_json(const struct report_compare_input *in)
 		json_object_set_new(o, "speedup", samples_json(&cp->speedup, true, c->between_runs));
 		json_object_set_new(o, "speedup_interval", json_pack("{s:o, s:o}", "base", side_interval_json(cp->base_cmp),
 								     "new", side_interval_json(cp->new_cmp)));
-		json_object_set_new(o, "delta_ns", json_pack("{s:o, s:o}", "base", num(cp->base_delta_ns), "new",
-							     num(cp->new_delta_ns)));
-		json_object_set_new(o, "ns_per_tlb_miss", json_pack("{s:o, s:o, s:o}", "base", num(cp->base_ns_per_tlb_miss),
-								    "new", num(cp->new_ns_per_tlb_miss), "change_pct",
-								    num(report_pct(tlb_change))));
+		json_object_set_new(o, "delta_ns", json_pack("{s:o, s:o}", "base", report_json_num(cp->base_delta_ns), "new",
+							     report_json_num(cp->new_delta_ns)));
+		json_object_set_new(o, "ns_per_tlb_miss", json_pack("{s:o, s:o, s:o}", "base", report_json_num(cp->base_ns_per_tlb_miss),
+								    "new", report_json_num(cp->new_ns_per_tlb_miss), "change_pct",
+								    report_json_num(report_pct(tlb_change))));
 		json_object_set_new(o, "method", json_pack("{s:o, s:o}", "base",
 							   cp->base_method ? report_json_text(cp->base_method) : json_null(),
 							   "new", cp->new_method ? report_json_text(cp->new_method) : json_null()));

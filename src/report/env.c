@@ -15,11 +15,6 @@
 /* Width of the text output's paragraphs: problems and advice are wrapped to it. */
 #define TEXT_WIDTH 100
 
-static json_t *str_or_null(const char *s)
-{
-	return s && *s ? report_json_text(s) : json_null();
-}
-
 static json_t *command_json(int argc, char **argv)
 {
 	json_t *cmd = json_array();
@@ -283,7 +278,7 @@ static json_t *env_json(const struct report_env_input *in)
 						   "description",
 						   in->counters ? report_json_text(counter_set_pmu_desc(in->counters))
 								: json_null()));
-	json_object_set_new(root, "counters_error", str_or_null(in->counters_error));
+	json_object_set_new(root, "counters_error", report_json_str_or_null(in->counters_error));
 	for (size_t i = 0; in->counters && i < counter_set_size(in->counters); i++)
 		json_array_append_new(counters, event_json(counter_set_info(in->counters, i)));
 	json_object_set_new(root, "counters", counters);
@@ -300,7 +295,7 @@ static json_t *env_json(const struct report_env_input *in)
 		json_array_append_new(problems,
 				      json_pack("{s:s, s:s, s:o, s:o, s:o}", "id", p->id, "severity",
 						diagnose_severity_name(p->severity), "message", report_json_text(p->message),
-						"command", str_or_null(p->command), "advice", str_or_null(p->advice)));
+						"command", report_json_str_or_null(p->command), "advice", report_json_str_or_null(p->advice)));
 	}
 	json_object_set_new(root, "problems", problems);
 	return root;

@@ -198,6 +198,10 @@ char *report_utf8_dup(const char *s);
 
 /* A JSON string of arbitrary bytes (jansson refuses invalid UTF-8): as report_utf8_dup(); NULL only for NULL or OOM. */
 json_t *report_json_text(const char *s);
+/* json_real() for finite numbers, null otherwise (JSON has no NaN or infinity). */
+json_t *report_json_num(double v);
+/* report_json_text() of a non-empty string, null for NULL or "". */
+json_t *report_json_str_or_null(const char *s);
 
 /*
  * A report's measured_at: s seconds since the epoch as ISO 8601 in UTC, to

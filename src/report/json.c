@@ -16,203 +16,20 @@
 #include "version.h"
 #include "measure/workload.h"
 
-/* json_real() for finite numbers, null otherwise (JSON has no NaN or infinity). */
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *str_or_null(const char *s)
-{
-	return s && *s ? report_json_text(s) : json_null();
-}
-
 static json_t *stats_json(const struct stats_summary *st, const double *samples, size_t n, double scale)
 {
 	json_t *o = json_object(), *arr = json_array();
 
-	json_object_set_new(o, "median", num(st->median * scale));
-	json_object_set_new(o, "min", num(st->min * scale));
-	json_object_set_new(o, "max", num(st->max * scale));
-	json_object_set_new(o, "mean", num(st->mean * scale));
-	json_object_set_new(o, "stddev", num(st->stddev * scale));
-	json_object_set_new(o, "rel_spread", num(st->rel_spread));
+	json_object_set_new(o, "median", report_json_num(st->median * scale));
+	json_object_set_new(o, "min", report_json_num(st->min * scale));
+	json_object_set_new(o, "max", report_json_num(st->max * scale));
+	json_object_set_new(o, "mean", report_json_num(st->mean * scale));
+	json_object_set_new(o, "stddev", report_json_num(st->stddev * scale));
+	json_object_set_new(o, "rel_spread", report_json_num(st->rel_spread));
 	for (size_t i = 0; samples && i < n; i++)
-		json_array_append_new(arr, num(samples[i] * scale));
+		json_array_append_new(arr, report_json_num(samples[i] * scale));
 	json_object_set_new(o, "samples", arr);
 	return o;
-}
-
-/* Which documented core this is and why, the features that told, and the row's TLB (what expectations rest on). */
-static json_t *core_identification_json(const struct environment *env)
-{
-	json_t *id = json_object(), *features = json_array(), *tlb = json_null();
-	const struct core_row *r = env->core.row;
-
-	for (int f = 0; env->features_known && f < CPU_FEATURES; f++)
-		if (env->cpu_features & CPU_BIT(f))
-			json_array_append_new(features, json_string(cpu_feature_name((enum cpu_feature)f)));
-	json_object_set_new(id, "basis", json_string(env->core.basis ? env->core.basis : "none"));
-	json_object_set_new(id, "masked", json_boolean(env->core.masked));
-	json_object_set_new(id, "evidence", str_or_null(env->core.evidence));
-	json_object_set_new(id, "features", env->features_known ? features : (json_decref(features), json_null()));
-	if (r)
-		tlb = json_pack("{s:i, s:i, s:i, s:i, s:i, s:o, s:s}", "l1d_4k_entries", (int)r->l1d_4k,
-				"l1d_2m_entries", (int)r->l1d_2m, "l1d_1g_entries", (int)r->l1d_1g, "l2d_4k_entries",
-				(int)r->l2_4k, "l2d_2m_entries", (int)r->l2_2m, "l2d_1g_entries",
-				r->l2_1g ? json_integer(r->l2_1g) : json_null(), "source", r->source);
-	json_object_set_new(id, "documented_tlb", tlb);
-	return id;
-}
-
-static json_t *u64_or_null(bool known, uint64_t v)
-{
-	return known ? json_integer((json_int_t)v) : json_null();
-}
-
-/* One moment's host facts: /proc/stat ticks and khugepaged's counters, null where unread (with why). */
-static json_t *host_snapshot_json(const struct host_snapshot *h)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "total_ticks", u64_or_null(h->stat_known, h->total_ticks));
-	json_object_set_new(o, "steal_ticks", u64_or_null(h->stat_known, h->steal_ticks));
-	json_object_set_new(o, "full_scans", u64_or_null(h->khugepaged_present, h->full_scans));
-	json_object_set_new(o, "pages_collapsed", u64_or_null(h->collapsed_known, h->pages_collapsed));
-	json_object_set_new(o, "khugepaged_reason", str_or_null(h->khugepaged_why));
-	return o;
-}
-
-static json_t *host_damon_json(const struct host_damon *d)
-{
-	json_t *o = json_object(), *actions = json_array();
-	char list[sizeof(d->actions)], *save = NULL;
-
-	snprintf(list, sizeof(list), "%s", d->actions);
-	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save))
-		json_array_append_new(actions, json_string(a));
-	json_object_set_new(o, "present", json_boolean(d->present));
-	json_object_set_new(o, "reason", str_or_null(d->why));
-	json_object_set_new(o, "kdamonds", json_integer(d->kdamonds));
-	json_object_set_new(o, "running", json_integer(d->running));
-	json_object_set_new(o, "schemes_active", json_integer(d->schemes_active));
-	json_object_set_new(o, "actions", actions);
-	return o;
-}
-
-/* The host facts of a measuring run: both moments, and what moved between them (null: could not tell). */
-static json_t *host_json(const struct host_facts *h)
-{
-	json_t *o = json_object();
-	double share;
-	uint64_t scans, collapsed;
-	bool collapsed_known, known = host_khugepaged_delta(h, &scans, &collapsed, &collapsed_known);
-
-	json_object_set_new(o, "before", host_snapshot_json(&h->before));
-	json_object_set_new(o, "after", host_snapshot_json(&h->after));
-	json_object_set_new(o, "steal_share", host_steal_share(h, &share) ? num(share) : json_null());
-	json_object_set_new(o, "khugepaged_full_scans", u64_or_null(known, scans));
-	json_object_set_new(o, "khugepaged_pages_collapsed", u64_or_null(known && collapsed_known, collapsed));
-	json_object_set_new(o, "damon_before", host_damon_json(&h->damon_before));
-	json_object_set_new(o, "damon_after", host_damon_json(&h->damon_after));
-	return o;
-}
-
-json_t *report_environment_json(const struct environment *env, const struct timing_calibration *clk,
-				const char *pmu_name)
-{
-	json_t *e = json_object(), *cpu = json_object(), *caches = json_array(), *tlb = json_object();
-	json_t *thp = json_object(), *pools = json_object(), *build = json_object(), *clock = json_object();
-
-	json_object_set_new(cpu, "vendor", str_or_null(env->cpu_vendor));
-	json_object_set_new(cpu, "model_name", str_or_null(env->cpu_model_name));
-	json_object_set_new(cpu, "family", json_integer(env->cpu_family));
-	json_object_set_new(cpu, "model", json_integer(env->cpu_model));
-	json_object_set_new(cpu, "stepping", json_integer(env->cpu_stepping));
-	json_object_set_new(cpu, "logical_cpus", json_integer(env->logical_cpus));
-	json_object_set_new(cpu, "pmu", json_string(pmu_name ? pmu_name : "none"));
-	json_object_set_new(cpu, "pmu_basis", str_or_null(env->pmu_basis));
-	json_object_set_new(cpu, "core", str_or_null(env->core_name));
-	json_object_set_new(cpu, "l1_latency_cycles",
-			    env->l1_latency_cycles ? json_integer(env->l1_latency_cycles) : json_null());
-	json_object_set_new(cpu, "identification", core_identification_json(env));
-	for (size_t i = 0; i < env->n_caches; i++) {
-		const struct env_cache *c = &env->caches[i];
-		json_array_append_new(caches, json_pack("{s:i, s:s, s:I, s:i, s:i, s:i}", "level", (int)c->level,
-							"type", c->type, "size_bytes", (json_int_t)c->size_bytes,
-							"ways", (int)c->ways, "line_bytes", (int)c->line_bytes,
-							"sets", (int)c->sets));
-	}
-	json_object_set_new(cpu, "caches", caches);
-/* 0 means CPUID did not say (KVM often zeroes leaf 0x18): null, never a TLB of 0 entries. */
-#define TLB_FIELD(f) json_object_set_new(tlb, #f, env->tlb.f ? json_integer(env->tlb.f) : json_null());
-	ENV_TLB_FIELDS(TLB_FIELD)
-#undef TLB_FIELD
-	json_object_set_new(tlb, "source", str_or_null(env->tlb.source));
-	/* Reach: entries x page size per level, the table people draw by hand; null where CPUID is silent. */
-	json_t *reach = json_object();
-	const struct {
-		const char *key;
-		unsigned entries;
-		uint64_t page;
-	} reaches[] = {
-		{ "l1d_4k_bytes", env->tlb.l1d_4k_entries, 4096ull },
-		{ "l1d_2m_bytes", env->tlb.l1d_2m_entries, 2ull << 20 },
-		{ "l1d_1g_bytes", env->tlb.l1d_1g_entries, 1ull << 30 },
-		{ "l2d_4k_bytes", env->tlb.l2d_4k_entries, 4096ull },
-		{ "l2d_2m_bytes", env->tlb.l2d_2m_entries, 2ull << 20 },
-		{ "l2d_1g_bytes", env->tlb.l2d_1g_entries, 1ull << 30 },
-	};
-	for (size_t i = 0; i < sizeof(reaches) / sizeof(reaches[0]); i++)
-		json_object_set_new(reach, reaches[i].key,
-				    reaches[i].entries ? json_integer((json_int_t)(reaches[i].entries * reaches[i].page))
-						       : json_null());
-	json_object_set_new(e, "cpu", cpu);
-	json_object_set_new(e, "tlb", tlb);
-	json_object_set_new(e, "tlb_reach", reach);
-	json_object_set_new(e, "kernel", report_json_text(env->kernel));
-	json_object_set_new(thp, "enabled", str_or_null(env->thp_enabled));
-	json_object_set_new(thp, "defrag", str_or_null(env->thp_defrag));
-	json_object_set_new(e, "thp", thp);
-	json_object_set_new(e, "cpufreq", json_pack("{s:o, s:o, s:o}", "driver", str_or_null(env->cpufreq_driver),
-						     "governor", str_or_null(env->cpufreq_governor), "turbo",
-						     env->turbo < 0 ? json_null() : json_boolean(env->turbo)));
-	for (size_t i = 0; i < env->n_pools; i++) {
-		const struct env_hugepool *p = &env->pools[i];
-		char key[16];
-		format_size(p->page_bytes, key, sizeof(key));
-		json_object_set_new(pools, key, json_pack("{s:I, s:I, s:I, s:I, s:I}", "page_bytes",
-							  (json_int_t)p->page_bytes, "nr", (json_int_t)p->nr, "free",
-							  (json_int_t)p->free, "resv", (json_int_t)p->resv, "surplus",
-							  (json_int_t)p->surplus));
-	}
-	json_object_set_new(e, "hugepages", pools);
-	json_object_set_new(e, "fault_around_bytes",
-			    env->fault_around_bytes >= 0 ? json_integer(env->fault_around_bytes) : json_null());
-	json_object_set_new(e, "perf_event_paranoid",
-			    env->perf_event_paranoid == INT32_MIN ? json_null() : json_integer(env->perf_event_paranoid));
-	json_object_set_new(e, "hypervisor", str_or_null(env->hypervisor));
-	json_object_set_new(e, "core_clock_ghz", clk->core_clock_ghz > 0 ? num(clk->core_clock_ghz) : json_null());
-	json_object_set_new(e, "clock_overhead_ns", num(clk->clock_overhead_ns));
-	json_object_set_new(clock, "method", report_json_text(clk->core_clock_method));
-	json_object_set_new(clock, "runs", json_integer(clk->core_clock_runs));
-	json_object_set_new(clock, "rel_spread", num(clk->core_clock_spread));
-	json_object_set_new(clock, "clock_resolution_ns", num(clk->clock_resolution_ns));
-	json_object_set_new(clock, "add_imm_per_cycle",
-			    clk->add_imm_per_cycle > 0 ? num(clk->add_imm_per_cycle) : json_null());
-	double ratio = timing_clock_ratio(clk);
-	json_object_set_new(clock, "end_ghz", clk->core_clock_end_ghz > 0 ? num(clk->core_clock_end_ghz) : json_null());
-	json_object_set_new(clock, "end_rel_spread",
-			    clk->core_clock_end_ghz > 0 ? num(clk->core_clock_end_spread) : json_null());
-	json_object_set_new(clock, "end_ratio", ratio > 0 ? num(ratio) : json_null());
-	json_object_set_new(e, "core_clock", clock);
-	if (env->host.recorded)
-		json_object_set_new(e, "host", host_json(&env->host));
-	json_object_set_new(build, "compiler", str_or_null(env->compiler));
-	json_object_set_new(build, "flags", str_or_null(env->build_flags));
-	json_object_set_new(build, "buildtype", str_or_null(env->build_type));
-	json_object_set_new(e, "build", build);
-	return e;
 }
 
 json_t *report_counter_info_json(const struct counter_info *ci)
@@ -257,8 +74,8 @@ static json_t *prefault_json(const struct phase_result *r)
 	json_t *o = json_object(), *ctrs = json_object();
 
 	json_object_set_new(o, "pages", json_integer((json_int_t)r->prefault_pages));
-	json_object_set_new(o, "elapsed_ns", num(r->prefault_ns));
-	json_object_set_new(o, "ns_per_page", r->prefault_pages ? num(r->prefault_ns / (double)r->prefault_pages)
+	json_object_set_new(o, "elapsed_ns", report_json_num(r->prefault_ns));
+	json_object_set_new(o, "ns_per_page", r->prefault_pages ? report_json_num(r->prefault_ns / (double)r->prefault_pages)
 							      : json_null());
 	for (size_t i = 0; r->prefault_counters && i < r->n_counters; i++) {
 		const struct counter_info *ci = &r->counter_info[i];
@@ -320,7 +137,7 @@ static void fault_json(json_t *o, const struct phase_result *r)
 	json_object_set_new(o, "pages", json_integer((json_int_t)r->spec.iterations));
 	json_object_set_new(o, "processes", json_integer(r->processes_run));
 	/* A case that could not be measured still says what it found (file_cold: the resident fraction). */
-	json_object_set_new(o, "resident_before", num(fm.valid ? fm.resident_before : r->skipped_resident));
+	json_object_set_new(o, "resident_before", report_json_num(fm.valid ? fm.resident_before : r->skipped_resident));
 	json_object_set_new(o, "fault_samples", samples);
 	if (!fm.valid) {
 		json_object_set_new(o, "faults", json_null());
@@ -329,27 +146,27 @@ static void fault_json(json_t *o, const struct phase_result *r)
 		json_object_set_new(o, "cpu_time", json_null());
 		return;
 	}
-	json_object_set_new(o, "faults", json_pack("{s:o, s:o, s:s, s:b}", "minor", num(fm.minor), "major", num(fm.major),
+	json_object_set_new(o, "faults", json_pack("{s:o, s:o, s:s, s:b}", "minor", report_json_num(fm.minor), "major", report_json_num(fm.major),
 						   "source", fm.from_counters ? "perf" : "getrusage", "rusage_agrees",
 						   fm.rusage_agrees));
 	json_object_set_new(o, "ns_per_fault", fault_stats_json(r, sample_ns_per_fault));
 	json_object_set_new(o, "ns_per_page", fault_stats_json(r, sample_ns_per_page));
-	json_object_set_new(o, "pages_per_fault", fm.pages_per_fault.n ? num(fm.pages_per_fault.median) : json_null());
-	json_object_set_new(o, "mib_per_s", num(fm.mib_per_s.median));
+	json_object_set_new(o, "pages_per_fault", fm.pages_per_fault.n ? report_json_num(fm.pages_per_fault.median) : json_null());
+	json_object_set_new(o, "mib_per_s", report_json_num(fm.mib_per_s.median));
 	/* Totals over all samples (and processes); divide by "samples" for one touch. */
-	json_object_set_new(o, "cpu_time", json_pack("{s:o, s:o, s:o, s:i}", "user_s", num(fm.user_s), "sys_s",
-						     num(fm.sys_s), "wall_s", num(fm.wall_s), "samples",
+	json_object_set_new(o, "cpu_time", json_pack("{s:o, s:o, s:o, s:i}", "user_s", report_json_num(fm.user_s), "sys_s",
+						     report_json_num(fm.sys_s), "wall_s", report_json_num(fm.wall_s), "samples",
 						     (int)r->n_fault_samples));
-	json_object_set_new(o, "process_spread", num(fm.process_spread));
+	json_object_set_new(o, "process_spread", report_json_num(fm.process_spread));
 	for (size_t i = 0; i < r->n_fault_samples; i++) {
 		const struct fault_sample *s = &r->fault_samples[i];
 		json_array_append_new(samples, json_pack("{s:i, s:o, s:I, s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "process",
-							 (int)s->process, "elapsed_ns", num(s->elapsed_ns), "pages",
-							 (json_int_t)s->pages, "minor", s->minor >= 0 ? num(s->minor) : json_null(),
-							 "major", s->major >= 0 ? num(s->major) : json_null(), "minor_rusage",
+							 (int)s->process, "elapsed_ns", report_json_num(s->elapsed_ns), "pages",
+							 (json_int_t)s->pages, "minor", s->minor >= 0 ? report_json_num(s->minor) : json_null(),
+							 "major", s->major >= 0 ? report_json_num(s->major) : json_null(), "minor_rusage",
 							 (json_int_t)s->minor_rusage, "major_rusage", (json_int_t)s->major_rusage,
-							 "user_ns", num(s->user_ns), "sys_ns", num(s->sys_ns), "resident_before",
-							 num(s->resident_before)));
+							 "user_ns", report_json_num(s->user_ns), "sys_ns", report_json_num(s->sys_ns), "resident_before",
+							 report_json_num(s->resident_before)));
 	}
 }
 
@@ -381,23 +198,23 @@ static json_t *declared_json(const struct phase_result *r)
 	json_object_set_new(o, "chain_inspected", json_boolean(tp->chain_inspected));
 	if (tp->chain_inspected) {
 		json_object_set_new(o, "chain_cycle_slots", json_integer((json_int_t)tp->chain_cycle_slots));
-		json_object_set_new(o, "chain_pages_covered", num(tp->chain_pages_covered));
+		json_object_set_new(o, "chain_pages_covered", report_json_num(tp->chain_pages_covered));
 	}
 	json_object_set_new(o, "open_at_exit", json_boolean(tp->open_at_exit));
 	/* The declared range's backing clipped to it, and tlbprof's own chase of the same shape. */
-	json_object_set_new(o, "resident_fraction", tp->resident_fraction >= 0 ? num(tp->resident_fraction) : json_null());
-	json_object_set_new(o, "zero_page_fraction", tp->resident_fraction >= 0 ? num(tp->zero_fraction) : json_null());
+	json_object_set_new(o, "resident_fraction", tp->resident_fraction >= 0 ? report_json_num(tp->resident_fraction) : json_null());
+	json_object_set_new(o, "zero_page_fraction", tp->resident_fraction >= 0 ? report_json_num(tp->zero_fraction) : json_null());
 	json_object_set_new(o, "backing_source", tp->resident_fraction < 0 ? json_null()
 					       : json_string(tp->backing_exact ? "pagemap" : "smaps"));
 	json_object_set_new(o, "vm_nohugepage", json_boolean(tp->vm_nh));
 	json_object_set_new(o, "vm_hugepage", json_boolean(tp->vm_hg));
-	json_object_set_new(o, "reference_ns_per_access", tp->reference_ns > 0 ? num(tp->reference_ns) : json_null());
+	json_object_set_new(o, "reference_ns_per_access", tp->reference_ns > 0 ? report_json_num(tp->reference_ns) : json_null());
 	json_object_set_new(o, "reference_why", report_json_text(tp->reference_why));
 	json_object_set_new(o, "samples_in_phase", tp->samples_in_phase >= 0 ? json_integer(tp->samples_in_phase) : json_null());
 	for (size_t i = 0; i < tp->n_wall; i++)
-		json_array_append_new(wall, num(tp->wall_ns[i]));
+		json_array_append_new(wall, report_json_num(tp->wall_ns[i]));
 	json_object_set_new(o, "wall_ns", wall);
-	json_object_set_new(o, "tlbprof_window_ns", num(tp->tlbprof_ns_total));
+	json_object_set_new(o, "tlbprof_window_ns", report_json_num(tp->tlbprof_ns_total));
 	return o;
 }
 
@@ -420,7 +237,7 @@ static json_t *page_json(const struct phase_result *r)
 	if (r->backing_known) {
 		json_object_set_new(page, "backing", json_string(page_kind_name(r->backing.kind)));
 		json_object_set_new(page, "kernel_page_bytes", json_integer((json_int_t)r->backing.kernel_page_bytes));
-		json_object_set_new(page, "huge_fraction", num(r->backing.huge_fraction));
+		json_object_set_new(page, "huge_fraction", report_json_num(r->backing.huge_fraction));
 		/* THP keeps KernelPageSize at 4 KiB; the TLB sees the huge page. */
 		json_object_set_new(page, "effective_page_bytes",
 				    json_integer((json_int_t)(r->backing.kind == PAGE_THP && r->backing.huge_fraction >= 0.999
@@ -459,7 +276,7 @@ static json_t *params_json(const struct phase_result *r)
 	json_object_set_new(params, "layout", json_string(layout_name(s->layout)));
 	/* Accesses that share one page: the TLB reuse the access pattern allows (below 1: pages skipped). */
 	uint64_t page_bytes = s->page.bytes;
-	json_object_set_new(params, "accesses_per_page", num((double)page_bytes / (double)s->stride_bytes));
+	json_object_set_new(params, "accesses_per_page", report_json_num((double)page_bytes / (double)s->stride_bytes));
 	return params;
 }
 
@@ -471,32 +288,40 @@ static void method_json(json_t *o, const struct phase_result *r)
 {
 	const struct phase_spec *s = &r->spec;
 
-	json_object_set_new(o, "prepare_ms", num(r->prepare_ms));
-	json_object_set_new(o, "build_ms", num(r->build_ms));
-	json_object_set_new(o, "overhead_us", json_pack("{s:o, s:o}", "counter_open", num(r->counter_open_us),
-							"counter_read", num(r->counter_read_us)));
+	json_object_set_new(o, "prepare_ms", report_json_num(r->prepare_ms));
+	json_object_set_new(o, "build_ms", report_json_num(r->build_ms));
+	json_object_set_new(o, "overhead_us", json_pack("{s:o, s:o}", "counter_open", report_json_num(r->counter_open_us),
+							"counter_read", report_json_num(r->counter_read_us)));
 	/* How the sampling ended: the median's 95 % CI (relative half-width) against the target. */
-	json_t *prec = json_pack("{s:o, s:o, s:s, s:i}", "target", s->iterations_auto ? num(s->precision) : json_null(),
-				 "reached", num(r->precision_reached), "stop",
+	json_t *prec = json_pack("{s:o, s:o, s:s, s:i}", "target", s->iterations_auto ? report_json_num(s->precision) : json_null(),
+				 "reached", report_json_num(r->precision_reached), "stop",
 				 r->stop_reason ? r->stop_reason : "samples", "allocations", (int)r->allocations_run);
-	/* What the phase claims: its own half-width and, with a second pass, what moved between the two. */
-	json_object_set_new(prec, "between_runs", r->n_rerun ? num(r->precision_between) : json_null());
-	json_object_set_new(prec, "claimed", r->precision_claimed > 0 ? num(r->precision_claimed) : json_null());
+	/* What the phase claims: its own half-width and, with second passes, the host's part from their spread. */
+	json_object_set_new(prec, "between_runs", r->n_rerun ? report_json_num(r->precision_between) : json_null());
+	json_object_set_new(prec, "host", r->n_rerun ? report_json_num(r->precision_host) : json_null());
+	json_object_set_new(prec, "claimed", r->precision_claimed > 0 ? report_json_num(r->precision_claimed) : json_null());
 	json_object_set_new(o, "precision", prec);
 	if (!r->target && s->workload && !s->workload->per_sample_memory) {
-		json_t *pass = json_object(), *arr = json_array();
-		for (size_t i = 0; i < r->n_rerun; i++)
-			json_array_append_new(arr, num(r->rerun_ns[i]));
+		json_t *pass = json_object(), *arr = json_array(), *tags = json_array(), *after = json_array();
+		for (size_t i = 0; i < r->n_rerun; i++) {
+			json_array_append_new(arr, report_json_num(r->rerun_ns[i]));
+			json_array_append_new(tags, json_integer(r->rerun_pass ? r->rerun_pass[i] : 1));
+		}
+		for (unsigned i = 0; i < r->n_passes && i < PHASE_SECOND_PASSES; i++)
+			json_array_append_new(after, report_json_num(r->pass_after_s[i]));
 		json_object_set_new(pass, "samples", arr);
-		json_object_set_new(pass, "after_s", r->n_rerun ? num(r->rerun_after_s) : json_null());
-		json_object_set_new(pass, "reason", str_or_null(r->rerun_why));
+		json_object_set_new(pass, "sample_passes", tags);
+		json_object_set_new(pass, "after_s", r->n_rerun ? report_json_num(r->pass_after_s[0]) : json_null());
+		json_object_set_new(pass, "passes_after_s", after);
+		json_object_set_new(pass, "kept", r->n_rerun ? json_boolean(r->rerun_kept) : json_null());
+		json_object_set_new(pass, "reason", report_json_str_or_null(r->rerun_why));
 		json_object_set_new(o, "second_pass", pass);
 	}
 	/* How each allocation was warmed before its samples (page-fault and run phases warm nothing). */
 	if (!r->target && s->workload && !s->workload->per_sample_memory) {
 		bool steady = s->iterations_auto;
 		json_t *warm = json_pack("{s:s, s:I, s:o}", "method", steady ? "steady" : "fraction", "accesses",
-					 (json_int_t)r->warmup_accesses, "ms", num(r->warmup_ms));
+					 (json_int_t)r->warmup_accesses, "ms", report_json_num(r->warmup_ms));
 		json_object_set_new(warm, "passes", steady ? json_integer(r->warmup_passes) : json_null());
 		json_object_set_new(warm, "max_passes", steady ? json_integer(r->warmup_max_passes) : json_null());
 		json_object_set_new(warm, "unsettled", steady ? json_integer(r->warmup_unsettled) : json_null());
@@ -527,14 +352,14 @@ static void latency_json(json_t *o, const struct phase_result *r, double accesse
 	if (r->cycles_per_ns > 0) {
 		cyc = stats_json(&st, r->samples_ns, r->n_samples, r->cycles_per_ns);
 		json_object_set_new(cyc, "method", json_string("calibrated_clock"));
-		json_object_set_new(cyc, "core_clock_ghz", num(r->cycles_per_ns));
+		json_object_set_new(cyc, "core_clock_ghz", report_json_num(r->cycles_per_ns));
 	} else {
 		cyc = json_object();
 		json_object_set_new(cyc, "median", json_null());
 		json_object_set_new(cyc, "method", json_string("unavailable"));
 	}
 	if (analysis_counter(r, METRIC_CYCLES, &cycles) && accesses > 0)
-		json_object_set_new(cyc, "counter_mean", num(cycles / accesses));
+		json_object_set_new(cyc, "counter_mean", report_json_num(cycles / accesses));
 	json_object_set_new(o, "cycles_per_access", cyc);
 }
 
@@ -551,7 +376,7 @@ static json_t *phase_counters_json(const struct phase_result *r, double accesses
 		json_t *c = json_object();
 		json_object_set_new(c, "value", json_integer((json_int_t)(cr->scaled + 0.5)));
 		json_object_set_new(c, "raw", json_integer((json_int_t)cr->value));
-		json_object_set_new(c, "per_access", accesses > 0 ? num(cr->scaled / accesses) : json_null());
+		json_object_set_new(c, "per_access", accesses > 0 ? report_json_num(cr->scaled / accesses) : json_null());
 		json_object_set_new(c, "enabled_ns", json_integer((json_int_t)cr->enabled_ns));
 		json_object_set_new(c, "running_ns", json_integer((json_int_t)cr->running_ns));
 		json_object_set_new(c, "multiplexed", json_boolean(ci->status == COUNTER_MULTIPLEXED));
@@ -589,9 +414,9 @@ static json_t *phase_json(const struct phase_result *r)
 	json_object_set_new(o, "rusage", json_pack("{s:I, s:I}", "minor_faults", (json_int_t)r->rusage_minflt,
 						   "major_faults", (json_int_t)r->rusage_majflt));
 	json_object_set_new(o, "steal_ticks", json_integer((json_int_t)r->steal_ticks));
-	json_object_set_new(o, "steal_ms", num(r->steal_ms));
+	json_object_set_new(o, "steal_ms", report_json_num(r->steal_ms));
 	json_object_set_new(o, "stat_ticks", r->stat_ticks ? json_integer((json_int_t)r->stat_ticks) : json_null());
-	json_object_set_new(o, "timed_ns", num(r->timed_ns));
+	json_object_set_new(o, "timed_ns", report_json_num(r->timed_ns));
 	for (size_t i = 0; i < r->n_self_checks; i++)
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:o}", "id", r->self_checks[i].id, "status",
 							check_status_name(r->self_checks[i].status), "message",
@@ -609,8 +434,8 @@ static json_t *knee_capacity_json(const struct knee_capacity *c)
 	if (!c->level)
 		return json_null();
 	return json_pack("{s:s, s:I, s:o, s:s, s:o, s:b}", "level", c->level, c->is_cache ? "bytes" : "entries",
-			 (json_int_t)c->count, "pages", num(c->pages), "source", c->source ? c->source : "",
-			 "relative_error", num(c->relative_error), "fits", c->fits);
+			 (json_int_t)c->count, "pages", report_json_num(c->pages), "source", c->source ? c->source : "",
+			 "relative_error", report_json_num(c->relative_error), "fits", c->fits);
 }
 
 static json_t *analysis_json(const struct report_input *in)
@@ -625,7 +450,7 @@ static json_t *analysis_json(const struct report_input *in)
 		const struct analysis_check *c = &a->checks[i];
 		json_t *ev = json_object();
 		for (size_t k = 0; k < c->evidence.n; k++)
-			json_object_set_new(ev, c->evidence.items[k].key, num(c->evidence.items[k].value));
+			json_object_set_new(ev, c->evidence.items[k].key, report_json_num(c->evidence.items[k].value));
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:o, s:o}", "id", c->id, "status",
 							check_status_name(c->status), "message", report_json_text(c->message),
 							"evidence", ev));
@@ -635,17 +460,17 @@ static json_t *analysis_json(const struct report_input *in)
 		json_t *j = json_object();
 		json_object_set_new(j, "name", report_json_text(ph[i].spec.name));
 		json_object_set_new(j, "control", pa->has_control ? report_json_text(ph[pa->control].spec.name) : json_null());
-		json_object_set_new(j, "translation_ns", pa->has_control ? num(pa->translation_ns) : json_null());
+		json_object_set_new(j, "translation_ns", pa->has_control ? report_json_num(pa->translation_ns) : json_null());
 		json_object_set_new(j, "allocations", json_integer(pa->allocations));
-		json_object_set_new(j, "between_allocations", num(pa->between_allocations));
-		json_object_set_new(j, "within_allocation", num(pa->within_allocation));
+		json_object_set_new(j, "between_allocations", report_json_num(pa->between_allocations));
+		json_object_set_new(j, "within_allocation", report_json_num(pa->within_allocation));
 		json_array_append_new(phases, j);
 	}
 	for (size_t i = 0; i < a->n_findings; i++) {
 		const struct analysis_finding *f = &a->findings[i];
 		json_t *ev = json_object();
 		for (size_t k = 0; k < f->evidence.n; k++)
-			json_object_set_new(ev, f->evidence.items[k].key, num(f->evidence.items[k].value));
+			json_object_set_new(ev, f->evidence.items[k].key, report_json_num(f->evidence.items[k].value));
 		json_array_append_new(findings, json_pack("{s:s, s:o, s:o}", "id", f->id, "message", report_json_text(f->message),
 							  "evidence", ev));
 	}
@@ -658,18 +483,18 @@ static json_t *analysis_json(const struct report_input *in)
 		json_object_set_new(j, "from_stride_bytes", json_integer((json_int_t)ph[st->from].spec.stride_bytes));
 		json_object_set_new(j, "to_stride_bytes", json_integer((json_int_t)ph[st->to].spec.stride_bytes));
 		json_object_set_new(j, "label", report_json_text(st->label));
-		json_object_set_new(j, "delta_ns", num(st->delta_ns));
-		json_object_set_new(j, "delta_cycles", num(st->delta_cycles));
-		json_object_set_new(j, "noise_ns", num(st->noise_ns));
+		json_object_set_new(j, "delta_ns", report_json_num(st->delta_ns));
+		json_object_set_new(j, "delta_cycles", report_json_num(st->delta_cycles));
+		json_object_set_new(j, "noise_ns", report_json_num(st->noise_ns));
 		json_object_set_new(j, "huge_page_step",
 				    st->huge != SIZE_MAX
 					    ? json_pack("{s:o, s:o}", "from", report_json_text(ph[a->stride_steps[st->huge].from].spec.name),
-							"delta_ns", num(a->stride_steps[st->huge].delta_ns))
+							"delta_ns", report_json_num(a->stride_steps[st->huge].delta_ns))
 					    : json_null());
-		json_object_set_new(j, "tlb_ns", isfinite(st->tlb_ns) ? num(st->tlb_ns) : json_null());
+		json_object_set_new(j, "tlb_ns", isfinite(st->tlb_ns) ? report_json_num(st->tlb_ns) : json_null());
 		json_object_set_new(j, "dtlb_misses_per_access",
-				    st->have_misses ? json_pack("{s:o, s:o}", "from", num(st->misses_from), "to",
-								num(st->misses_to))
+				    st->have_misses ? json_pack("{s:o, s:o}", "from", report_json_num(st->misses_from), "to",
+								report_json_num(st->misses_to))
 						    : json_null());
 		json_array_append_new(steps, j);
 	}
@@ -678,13 +503,13 @@ static json_t *analysis_json(const struct report_input *in)
 	for (size_t i = 0; i < a->n_knees; i++) {
 		const struct tlb_knee *tk = &a->knees[i];
 		json_t *j = json_object();
-		json_object_set_new(j, "pages", num(tk->knee.x_before));
-		json_object_set_new(j, "pages_after", num(tk->knee.x_after));
+		json_object_set_new(j, "pages", report_json_num(tk->knee.x_before));
+		json_object_set_new(j, "pages_after", report_json_num(tk->knee.x_after));
 		json_object_set_new(j, "page", report_json_text(tk->page_label));
-		json_object_set_new(j, "before_ns", num(tk->knee.before_ns));
-		json_object_set_new(j, "after_ns", num(tk->knee.after_ns));
-		json_object_set_new(j, "step_ns", num(tk->knee.step_ns));
-		json_object_set_new(j, "confidence", num(tk->knee.confidence));
+		json_object_set_new(j, "before_ns", report_json_num(tk->knee.before_ns));
+		json_object_set_new(j, "after_ns", report_json_num(tk->knee.after_ns));
+		json_object_set_new(j, "step_ns", report_json_num(tk->knee.step_ns));
+		json_object_set_new(j, "confidence", report_json_num(tk->knee.confidence));
 		json_object_set_new(j, "shape", json_string(tk->knee.ramp ? "ramp" : "step"));
 		json_object_set_new(j, "kind", json_string(knee_kind_name(tk->kind)));
 		json_object_set_new(j, "level", tk->kind == KNEE_TLB     ? json_string(tk->tlb.level)
@@ -696,7 +521,7 @@ static json_t *analysis_json(const struct report_input *in)
 		json_object_set_new(j, "cpuid",
 				    tk->cpuid_level ? json_pack("{s:s, s:i, s:o, s:b}", "level", tk->cpuid_level, "entries",
 								(int)tk->cpuid_entries, "relative_error",
-								num(tk->relative_error), "matches", tk->matches)
+								report_json_num(tk->relative_error), "matches", tk->matches)
 						    : json_null());
 		json_array_append_new(knees, j);
 	}
@@ -752,7 +577,7 @@ static json_t *sampling_json(const struct target_result *tr)
 		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o, s:o, s:o}", "object",
 						     report_json_text(sum->functions[i].object), "function",
 						     report_json_text(sum->functions[i].function), "count",
-						     (json_int_t)sum->functions[i].count, "share", num(sum->functions[i].share),
+						     (json_int_t)sum->functions[i].count, "share", report_json_num(sum->functions[i].share),
 						     "walks", tlb ? json_integer((json_int_t)sum->functions[i].walks)
 								  : json_null(), "source",
 						     sum->functions[i].source ? report_json_text(sum->functions[i].source)
@@ -766,7 +591,7 @@ static json_t *sampling_json(const struct target_result *tr)
 							 "start", start, "end", end, "anonymous",
 							 sum->regions[i].anonymous, "count",
 							 (json_int_t)sum->regions[i].count, "share",
-							 num(sum->regions[i].share), "walks",
+							 report_json_num(sum->regions[i].share), "walks",
 							 tlb ? json_integer((json_int_t)sum->regions[i].walks)
 							     : json_null()));
 	}
@@ -784,7 +609,7 @@ static json_t *repeats_json(const struct target_result *tr)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct target_repeat *r = tr->n_repeats ? &tr->repeats[i] : &one;
-		json_array_append_new(runs, json_pack("{s:o, s:o, s:o}", "wall_ns", num(r->wall_ns), "exit_code",
+		json_array_append_new(runs, json_pack("{s:o, s:o, s:o}", "wall_ns", report_json_num(r->wall_ns), "exit_code",
 						      r->exited ? json_integer(r->exit_code) : json_null(), "signal",
 						      r->term_signal ? json_string(report_signal_name(r->term_signal))
 								     : json_null()));
@@ -809,7 +634,7 @@ static json_t *target_json(const struct report_input *in)
 	json_object_set_new(o, "exit_code", tr->exited ? json_integer(tr->exit_code) : json_null());
 	json_object_set_new(o, "signal", tr->term_signal ? json_string(report_signal_name(tr->term_signal)) : json_null());
 	json_object_set_new(o, "core_dumped", json_boolean(tr->core_dumped));
-	json_object_set_new(o, "wall_ns", num(tr->wall_ns));
+	json_object_set_new(o, "wall_ns", report_json_num(tr->wall_ns));
 	json_object_set_new(o, "repeats", repeats_json(tr));
 	json_object_set_new(o, "intervals", report_intervals_json(tr));
 	json_object_set_new(o, "attached", report_attached_json(tr));
@@ -822,7 +647,7 @@ static json_t *target_json(const struct report_input *in)
 						    tr->markers_seen, "perf_control", tr->control_seen, "messages",
 						    tr->messages, "caller_reads", tr->caller_reads, "refused", tr->errors,
 						    "refusals", errors, "handling_us_median",
-						    tr->messages ? num(tr->handling_us_median) : json_null()));
+						    tr->messages ? report_json_num(tr->handling_us_median) : json_null()));
 	for (size_t i = 0; i < tr->n_counters && tr->counters; i++) {
 		const struct counter_info *ci = &tr->counter_info[i];
 		if (!counter_counting(ci))

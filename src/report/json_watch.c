@@ -15,11 +15,6 @@
 #include "report/internal.h"
 #include "target/target.h"
 
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *hex(uint64_t v)
 {
 	char buf[32];
@@ -66,12 +61,12 @@ static json_t *regions_json(const struct sample_profile *p)
 		json_object_set_new(o, "rss_max_bytes", count(r->rss_max));
 		json_object_set_new(o, "anon_huge_max_bytes", count(r->anon_huge_max));
 		json_object_set_new(o, "hugetlb_max_bytes", count(r->hugetlb_max));
-		json_object_set_new(o, "first_seen_ms", num((double)r->first_seen_ns / 1e6));
-		json_object_set_new(o, "resident_ms", r->resident_ns >= 0 ? num((double)r->resident_ns / 1e6) : json_null());
+		json_object_set_new(o, "first_seen_ms", report_json_num((double)r->first_seen_ns / 1e6));
+		json_object_set_new(o, "resident_ms", r->resident_ns >= 0 ? report_json_num((double)r->resident_ns / 1e6) : json_null());
 		json_object_set_new(o, "faults", count(r->faults));
 		json_object_set_new(o, "fault_pages", count(r->fault_pages));
 		for (size_t k = 0; k < r->n_points; k++)
-			json_array_append_new(pts, json_pack("[o, I, I]", num((double)r->points[k].t_ns / 1e6),
+			json_array_append_new(pts, json_pack("[o, I, I]", report_json_num((double)r->points[k].t_ns / 1e6),
 							     (json_int_t)r->points[k].rss_bytes,
 							     (json_int_t)r->points[k].anon_huge_bytes));
 		json_object_set_new(o, "rss", pts);
@@ -108,14 +103,14 @@ static json_t *clock_json(const struct sample_profile *p)
 	json_object_set_new(o, "period_ns", count(p->clock_period_ns));
 	json_object_set_new(o, "user_only", json_boolean(p->clock_user_only));
 	json_object_set_new(o, "samples", count(p->clock_samples));
-	json_object_set_new(o, "shares", json_pack("{s:o, s:o, s:o, s:o, s:o}", "own", num((double)p->clock_own / n),
-						   "vdso", num((double)p->clock_vdso / n), "kernel",
-						   num((double)p->clock_kernel / n), "libraries",
-						   num((double)p->clock_libs / n), "unknown", num((double)p->clock_unknown / n)));
+	json_object_set_new(o, "shares", json_pack("{s:o, s:o, s:o, s:o, s:o}", "own", report_json_num((double)p->clock_own / n),
+						   "vdso", report_json_num((double)p->clock_vdso / n), "kernel",
+						   report_json_num((double)p->clock_kernel / n), "libraries",
+						   report_json_num((double)p->clock_libs / n), "unknown", report_json_num((double)p->clock_unknown / n)));
 	for (size_t i = 0; i < p->n_hot; i++)
 		json_array_append_new(fns, json_pack("{s:o, s:o, s:I, s:o}", "object", report_json_text(p->hot[i].object),
 						     "function", report_json_text(p->hot[i].function), "count",
-						     (json_int_t)p->hot[i].count, "share", num(p->hot[i].share)));
+						     (json_int_t)p->hot[i].count, "share", report_json_num(p->hot[i].share)));
 	json_object_set_new(o, "top_functions", fns);
 	json_object_set_new(o, "hot_function", *p->hot_exe_function ? report_json_text(p->hot_exe_function) : json_null());
 	json_object_set_new(o, "hot_function_samples", count(p->hot_exe_count));
@@ -143,7 +138,7 @@ static json_t *faults_json(const struct sample_profile *p)
 						   hex(p->fault_region_start), "end", hex(p->fault_region_end)));
 	json_object_set_new(o, "faults", count(f->faults));
 	json_object_set_new(o, "pages", count(f->pages));
-	json_object_set_new(o, "faults_per_page", num(f->faults_per_page));
+	json_object_set_new(o, "faults_per_page", report_json_num(f->faults_per_page));
 	json_object_set_new(o, "top_function", report_json_text(f->function));
 	json_object_set_new(o, "top_function_faults", count(f->function_faults));
 	json_object_set_new(o, "in_hot_function", count(f->in_hot_function));
@@ -199,7 +194,7 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "window_max_on_cpu_ns",
 			    c->windows && c->switches_known ? count(c->window_max_on_cpu_ns) : json_null());
 	json_object_set_new(o, "span_on_cpu_ns", c->windows && c->switches_known ? count(c->span_on_cpu_ns) : json_null());
-	json_object_set_new(o, "reads_per_s", c->windows ? num(c->reads_per_s) : json_null());
+	json_object_set_new(o, "reads_per_s", c->windows ? report_json_num(c->reads_per_s) : json_null());
 	json_object_set_new(o, "span_ns", c->windows ? count(c->span_ns) : json_null());
 	json_object_set_new(o, "cpu_samples", count(c->hot_samples));
 	json_object_set_new(o, "cpu_samples_in_span", c->windows ? count(c->hot_samples_in_span) : json_null());
@@ -223,8 +218,8 @@ json_t *report_watch_json(const struct sample_profile *p)
 	json_t *o = json_object(), *execs = json_array();
 
 	json_object_set_new(o, "polls", count(p->polls));
-	json_object_set_new(o, "poll_interval_ms", num(p->poll_interval_ms));
-	json_object_set_new(o, "poll_us_median", p->polls ? num(p->poll_us_median) : json_null());
+	json_object_set_new(o, "poll_interval_ms", report_json_num(p->poll_interval_ms));
+	json_object_set_new(o, "poll_us_median", p->polls ? report_json_num(p->poll_us_median) : json_null());
 	json_object_set_new(o, "regions", regions_json(p));
 	json_object_set_new(o, "cpu_clock", clock_json(p));
 	json_object_set_new(o, "page_faults", faults_json(p));
@@ -486,7 +481,7 @@ json_t *report_intervals_json(const struct target_result *tr)
 	json_t *ends = json_array(), *ctrs = json_object();
 
 	for (size_t i = 0; i < tr->n_intervals; i++)
-		json_array_append_new(ends, num(tr->interval_end_ns[i]));
+		json_array_append_new(ends, report_json_num(tr->interval_end_ns[i]));
 	for (size_t c = 0; c < tr->n_counters && tr->counter_info && tr->interval_counts; c++) {
 		const struct counter_info *ci = &tr->counter_info[c];
 		if (!counter_counting(ci))

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/internal.h"
+#include "report/read_internal.h"
 #include "report/report.h"
 
 #include "target/target.h"
@@ -18,16 +19,7 @@
 /* A timed access or page beyond 1000 s is no measurement: 1e308 would make every spread infinite. */
 #define REPORT_MAX_SAMPLE_NS 1e12
 
-/* Parsing state: the file name and where an error happened. */
-struct reader {
-	const char *path;
-	char *err;
-	size_t err_len;
-	struct report_doc *doc;
-};
-
-__attribute__((format(printf, 2, 3)))
-static int bad(struct reader *rd, const char *fmt, ...)
+int rd_bad(struct reader *rd, const char *fmt, ...)
 {
 	char what[400];
 	va_list ap;
@@ -40,7 +32,7 @@ static int bad(struct reader *rd, const char *fmt, ...)
 }
 
 /* Keep a copy of s alive as long as the doc; NULL on OOM. */
-static const char *keep(struct report_doc *doc, const char *s)
+const char *rd_keep(struct report_doc *doc, const char *s)
 {
 	if (doc->n_strings == doc->cap_strings) {
 		size_t cap = doc->cap_strings ? 2 * doc->cap_strings : 32;
@@ -60,27 +52,27 @@ static const char *keep(struct report_doc *doc, const char *s)
  * The get_* helpers always set *out (to a default on error), so a caller that
  * treats a field as optional and ignores the result never reads garbage.
  */
-static int get_obj(struct reader *rd, json_t *o, const char *key, const char *where, json_t **out)
+int rd_get_obj(struct reader *rd, json_t *o, const char *key, const char *where, json_t **out)
 {
 	*out = json_object_get(o, key);
 	if (!json_is_object(*out))
-		return bad(rd, "%s.%s: missing or not an object", where, key);
+		return rd_bad(rd, "%s.%s: missing or not an object", where, key);
 	return 0;
 }
 
-static int get_u64(struct reader *rd, json_t *o, const char *key, const char *where, uint64_t *out)
+int rd_get_u64(struct reader *rd, json_t *o, const char *key, const char *where, uint64_t *out)
 {
 	json_t *v = json_object_get(o, key);
 
 	*out = 0;
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return bad(rd, "%s.%s: missing or not a non-negative integer", where, key);
+		return rd_bad(rd, "%s.%s: missing or not a non-negative integer", where, key);
 	*out = (uint64_t)json_integer_value(v);
 	return 0;
 }
 
 /* A number (integer or real); absent or null gives dflt when optional. */
-static int get_num(struct reader *rd, json_t *o, const char *key, const char *where, bool optional, double dflt,
+int rd_get_num(struct reader *rd, json_t *o, const char *key, const char *where, bool optional, double dflt,
 		   double *out)
 {
 	json_t *v = json_object_get(o, key);
@@ -89,12 +81,12 @@ static int get_num(struct reader *rd, json_t *o, const char *key, const char *wh
 	if ((!v || json_is_null(v)) && optional)
 		return 0;
 	if (!json_is_number(v))
-		return bad(rd, "%s.%s: missing or not a number", where, key);
+		return rd_bad(rd, "%s.%s: missing or not a number", where, key);
 	*out = json_number_value(v);
 	return 0;
 }
 
-static int get_str(struct reader *rd, json_t *o, const char *key, const char *where, bool optional, const char **out)
+int rd_get_str(struct reader *rd, json_t *o, const char *key, const char *where, bool optional, const char **out)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -102,19 +94,19 @@ static int get_str(struct reader *rd, json_t *o, const char *key, const char *wh
 	if ((!v || json_is_null(v)) && optional)
 		return 0;
 	if (!json_is_string(v))
-		return bad(rd, "%s.%s: missing or not a string", where, key);
+		return rd_bad(rd, "%s.%s: missing or not a string", where, key);
 	*out = json_string_value(v);
 	return 0;
 }
 
-static void copy_str(char *dst, size_t len, json_t *o, const char *key)
+void rd_copy_str(char *dst, size_t len, json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
 	snprintf(dst, len, "%s", json_is_string(v) ? json_string_value(v) : "");
 }
 
-static unsigned opt_uint(json_t *o, const char *key)
+unsigned rd_opt_uint(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -122,202 +114,12 @@ static unsigned opt_uint(json_t *o, const char *key)
 }
 
 /* A count that may be unreadable: -1 when absent or not an integer. */
-static long opt_long(json_t *o, const char *key)
+long rd_opt_long(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
 	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
 }
-
-/* The features a report recorded (cpu.identification.features); none known in reports from before them. */
-static void read_features(struct environment *env, json_t *cpu)
-{
-	json_t *id = json_object_get(cpu, "identification");
-	json_t *list = json_is_object(id) ? json_object_get(id, "features") : NULL;
-
-	env->features_known = json_is_array(list);
-	env->cpu_features = 0;
-	for (size_t i = 0; env->features_known && i < json_array_size(list); i++) {
-		const char *name = json_string_value(json_array_get(list, i));
-		for (int f = 0; name && f < CPU_FEATURES; f++)
-			if (strcmp(name, cpu_feature_name((enum cpu_feature)f)) == 0)
-				env->cpu_features |= CPU_BIT(f);
-	}
-}
-
-/* An optional count: null or absent leaves *known false; anything but a non-negative integer is an error. */
-static int opt_count(struct reader *rd, json_t *o, const char *key, const char *where, bool *known, uint64_t *v)
-{
-	json_t *j = json_object_get(o, key);
-
-	*known = false;
-	*v = 0;
-	if (!j || json_is_null(j))
-		return 0;
-	if (get_u64(rd, o, key, where, v))
-		return -EINVAL;
-	*known = true;
-	return 0;
-}
-
-static int read_host_snapshot(struct reader *rd, json_t *h, const char *key, struct host_snapshot *s)
-{
-	char where[48];
-	json_t *o;
-	bool steal_known;
-
-	snprintf(where, sizeof(where), "environment.host");
-	if (get_obj(rd, h, key, where, &o))
-		return -EINVAL;
-	snprintf(where, sizeof(where), "environment.host.%s", key);
-	if (opt_count(rd, o, "total_ticks", where, &s->stat_known, &s->total_ticks) ||
-	    opt_count(rd, o, "steal_ticks", where, &steal_known, &s->steal_ticks) ||
-	    opt_count(rd, o, "full_scans", where, &s->khugepaged_present, &s->full_scans) ||
-	    opt_count(rd, o, "pages_collapsed", where, &s->collapsed_known, &s->pages_collapsed))
-		return -EINVAL;
-	s->stat_known = s->stat_known && steal_known;
-	copy_str(s->khugepaged_why, sizeof(s->khugepaged_why), o, "khugepaged_reason");
-	return 0;
-}
-
-static int read_host_damon(struct reader *rd, json_t *h, const char *key, struct host_damon *d)
-{
-	char where[48];
-	json_t *o, *actions;
-
-	if (get_obj(rd, h, key, "environment.host", &o))
-		return -EINVAL;
-	snprintf(where, sizeof(where), "environment.host.%s", key);
-	d->present = json_is_true(json_object_get(o, "present"));
-	copy_str(d->why, sizeof(d->why), o, "reason");
-	d->kdamonds = opt_uint(o, "kdamonds");
-	d->running = opt_uint(o, "running");
-	d->schemes_active = opt_uint(o, "schemes_active");
-	actions = json_object_get(o, "actions");
-	if (!json_is_array(actions))
-		return bad(rd, "%s.actions: missing or not an array", where);
-	for (size_t i = 0; i < json_array_size(actions); i++) {
-		json_t *a = json_array_get(actions, i);
-		size_t len = strlen(d->actions);
-		if (!json_is_string(a))
-			return bad(rd, "%s.actions[%zu]: not a string", where, i);
-		snprintf(d->actions + len, sizeof(d->actions) - len, "%s%s", len ? "," : "", json_string_value(a));
-	}
-	return 0;
-}
-
-/* The host facts of a measuring run (environment.host); a report from before them has none: not recorded. */
-static int read_host(struct reader *rd, json_t *h, struct host_facts *out)
-{
-	if (!json_is_object(h))
-		return bad(rd, "environment.host: not an object");
-	if (read_host_snapshot(rd, h, "before", &out->before) || read_host_snapshot(rd, h, "after", &out->after) ||
-	    read_host_damon(rd, h, "damon_before", &out->damon_before) ||
-	    read_host_damon(rd, h, "damon_after", &out->damon_after))
-		return -EINVAL;
-	out->recorded = true;
-	return 0;
-}
-
-static int read_environment(struct reader *rd, json_t *root)
-{
-	struct environment *env = &rd->doc->env;
-	struct timing_calibration *clk = &rd->doc->clock;
-	json_t *e, *cpu, *v;
-	int rc;
-
-	if ((rc = get_obj(rd, root, "environment", "report", &e)) || (rc = get_obj(rd, e, "cpu", "environment", &cpu)))
-		return rc;
-	copy_str(env->cpu_vendor, sizeof(env->cpu_vendor), cpu, "vendor");
-	copy_str(env->cpu_model_name, sizeof(env->cpu_model_name), cpu, "model_name");
-	copy_str(env->core_name, sizeof(env->core_name), cpu, "core");
-	copy_str(rd->doc->pmu_name, sizeof(rd->doc->pmu_name), cpu, "pmu");
-	env->cpu_family = opt_uint(cpu, "family");
-	env->cpu_model = opt_uint(cpu, "model");
-	env->cpu_stepping = opt_uint(cpu, "stepping");
-	env->logical_cpus = (int)opt_uint(cpu, "logical_cpus");
-	env->l1_latency_cycles = opt_uint(cpu, "l1_latency_cycles");
-	json_t *caches = json_object_get(cpu, "caches");
-	for (size_t i = 0; json_is_array(caches) && i < json_array_size(caches) && env->n_caches < ENV_MAX_CACHES; i++) {
-		json_t *c = json_array_get(caches, i);
-		struct env_cache *ec = &env->caches[env->n_caches];
-		if (!json_is_object(c))
-			return bad(rd, "environment.cpu.caches[%zu]: not an object", i);
-		ec->level = opt_uint(c, "level");
-		copy_str(ec->type, sizeof(ec->type), c, "type");
-		v = json_object_get(c, "size_bytes");
-		ec->size_bytes = json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-		ec->ways = opt_uint(c, "ways");
-		ec->line_bytes = opt_uint(c, "line_bytes");
-		ec->sets = opt_uint(c, "sets");
-		env->n_caches++;
-	}
-	json_t *tlb = json_object_get(e, "tlb");
-	if (json_is_object(tlb)) {
-#define TLB_FIELD(f) env->tlb.f = opt_uint(tlb, #f);
-		ENV_TLB_FIELDS(TLB_FIELD)
-#undef TLB_FIELD
-		copy_str(env->tlb.source, sizeof(env->tlb.source), tlb, "source");
-	}
-	copy_str(env->kernel, sizeof(env->kernel), e, "kernel");
-	copy_str(env->hypervisor, sizeof(env->hypervisor), e, "hypervisor");
-	json_t *thp = json_object_get(e, "thp");
-	if (json_is_object(thp)) {
-		copy_str(env->thp_enabled, sizeof(env->thp_enabled), thp, "enabled");
-		copy_str(env->thp_defrag, sizeof(env->thp_defrag), thp, "defrag");
-	}
-	json_t *freq = json_object_get(e, "cpufreq");
-	env->turbo = -1;
-	if (json_is_object(freq)) {
-		copy_str(env->cpufreq_driver, sizeof(env->cpufreq_driver), freq, "driver");
-		copy_str(env->cpufreq_governor, sizeof(env->cpufreq_governor), freq, "governor");
-		v = json_object_get(freq, "turbo");
-		if (json_is_boolean(v))
-			env->turbo = json_is_true(v);
-	}
-	/* Hugetlb pools (tlbprof compare says when the page sizes available differ); the analysis does not use them. */
-	json_t *pools = json_object_get(e, "hugepages"), *pv;
-	const char *key;
-	if (json_is_object(pools)) {
-		json_object_foreach(pools, key, pv) {
-			v = json_object_get(pv, "page_bytes");
-			if (env->n_pools >= ENV_MAX_POOLS || !json_is_integer(v) || json_integer_value(v) <= 0)
-				continue;
-			struct env_hugepool *hp = &env->pools[env->n_pools++];
-			hp->page_bytes = (uint64_t)json_integer_value(v);
-			hp->nr = opt_long(pv, "nr");
-			hp->free = opt_long(pv, "free");
-			hp->resv = opt_long(pv, "resv");
-			hp->surplus = opt_long(pv, "surplus");
-		}
-	}
-	v = json_object_get(e, "perf_event_paranoid");
-	env->perf_event_paranoid = json_is_integer(v) ? (int)json_integer_value(v) : INT32_MIN;
-
-	if ((rc = get_num(rd, e, "core_clock_ghz", "environment", true, 0, &clk->core_clock_ghz)) ||
-	    (rc = get_num(rd, e, "clock_overhead_ns", "environment", false, 0, &clk->clock_overhead_ns)))
-		return rc;
-	clk->core_clock_method = clk->core_clock_ghz > 0 ? "dependent_add_chain" : "unavailable";
-	json_t *cc = json_object_get(e, "core_clock");
-	if (json_is_object(cc)) {
-		get_num(rd, cc, "rel_spread", "environment.core_clock", true, 0, &clk->core_clock_spread);
-		get_num(rd, cc, "clock_resolution_ns", "environment.core_clock", true, 0, &clk->clock_resolution_ns);
-		clk->core_clock_runs = opt_uint(cc, "runs");
-		get_num(rd, cc, "add_imm_per_cycle", "environment.core_clock", true, 0, &clk->add_imm_per_cycle);
-		if ((rc = get_num(rd, cc, "end_ghz", "environment.core_clock", true, 0, &clk->core_clock_end_ghz)) ||
-		    (rc = get_num(rd, cc, "end_rel_spread", "environment.core_clock", true, 0,
-				  &clk->core_clock_end_spread)))
-			return rc;
-	}
-	json_t *host = json_object_get(e, "host");
-	if (host && !json_is_null(host) && (rc = read_host(rd, host, &env->host)))
-		return rc;
-	read_features(env, cpu);
-	/* The core again, with this tlbprof's table: a report from an older one keeps its evidence, not its verdict. */
-	environment_identify_core(env, clk->add_imm_per_cycle);
-	return 0;
-}
-
 
 /* The top-level counter list: one counter_info per event, shared by every phase. */
 static int read_counter_infos(struct reader *rd, json_t *root, struct counter_info **out, size_t *n)
@@ -327,7 +129,7 @@ static int read_counter_infos(struct reader *rd, json_t *root, struct counter_in
 	*out = NULL;
 	*n = 0;
 	if (!json_is_array(list))
-		return bad(rd, "report.counters: missing or not an array");
+		return rd_bad(rd, "report.counters: missing or not an array");
 	*out = calloc(json_array_size(list) + 1, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
@@ -340,22 +142,22 @@ static int read_counter_infos(struct reader *rd, json_t *root, struct counter_in
 
 		snprintf(where, sizeof(where), "counters[%zu]", i);
 		if (!json_is_object(c))
-			return bad(rd, "%s: not an object", where);
-		if ((rc = get_str(rd, c, "name", where, false, &name)) || (rc = get_str(rd, c, "metric", where, false, &metric)) ||
-		    (rc = get_str(rd, c, "status", where, false, &status)))
+			return rd_bad(rd, "%s: not an object", where);
+		if ((rc = rd_get_str(rd, c, "name", where, false, &name)) || (rc = rd_get_str(rd, c, "metric", where, false, &metric)) ||
+		    (rc = rd_get_str(rd, c, "status", where, false, &status)))
 			return rc;
 		m = metric_from_name(metric);
 		if (m < 0)
-			return bad(rd, "%s.metric: unknown metric '%s'", where, metric);
+			return rd_bad(rd, "%s.metric: unknown metric '%s'", where, metric);
 		ci->metric = (enum metric)m;
 		snprintf(ci->name, sizeof(ci->name), "%s", name);
-		copy_str(ci->event, sizeof(ci->event), c, "event");
-		copy_str(ci->source, sizeof(ci->source), c, "source");
-		copy_str(ci->reason, sizeof(ci->reason), c, "reason");
+		rd_copy_str(ci->event, sizeof(ci->event), c, "event");
+		rd_copy_str(ci->source, sizeof(ci->source), c, "source");
+		rd_copy_str(ci->reason, sizeof(ci->reason), c, "reason");
 		ci->hardware = json_is_true(json_object_get(c, "hardware"));
 		int st = name_lookup(counter_status_names, status);
 		if (st < 0)
-			return bad(rd, "%s.status: unknown status '%s'", where, status);
+			return rd_bad(rd, "%s.status: unknown status '%s'", where, status);
 		ci->status = (enum counter_status)st;
 		(*n)++;
 	}
@@ -369,17 +171,17 @@ static int read_samples(struct reader *rd, json_t *p, const char *where, struct 
 	if (!ns || json_is_null(ns))
 		return 0;	/* a phase that never ran */
 	if (!json_is_object(ns))
-		return bad(rd, "%s.ns_per_access: not an object", where);
+		return rd_bad(rd, "%s.ns_per_access: not an object", where);
 	samples = json_object_get(ns, "samples");
 	if (!json_is_array(samples))
-		return bad(rd, "%s.ns_per_access.samples: missing or not an array", where);
+		return rd_bad(rd, "%s.ns_per_access.samples: missing or not an array", where);
 	r->samples_ns = calloc(json_array_size(samples) + 1, sizeof(double));
 	if (!r->samples_ns)
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(samples); i++) {
 		json_t *v = json_array_get(samples, i);
 		if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= REPORT_MAX_SAMPLE_NS))
-			return bad(rd, "%s.ns_per_access.samples[%zu]: not a number from 0 to %g ns", where, i,
+			return rd_bad(rd, "%s.ns_per_access.samples[%zu]: not a number from 0 to %g ns", where, i,
 				   REPORT_MAX_SAMPLE_NS);
 		r->samples_ns[r->n_samples++] = json_number_value(v);
 	}
@@ -392,7 +194,7 @@ static int read_phase_counters(struct reader *rd, json_t *p, const char *where, 
 	json_t *ctrs = json_object_get(p, "counters");
 
 	if (!json_is_object(ctrs))
-		return bad(rd, "%s.counters: missing or not an object", where);
+		return rd_bad(rd, "%s.counters: missing or not an object", where);
 	r->counter_info = calloc(n + 1, sizeof(*r->counter_info));
 	r->counters = calloc(n + 1, sizeof(*r->counters));
 	if (!r->counter_info || !r->counters)
@@ -416,12 +218,12 @@ static int read_phase_counters(struct reader *rd, json_t *p, const char *where, 
 		int rc;
 		snprintf(cw, sizeof(cw), "%s.counters.%s", where, infos[i].name);
 		if (!json_is_object(c))
-			return bad(rd, "%s: not an object", cw);
-		if ((rc = get_num(rd, c, "value", cw, false, 0, &value)) || (rc = get_num(rd, c, "raw", cw, true, value, &raw)) ||
-		    (rc = get_u64(rd, c, "enabled_ns", cw, &ena)) || (rc = get_u64(rd, c, "running_ns", cw, &run)))
+			return rd_bad(rd, "%s: not an object", cw);
+		if ((rc = rd_get_num(rd, c, "value", cw, false, 0, &value)) || (rc = rd_get_num(rd, c, "raw", cw, true, value, &raw)) ||
+		    (rc = rd_get_u64(rd, c, "enabled_ns", cw, &ena)) || (rc = rd_get_u64(rd, c, "running_ns", cw, &run)))
 			return rc;
 		if (value < 0 || raw < 0)
-			return bad(rd, "%s: negative count", cw);
+			return rd_bad(rd, "%s: negative count", cw);
 		r->counters[i] = (struct counter_reading){ .value = (uint64_t)raw, .enabled_ns = ena, .running_ns = run,
 							   .scaled = value };
 		if (json_is_true(json_object_get(c, "multiplexed")))
@@ -441,14 +243,14 @@ static int read_fault_samples(struct reader *rd, json_t *p, const char *where, s
 		return 0;
 	if (!json_is_string(cs) || (r->spec.fault_case = fault_case_from_name(json_string_value(cs))) < 0) {
 		r->spec.fault_case = FAULT_NONE;
-		return bad(rd, "%s.case: not a page-fault case", where);
+		return rd_bad(rd, "%s.case: not a page-fault case", where);
 	}
-	r->processes_run = opt_uint(p, "processes");
+	r->processes_run = rd_opt_uint(p, "processes");
 	r->spec.processes = r->processes_run ? r->processes_run : 1;
-	get_num(rd, p, "resident_before", where, true, 0, &r->skipped_resident);
+	rd_get_num(rd, p, "resident_before", where, true, 0, &r->skipped_resident);
 	list = json_object_get(p, "fault_samples");
 	if (!json_is_array(list))
-		return bad(rd, "%s.fault_samples: missing or not an array", where);
+		return rd_bad(rd, "%s.fault_samples: missing or not an array", where);
 	r->fault_samples = calloc(json_array_size(list) + 1, sizeof(*r->fault_samples));
 	if (!r->fault_samples)
 		return -ENOMEM;
@@ -460,19 +262,19 @@ static int read_fault_samples(struct reader *rd, json_t *p, const char *where, s
 		int rc;
 		snprintf(sw, sizeof(sw), "%s.fault_samples[%zu]", where, i);
 		if (!json_is_object(s))
-			return bad(rd, "%s: not an object", sw);
-		if ((rc = get_num(rd, s, "elapsed_ns", sw, false, 0, &fs->elapsed_ns)) ||
-		    (rc = get_u64(rd, s, "pages", sw, &pages)) || (rc = get_num(rd, s, "minor", sw, true, -1, &fs->minor)) ||
-		    (rc = get_num(rd, s, "major", sw, true, -1, &fs->major)) ||
-		    (rc = get_u64(rd, s, "minor_rusage", sw, &minru)) || (rc = get_u64(rd, s, "major_rusage", sw, &majru)) ||
-		    (rc = get_num(rd, s, "user_ns", sw, true, 0, &fs->user_ns)) ||
-		    (rc = get_num(rd, s, "sys_ns", sw, true, 0, &fs->sys_ns)) ||
-		    (rc = get_num(rd, s, "resident_before", sw, true, 0, &fs->resident_before)))
+			return rd_bad(rd, "%s: not an object", sw);
+		if ((rc = rd_get_num(rd, s, "elapsed_ns", sw, false, 0, &fs->elapsed_ns)) ||
+		    (rc = rd_get_u64(rd, s, "pages", sw, &pages)) || (rc = rd_get_num(rd, s, "minor", sw, true, -1, &fs->minor)) ||
+		    (rc = rd_get_num(rd, s, "major", sw, true, -1, &fs->major)) ||
+		    (rc = rd_get_u64(rd, s, "minor_rusage", sw, &minru)) || (rc = rd_get_u64(rd, s, "major_rusage", sw, &majru)) ||
+		    (rc = rd_get_num(rd, s, "user_ns", sw, true, 0, &fs->user_ns)) ||
+		    (rc = rd_get_num(rd, s, "sys_ns", sw, true, 0, &fs->sys_ns)) ||
+		    (rc = rd_get_num(rd, s, "resident_before", sw, true, 0, &fs->resident_before)))
 			return rc;
 		fs->pages = pages;
 		fs->minor_rusage = minru;
 		fs->major_rusage = majru;
-		fs->process = opt_uint(s, "process");
+		fs->process = rd_opt_uint(s, "process");
 		r->n_fault_samples++;
 	}
 	if (r->fault_samples && r->n_fault_samples)
@@ -490,8 +292,8 @@ static void read_target(struct report_doc *doc, json_t *root)
 	if (json_is_object(markers) && json_is_integer(json_object_get(markers, "messages"))) {
 		json_t *refusals = json_object_get(markers, "refusals");
 		doc->has_markers = true;
-		doc->marker_messages = opt_uint(markers, "messages");
-		doc->marker_refused = opt_uint(markers, "refused");
+		doc->marker_messages = rd_opt_uint(markers, "messages");
+		doc->marker_refused = rd_opt_uint(markers, "refused");
 		if (json_is_array(refusals) && json_is_string(json_array_get(refusals, 0)))
 			snprintf(doc->marker_first_refusal, sizeof(doc->marker_first_refusal), "%s",
 				 json_string_value(json_array_get(refusals, 0)));
@@ -505,17 +307,17 @@ static void read_target(struct report_doc *doc, json_t *root)
 		return;
 	if (json_is_string(json_object_get(bin, "error"))) {
 		doc->has_build = true;
-		copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
-		copy_str(doc->build_unreadable, sizeof(doc->build_unreadable), bin, "error");
+		rd_copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
+		rd_copy_str(doc->build_unreadable, sizeof(doc->build_unreadable), bin, "error");
 		return;
 	}
 	if (!json_is_string(json_object_get(bin, "opt_source")))
 		return;
 	doc->has_build = true;
-	copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
-	copy_str(doc->build_opt_level, sizeof(doc->build_opt_level), bin, "opt_level");
-	copy_str(doc->build_opt_levels, sizeof(doc->build_opt_levels), bin, "opt_levels");
-	copy_str(doc->build_opt_source, sizeof(doc->build_opt_source), bin, "opt_source");
+	rd_copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
+	rd_copy_str(doc->build_opt_level, sizeof(doc->build_opt_level), bin, "opt_level");
+	rd_copy_str(doc->build_opt_levels, sizeof(doc->build_opt_levels), bin, "opt_levels");
+	rd_copy_str(doc->build_opt_source, sizeof(doc->build_opt_source), bin, "opt_source");
 	doc->build_defaulted = json_is_true(json_object_get(bin, "opt_level_defaulted"));
 }
 
@@ -531,7 +333,7 @@ static int read_declared(struct reader *rd, json_t *d, const char *where, struct
 	r->target = calloc(1, sizeof(*r->target));
 	if (!r->target)
 		return -ENOMEM;
-	if ((rc = get_u64(rd, d, "occurrences", dw, &u)))
+	if ((rc = rd_get_u64(rd, d, "occurrences", dw, &u)))
 		return rc;
 	r->target->occurrences = (unsigned)(u > 1000000000 ? 1000000000 : u);
 	v = json_object_get(d, "accesses");
@@ -560,17 +362,17 @@ static int read_declared(struct reader *rd, json_t *d, const char *where, struct
 	r->target->vm_hg = json_is_true(json_object_get(d, "vm_hugepage"));
 	v = json_object_get(d, "reference_ns_per_access");
 	r->target->reference_ns = json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : 0;
-	copy_str(r->target->reference_why, sizeof(r->target->reference_why), d, "reference_why");
+	rd_copy_str(r->target->reference_why, sizeof(r->target->reference_why), d, "reference_why");
 	json_t *wall = json_object_get(d, "wall_ns");
 	if (!json_is_array(wall))
-		return bad(rd, "%s.wall_ns: not an array", dw);
+		return rd_bad(rd, "%s.wall_ns: not an array", dw);
 	r->target->wall_ns = calloc(json_array_size(wall) + 1, sizeof(double));
 	if (!r->target->wall_ns)
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(wall); i++) {
 		v = json_array_get(wall, i);
 		if (!json_is_number(v) || json_number_value(v) < 0)
-			return bad(rd, "%s.wall_ns[%zu]: not a duration", dw, i);
+			return rd_bad(rd, "%s.wall_ns[%zu]: not a duration", dw, i);
 		r->target->wall_ns[r->target->n_wall++] = json_number_value(v);
 	}
 	return 0;
@@ -583,26 +385,26 @@ static int read_phase_status(struct reader *rd, json_t *p, const char *where, st
 	json_t *v;
 	int rc;
 
-	if ((rc = get_str(rd, p, "name", where, false, &name)) || (rc = get_str(rd, p, "workload", where, false, &workload)) ||
-	    (rc = get_str(rd, p, "status", where, false, &status)))
+	if ((rc = rd_get_str(rd, p, "name", where, false, &name)) || (rc = rd_get_str(rd, p, "workload", where, false, &workload)) ||
+	    (rc = rd_get_str(rd, p, "status", where, false, &status)))
 		return rc;
 	snprintf(r->spec.name, sizeof(r->spec.name), "%s", name);
 	r->spec.workload = workload_find(workload);
 	if (!r->spec.workload)
-		return bad(rd, "%s.workload: unknown workload '%s'", where, workload);
+		return rd_bad(rd, "%s.workload: unknown workload '%s'", where, workload);
 	int st = name_lookup(phase_status_names, status);
 	if (st < 0)
-		return bad(rd, "%s.status: unknown status '%s'", where, status);
+		return rd_bad(rd, "%s.status: unknown status '%s'", where, status);
 	r->status = (enum phase_status)st;
-	copy_str(r->reason, sizeof(r->reason), p, "reason");
+	rd_copy_str(r->reason, sizeof(r->reason), p, "reason");
 	r->unavailable = json_is_true(json_object_get(p, "unavailable"));
-	get_str(rd, p, "role", where, true, &str);
+	rd_get_str(rd, p, "role", where, true, &str);
 	r->spec.role = name_lookup(phase_role_names, str) == PHASE_ROLE_CONTROL ? PHASE_ROLE_CONTROL : PHASE_ROLE_MEASURE;
 	v = json_object_get(p, "controls");
 	if (r->spec.role == PHASE_ROLE_CONTROL) {
-		if (!json_is_object(v) || get_u64(rd, v, "size_bytes", where, &r->spec.controls_size_bytes) ||
-		    get_u64(rd, v, "stride_bytes", where, &r->spec.controls_stride_bytes))
-			return bad(rd, "%s.controls: a control phase needs size_bytes and stride_bytes", where);
+		if (!json_is_object(v) || rd_get_u64(rd, v, "size_bytes", where, &r->spec.controls_size_bytes) ||
+		    rd_get_u64(rd, v, "stride_bytes", where, &r->spec.controls_stride_bytes))
+			return rd_bad(rd, "%s.controls: a control phase needs size_bytes and stride_bytes", where);
 	}
 	return 0;
 }
@@ -615,12 +417,12 @@ static int read_page(struct reader *rd, json_t *p, const char *where, struct pha
 	int rc;
 
 	/* A phase of tlbprof run that declared no page size has none (null). */
-	if ((rc = get_obj(rd, p, "page", where, &page)) ||
-	    (rc = get_str(rd, page, "requested", where, r->target != NULL, &requested)))
+	if ((rc = rd_get_obj(rd, p, "page", where, &page)) ||
+	    (rc = rd_get_str(rd, page, "requested", where, r->target != NULL, &requested)))
 		return rc;
 	if (page_request_parse(requested, &r->spec.page) != 0 && !(r->target && !*requested))
-		return bad(rd, "%s.page.requested: unknown page size '%s'", where, requested);
-	get_str(rd, page, "backing", where, true, &str);
+		return rd_bad(rd, "%s.page.requested: unknown page size '%s'", where, requested);
+	rd_get_str(rd, page, "backing", where, true, &str);
 	int kind = name_lookup(page_kind_names, str);
 	if (kind >= 0) {
 		r->backing_known = true;
@@ -628,8 +430,8 @@ static int read_page(struct reader *rd, json_t *p, const char *where, struct pha
 	}
 	if (r->backing_known) {
 		double frac;
-		if ((rc = get_u64(rd, page, "kernel_page_bytes", where, &r->backing.kernel_page_bytes)) ||
-		    (rc = get_num(rd, page, "huge_fraction", where, false, 0, &frac)))
+		if ((rc = rd_get_u64(rd, page, "kernel_page_bytes", where, &r->backing.kernel_page_bytes)) ||
+		    (rc = rd_get_num(rd, page, "huge_fraction", where, false, 0, &frac)))
 			return rc;
 		r->backing.huge_fraction = frac;
 		v = json_object_get(page, "rss_bytes");
@@ -650,25 +452,25 @@ static int read_params(struct reader *rd, json_t *p, const char *where, struct p
 	int rc;
 
 	snprintf(pw, sizeof(pw), "%s.params", where);
-	if ((rc = get_obj(rd, p, "params", where, &params)) ||
-	    (rc = get_u64(rd, params, "size_bytes", pw, &r->spec.size_bytes)) ||
-	    (rc = get_u64(rd, params, "stride_bytes", pw, &r->spec.stride_bytes)) ||
-	    (rc = get_u64(rd, params, "slots", pw, &r->slots)) ||
-	    (rc = get_u64(rd, params, "iterations", pw, &r->spec.iterations)) ||
-	    (rc = get_u64(rd, params, "warmup_iterations", pw, &r->spec.warmup_iterations)) ||
-	    (rc = get_u64(rd, params, "repeat", pw, &u)) || (rc = get_u64(rd, params, "seed", pw, &r->spec.seed)))
+	if ((rc = rd_get_obj(rd, p, "params", where, &params)) ||
+	    (rc = rd_get_u64(rd, params, "size_bytes", pw, &r->spec.size_bytes)) ||
+	    (rc = rd_get_u64(rd, params, "stride_bytes", pw, &r->spec.stride_bytes)) ||
+	    (rc = rd_get_u64(rd, params, "slots", pw, &r->slots)) ||
+	    (rc = rd_get_u64(rd, params, "iterations", pw, &r->spec.iterations)) ||
+	    (rc = rd_get_u64(rd, params, "warmup_iterations", pw, &r->spec.warmup_iterations)) ||
+	    (rc = rd_get_u64(rd, params, "repeat", pw, &u)) || (rc = rd_get_u64(rd, params, "seed", pw, &r->spec.seed)))
 		return rc;
 	if (u > 1000000)
-		return bad(rd, "%s.params.repeat: %llu is implausible", where, (unsigned long long)u);
+		return rd_bad(rd, "%s.params.repeat: %llu is implausible", where, (unsigned long long)u);
 	r->spec.repeat = (unsigned)u;
 	v = json_object_get(params, "cpu");
 	r->spec.cpu = json_is_integer(v) ? (int)json_integer_value(v) : -1;
-	get_str(rd, params, "layout", where, true, &str);
+	rd_get_str(rd, params, "layout", where, true, &str);
 	r->spec.layout = strcmp(str, "aligned") == 0 ? LAYOUT_ALIGNED : LAYOUT_COLORED;
 	/* How the samples were taken (compare warns when they differ); optional, older reports lack them. */
-	get_str(rd, params, "iterations_mode", where, true, &str);
+	rd_get_str(rd, params, "iterations_mode", where, true, &str);
 	r->spec.iterations_auto = strcmp(str, "auto") == 0;
-	r->spec.allocations = opt_uint(params, "allocations");
+	r->spec.allocations = rd_opt_uint(params, "allocations");
 	return 0;
 }
 
@@ -680,7 +482,7 @@ static int read_sample_allocations(struct reader *rd, json_t *p, const char *whe
 	if (!json_is_array(al))
 		return 0;
 	if (json_array_size(al) != r->n_samples)
-		return bad(rd, "%s.sample_allocations: %zu entries for %zu samples", where, json_array_size(al),
+		return rd_bad(rd, "%s.sample_allocations: %zu entries for %zu samples", where, json_array_size(al),
 			   r->n_samples);
 	r->sample_alloc = calloc(r->n_samples + 1, sizeof(*r->sample_alloc));
 	if (!r->sample_alloc)
@@ -688,7 +490,7 @@ static int read_sample_allocations(struct reader *rd, json_t *p, const char *whe
 	for (size_t i = 0; i < r->n_samples; i++) {
 		json_t *ai = json_array_get(al, i);
 		if (!json_is_integer(ai) || json_integer_value(ai) < 0 || json_integer_value(ai) > 255)
-			return bad(rd, "%s.sample_allocations[%zu]: not an allocation index", where, i);
+			return rd_bad(rd, "%s.sample_allocations[%zu]: not an allocation index", where, i);
 		r->sample_alloc[i] = (unsigned)json_integer_value(ai);
 	}
 	return 0;
@@ -700,27 +502,55 @@ static int read_self_checks(struct reader *rd, json_t *p, const char *where, str
 	json_t *checks = json_object_get(p, "self_checks");
 
 	if (!json_is_array(checks))
-		return bad(rd, "%s.self_checks: missing or not an array", where);
+		return rd_bad(rd, "%s.self_checks: missing or not an array", where);
 	for (size_t i = 0; i < json_array_size(checks) && r->n_self_checks < PHASE_MAX_SELF_CHECKS; i++) {
 		json_t *c = json_array_get(checks, i);
 		struct self_check *sc = &r->self_checks[r->n_self_checks];
 		const char *id, *st;
-		if (!json_is_object(c) || get_str(rd, c, "id", where, false, &id) || get_str(rd, c, "status", where, false, &st))
-			return bad(rd, "%s.self_checks[%zu]: needs id and status strings", where, i);
-		sc->id = keep(rd->doc, id);
+		if (!json_is_object(c) || rd_get_str(rd, c, "id", where, false, &id) || rd_get_str(rd, c, "status", where, false, &st))
+			return rd_bad(rd, "%s.self_checks[%zu]: needs id and status strings", where, i);
+		sc->id = rd_keep(rd->doc, id);
 		if (!sc->id)
 			return -ENOMEM;
 		int cs = name_lookup(check_status_names, st);
 		if (cs < 0)
-			return bad(rd, "%s.self_checks[%zu].status: unknown '%s'", where, i, st);
+			return rd_bad(rd, "%s.self_checks[%zu].status: unknown '%s'", where, i, st);
 		sc->status = (enum check_status)cs;
-		copy_str(sc->message, sizeof(sc->message), c, "message");
+		rd_copy_str(sc->message, sizeof(sc->message), c, "message");
 		r->n_self_checks++;
 	}
 	return 0;
 }
 
-/* The second pass and the claimed precision (reports from before them have neither: not recorded). */
+/* Which second pass each of its samples was taken in (optional, 1..PHASE_SECOND_PASSES; absent: all in one). */
+static int read_sample_passes(struct reader *rd, json_t *pass, const char *w, struct phase_result *r)
+{
+	json_t *tags = json_object_get(pass, "sample_passes"), *after = json_object_get(pass, "passes_after_s");
+
+	r->n_passes = r->n_rerun ? 1 : 0;
+	if (json_is_array(after))
+		for (size_t i = 0; i < json_array_size(after) && i < PHASE_SECOND_PASSES; i++)
+			if (json_is_number(json_array_get(after, i)))
+				r->pass_after_s[i] = json_number_value(json_array_get(after, i));
+	if (!json_is_array(tags))
+		return 0;
+	if (json_array_size(tags) != r->n_rerun)
+		return rd_bad(rd, "%s.sample_passes: %zu entries for %zu samples", w, json_array_size(tags), r->n_rerun);
+	r->rerun_pass = calloc(r->n_rerun + 1, sizeof(*r->rerun_pass));
+	if (!r->rerun_pass)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_rerun; i++) {
+		json_t *t = json_array_get(tags, i);
+		if (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > PHASE_SECOND_PASSES)
+			return rd_bad(rd, "%s.sample_passes[%zu]: not a pass from 1 to %d", w, i, PHASE_SECOND_PASSES);
+		r->rerun_pass[i] = (unsigned)json_integer_value(t);
+		if (r->rerun_pass[i] > r->n_passes)
+			r->n_passes = r->rerun_pass[i];
+	}
+	return 0;
+}
+
+/* The second passes and the claimed precision (reports from before them have neither: not recorded). */
 static int read_second_pass(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
 {
 	json_t *pass = json_object_get(p, "second_pass"), *prec = json_object_get(p, "precision"), *samples;
@@ -728,17 +558,19 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 	int rc;
 
 	if (json_is_object(prec) &&
-	    ((rc = get_num(rd, prec, "between_runs", where, true, 0, &r->precision_between)) ||
-	     (rc = get_num(rd, prec, "claimed", where, true, 0, &r->precision_claimed))))
+	    ((rc = rd_get_num(rd, prec, "between_runs", where, true, 0, &r->precision_between)) ||
+	     (rc = rd_get_num(rd, prec, "host", where, true, 0, &r->precision_host)) ||
+	     (rc = rd_get_num(rd, prec, "claimed", where, true, 0, &r->precision_claimed))))
 		return rc;
 	if (!pass || json_is_null(pass))
 		return 0;
 	snprintf(w, sizeof(w), "%s.second_pass", where);
 	if (!json_is_object(pass) || !json_is_array(samples = json_object_get(pass, "samples")))
-		return bad(rd, "%s: not an object with a samples array", w);
-	copy_str(r->rerun_why, sizeof(r->rerun_why), pass, "reason");
-	if ((rc = get_num(rd, pass, "after_s", w, true, 0, &r->rerun_after_s)))
+		return rd_bad(rd, "%s: not an object with a samples array", w);
+	rd_copy_str(r->rerun_why, sizeof(r->rerun_why), pass, "reason");
+	if ((rc = rd_get_num(rd, pass, "after_s", w, true, 0, &r->pass_after_s[0])))
 		return rc;
+	r->rerun_kept = json_is_true(json_object_get(pass, "kept"));
 	if (!json_array_size(samples))
 		return 0;
 	r->rerun_ns = calloc(json_array_size(samples), sizeof(double));
@@ -747,10 +579,10 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 	for (size_t i = 0; i < json_array_size(samples); i++) {
 		json_t *v = json_array_get(samples, i);
 		if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= REPORT_MAX_SAMPLE_NS))
-			return bad(rd, "%s.samples[%zu]: not a number from 0 to %g ns", w, i, REPORT_MAX_SAMPLE_NS);
+			return rd_bad(rd, "%s.samples[%zu]: not a number from 0 to %g ns", w, i, REPORT_MAX_SAMPLE_NS);
 		r->rerun_ns[r->n_rerun++] = json_number_value(v);
 	}
-	return 0;
+	return read_sample_passes(rd, pass, w, r);
 }
 
 /* Phase idx of the report into r: what it is, what it declared (tlbprof run), its page, params, samples, counters. */
@@ -763,7 +595,7 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 
 	snprintf(where, sizeof(where), "phases[%zu]", idx);
 	if (!json_is_object(p))
-		return bad(rd, "%s: not an object", where);
+		return rd_bad(rd, "%s: not an object", where);
 	r->spec.index = (unsigned)idx;
 	if ((rc = read_phase_status(rd, p, where, r)))
 		return rc;
@@ -774,13 +606,13 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	    (rc = read_samples(rd, p, where, r)) || (rc = read_fault_samples(rd, p, where, r)))
 		return rc;
 	if (r->status == PHASE_OK && !r->n_samples && !(r->target && !r->target->has_accesses))
-		return bad(rd, "%s: status ok but no samples", where);
+		return rd_bad(rd, "%s: status ok but no samples", where);
 	if ((rc = read_sample_allocations(rd, p, where, r)))
 		return rc;
 	json_t *cyc = json_object_get(p, "cycles_per_access");
 	r->cycles_per_ns = 0;
 	if (json_is_object(cyc))
-		get_num(rd, cyc, "core_clock_ghz", where, true, 0, &r->cycles_per_ns);
+		rd_get_num(rd, cyc, "core_clock_ghz", where, true, 0, &r->cycles_per_ns);
 	if (r->cycles_per_ns <= 0)
 		r->cycles_per_ns = rd->doc->clock.core_clock_ghz;
 	if ((rc = read_phase_counters(rd, p, where, infos, n_infos, r)))
@@ -792,13 +624,13 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 		v = json_object_get(ru, "major_faults");
 		r->rusage_majflt = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 	}
-	get_num(rd, p, "steal_ms", where, true, 0, &r->steal_ms);
+	rd_get_num(rd, p, "steal_ms", where, true, 0, &r->steal_ms);
 	json_t *ticks = json_object_get(p, "stat_ticks");
 	if (ticks && !json_is_null(ticks) &&
-	    ((rc = get_u64(rd, p, "stat_ticks", where, &r->stat_ticks)) ||
-	     (rc = get_u64(rd, p, "steal_ticks", where, &r->steal_ticks))))
+	    ((rc = rd_get_u64(rd, p, "stat_ticks", where, &r->stat_ticks)) ||
+	     (rc = rd_get_u64(rd, p, "steal_ticks", where, &r->steal_ticks))))
 		return rc;
-	get_num(rd, p, "timed_ns", where, true, 0, &r->timed_ns);
+	rd_get_num(rd, p, "timed_ns", where, true, 0, &r->timed_ns);
 	if ((rc = read_second_pass(rd, p, where, r)))
 		return rc;
 	return read_self_checks(rd, p, where, r);
@@ -818,18 +650,18 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 		return rc;
 	rc = -EINVAL;
 	if (!json_is_object(root)) {
-		bad(&rd, "not a tlbprof report (top level is not an object)");
+		rd_bad(&rd, "not a tlbprof report (top level is not an object)");
 		goto out;
 	}
 	v = json_object_get(root, "schema");
 	if (!json_is_string(v) || strcmp(json_string_value(v), REPORT_SCHEMA) != 0) {
-		bad(&rd, "schema is %s%s%s, this tlbprof reads \"%s\"", json_is_string(v) ? "\"" : "",
+		rd_bad(&rd, "schema is %s%s%s, this tlbprof reads \"%s\"", json_is_string(v) ? "\"" : "",
 		    json_is_string(v) ? json_string_value(v) : "missing", json_is_string(v) ? "\"" : "", REPORT_SCHEMA);
 		goto out;
 	}
 	cmd = json_object_get(root, "command");
 	if (!json_is_array(cmd) || !json_array_size(cmd)) {
-		bad(&rd, "report.command: missing or not a list of strings");
+		rd_bad(&rd, "report.command: missing or not a list of strings");
 		goto out;
 	}
 	doc->argv = calloc(json_array_size(cmd) + 1, sizeof(char *));
@@ -840,21 +672,21 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 	for (size_t i = 0; i < json_array_size(cmd); i++) {
 		json_t *a = json_array_get(cmd, i);
 		if (!json_is_string(a)) {
-			bad(&rd, "report.command[%zu]: not a string", i);
+			rd_bad(&rd, "report.command[%zu]: not a string", i);
 			goto out;
 		}
-		doc->argv[doc->argc++] = (char *)keep(doc, json_string_value(a));
+		doc->argv[doc->argc++] = (char *)rd_keep(doc, json_string_value(a));
 	}
-	if ((rc = read_environment(&rd, root)) || (rc = read_counter_infos(&rd, root, &infos, &n_infos)))
+	if ((rc = rd_environment(&rd, root)) || (rc = read_counter_infos(&rd, root, &infos, &n_infos)))
 		goto out;
 	phases = json_object_get(root, "phases");
 	if (!json_is_array(phases)) {
-		rc = bad(&rd, "report.phases: missing or not an array");
+		rc = rd_bad(&rd, "report.phases: missing or not an array");
 		goto out;
 	}
 	/* Bounds far above any real run keep a hostile file from costing gigabytes. */
 	if (json_array_size(phases) > REPORT_MAX_PHASES || n_infos > REPORT_MAX_COUNTERS) {
-		rc = bad(&rd, "%zu phases and %zu counters: more than a report holds (%d, %d)", json_array_size(phases),
+		rc = rd_bad(&rd, "%zu phases and %zu counters: more than a report holds (%d, %d)", json_array_size(phases),
 			 n_infos, REPORT_MAX_PHASES, REPORT_MAX_COUNTERS);
 		goto out;
 	}
@@ -873,7 +705,7 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 	v = json_object_get(root, "measured_at");
 	if (v && !json_is_null(v) &&
 	    !(json_is_string(v) && (doc->results.started_unix_s = report_utc_parse(json_string_value(v))) > 0)) {
-		rc = bad(&rd, "report.measured_at: not a UTC time such as 2026-12-05T23:09:45Z");
+		rc = rd_bad(&rd, "report.measured_at: not a UTC time such as 2026-12-05T23:09:45Z");
 		goto out;
 	}
 	v = json_object_get(json_object_get(root, "tool"), "version");

@@ -5,6 +5,7 @@
  * each output format, shared by every report writer.
  */
 #include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,16 @@ json_t *report_json_text(const char *s)
 	json_t *j = clean ? json_string(clean) : NULL;
 	free(clean);
 	return j;
+}
+
+json_t *report_json_num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *report_json_str_or_null(const char *s)
+{
+	return s && *s ? report_json_text(s) : json_null();
 }
 
 /* Characters XML 1.0 cannot carry at all (its Char production): C0 controls but tab, LF, CR; U+FFFE, U+FFFF. */

@@ -3,6 +3,7 @@
 """The unstable check on saved reports: judged on the median and a second pass, naming the host facts that moved."""
 import copy
 import json
+import math
 import os
 import subprocess
 import sys
@@ -101,8 +102,17 @@ with tempfile.TemporaryDirectory() as tmp:
     med = ph["ns_per_access"]["median"]
     ph["second_pass"] = {"samples": [med * 1.15] * 5, "after_s": 1.2, "reason": None}
     rc, c, err = unstable(second, tmp, "second.json")
-    if not c or c["status"] != "warn" or "second pass +15.0 %" not in c["message"] or ph["name"] not in c["message"]:
+    if not c or c["status"] != "warn" or "from 1 second pass, moved +15.0 %" not in c["message"] or \
+            ph["name"] not in c["message"]:
         fail(f"second pass 15 % off: exit {rc}: {c and c['message']} {err}")
+    # Three passes tagged by sample_passes: their medians spread ±6 %, a host part of t(3) 3.18 times that.
+    three = copy.deepcopy(second)
+    ph3 = three["phases"][1]
+    ph3["second_pass"].update(samples=[med * f for f in (1.10, 1.09, 1.11, 0.95, 0.94, 0.96, 1.05, 1.04, 1.06)],
+                              sample_passes=[1, 1, 1, 2, 2, 2, 3, 3, 3], passes_after_s=[1.2, 1.4, 1.6], kept=True)
+    rc, c, err = unstable(three, tmp, "three.json")
+    if not c or "from 3 second passes" not in c["message"]:
+        fail(f"three second passes: exit {rc}: {c and c['message']} {err}")
 
     # 5. A malformed new field is a bad file naming the field (exit 2), never a silent default.
     bad = copy.deepcopy(moved)
@@ -115,6 +125,13 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, c, err = unstable(bad, tmp, "bad2.json")
     if rc != 2 or "second_pass.samples[0]" not in err:
         fail(f"malformed second pass: exit {rc}, stderr {err!r}")
+    for tags, field in (([1, 1, 1, 2, 2, 2, 3, 3, 4], "second_pass.sample_passes[8]"),
+                        ([1, 2], "second_pass.sample_passes: 2 entries for 9 samples")):
+        bad = copy.deepcopy(three)
+        bad["phases"][1]["second_pass"]["sample_passes"] = tags
+        rc, c, err = unstable(bad, tmp, "bad3.json")
+        if rc != 2 or field not in err:
+            fail(f"malformed sample_passes {tags}: exit {rc}, stderr {err!r}")
 
     # 6. A fresh short run records the host facts, the end clock and a second pass, and analyze judges it alike.
     out = os.path.join(tmp, "fresh.json")
@@ -139,10 +156,15 @@ with tempfile.TemporaryDirectory() as tmp:
         phase = fresh["phases"][0]
         sp, prec = phase.get("second_pass", {}), phase["precision"]
         if phase["status"] == "ok":
-            if len(sp.get("samples", [])) != 3 or sp.get("reason") is not None:
-                fail(f"fresh run: the second pass should hold --repeat samples: {sp}")
-            if prec["between_runs"] is None or not prec["claimed"] or prec["claimed"] < (prec["reached"] or 0) * 0.999:
-                fail(f"fresh run: the claim includes its own half-width and the between-run term: {prec}")
+            if len(sp.get("samples", [])) != 9 or sp.get("reason") is not None or \
+                    sp.get("sample_passes") != [1, 1, 1, 2, 2, 2, 3, 3, 3]:
+                fail(f"fresh run: three second passes of --repeat samples each: {sp}")
+            after = sp.get("passes_after_s") or []
+            if len(after) != 3 or after != sorted(after) or after[0] != sp["after_s"] or sp.get("kept") is not True:
+                fail(f"fresh run: the passes, in order, on the kept allocation: {sp}")
+            if prec["between_runs"] is None or prec.get("host") is None or not prec["claimed"] or \
+                    abs(prec["claimed"] - math.hypot(prec["reached"] or 0, prec["host"])) > 1e-9 * prec["claimed"]:
+                fail(f"fresh run: the claim is its own half-width and the host's part in quadrature: {prec}")
         checks = {c["id"]: c for c in fresh["analysis"]["checks"]}
         rc, c, err = unstable(fresh, tmp, "fresh-again.json")
         if not c or (c["status"], c["message"]) != (checks["unstable"]["status"], checks["unstable"]["message"]):

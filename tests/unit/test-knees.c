@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "rng.h"
 #include "judge/knees.h"
 
 enum {
@@ -17,16 +18,6 @@ enum {
 	/* Repetitions per point: tlbprof's default --repeat. */
 	REPS = 5,
 };
-
-/* splitmix64: a small deterministic generator, so every run draws the same curves. */
-static uint64_t rng_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* About N(0, 1): Irwin-Hall, the sum of 12 uniforms minus 6 (bounded at +-6, so no freak draw). */
 static double rng_gauss(uint64_t *state)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "rng.h"
 #include "stats.h"
 
 #define MAXN 64
@@ -120,12 +121,51 @@ static void test_halfwidth_and_runs(void)
 	CHECK(isinf(stats_median_halfwidth(five, NULL, 1)), "one sample: no half-width");
 	const double zero[3] = { 0, 0, 0 };
 	CHECK(isinf(stats_median_halfwidth(zero, NULL, 3)), "a zero median: no relative half-width");
-	/* Two passes 3 % apart: sd 3 % / sqrt(2), 95 %: 1.96 of that, in quadrature with the run's own 1 %. */
-	double b = 1.96 * 0.03 / sqrt(2);
-	CHECK_NEAR(stats_precision_runs(0.01, 0.03), sqrt(0.0001 + b * b), 1e-15);
-	CHECK_NEAR(stats_precision_runs(0.01, -0.03), stats_precision_runs(0.01, 0.03), 1e-15);
+	/* The claim: the run's own half-width and the host's part in quadrature. */
+	CHECK_NEAR(stats_precision_runs(0.01, 0.03), sqrt(0.0001 + 0.0009), 1e-15);
 	CHECK_NEAR(stats_precision_runs(0.02, 0), 0.02, 1e-15);
-	CHECK(stats_precision_runs(0.011, 0.094) > 6 * 0.011, "a 9.4 %% move makes a 1.1 %% claim six times wider");
+}
+
+static void test_precision_host(void)
+{
+	/* One pass 3 % slower: s = 3 / sqrt(2) of the median 100, one degree of freedom, t 12.706. */
+	const double one[3] = { 103, 102, 104 };
+	double sd = 0;
+	unsigned df = 9;
+	CHECK_NEAR(stats_precision_host(100, one, NULL, 3, &sd, &df), 12.706 * 0.03 / sqrt(2), 1e-12);
+	CHECK_NEAR(sd, 0.03 / sqrt(2), 1e-12);
+	CHECK(df == 1, "one pass: one degree of freedom, got %u", df);
+	/* Three passes, tagged out of order: medians 102, 98, 104 about 100: sd sqrt(20 / 3), t(3) 3.182. */
+	const double three[9] = { 98, 102, 104, 103, 97, 104, 101, 99, 105 };
+	const unsigned pass[9] = { 2, 1, 3, 1, 2, 3, 1, 2, 3 };
+	CHECK_NEAR(stats_precision_host(100, three, pass, 9, &sd, &df), 3.182 * sqrt(20.0 / 3) / 100, 1e-12);
+	CHECK(df == 3, "three passes: three degrees of freedom, got %u", df);
+	CHECK_NEAR(stats_precision_host(100, three, NULL, 0, &sd, &df), 0, 0);
+	CHECK(df == 0 && sd == 0, "no passes: no part, df %u", df);
+	CHECK_NEAR(stats_precision_host(0, three, pass, 9, NULL, NULL), 0, 0);
+
+	/*
+	 * Does the part hold what it claims? Runs and their passes drawn alike
+	 * from one normal host (sd 5 about 100): how often does the run's median
+	 * +- the part hold the host's true centre? With the t quantile at least
+	 * 95 % (s counts the run's own draw, so a little more); with 1.96 in
+	 * place of t, as before several passes, well short of it.
+	 */
+	uint64_t rng = 20;
+	for (unsigned k = 1; k <= 3; k++) {
+		unsigned held = 0, held_z = 0, n = 4000;
+		for (unsigned r = 0; r < n; r++) {
+			double m0 = 100 + 5 * rng_normal(&rng), passes[3];
+			for (unsigned j = 0; j < k; j++)
+				passes[j] = 100 + 5 * rng_normal(&rng);
+			unsigned tags[3] = { 1, 2, 3 };
+			double part = stats_precision_host(m0, passes, tags, k, NULL, NULL) * m0;
+			held += fabs(m0 - 100) <= part;
+			held_z += fabs(m0 - 100) <= part / stats_t975(k) * 1.96;
+		}
+		CHECK((double)held / n >= 0.95 && (double)held / n <= 0.995, "%u pass(es): held %u of %u", k, held, n);
+		CHECK((double)held_z / n < 0.94, "%u pass(es), 1.96 in place of t: held %u of %u", k, held_z, n);
+	}
 }
 
 /*
@@ -233,6 +273,7 @@ int main(void)
 	test_medians_and_quantiles();
 	test_precision();
 	test_halfwidth_and_runs();
+	test_precision_host();
 	test_mann_whitney();
 	test_groups();
 	test_bootstrap();
