@@ -379,14 +379,6 @@ static int run_child(const struct measure_options *o, const struct command_conte
 	return rc ? EXIT_UNAVAILABLE : EXIT_OK;
 }
 
-/*
- * What tlbprof itself needs beside a phase's region, under a cgroup limit:
- * its binary, libraries, counters and report (a few MiB), and the page
- * tables of the region (8 bytes per 4 KiB page, 1/512).
- */
-#define CGROUP_MARGIN_BYTES (32ull << 20)
-#define CGROUP_MARGIN_SHARE 256
-
 /* The --size a phase stands for: a packed control maps its own (larger) region for a measured size. */
 static uint64_t requested_size(const struct phase_spec *ph)
 {
@@ -418,7 +410,7 @@ static int check_memory(const struct plan *plan)
 			report_error(msg);
 			return EXIT_UNAVAILABLE;
 		}
-		uint64_t margin = CGROUP_MARGIN_BYTES + ph->size_bytes / CGROUP_MARGIN_SHARE;
+		uint64_t margin = cgroup_margin_bytes(ph->size_bytes);
 		if (cg.limited && (ph->size_bytes > cg.room_bytes || cg.room_bytes - ph->size_bytes < margin)) {
 			snprintf(msg, sizeof(msg),
 				 "--size '%s': %s needs %siB and %siB for tlbprof, but the memory cgroup %s allows %siB more "

@@ -12,6 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * What tlbprof itself needs beside a region of `region` bytes under a memory
+ * limit: its binary, libraries, counters and report (a few MiB), and the
+ * page tables of the region (8 bytes per 4 KiB page, 1/512; twice that).
+ */
+static inline uint64_t cgroup_margin_bytes(uint64_t region)
+{
+	return (32ull << 20) + region / 256;
+}
+
 /* The tightest memory limit over tlbprof's cgroup and its ancestors. */
 struct cgroup_memory {
 	bool limited;		/* a limit applies; the fields below say which */

@@ -75,6 +75,8 @@ static bool second_pass(const struct run_context *ctx, struct phase_result *res,
 				res->rerun_pass[res->n_rerun++] = p;
 			}
 			res->n_passes = p;
+		} else if (runner_stop_requested(ctx)) {
+			snprintf(res->rerun_why, sizeof(res->rerun_why), "interrupted in second pass %u", p);
 		} else {
 			snprintf(res->rerun_why, sizeof(res->rerun_why), "second pass %u failed: %.170s", p,
 				 *tmp.reason ? tmp.reason : "too few samples");

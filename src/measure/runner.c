@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "stats.h"
+#include "machine/cgroup.h"
 #include "machine/environment.h"
 #include "measure/region.h"
 #include "measure/timed.h"
@@ -540,16 +541,52 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	record_steal(res, steal0, total0);
 }
 
+/* The memory tlbprof may still take: MemAvailable, or less where a memory cgroup's limit leaves less. 0: unknown. */
+static uint64_t memory_room(void)
+{
+	uint64_t room = region_mem_available();
+	struct cgroup_memory cg;
+
+	if (cgroup_memory_read(&cg) == 0 && cg.limited && (!room || cg.room_bytes < room))
+		room = cg.room_bytes;
+	return room;
+}
+
+/*
+ * The most memory a phase of the plan maps at once (hugetlb pages aside:
+ * the pool is neither MemAvailable nor a cgroup's), with tlbprof's margin.
+ */
+static uint64_t largest_phase(const struct plan *plan)
+{
+	uint64_t most = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct phase_spec *ph = &plan->phases[i];
+		uint64_t need = ph->size_bytes + cgroup_margin_bytes(ph->size_bytes);
+		if (ph->page.kind != PAGE_HUGETLB && need > most)
+			most = need;
+	}
+	return most;
+}
+
 /*
  * Whether phase res may keep its last allocation for its second passes: it
  * takes them, its pages are not a hugetlb pool's (a later phase may need the
- * pool), and it is at most a quarter of the memory still available, so
- * what is kept never crowds the phases after it.
+ * pool), and with it kept the memory left (MemAvailable, or a memory
+ * cgroup's room where that is less; the kept allocation is already out of
+ * it) still holds twice the largest phase of the plan: every later phase,
+ * and any fresh allocation a second pass draws while the others are kept,
+ * fits as it did when only one region was ever mapped. Unknown room: no.
  */
-static bool may_keep(const struct run_context *ctx, const struct phase_result *res, const struct runner_kept *k)
+static bool may_keep(const struct run_context *ctx, const struct phase_result *res, const struct runner_kept *k,
+		     uint64_t largest)
 {
-	return k->held && !runner_no_pass_why(ctx, res) && k->region.page.kind != PAGE_HUGETLB &&
-	       k->region.map_bytes <= region_mem_available() / 4;
+	uint64_t room;
+
+	if (!k->held || runner_no_pass_why(ctx, res) || k->region.page.kind == PAGE_HUGETLB)
+		return false;
+	room = memory_room();
+	return room && room / 2 >= largest;
 }
 
 int runner_run(const struct plan *plan, const struct run_context *ctx, struct run_results *out)
@@ -566,6 +603,7 @@ int runner_run(const struct plan *plan, const struct run_context *ctx, struct ru
 		out->phases = NULL;
 		return -ENOMEM;
 	}
+	uint64_t largest = largest_phase(plan);
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct phase_spec *ph = &plan->phases[i];
 		if (runner_stop_requested(ctx)) {
@@ -576,7 +614,7 @@ int runner_run(const struct plan *plan, const struct run_context *ctx, struct ru
 			ctx->progress(ctx->progress_arg, i, plan->n, ph->name);
 		started[i] = timing_now_ns();
 		run_phase(ph, ctx, &out->phases[i], ph->iterations_auto && ph->allocations > 1 ? &kept[i] : NULL);
-		if (!may_keep(ctx, &out->phases[i], &kept[i]))
+		if (!may_keep(ctx, &out->phases[i], &kept[i], largest))
 			runner_kept_release(ph, &kept[i]);
 		out->n = i + 1;
 	}

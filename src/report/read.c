@@ -2,6 +2,7 @@
 /* Read a saved tlbprof.report/1 back into phase results, environment and clock, for `tlbprof analyze` and `compare`. */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -522,30 +523,41 @@ static int read_self_checks(struct reader *rd, json_t *p, const char *where, str
 	return 0;
 }
 
-/* Which second pass each of its samples was taken in (optional, 1..PHASE_SECOND_PASSES; absent: all in one). */
+/*
+ * Which second pass each of its samples was taken in (optional; absent: all
+ * in one): 1 first, then each the one before or the next, as they are taken.
+ */
 static int read_sample_passes(struct reader *rd, json_t *pass, const char *w, struct phase_result *r)
 {
 	json_t *tags = json_object_get(pass, "sample_passes"), *after = json_object_get(pass, "passes_after_s");
 
 	r->n_passes = r->n_rerun ? 1 : 0;
-	if (json_is_array(after))
-		for (size_t i = 0; i < json_array_size(after) && i < PHASE_SECOND_PASSES; i++)
-			if (json_is_number(json_array_get(after, i)))
-				r->pass_after_s[i] = json_number_value(json_array_get(after, i));
-	if (!json_is_array(tags))
-		return 0;
-	if (json_array_size(tags) != r->n_rerun)
+	if (tags && !json_is_array(tags))
+		return rd_bad(rd, "%s.sample_passes: not an array", w);
+	if (tags && json_array_size(tags) != r->n_rerun)
 		return rd_bad(rd, "%s.sample_passes: %zu entries for %zu samples", w, json_array_size(tags), r->n_rerun);
-	r->rerun_pass = calloc(r->n_rerun + 1, sizeof(*r->rerun_pass));
-	if (!r->rerun_pass)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->n_rerun; i++) {
+	if (tags && r->n_rerun) {
+		r->rerun_pass = calloc(r->n_rerun, sizeof(*r->rerun_pass));
+		if (!r->rerun_pass)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; tags && i < r->n_rerun; i++) {
 		json_t *t = json_array_get(tags, i);
-		if (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > PHASE_SECOND_PASSES)
-			return rd_bad(rd, "%s.sample_passes[%zu]: not a pass from 1 to %d", w, i, PHASE_SECOND_PASSES);
+		json_int_t want = i ? (json_int_t)r->rerun_pass[i - 1] : 1;
+		if (!json_is_integer(t) || json_integer_value(t) < want || json_integer_value(t) > want + (i > 0) ||
+		    json_integer_value(t) > PHASE_SECOND_PASSES)
+			return rd_bad(rd, "%s.sample_passes[%zu]: not pass %d%s (1 to %d, in the order taken)", w, i,
+				      (int)want, i ? " or the next" : "", PHASE_SECOND_PASSES);
 		r->rerun_pass[i] = (unsigned)json_integer_value(t);
-		if (r->rerun_pass[i] > r->n_passes)
-			r->n_passes = r->rerun_pass[i];
+		r->n_passes = r->rerun_pass[i];
+	}
+	if (after && (!json_is_array(after) || (tags && json_array_size(after) != r->n_passes)))
+		return rd_bad(rd, "%s.passes_after_s: not one time per pass (%u)", w, r->n_passes);
+	for (size_t i = 0; after && i < json_array_size(after) && i < PHASE_SECOND_PASSES; i++) {
+		json_t *v = json_array_get(after, i);
+		if (!json_is_number(v) || json_number_value(v) < 0)
+			return rd_bad(rd, "%s.passes_after_s[%zu]: not a number of seconds", w, i);
+		r->pass_after_s[i] = json_number_value(v);
 	}
 	return 0;
 }
@@ -559,7 +571,8 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 
 	if (json_is_object(prec) &&
 	    ((rc = rd_get_num(rd, prec, "between_runs", where, true, 0, &r->precision_between)) ||
-	     (rc = rd_get_num(rd, prec, "host", where, true, 0, &r->precision_host)) ||
+	     /* Not in reports from before several passes: not recorded (null when written again), never 0. */
+	     (rc = rd_get_num(rd, prec, "host", where, true, NAN, &r->precision_host)) ||
 	     (rc = rd_get_num(rd, prec, "claimed", where, true, 0, &r->precision_claimed))))
 		return rc;
 	if (!pass || json_is_null(pass))
@@ -572,7 +585,7 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 		return rc;
 	r->rerun_kept = json_is_true(json_object_get(pass, "kept"));
 	if (!json_array_size(samples))
-		return 0;
+		return read_sample_passes(rd, pass, w, r);
 	r->rerun_ns = calloc(json_array_size(samples), sizeof(double));
 	if (!r->rerun_ns)
 		return -ENOMEM;

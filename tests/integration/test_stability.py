@@ -125,13 +125,16 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, c, err = unstable(bad, tmp, "bad2.json")
     if rc != 2 or "second_pass.samples[0]" not in err:
         fail(f"malformed second pass: exit {rc}, stderr {err!r}")
-    for tags, field in (([1, 1, 1, 2, 2, 2, 3, 3, 4], "second_pass.sample_passes[8]"),
-                        ([1, 2], "second_pass.sample_passes: 2 entries for 9 samples")):
+    for key, value, field in (("sample_passes", [1, 1, 1, 2, 2, 2, 3, 3, 4], "second_pass.sample_passes[8]"),
+                              ("sample_passes", [1, 1, 1, 3, 3, 3, 3, 3, 3], "second_pass.sample_passes[3]"),
+                              ("sample_passes", [2, 2, 2, 2, 2, 2, 2, 2, 2], "second_pass.sample_passes[0]"),
+                              ("sample_passes", [1, 2], "second_pass.sample_passes: 2 entries for 9 samples"),
+                              ("passes_after_s", [1.2, 1.4], "second_pass.passes_after_s: not one time per pass")):
         bad = copy.deepcopy(three)
-        bad["phases"][1]["second_pass"]["sample_passes"] = tags
+        bad["phases"][1]["second_pass"][key] = value
         rc, c, err = unstable(bad, tmp, "bad3.json")
         if rc != 2 or field not in err:
-            fail(f"malformed sample_passes {tags}: exit {rc}, stderr {err!r}")
+            fail(f"malformed {key} {value}: exit {rc}, stderr {err!r}")
 
     # 6. A fresh short run records the host facts, the end clock and a second pass, and analyze judges it alike.
     out = os.path.join(tmp, "fresh.json")
