@@ -14,7 +14,7 @@
 #define WATCH_POLL_INTERVAL_NS 20000000ull
 /* ...after a start at this interval, doubled at each poll (1, 2, 4, 8, 16 ms): a short command is seen too. */
 #define WATCH_FIRST_INTERVAL_NS 1000000ull
-/* The full smaps is read when smaps_rollup changed, and at least on every WATCH_FULL_EVERY-th poll. */
+/* The full smaps is read when the process's VmRSS moved, and at least on every WATCH_FULL_EVERY-th poll. */
 #define WATCH_FULL_EVERY 5
 /* Big regions followed over the run (the report keeps the SAMPLE_WATCH_MAX_REGIONS largest). */
 #define WATCH_MAX_TRACKED 64
@@ -36,8 +36,8 @@ struct watch_vma {
  * Pure. Returns the number of VMAs, or -EINVAL for text that is not smaps.
  */
 int watch_smaps_parse(const char *text, size_t len, void (*fn)(void *ctx, const struct watch_vma *v), void *ctx);
-/* Rss and AnonHugePages (bytes) of smaps_rollup text. Pure. Returns 0 or -EINVAL when Rss is missing. */
-int watch_rollup_parse(const char *text, size_t len, uint64_t *rss_bytes, uint64_t *anon_huge_bytes);
+/* VmRSS (bytes) of /proc/PID/status text. Pure. Returns 0, or -EINVAL when it has none (a thread that exited). */
+int watch_status_rss(const char *text, size_t len, uint64_t *rss_bytes);
 /* The number of CPUs in a cpu list ("0-3,8,10-11": 7); 0 for a malformed one. Pure. */
 unsigned watch_cpulist_count(const char *list);
 
@@ -92,7 +92,8 @@ struct watch_proc {
 					 * it started once a poll saw it WATCH_CLOCK_CHILD_AGE_NS old) */
 	bool gone;			/* its /proc files are gone */
 	bool exec_pending;		/* it exec'd, and its new executable has not been mapped yet */
-	uint64_t last_rss, last_huge;	/* at its last smaps_rollup */
+	uint64_t rss, last_rss;		/* VmRSS at this poll and the one before (bytes) */
+	bool rss_known;			/* this poll read a VmRSS */
 	uint32_t smaps_tid;		/* a live thread, whose task directory its smaps is read from (0: none) */
 	char exe[160];			/* its image since its last exec (a forked child: its parent's until it execs) */
 };

@@ -50,7 +50,7 @@ static void on_vma(void *ctx, const struct watch_vma *v)
 static void test_parsers(void)
 {
 	struct seen s = { 0 };
-	uint64_t rss, huge;
+	uint64_t rss;
 
 	CHECK(watch_smaps_parse(smaps_text, strlen(smaps_text), on_vma, &s) == 3 && s.n == 3, "3 VMAs: %d", s.n);
 	CHECK(strcmp(s.names[0], "/usr/bin/bench with space") == 0 && !s.v[0].anonymous, "a file: '%s'", s.names[0]);
@@ -61,10 +61,12 @@ static void test_parsers(void)
 	CHECK(s.v[2].hugetlb_bytes == 4096ull * 1024 && s.v[2].kernel_page_bytes == 2048ull * 1024 && s.v[2].vm_nh,
 	      "hugetlb, nh");
 	CHECK(watch_smaps_parse("not smaps\n", 10, on_vma, &s) == -EINVAL, "not smaps");
-	CHECK(watch_rollup_parse("00400000-7ffd [rollup]\nRss: 2048 kB\nAnonHugePages: 1024 kB\n", 56, &rss, &huge) ==
-		      0 && rss == 2048 * 1024 && huge == 1024 * 1024, "rollup %llu %llu", (unsigned long long)rss,
-	      (unsigned long long)huge);
-	CHECK(watch_rollup_parse("Pss: 3 kB\n", 10, &rss, &huge) == -EINVAL, "no Rss");
+	static const char status[] = "Name:\tbench\nState:\tR (running)\nVmHWM:\t 40960 kB\nVmRSS:\t   34816 kB\n"
+				     "RssAnon:\t 32768 kB\n";
+	CHECK(watch_status_rss(status, sizeof(status) - 1, &rss) == 0 && rss == 34816ull * 1024, "VmRSS %llu",
+	      (unsigned long long)rss);
+	CHECK(watch_status_rss("Name:\tbench\nState:\tZ (zombie)\n", strlen("Name:\tbench\nState:\tZ (zombie)\n"), &rss) == -EINVAL && rss == 0,
+	      "an exited thread's status has no VmRSS");
 	static const struct {
 		int line;
 		const char *list;
