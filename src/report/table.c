@@ -255,8 +255,14 @@ static void print_phase_row(const struct report_input *in, size_t i, int w, FILE
 		pass += r->self_checks[k].status == CHECK_PASS;
 		ran += r->self_checks[k].status != CHECK_SKIP;
 	}
-	fprintf(f, "%-*s %-12s %10.2f %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", w, r->spec.name, back, st.median,
-		100 * st.rel_spread, st.median * r->cycles_per_ns, faults, miss, pass, ran);
+	/* The claim, as perf stat's "( +- x% )" and pyperf's "+- std dev" stand beside a mean. */
+	double claim = in->analysis->phases[i].precision;
+	char pm[16] = "n/a";
+	if (isfinite(claim))
+		snprintf(pm, sizeof(pm), claim < 1 ? "±%.1f%%" : "±%.0f%%", 100 * claim);
+	fprintf(f, "%-*s %-12s %10.2f %*s %6.1f%% %8.1f %8s %10s  %zu/%zu pass\n", w, r->spec.name, back, st.median,
+		/* "±" is two bytes and one column */ (int)(7 + (strncmp(pm, "±", 2) == 0)), pm, 100 * st.rel_spread,
+		st.median * r->cycles_per_ns, faults, miss, pass, ran);
 }
 
 /* The phase table: a row per phase in table order (cmp_table_order()), with its legend. */
@@ -268,8 +274,8 @@ static void print_phases(const struct report_input *in, FILE *f)
 	for (size_t i = 0; i < rr->n; i++)
 		if ((int)strlen(rr->phases[i].spec.name) > w)
 			w = (int)strlen(rr->phases[i].spec.name);
-	fprintf(f, "\n%-*s %-12s %10s %7s %8s %8s %10s  %s\n", w, "phase", "backing", "ns/access", "spread",
-		"cycles", "faults", "dTLB-miss", "self-checks");
+	fprintf(f, "\n%-*s %-12s %10s %8s %7s %8s %8s %10s  %s\n", w, "phase", "backing", "ns/access", "±95%",
+		"spread", "cycles", "faults", "dTLB-miss", "self-checks");
 	/* A tlbsize sweep runs in random order; people read it as a curve, by pages. */
 	size_t *order = malloc((rr->n ? rr->n : 1) * sizeof(*order));
 	for (size_t i = 0; order && i < rr->n; i++)
@@ -279,8 +285,9 @@ static void print_phases(const struct report_input *in, FILE *f)
 	for (size_t row = 0; row < rr->n; row++)
 		print_phase_row(in, order ? order[row] : row, w, f);
 	free(order);
-	term_note(f, "(ns/access: median of all samples of all allocations; spread: (max-min)/median; faults: page "
-		"faults during the timed samples; dTLB-miss: per access)\n");
+	term_note(f, "(ns/access: median of all samples of all allocations; ±95%%: the 95 %% interval the median claims, "
+		"its allocations' part and, with second passes, the host's; spread: (max-min)/median "
+		"of the samples; faults: page faults during the timed samples; dTLB-miss: per access)\n");
 }
 
 /* Whether a comparison before the i-th has the same baseline (its translation note is said once). */

@@ -168,6 +168,15 @@ with tempfile.TemporaryDirectory() as tmp:
             if prec["between_runs"] is None or prec.get("host") is None or not prec["claimed"] or \
                     abs(prec["claimed"] - math.hypot(prec["reached"] or 0, prec["host"])) > 1e-9 * prec["claimed"]:
                 fail(f"fresh run: the claim is its own half-width and the host's part in quadrature: {prec}")
+        # The text's ±95% column is the claim the JSON holds, phase by phase.
+        text = subprocess.run([TLBPROF, "analyze", out], capture_output=True, text=True, timeout=60).stdout
+        for ph in fresh["phases"]:
+            row = next((ln.split() for ln in text.splitlines() if ln.startswith(ph["name"] + " ")), None)
+            claim = ph["precision"]["claimed"]
+            want = f"±{100 * claim:.1f}%" if claim is not None and claim < 1 else \
+                f"±{100 * claim:.0f}%" if claim is not None else "n/a"
+            if ph["status"] == "ok" and (not row or want not in row):
+                fail(f"the text's ±95% for {ph['name']}: {row} against {want}")
         checks = {c["id"]: c for c in fresh["analysis"]["checks"]}
         rc, c, err = unstable(fresh, tmp, "fresh-again.json")
         if not c or (c["status"], c["message"]) != (checks["unstable"]["status"], checks["unstable"]["message"]):
