@@ -181,8 +181,9 @@ static const struct option_spec measure_specs[] = {
 	  .set = option_set_double, .offset = PLAN(precision), .min = 0, .max = 1,
 	  .flags = OPTION_MIN_OPEN | OPTION_MAX_OPEN, .range_help = "a number above 0 and below 1" },
 	{ .name = "time-budget", .value = "S",
-	  .help = "auto: wall seconds per phase, allocations included; the least\n"
-		  "(--realloc allocations of --repeat samples) always runs\n",
+	  .help = "auto: wall seconds per phase, allocations and its second passes\n"
+		  "included; the least (--realloc allocations of --repeat samples)\n"
+		  "always runs\n",
 	  .def = "0.5", .set = option_set_double, .offset = PLAN(time_budget_s), .min = 0, .max = 3600,
 	  .flags = OPTION_MIN_OPEN, .range_help = "seconds above 0, at most 3600" },
 	{ .name = "realloc", .value = "N",

@@ -443,19 +443,22 @@ bool runner_pass_kept(const struct phase_spec *ph, const struct run_context *ctx
  * the allocations' interval is precise enough (over MIN_PRECISE_ALLOCATIONS
  * at least: three that agree by luck make a narrow t interval too often to
  * stop on), when another allocation, at the mean cost of those so far, would
- * pass the time budget, or when the samples or allocations run out. Sets
+ * pass the time budget with the phase's second passes (passes: it takes
+ * them; each a warm-up and --repeat samples, at the mean of its allocations'
+ * own) still to come, or when the samples or allocations run out. Sets
  * res->stop_reason when it stops.
  */
 enum { MIN_PRECISE_ALLOCATIONS = 5 };
 static bool another_allocation(const struct phase_spec *ph, struct phase_result *res, unsigned a, size_t cap,
-			       uint64_t phase_t0)
+			       uint64_t phase_t0, bool passes)
 {
 	double elapsed = (double)(timing_now_ns() - phase_t0) / 1e9;
+	double later = passes ? PHASE_SECOND_PASSES * (res->warmup_ms / 1e3 + res->timed_ns / 1e9) / a : 0;
 
 	res->precision_reached = stats_precision(res->samples_ns, res->sample_alloc, res->n_samples);
 	if (res->precision_reached <= ph->precision && a >= MIN_PRECISE_ALLOCATIONS)
 		res->stop_reason = "precision";
-	else if (elapsed + elapsed / a > ph->time_budget_s)
+	else if (elapsed + elapsed / a + later > ph->time_budget_s)
 		res->stop_reason = "budget";
 	else if (a >= MAX_AUTO_ALLOCATIONS || res->n_samples + ph->repeat > cap)
 		res->stop_reason = "max_samples";
@@ -513,7 +516,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	}
 	/* Fixed --iters: exactly --realloc allocations. Auto: at least those, then more while they pay. */
 	for (unsigned a = 0; res->status == PHASE_OK; a++) {
-		if (a >= allocations && (!ph->iterations_auto || extend_one || !another_allocation(ph, res, a, cap, phase_t0)))
+		if (a >= allocations && (!ph->iterations_auto || extend_one || !another_allocation(ph, res, a, cap, phase_t0, kept != NULL)))
 			break;
 		if (kept)
 			runner_kept_release(ph, kept);
