@@ -145,11 +145,17 @@ def alive(pid):
         return False
 
 
-def duration(cmd, env=None):
-    """How long one uninterrupted run takes here: the signals below land at fractions of it (never a fixed time)."""
-    t0 = time.monotonic()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-    return time.monotonic() - t0
+def duration(cmd, env=None, runs=3):
+    """How long an uninterrupted run takes here, the shortest of a few: the signals below land at fractions of it
+    (never a fixed time). One run on a busy host can take twice the usual, and fractions of it then land after
+    most trials have finished (34 of 50 in one CI run)."""
+    best = None
+    for _ in range(runs):
+        t0 = time.monotonic()
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        took = time.monotonic() - t0
+        best = took if best is None or took < best else best
+    return best
 
 
 def hit_enough(results, what):
