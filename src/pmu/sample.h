@@ -538,7 +538,7 @@ struct sample_clocks {
 	uint64_t window_min_ns, window_median_ns, window_max_ns;	/* min: about the probe's own trap */
 	uint64_t window_p90_ns;		/* the 90th percentile: the long windows, a preempted one or two aside */
 	/*
-	 * Each window's time beyond the shortest of the SAMPLE_CLOCK_FLOOR_WINDOWS around it (the probes' traps
+	 * Each window's time beyond the tenth percentile of the SAMPLE_CLOCK_FLOOR_WINDOWS around it (the probes' traps
 	 * as they cost at that moment, which moves with the host), at the upper quartile: what the windows time
 	 * besides the traps. A read around every access leaves next to nothing in every window; timing a loop
 	 * between two reads leaves its loop in half the windows or more.
@@ -560,6 +560,7 @@ struct sample_clocks {
 	uint64_t span_ns;		/* last_read_ns - first_read_ns */
 	uint64_t hot_samples;		/* the hot thread's cpu-clock samples, in all */
 	uint64_t hot_samples_in_span;	/* of those, between its first and last read: the timed CPU time */
+	uint64_t hot_kernel_in_span;	/* of those, in the kernel: its faults, and the probes' traps around each read */
 	uint64_t region_faults;		/* the hot thread's page faults on the fault region, in all */
 	uint64_t region_faults_in_span;	/* of those, between its first and last read: timed faults */
 	bool cpus_known;		/* the cpu-clock samples said their CPU */

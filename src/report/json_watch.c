@@ -198,6 +198,7 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "span_ns", c->windows ? count(c->span_ns) : json_null());
 	json_object_set_new(o, "cpu_samples", count(c->hot_samples));
 	json_object_set_new(o, "cpu_samples_in_span", c->windows ? count(c->hot_samples_in_span) : json_null());
+	json_object_set_new(o, "cpu_samples_in_span_kernel", c->windows ? count(c->hot_kernel_in_span) : json_null());
 	json_object_set_new(o, "region_faults", count(c->region_faults));
 	json_object_set_new(o, "region_faults_in_span", c->windows ? count(c->region_faults_in_span) : json_null());
 	json_object_set_new(o, "cpu_moves", c->cpus_known ? count(c->cpu_moves) : json_null());
@@ -433,6 +434,7 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->span_ns = get_u64(o, "span_ns");
 	c->hot_samples = get_u64(o, "cpu_samples");
 	c->hot_samples_in_span = get_u64(o, "cpu_samples_in_span");
+	c->hot_kernel_in_span = get_u64(o, "cpu_samples_in_span_kernel");	/* absent in older reports: 0, not judged */
 	c->region_faults = get_u64(o, "region_faults");
 	c->region_faults_in_span = get_u64(o, "region_faults_in_span");
 	c->cpus_known = json_is_integer(json_object_get(o, "cpu_moves"));
