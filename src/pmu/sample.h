@@ -136,6 +136,9 @@ struct sample_info {
 	uint64_t bad_records;		/* records too short for their type, skipped */
 };
 
+/* A sample's instruction address from here up is the kernel's (x86-64 and arm64 alike). */
+#define SAMPLE_KERNEL_HALF 0x8000000000000000ull
+
 /* One sample. */
 struct sample_record {
 	uint32_t pid, tid;		/* process and thread */

@@ -146,9 +146,6 @@ static uint64_t resolution_of(int fn, int id, const uint64_t resolution_ns[SAMPL
  * with the host (19 and 24 us here in one run); and not its shortest window, since a few fast traps in 64 (9.9
  * us among 12-14 us ones under load) make every window around them look longer than the traps.
  */
-/* Instruction addresses from here up are the kernel's (x86-64 and arm64 alike). */
-#define CLOCKS_KERNEL_HALF 0x8000000000000000ull
-
 static uint64_t local_work_p75(const uint64_t *gaps, size_t n, uint64_t *work)
 {
 	const size_t half = SAMPLE_CLOCK_FLOOR_WINDOWS / 2;
@@ -329,7 +326,7 @@ void clocks_span(const struct sample_list *cpu, const struct sample_list *faults
 		const struct sample_record *r = &cpu->items[i];
 		bool in = in_span(r, hot_tid, out, &out->hot_samples);
 		out->hot_samples_in_span += in;
-		out->hot_kernel_in_span += in && r->ip >= CLOCKS_KERNEL_HALF;
+		out->hot_kernel_in_span += in && r->ip >= SAMPLE_KERNEL_HALF;
 		if (r->tid != hot_tid || r->cpu < 0)
 			continue;
 		out->cpus_known = true;

@@ -14,7 +14,6 @@
 #define HOT_LOOP_SHARE 0.9
 /* ...widened by this on each side: a timer interrupt lands next to the stalled load, not on it. */
 #define HOT_LOOP_SLACK_BYTES 16
-#define KERNEL_HALF 0x8000000000000000ull
 #define PAGE_BYTES 4096ull
 
 enum where { WHERE_OWN, WHERE_VDSO, WHERE_KERNEL, WHERE_LIBS, WHERE_UNKNOWN };
@@ -60,7 +59,7 @@ static const char *exe_of(const struct target_watch *w, uint32_t pid)
 
 static enum where classify(const struct symbols_location *loc, uint64_t ip, const char *exe)
 {
-	if (ip >= KERNEL_HALF || strcmp(loc->object, SYMBOLS_KERNEL) == 0)
+	if (ip >= SAMPLE_KERNEL_HALF || strcmp(loc->object, SYMBOLS_KERNEL) == 0)
 		return WHERE_KERNEL;
 	if (strcmp(loc->object, "[vdso]") == 0)
 		return WHERE_VDSO;
