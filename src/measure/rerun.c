@@ -7,6 +7,8 @@
 #include "measure/runner_internal.h"
 #include "measure/workload.h"
 
+#define REALLOC_1 "--realloc 1: one allocation extended, no second pass"
+
 /*
  * The claimed precision of a phase: its median's own half-width, and with
  * second passes the host's part, from how far their medians spread about
@@ -29,16 +31,25 @@ static void claim_precision(struct phase_result *res)
 	res->precision_claimed = res->n_samples ? stats_precision_runs(within, res->precision_host) : 0;
 }
 
+const char *runner_spec_no_pass_why(const struct phase_spec *ph)
+{
+	if (!ph->iterations_auto || ph->workload->per_sample_memory || ph->workload->foreign)
+		return "only --iters auto phases on allocations take a second pass";
+	if (ph->allocations < 2)
+		return REALLOC_1;
+	return NULL;
+}
+
 const char *runner_no_pass_why(const struct run_context *ctx, const struct phase_result *res)
 {
-	const struct phase_spec *ph = &res->spec;
+	const char *why;
 
 	if (res->status != PHASE_OK || !res->n_samples)
 		return "the phase did not finish";
-	if (!ph->iterations_auto || ph->workload->per_sample_memory || ph->workload->foreign)
-		return "only --iters auto phases on allocations take a second pass";
-	if (res->allocations_run < 2 || !ph->allocations || ph->allocations < 2)
-		return "--realloc 1: one allocation extended, no second pass";
+	if ((why = runner_spec_no_pass_why(&res->spec)))
+		return why;
+	if (res->allocations_run < 2)
+		return REALLOC_1;
 	if (ctx->stop && *ctx->stop)
 		return "interrupted";
 	return NULL;

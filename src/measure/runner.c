@@ -616,7 +616,7 @@ int runner_run(const struct plan *plan, const struct run_context *ctx, struct ru
 		if (ctx->progress)
 			ctx->progress(ctx->progress_arg, i, plan->n, ph->name);
 		started[i] = timing_now_ns();
-		run_phase(ph, ctx, &out->phases[i], ph->iterations_auto && ph->allocations > 1 ? &kept[i] : NULL);
+		run_phase(ph, ctx, &out->phases[i], runner_spec_no_pass_why(ph) ? NULL : &kept[i]);
 		if (!may_keep(ctx, &out->phases[i], &kept[i], largest))
 			runner_kept_release(ph, &kept[i]);
 		out->n = i + 1;

@@ -58,9 +58,11 @@ bool runner_pass_kept(const struct phase_spec *ph, const struct run_context *ctx
 		      struct runner_kept *k);
 
 /*
- * Why phase res takes no second pass, or NULL when it takes them: only
- * --iters auto phases with several allocations do.
+ * Why a phase of spec ph takes no second pass, whatever it measures, or
+ * NULL when it may: only --iters auto phases with several allocations do.
  */
+const char *runner_spec_no_pass_why(const struct phase_spec *ph);
+/* Why phase res takes no second pass (its spec's reason, or what happened to it), or NULL when it takes them. */
 const char *runner_no_pass_why(const struct run_context *ctx, const struct phase_result *res);
 
 /*
