@@ -318,6 +318,22 @@ double stats_precision_runs(double within, double host)
 	return sqrt(within * within + host * host);
 }
 
+void stats_claim(const double *v, const unsigned *alloc, size_t n, const double *rerun, const unsigned *pass,
+		 size_t n_rerun, struct stats_claim *out)
+{
+	struct stats_summary a = { 0 }, b;
+
+	memset(out, 0, sizeof(*out));
+	out->within = stats_median_halfwidth(v, alloc, n);
+	if (n_rerun && n) {
+		stats_summarize(v, n, &a);
+		stats_summarize(rerun, n_rerun, &b);
+		out->between = a.median > 0 ? (b.median - a.median) / a.median : 0;
+		out->host = stats_precision_host(a.median, rerun, pass, n_rerun, NULL, &out->passes);
+	}
+	out->claimed = stats_precision_runs(out->within, out->host);
+}
+
 /* ---- Mann-Whitney U ---- */
 
 struct ranked {

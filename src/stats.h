@@ -117,6 +117,24 @@ double stats_precision_host(double m0, const double *rerun, const unsigned *pass
  */
 double stats_precision_runs(double within, double host);
 
+/* What a phase claims for the median of its samples, and its parts (stats_claim()). */
+struct stats_claim {
+	double within;		/* stats_median_halfwidth() of the samples, relative */
+	double between;		/* (the second passes' median - the median) / the median; 0 without them */
+	double host;		/* stats_precision_host(); 0 without second passes */
+	unsigned passes;	/* second passes */
+	double claimed;		/* stats_precision_runs(within, host) */
+};
+
+/*
+ * The claim for the median of v[0..n) (alloc as in stats_precision()), with
+ * the second passes rerun[0..n_rerun) (pass as in stats_precision_host()):
+ * the one computation behind the runner's precision.claimed and the
+ * analysis's, so a saved report is judged as the run that made it. Pure.
+ */
+void stats_claim(const double *v, const unsigned *alloc, size_t n, const double *rerun, const unsigned *pass,
+		 size_t n_rerun, struct stats_claim *out);
+
 /* The result of a Mann-Whitney U (Wilcoxon rank-sum) test of two sample sets a and b. */
 struct stats_rank_test {
 	double u;		/* U of b: pairs (a_i, b_j) with b_j > a_i, ties counting one half */

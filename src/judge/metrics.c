@@ -56,18 +56,15 @@ static void allocation_spread(const struct phase_result *r, struct phase_analysi
  */
 static void median_precision(const struct phase_result *r, struct phase_analysis *pa)
 {
-	pa->precision_within = stats_median_halfwidth(r->samples_ns, r->sample_alloc, r->n_samples);
+	struct stats_claim c;
+
+	stats_claim(r->samples_ns, r->sample_alloc, r->n_samples, r->rerun_ns, r->rerun_pass, r->n_rerun, &c);
+	pa->precision_within = c.within;
 	pa->second_pass = r->n_rerun > 0 && pa->ns.median > 0;
-	pa->between_runs = 0;
-	pa->host = 0;
-	pa->passes = 0;
-	if (pa->second_pass) {
-		struct stats_summary st;
-		stats_summarize(r->rerun_ns, r->n_rerun, &st);
-		pa->between_runs = (st.median - pa->ns.median) / pa->ns.median;
-		pa->host = stats_precision_host(pa->ns.median, r->rerun_ns, r->rerun_pass, r->n_rerun, NULL, &pa->passes);
-	}
-	pa->precision = stats_precision_runs(pa->precision_within, pa->host);
+	pa->between_runs = pa->second_pass ? c.between : 0;
+	pa->host = pa->second_pass ? c.host : 0;
+	pa->passes = pa->second_pass ? c.passes : 0;
+	pa->precision = c.claimed;
 }
 
 bool analysis_counter(const struct phase_result *r, enum metric m, double *value)

@@ -16,19 +16,13 @@
  */
 static void claim_precision(struct phase_result *res)
 {
-	double within = stats_median_halfwidth(res->samples_ns, res->sample_alloc, res->n_samples);
+	struct stats_claim c;
 
-	res->precision_between = 0;
-	res->precision_host = 0;
-	if (res->n_rerun) {
-		struct stats_summary a, b;
-		stats_summarize(res->samples_ns, res->n_samples, &a);
-		stats_summarize(res->rerun_ns, res->n_rerun, &b);
-		res->precision_between = a.median > 0 ? (b.median - a.median) / a.median : 0;
-		res->precision_host = stats_precision_host(a.median, res->rerun_ns, res->rerun_pass, res->n_rerun, NULL,
-							   NULL);
-	}
-	res->precision_claimed = res->n_samples ? stats_precision_runs(within, res->precision_host) : 0;
+	stats_claim(res->samples_ns, res->sample_alloc, res->n_samples, res->rerun_ns, res->rerun_pass, res->n_rerun,
+		    &c);
+	res->precision_between = c.between;
+	res->precision_host = c.host;
+	res->precision_claimed = res->n_samples ? c.claimed : 0;
 }
 
 const char *runner_spec_no_pass_why(const struct phase_spec *ph)
