@@ -12,9 +12,9 @@
  * CLOCK_PER_ACCESS_WORK_NS beyond the short windows around them: a read around every access or few. Every
  * window also holds the probes' own traps (a microsecond or several in a VM); the short windows of a
  * neighbourhood (its tenth percentile), between two reads with next to nothing between them, are about their
- * cost at that moment, and that is taken off (sample_clocks.window_work_p75_ns). The traps' cost moves with the host's load (12-16 us on one
- * host, 19 or 24 us by the minute on another), so the allowance grows to half the shortest window where that
- * is more. The upper quartile, not the median: a benchmark that times a loop between two reads and reads once
+ * cost at that moment, and that is taken off (sample_clocks.window_work_p75_ns). The traps' cost moves with
+ * the host's load (12-16 us on one host, 19 or 24 us by the minute on another), so the allowance grows to half
+ * the shortest window where that is more. The upper quartile, not the median: a benchmark that times a loop between two reads and reads once
  * more to print leaves work in only a third of its windows.
  */
 #define CLOCK_PER_ACCESS_MIN_READS 1000

@@ -372,6 +372,7 @@ static bool affinity_task(struct target_watch *w, uint32_t tid, void *ctx)
 static bool poll_affinity(struct target_watch *w, struct watch_proc *pr)
 {
 	pr->smaps_tid = 0;
+	pr->rss_known = false;	/* a VmRSS only from a thread live at this poll */
 	return each_task(w, pr->pid, affinity_task, pr);
 }
 
