@@ -348,6 +348,7 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 		target_window_open(&st);
 	serve(&st, &si);
 	uint64_t exit_ns = timing_now_ns();
+	target_watch_exited(&st);
 	/*
 	 * Ctrl-C reaches the whole process group: the command may die of it
 	 * before tlbprof's loop sees its own flag. It is still an interruption.

@@ -728,6 +728,12 @@ static void clock_one_rate(struct target_watch *w, struct sample_profile *p)
 	}
 }
 
+void target_watch_exited(struct target_state *st)
+{
+	if (st->watch)
+		watch_clocks_release(st->watch);
+}
+
 void target_watch_finish(struct target_state *st)
 {
 	struct target_watch *w = st->watch;

@@ -138,6 +138,7 @@ struct target_watch {
 	unsigned clock_live;		/* of those, the ones not ended */
 	/* probes being closed in the background (each close waits for the kernel to unregister it) */
 	struct watch_closer *closers;
+	uint64_t clock_lost_closed[SAMPLE_CLOCK_FNS];	/* records the closed sessions of each function lost */
 	struct sample_clocks clocks;	/* what is known before the profile: libc, per function traced or why not */
 	bool own_faults;		/* faults is the watch's own session (not --sample page-faults) */
 	/* the execs of the command's process, from the clock session's records */
@@ -164,6 +165,7 @@ void watch_clocks_open(struct target_watch *w, pid_t pid);
 void watch_clock_follow(struct target_watch *w, uint32_t tid);
 void watch_clock_thread_ended(struct target_watch *w, uint32_t tid);
 void watch_clocks_tick(struct target_watch *w, bool final);
+void watch_clocks_release(struct target_watch *w);
 void watch_clocks_finish(struct target_watch *w, const struct sample_list *faults, struct sample_profile *p);
 void watch_clocks_close(struct target_watch *w);
 
@@ -175,6 +177,8 @@ int target_watch_timeout_ms(const struct target_state *st, int max_ms);
 void target_watch_tick(struct target_state *st);
 /* File descriptors to poll() for ring watermarks (-1 when none). */
 int target_watch_poll_fd(const struct target_state *st, int which);
+/* The command exited: start closing the clock probes, whose waits then overlap what follows. */
+void target_watch_exited(struct target_state *st);
 /* After the exit: the last records, then the profile into the result. */
 void target_watch_finish(struct target_state *st);
 /* Free everything; tolerates one never opened. */

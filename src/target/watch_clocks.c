@@ -139,7 +139,17 @@ static void closer_start(struct target_watch *w, struct watch_closer *c)
 	w->closers = c;
 }
 
-/* Close every session of clock function fn, first thread and later ones, keeping what they saw. */
+/* The records ws's session lost so far (0 without one). */
+static uint64_t session_lost(const struct watch_session *ws)
+{
+	struct sample_info info = { 0 };
+
+	if (ws->s)
+		sample_info_get(ws->s, &info);
+	return info.lost;
+}
+
+/* Close every session of clock function fn, first thread and later ones, keeping what they saw and lost. */
 static void clock_fn_stop(struct target_watch *w, int fn)
 {
 	struct watch_closer *c = calloc(1, sizeof(*c));
@@ -147,9 +157,12 @@ static void clock_fn_stop(struct target_watch *w, int fn)
 
 	if (!c)
 		c = &here;	/* closed in place, below */
+	w->clock_lost_closed[fn] += session_lost(&w->clockfn[fn]);
 	close_later(c, &w->clockfn[fn]);
-	for (size_t i = 0; i < w->n_clock_threads; i++)
+	for (size_t i = 0; i < w->n_clock_threads; i++) {
+		w->clock_lost_closed[fn] += session_lost(&w->clock_threads[i]->fn[fn]);
 		close_later(c, &w->clock_threads[i]->fn[fn]);
+	}
 	if (c == &here)
 		closer_run(c);
 	else
@@ -259,6 +272,18 @@ void watch_clocks_tick(struct target_watch *w, bool final)
 	}
 }
 
+/*
+ * The command is gone: every probe still open is drained and its close
+ * started in the background, so that the kernel's unregistrations (one after
+ * the other, 70-90 ms each here) overlap the profile's work rather than
+ * follow it. What they saw and lost is kept for watch_clocks_finish().
+ */
+void watch_clocks_release(struct target_watch *w)
+{
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		clock_fn_stop(w, fn);
+}
+
 /* After the profile (it names the hot thread): the hot thread's reads, windows and clocks. */
 void watch_clocks_finish(struct target_watch *w, const struct sample_list *faults, struct sample_profile *p)
 {
@@ -270,17 +295,9 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
 		lists[fn] = w->clockfn[fn].samples;
 		w->clocks.fn[fn].calls = w->clockfn[fn].samples.count;
-		if (w->clockfn[fn].s) {
-			struct sample_info info;
-			sample_info_get(w->clockfn[fn].s, &info);
-			w->clocks.fn[fn].lost = info.lost;
-		}
+		w->clocks.fn[fn].lost = w->clock_lost_closed[fn] + session_lost(&w->clockfn[fn]);
 		for (size_t i = 0; i < w->n_clock_threads; i++)
-			if (w->clock_threads[i]->fn[fn].s) {
-				struct sample_info info;
-				sample_info_get(w->clock_threads[i]->fn[fn].s, &info);
-				w->clocks.fn[fn].lost += info.lost;
-			}
+			w->clocks.fn[fn].lost += session_lost(&w->clock_threads[i]->fn[fn]);
 	}
 	for (int id = 0; id < SAMPLE_CLOCK_IDS - 1; id++) {
 		struct timespec ts;
@@ -322,30 +339,17 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 	p->clocks.libc_mapped |= p->clocks.hot_reads > 0;
 }
 
-static void *clock_session_close_thread(void *ws)
-{
-	watch_session_close(ws);
-	return NULL;
-}
-
 /*
- * Closing a uprobe event waits for the kernel to unregister it (60-100 ms
- * here, per event): the clock sessions are closed in parallel, where those
- * waits overlap (measured: 0.59 s against 0.67 s for six events).
+ * Close what is still open, in the background as watch_clocks_release()
+ * does (the kernel's unregistrations of the functions' probes then overlap
+ * where they can: 0.59 s against 0.67 s for six events here), and wait for
+ * every close started.
  */
 void watch_clocks_close(struct target_watch *w)
 {
-	pthread_t t[SAMPLE_CLOCK_FNS];
-	bool started[SAMPLE_CLOCK_FNS] = { false };
-
+	watch_clocks_release(w);
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
-		started[fn] = w->clockfn[fn].s && pthread_create(&t[fn], NULL, clock_session_close_thread, &w->clockfn[fn]) == 0;
-	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
-		if (started[fn])
-			pthread_join(t[fn], NULL);
-		else
-			watch_session_close(&w->clockfn[fn]);
-	}
+		watch_session_close(&w->clockfn[fn]);
 	for (size_t i = 0; i < w->n_clock_threads; i++) {
 		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 			watch_session_close(&w->clock_threads[i]->fn[fn]);
