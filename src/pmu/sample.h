@@ -403,15 +403,18 @@ void sample_summary_free(struct sample_summary *summary);
  * hrtimer-driven software clock (no PMU), one sample every
  * SAMPLE_CPU_CLOCK_PERIOD_NS of CPU time per thread, as perf record -F 4000
  * would take, for the first SAMPLE_CPU_CLOCK_FAST_NS of the command; then
- * every SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS (250 Hz). Each sample is a timer
- * interrupt, which in a KVM guest is an exit: at 4 kHz a 1 s chase ran 20 %
- * slower here, at 40 Hz within the noise. The samples are brought to one
+ * every SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS (100 Hz, the rate gperftools,
+ * async-profiler and py-spy sample at by default). Each sample is a timer
+ * interrupt, which in a KVM guest is an exit and, for a loop that misses the
+ * TLB, a refill: about 26 us of a 32 MiB chase per sample here (4 kHz
+ * throughout: +10 %), so 250 Hz took 0.65 % of every second and 100 Hz takes
+ * 0.26 %. The samples are brought to one
  * rate afterwards, the early ones thinned (a long command) or the slow ones
  * spread (a short one), so that every sample kept stands for the same CPU
  * time (sample_profile.clock_period_ns).
  */
 #define SAMPLE_CPU_CLOCK_PERIOD_NS 250000ull
-#define SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS 4000000ull
+#define SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS 10000000ull
 #define SAMPLE_CPU_CLOCK_FAST_NS 100000000ull
 /* Regions smaller than this are not watched: a benchmark's working set is megabytes, its libraries' data is not. */
 #define SAMPLE_WATCH_MIN_REGION_BYTES (1ull << 20)

@@ -198,7 +198,7 @@ int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t before_n
  */
 int watch_clock_spread(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns, uint64_t slow_ns);
 /* Below this many samples at the slow rate, the early ones are kept and the slow ones spread instead. */
-#define WATCH_CLOCK_THIN_MIN_SLOW 250u
+#define WATCH_CLOCK_THIN_MIN_SLOW 100u
 
 /*
  * The profile from what was watched (profile.c): the cpu-clock shares and the
