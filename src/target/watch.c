@@ -689,7 +689,7 @@ void target_watch_tick(struct target_state *st)
 		sample_drain(w->clock.s, &w->clock.sink, false);
 	if (w->faults.s)
 		sample_drain(w->faults.s, &w->faults.sink, false);
-	watch_clocks_tick(w, false);
+	watch_clocks_tick(w);
 	uint64_t now = timing_now_ns();
 	/* Past the first SAMPLE_CPU_CLOCK_FAST_NS: the slow rate (see SAMPLE_CPU_CLOCK_PERIOD_NS). */
 	if (w->clock.s && !w->clock_slow_ns && now - w->start_ns >= SAMPLE_CPU_CLOCK_FAST_NS &&

@@ -164,7 +164,7 @@ void watch_session_close(struct watch_session *ws);
 void watch_clocks_open(struct target_watch *w, pid_t pid);
 void watch_clock_follow(struct target_watch *w, uint32_t tid);
 void watch_clock_thread_ended(struct target_watch *w, uint32_t tid);
-void watch_clocks_tick(struct target_watch *w, bool final);
+void watch_clocks_tick(struct target_watch *w);
 void watch_clocks_release(struct target_watch *w);
 void watch_clocks_finish(struct target_watch *w, const struct sample_list *faults, struct sample_profile *p);
 void watch_clocks_close(struct target_watch *w);

@@ -252,19 +252,19 @@ void watch_clock_follow(struct target_watch *w, uint32_t tid)
  * their calls, all threads together, reached its budget (each call is a
  * trap), keeping what they saw.
  */
-void watch_clocks_tick(struct target_watch *w, bool final)
+void watch_clocks_tick(struct target_watch *w)
 {
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
 		struct watch_session *ws = &w->clockfn[fn];
 		if (!ws->s)
 			continue;
-		sample_drain(ws->s, &ws->sink, final);
+		sample_drain(ws->s, &ws->sink, false);
 		for (size_t i = 0; i < w->n_clock_threads; i++) {
 			struct watch_session *t = &w->clock_threads[i]->fn[fn];
 			if (t->s)
-				sample_drain(t->s, &t->sink, final);
+				sample_drain(t->s, &t->sink, false);
 		}
-		if (final || ws->samples.count < SAMPLE_CLOCK_BUDGET)
+		if (ws->samples.count < SAMPLE_CLOCK_BUDGET)
 			continue;
 		clock_fn_stop(w, fn);
 		w->clocks.fn[fn].stopped = true;
@@ -277,6 +277,7 @@ void watch_clocks_tick(struct target_watch *w, bool final)
  * started in the background, so that the kernel's unregistrations (one after
  * the other, 70-90 ms each here) overlap the profile's work rather than
  * follow it. What they saw and lost is kept for watch_clocks_finish().
+ * Once done, nothing is open: a second call does nothing.
  */
 void watch_clocks_release(struct target_watch *w)
 {
@@ -291,13 +292,12 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 	uint64_t res[SAMPLE_CLOCK_IDS] = { 0 };
 	long tck = sysconf(_SC_CLK_TCK);
 
-	watch_clocks_tick(w, true);
+	/* Their last records, and every loss in clock_lost_closed (target_watch_exited() did it already). */
+	watch_clocks_release(w);
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++) {
 		lists[fn] = w->clockfn[fn].samples;
 		w->clocks.fn[fn].calls = w->clockfn[fn].samples.count;
-		w->clocks.fn[fn].lost = w->clock_lost_closed[fn] + session_lost(&w->clockfn[fn]);
-		for (size_t i = 0; i < w->n_clock_threads; i++)
-			w->clocks.fn[fn].lost += session_lost(&w->clock_threads[i]->fn[fn]);
+		w->clocks.fn[fn].lost = w->clock_lost_closed[fn];
 	}
 	for (int id = 0; id < SAMPLE_CLOCK_IDS - 1; id++) {
 		struct timespec ts;
