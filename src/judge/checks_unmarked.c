@@ -22,6 +22,13 @@
 #define THP_RSS_SHARE 0.1
 /* The hot thread's share of known-mask samples on a one-CPU mask that counts as pinned. */
 #define PINNED_SHARE 0.9
+/*
+ * The mask is judged when the polls saw it over at least this share of the hot thread's samples from its hot
+ * loop on, and over this many samples: a run of a few polls can otherwise be judged on a handful of samples
+ * around a change of mask.
+ */
+#define AFFINITY_MIN_COVER 0.5
+#define AFFINITY_MIN_SAMPLES 10
 /* A hot loop with a frame pointer, a variable kept in a stack slot and this share of its instructions loading or
  * storing stack slots is -O0 code: optimised loops keep their variables in registers. */
 #define UNOPTIMISED_STACK_SHARE (1.0 / 3.0)
@@ -374,6 +381,13 @@ void checks_thp_backed_region(const struct analysis_check_def *def, const struct
 	checks_evidence(c, "vm_nh", thp && thp->vm_nh);
 }
 
+/* The polls saw the hot thread's mask over enough of its samples to judge it. */
+static bool affinity_covered(const struct sample_profile *p)
+{
+	return p->affinity_samples >= AFFINITY_MIN_SAMPLES &&
+	       share(p->affinity_samples, p->affinity_hot) >= AFFINITY_MIN_COVER;
+}
+
 void checks_pinning(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
 	const struct sample_profile *p = in->profile;
@@ -387,20 +401,33 @@ void checks_pinning(const struct analysis_check_def *def, const struct analysis_
 			   : "no poll read the hot thread's Cpus_allowed_list while its samples were taken");
 		return;
 	}
+	if (!affinity_covered(p)) {
+		c = checks_add(a, def, CHECK_SKIP, "could not tell, because the polls saw the hot thread's "
+			       "Cpus_allowed_list hold over %llu of its %llu cpu-clock samples from its hot function on (%.0f "
+			       "%%; %d and %.0f %% are needed): the mask may have changed unseen in the rest (a short "
+			       "run, a benchmark that pins itself between two polls)", (unsigned long long)p->affinity_samples,
+			       (unsigned long long)p->affinity_hot, 100 * share(p->affinity_samples, p->affinity_hot),
+			       AFFINITY_MIN_SAMPLES, 100 * AFFINITY_MIN_COVER);
+		checks_evidence(c, "samples", (double)p->affinity_samples);
+		checks_evidence(c, "hot_samples", (double)p->affinity_hot);
+		return;
+	}
 	double single = share(p->affinity_single, p->affinity_samples);
 	if (single < PINNED_SHARE)
 		c = checks_add(a, def, CHECK_WARN,
-			       "the hot thread %u ran %.0f %% of its sampled CPU time with a Cpus_allowed_list of %u CPUs: "
+			       "the hot thread %u ran %.0f %% of its sampled CPU time from its hot function on with a "
+			       "Cpus_allowed_list of %u CPUs: "
 			       "not pinned, so the scheduler may move it mid-measurement and its caches and TLB go cold; pin "
 			       "it (tlbprof run --cpu N, taskset -c N, or sched_setaffinity in the benchmark)", p->hot_tid,
 			       100 * (1 - single), p->cpus_allowed_last > 1 ? p->cpus_allowed_last : p->cpus_allowed_first);
 	else
 		c = checks_add(a, def, CHECK_PASS, "the hot thread %u held a one-CPU Cpus_allowed_list for %.0f %% of its "
-			       "sampled CPU time%s", p->hot_tid, 100 * single, p->cpus_allowed_first > 1
+			       "sampled CPU time from its hot function on%s", p->hot_tid, 100 * single, p->cpus_allowed_first > 1
 			       ? ": the mask narrowed after the command started (the benchmark, or a wrapper, pinned it), "
 				 "and a move that pinning causes is no warning"
 			       : ", at every poll that saw it");
 	checks_evidence(c, "samples", (double)p->affinity_samples);
+	checks_evidence(c, "hot_samples", (double)p->affinity_hot);
 	checks_evidence(c, "single_cpu_share", single);
 	checks_evidence(c, "cpus_allowed_first", p->cpus_allowed_first);
 	checks_evidence(c, "cpus_allowed_last", p->cpus_allowed_last);
@@ -478,7 +505,7 @@ static void rejudge_migrations_timed(const struct sample_profile *p, struct anal
 static void rejudge_migrations(const struct sample_profile *p, struct analysis *a)
 {
 	double single = share(p->affinity_single, p->affinity_samples);
-	bool pinned = p->affinity_samples && single >= PINNED_SHARE && p->cpus_allowed_last == 1;
+	bool pinned = affinity_covered(p) && single >= PINNED_SHARE && p->cpus_allowed_last == 1;
 
 	for (size_t i = 0; i < a->n_checks; i++) {
 		struct analysis_check *c = &a->checks[i];

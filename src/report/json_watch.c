@@ -224,7 +224,8 @@ json_t *report_watch_json(const struct sample_profile *p)
 	json_object_set_new(o, "regions", regions_json(p));
 	json_object_set_new(o, "cpu_clock", clock_json(p));
 	json_object_set_new(o, "page_faults", faults_json(p));
-	json_object_set_new(o, "affinity", json_pack("{s:I, s:I, s:o, s:o}", "samples", (json_int_t)p->affinity_samples,
+	json_object_set_new(o, "affinity", json_pack("{s:I, s:I, s:I, s:o, s:o}", "hot_samples",
+						     (json_int_t)p->affinity_hot, "samples", (json_int_t)p->affinity_samples,
 						     "single_cpu", (json_int_t)p->affinity_single, "cpus_allowed_first",
 						     p->cpus_allowed_first ? count(p->cpus_allowed_first) : json_null(),
 						     "cpus_allowed_last",
@@ -461,6 +462,8 @@ int report_watch_read(const json_t *w, struct sample_profile *p)
 	read_clock(json_object_get(w, "cpu_clock"), p);
 	read_faults(json_object_get(w, "page_faults"), p);
 	p->affinity_samples = get_u64(aff, "samples");
+	/* A report from before hot_samples: the samples judged were all of them. */
+	p->affinity_hot = json_object_get(aff, "hot_samples") ? get_u64(aff, "hot_samples") : p->affinity_samples;
 	p->affinity_single = get_u64(aff, "single_cpu");
 	p->cpus_allowed_first = (unsigned)get_u64(aff, "cpus_allowed_first");
 	p->cpus_allowed_last = (unsigned)get_u64(aff, "cpus_allowed_last");

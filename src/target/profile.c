@@ -83,12 +83,24 @@ static void hot_range(const uint64_t *ips, size_t n, uint64_t *lo, uint64_t *hi)
 	*hi = ips[best + k - 1] + HOT_LOOP_SLACK_BYTES;
 }
 
-/* The hot thread's samples against its Cpus_allowed_list observations (each holds between the polls that saw it). */
+/*
+ * The hot thread's samples against its Cpus_allowed_list observations (each holds between the polls that saw
+ * it), from its first sample in the hot function on (all of them without one): the loader and the C runtime's
+ * start, before the program's own code runs, are not the measurement.
+ */
 static void affinity_profile(const struct target_watch *w, const struct clock_hit *hits, size_t n,
-			     struct sample_profile *p)
+			     const struct clock_hit *hot_group, struct sample_profile *p)
 {
 	const struct watch_affinity *first = NULL, *last = NULL;
+	uint64_t from = UINT64_MAX;
 
+	for (size_t j = 0; j < n; j++) {
+		const struct sample_record *r = hits[j].r;
+		if (r->tid == p->hot_tid && (!hot_group || hit_cmp(&hits[j], hot_group) == 0) && r->time_ns < from)
+			from = r->time_ns;
+	}
+	for (size_t j = 0; j < n; j++)
+		p->affinity_hot += hits[j].r->tid == p->hot_tid && hits[j].r->time_ns >= from;
 	for (size_t i = 0; i < w->n_aff; i++)
 		if (w->aff[i].tid == p->hot_tid) {
 			if (!first)
@@ -100,14 +112,15 @@ static void affinity_profile(const struct target_watch *w, const struct clock_hi
 	p->cpus_allowed_first = first->cpus;
 	p->cpus_allowed_last = last->cpus;
 	for (size_t j = 0; j < n; j++) {
-		if (hits[j].r->tid != p->hot_tid)
+		if (hits[j].r->tid != p->hot_tid || hits[j].r->time_ns < from)
 			continue;
 		/*
 		 * The mask a poll saw holds from that poll to the last poll that saw it
-		 * again. A sample before the first poll, after the last, or between
-		 * the last poll of one mask and the first of the next is not counted:
-		 * the mask may have changed there unseen (a benchmark that pins itself
-		 * after the first poll, a run that ends between two polls).
+		 * again (the command's exit is the last for its leader thread: see
+		 * target_watch_exiting). A sample before the first poll, after the
+		 * last, or between the last poll of one mask and the first of the
+		 * next is not counted: the mask may have changed there unseen (a
+		 * benchmark that pins itself after the first poll).
 		 */
 		uint64_t t = hits[j].r->time_ns;
 		const struct watch_affinity *mask = NULL;
@@ -233,7 +246,7 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 			hot_range(ips, n, &p->hot_lo, &p->hot_hi);
 			loop_code(w, p);
 		}
-		affinity_profile(w, hits, l->count, p);
+		affinity_profile(w, hits, l->count, hot_group, p);
 	}
 	free(sorted);
 	free(hits);

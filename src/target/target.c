@@ -293,10 +293,15 @@ static void serve(struct target_state *st, siginfo_t *si)
 		for (int i = 0; i < 2; i++)
 			target_channel_ready(st, &st->ch[i], p[1 + i].revents);
 		if (st->pidfd < 0 || (p[0].revents & POLLIN)) {
+			/* Exited: the zombie's last word (target_watch_exiting), then reaped. */
 			memset(si, 0, sizeof(*si));
-			if (waitid(P_PID, (id_t)st->pid, si, WEXITED | (st->pidfd < 0 ? WNOHANG : 0)) == 0 &&
-			    si->si_pid == st->pid)
+			if (waitid(P_PID, (id_t)st->pid, si, WEXITED | WNOWAIT | (st->pidfd < 0 ? WNOHANG : 0)) == 0 &&
+			    si->si_pid == st->pid) {
+				target_watch_exiting(st);
+				while (waitid(P_PID, (id_t)st->pid, si, WEXITED) != 0 && errno == EINTR)
+					;
 				exited = true;
+			}
 		}
 	}
 }

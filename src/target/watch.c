@@ -339,6 +339,23 @@ static bool each_task(struct target_watch *w, pid_t pid, bool (*fn)(struct targe
 	return true;
 }
 
+/* The Cpus_allowed_list in a thread's status (in w->buf). */
+static bool mask_task(struct target_watch *w, uint32_t tid, void *ctx)
+{
+	const char *l = strstr(w->buf, "\nCpus_allowed_list:");
+
+	(void)ctx;
+	if (l) {
+		l += strlen("\nCpus_allowed_list:");
+		while (*l == ' ' || *l == '\t')
+			l++;
+		unsigned cpus = watch_cpulist_count(l);
+		if (cpus)
+			affinity_note(w, tid, cpus);
+	}
+	return true;
+}
+
 /*
  * A thread's Cpus_allowed_list; the first live thread is the one whose task
  * directory the smaps is read from (the leader first: past its exit, with
@@ -348,20 +365,12 @@ static bool each_task(struct target_watch *w, pid_t pid, bool (*fn)(struct targe
 static bool affinity_task(struct target_watch *w, uint32_t tid, void *ctx)
 {
 	struct watch_proc *pr = ctx;
-	const char *l = strstr(w->buf, "\nCpus_allowed_list:");
 
 	if (!pr->smaps_tid && task_live(w->buf)) {
 		pr->smaps_tid = tid;
 		pr->rss_known = watch_status_rss(w->buf, strlen(w->buf), &pr->rss) == 0;
 	}
-	if (l) {
-		l += strlen("\nCpus_allowed_list:");
-		while (*l == ' ' || *l == '\t')
-			l++;
-		unsigned cpus = watch_cpulist_count(l);
-		if (cpus)
-			affinity_note(w, tid, cpus);
-	}
+	(void)mask_task(w, tid, NULL);
 	/* The fork records' backstop: a thread whose record was lost, or no cpu-clock session at all. */
 	if (pr->clock_traced)
 		watch_clock_follow(w, tid);
@@ -726,6 +735,16 @@ static void clock_one_rate(struct target_watch *w, struct sample_profile *p)
 				    SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) == 0) {
 		p->clock_period_ns = SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS;
 	}
+}
+
+void target_watch_exiting(struct target_state *st)
+{
+	struct target_watch *w = st->watch;
+
+	if (!w || !w->n_procs)
+		return;
+	w->now_ns = timing_now_ns();
+	(void)each_task(w, w->procs[0].pid, mask_task, NULL);
 }
 
 void target_watch_exited(struct target_state *st)

@@ -177,6 +177,12 @@ int target_watch_timeout_ms(const struct target_state *st, int max_ms);
 void target_watch_tick(struct target_state *st);
 /* File descriptors to poll() for ring watermarks (-1 when none). */
 int target_watch_poll_fd(const struct target_state *st, int which);
+/*
+ * The command exited and is not reaped yet: its zombie leader keeps the mask it exited with, so the mask the
+ * last poll saw is known to the exit (a short benchmark's hot loop often runs after the last poll). The other
+ * threads are gone by then.
+ */
+void target_watch_exiting(struct target_state *st);
 /* The command exited: start closing the clock probes, whose waits then overlap what follows. */
 void target_watch_exited(struct target_state *st);
 /* After the exit: the last records, then the profile into the result. */

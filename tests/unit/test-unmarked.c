@@ -111,6 +111,7 @@ static void correct(struct sample_profile *p)
 	p->regions[0] = (struct sample_watch_region){ .start = p->fault_region_start, .end = p->fault_region_end,
 						      .anonymous = true, .vm_nh = true, .kernel_page_bytes = 4096,
 						      .rss_max = 32u << 20, .faults = 8192, .fault_pages = 8192 };
+	p->affinity_hot = 650;
 	p->affinity_samples = 600;
 	p->affinity_single = 600;
 	p->cpus_allowed_first = p->cpus_allowed_last = 1;
@@ -157,6 +158,22 @@ static void thp(struct sample_profile *p)
 
 static void unpinned(struct sample_profile *p)
 {
+	p->affinity_single = 0;
+	p->cpus_allowed_first = p->cpus_allowed_last = 2;
+}
+
+/* The polls saw the mask over a few samples around a pin (a short run): the wide mask before it says nothing. */
+static void mask_glimpsed(struct sample_profile *p)
+{
+	p->affinity_samples = 9;
+	p->affinity_single = 0;
+	p->cpus_allowed_first = 2;
+}
+
+/* Over half of the samples and more, but not over half of them: the rest is unseen. */
+static void mask_half_seen(struct sample_profile *p)
+{
+	p->affinity_samples = 320;
 	p->affinity_single = 0;
 	p->cpus_allowed_first = p->cpus_allowed_last = 2;
 }
@@ -246,6 +263,8 @@ static void test_checks(void)
 		{ __LINE__, "zero page", zero_page, { P, P, S, S, W, P, P, P }, "zero page" },
 		{ __LINE__, "THP in a 4k region", thp, { P, P, S, S, P, W, P, P }, "MADV_HUGEPAGE" },
 		{ __LINE__, "not pinned", unpinned, { P, P, S, S, P, P, W, P }, "not pinned" },
+		{ __LINE__, "mask seen over 9 samples", mask_glimpsed, { P, P, S, S, P, P, S, P }, "over 9 of its 650" },
+		{ __LINE__, "mask seen over 49 %", mask_half_seen, { P, P, S, S, P, P, S, P }, "(49 %;" },
 		{ __LINE__, "through env", wrapped, { P, P, S, S, P, P, P, P }, "env -> bench" },
 		{ __LINE__, "forked by sh", forked, { P, P, S, S, P, P, P, P }, "process 43, which the command (dash)" },
 		{ __LINE__, "not followed", unfollowed, { P, P, S, S, S, S, P, P }, "did not poll" },
@@ -304,6 +323,14 @@ static void test_rejudge(void)
 	set_status(&a, "cpu_migrations", CHECK_WARN);
 	CHECK(analysis_check_unmarked(&a, NULL, 0, &p) == 0, "unmarked checks");
 	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_WARN, "an unpinned thread's moves still warn");
+	analysis_free(&a);
+	/* A one-CPU mask seen over too few of the samples does not clear them either. */
+	correct(&p);
+	p.affinity_samples = p.affinity_single = 300;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0, "analysed");
+	set_status(&a, "cpu_migrations", CHECK_WARN);
+	CHECK(analysis_check_unmarked(&a, NULL, 0, &p) == 0, "unmarked checks");
+	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_WARN, "a mask seen over 46 %% of the samples: %s", msg);
 	analysis_free(&a);
 	/* Unpinned, with its clock reads seen: moves outside the timed span pass, moves inside it warn. */
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true, .windows = 1, .hot_reads = 2,
