@@ -381,9 +381,14 @@ void checks_thp_backed_region(const struct analysis_check_def *def, const struct
 	checks_evidence(c, "vm_nh", thp && thp->vm_nh);
 }
 
-/* The polls saw the hot thread's mask over enough of its samples to judge it. */
+/*
+ * The polls saw the hot thread's mask over enough of its samples to judge it. A report from before
+ * hot_samples (0 with samples known) is judged as it was then, on any sample.
+ */
 static bool affinity_covered(const struct sample_profile *p)
 {
+	if (!p->affinity_hot)
+		return p->affinity_samples > 0;
 	return p->affinity_samples >= AFFINITY_MIN_SAMPLES &&
 	       share(p->affinity_samples, p->affinity_hot) >= AFFINITY_MIN_COVER;
 }
@@ -519,7 +524,8 @@ static void rejudge_migrations(const struct sample_profile *p, struct analysis *
 		snprintf(c->message, sizeof(c->message),
 			 "the moves counted happened before the hot thread was pinned (the benchmark pinning itself at "
 			 "startup) or in other threads: the hot thread held a one-CPU Cpus_allowed_list, under which no "
-			 "move can happen, for %.0f %% of its sampled CPU time (see pinning)", 100 * single);
+			 "move can happen, for %.0f %% of its sampled CPU time from its hot function on (see pinning)",
+			 100 * single);
 		checks_evidence(c, "pinned_share", single);
 	}
 }

@@ -623,7 +623,8 @@ struct sample_profile {
 	size_t n_regions;
 	struct sample_watch_region regions[SAMPLE_WATCH_MAX_REGIONS];
 	/* the hot thread's affinity (/proc/PID/task/TID/status Cpus_allowed_list), over its cpu-clock samples */
-	uint64_t affinity_hot;		/* the hot thread's samples from its first in the hot function on (all without one) */
+	uint64_t affinity_hot;		/* the hot thread's samples from its first in the hot function on (all without one;
+					 * 0 in a report from before the field) */
 	uint64_t affinity_samples;	/* of those, the ones with a known mask */
 	uint64_t affinity_single;	/* of those, taken while the mask held one CPU */
 	unsigned cpus_allowed_first, cpus_allowed_last;	/* CPUs in the hot thread's mask at its first and last poll */

@@ -462,8 +462,7 @@ int report_watch_read(const json_t *w, struct sample_profile *p)
 	read_clock(json_object_get(w, "cpu_clock"), p);
 	read_faults(json_object_get(w, "page_faults"), p);
 	p->affinity_samples = get_u64(aff, "samples");
-	/* A report from before hot_samples: the samples judged were all of them. */
-	p->affinity_hot = json_object_get(aff, "hot_samples") ? get_u64(aff, "hot_samples") : p->affinity_samples;
+	p->affinity_hot = get_u64(aff, "hot_samples");	/* 0 in a report from before it: see affinity_covered() */
 	p->affinity_single = get_u64(aff, "single_cpu");
 	p->cpus_allowed_first = (unsigned)get_u64(aff, "cpus_allowed_first");
 	p->cpus_allowed_last = (unsigned)get_u64(aff, "cpus_allowed_last");

@@ -263,13 +263,15 @@ static int release(struct target_state *st)
 	return 0;
 }
 
-/* Serve the channels (and drain the sample rings) until the command exits or tlbprof is asked to stop. */
-static void serve(struct target_state *st, siginfo_t *si)
+/*
+ * Serve the channels (and drain the sample rings) until the command exits or tlbprof is asked to stop. Returns
+ * when it exited (before the watch's last read of it).
+ */
+static uint64_t serve(struct target_state *st, siginfo_t *si)
 {
 	const struct run_context *ctx = st->ctx;
-	bool exited = false;
 
-	while (!exited) {
+	for (;;) {
 		struct pollfd p[6] = { { st->pidfd, POLLIN, 0 }, { st->ch[0].ctl, POLLIN, 0 }, { st->ch[1].ctl, POLLIN, 0 },
 				       { st->sampler ? sample_poll_fd(st->sampler) : -1, POLLIN, 0 },
 				       { target_watch_poll_fd(st, 0), POLLIN, 0 }, { target_watch_poll_fd(st, 1), POLLIN, 0 } };
@@ -297,13 +299,15 @@ static void serve(struct target_state *st, siginfo_t *si)
 			memset(si, 0, sizeof(*si));
 			if (waitid(P_PID, (id_t)st->pid, si, WEXITED | WNOWAIT | (st->pidfd < 0 ? WNOHANG : 0)) == 0 &&
 			    si->si_pid == st->pid) {
+				uint64_t exit_ns = timing_now_ns();
 				target_watch_exiting(st);
 				while (waitid(P_PID, (id_t)st->pid, si, WEXITED) != 0 && errno == EINTR)
 					;
-				exited = true;
+				return exit_ns;
 			}
 		}
 	}
+	return timing_now_ns();
 }
 
 /* Close and free what the run holds; tolerates a partial setup. */
@@ -351,8 +355,7 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	/* perf stat without -D -1 counts from the start: an "enabled" window opens at exec. */
 	if ((opt->ctl_path || opt->ctl_fd >= 0) && !opt->start_disabled)
 		target_window_open(&st);
-	serve(&st, &si);
-	uint64_t exit_ns = timing_now_ns();
+	uint64_t exit_ns = serve(&st, &si);
 	target_watch_exited(&st);
 	/*
 	 * Ctrl-C reaches the whole process group: the command may die of it

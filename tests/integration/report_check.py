@@ -245,3 +245,11 @@ def validate(rep, kind="written"):
         need(c["baseline"] in names and c["variant"] in names, f"analysis.comparisons[{i}] names unknown phases")
     if "phases" in an:
         need([x["name"] for x in an["phases"]] == names, "analysis.phases is parallel to phases")
+    watch = (rep.get("target") or {}).get("watch")
+    if watch and watch.get("affinity"):
+        # The pinning check's samples nest: one-CPU ones among the known-mask ones among the hot thread's own. A
+        # written report carries hot_samples (the root schema admits reports from before it).
+        aff = watch["affinity"]
+        need(kind != "written" or "hot_samples" in aff, "target.watch.affinity.hot_samples: written by this tlbprof")
+        need(aff["single_cpu"] <= aff["samples"] <= aff.get("hot_samples", aff["samples"]),
+             f"target.watch.affinity: single_cpu <= samples <= hot_samples ({aff})")

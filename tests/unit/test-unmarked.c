@@ -170,12 +170,19 @@ static void mask_glimpsed(struct sample_profile *p)
 	p->cpus_allowed_first = 2;
 }
 
-/* Over half of the samples and more, but not over half of them: the rest is unseen. */
+/* More than 10 samples, but under half of them: the rest is unseen. */
 static void mask_half_seen(struct sample_profile *p)
 {
 	p->affinity_samples = 320;
 	p->affinity_single = 0;
 	p->cpus_allowed_first = p->cpus_allowed_last = 2;
+}
+
+/* A report from before hot_samples (read back as 0): judged as then, on the samples it has. */
+static void mask_old_report(struct sample_profile *p)
+{
+	p->affinity_hot = 0;
+	p->affinity_samples = p->affinity_single = 5;
 }
 
 static void wrapped(struct sample_profile *p)
@@ -265,6 +272,7 @@ static void test_checks(void)
 		{ __LINE__, "not pinned", unpinned, { P, P, S, S, P, P, W, P }, "not pinned" },
 		{ __LINE__, "mask seen over 9 samples", mask_glimpsed, { P, P, S, S, P, P, S, P }, "over 9 of its 650" },
 		{ __LINE__, "mask seen over 49 %", mask_half_seen, { P, P, S, S, P, P, S, P }, "(49 %;" },
+		{ __LINE__, "a report from before hot_samples", mask_old_report, { P, P, S, S, P, P, P, P }, "for 100 %" },
 		{ __LINE__, "through env", wrapped, { P, P, S, S, P, P, P, P }, "env -> bench" },
 		{ __LINE__, "forked by sh", forked, { P, P, S, S, P, P, P, P }, "process 43, which the command (dash)" },
 		{ __LINE__, "not followed", unfollowed, { P, P, S, S, S, S, P, P }, "did not poll" },
