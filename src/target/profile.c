@@ -99,21 +99,20 @@ static void affinity_profile(const struct target_watch *w, const struct clock_hi
 		if (r->tid == p->hot_tid && (!hot_group || hit_cmp(&hits[j], hot_group) == 0) && r->time_ns < from)
 			from = r->time_ns;
 	}
-	for (size_t j = 0; j < n; j++)
-		p->affinity_hot += hits[j].r->tid == p->hot_tid && hits[j].r->time_ns >= from;
 	for (size_t i = 0; i < w->n_aff; i++)
 		if (w->aff[i].tid == p->hot_tid) {
 			if (!first)
 				first = &w->aff[i];
 			last = &w->aff[i];
 		}
-	if (!first)
-		return;
-	p->cpus_allowed_first = first->cpus;
-	p->cpus_allowed_last = last->cpus;
+	if (first) {
+		p->cpus_allowed_first = first->cpus;
+		p->cpus_allowed_last = last->cpus;
+	}
 	for (size_t j = 0; j < n; j++) {
 		if (hits[j].r->tid != p->hot_tid || hits[j].r->time_ns < from)
 			continue;
+		p->affinity_hot++;
 		/*
 		 * The mask a poll saw holds from that poll to the last poll that saw it
 		 * again (the command's exit is the last for its leader thread: see
