@@ -166,6 +166,9 @@ struct phase_result {
 	unsigned n_passes;		/* second passes that ran */
 	double pass_after_s[PHASE_SECOND_PASSES];	/* seconds from the phase's start to each pass's start */
 	bool rerun_kept;		/* the passes ran on the phase's last allocation (false: each on a fresh one) */
+	unsigned pass_warmup_passes[PHASE_SECOND_PASSES];	/* each pass's warm-up passes around the structure */
+	unsigned pass_unsettled;	/* passes whose warm-up hit its cap before it was steady */
+	bool pass_warmup_known;		/* the two above were recorded (false: a report from before them) */
 	char rerun_why[200];		/* why there is no second pass, or why they stopped short; "" otherwise */
 	double precision_between;	/* (their median - the phase's median) / the phase's median; 0 without them */
 	double precision_host;		/* stats_precision_host(): the host's part of the claim; 0 without passes */

@@ -19,6 +19,7 @@
 #include "machine/environment.h"
 #include "measure/region.h"
 #include "measure/timed.h"
+#include "measure/warmup.h"
 #include "measure/workload.h"
 
 void runner_phase_fail(struct phase_result *res, bool unavailable, const char *fmt, ...)
@@ -147,7 +148,9 @@ enum { MAX_AUTO_SAMPLES = 2000, MAX_AUTO_ALLOCATIONS = 100 };
  * passes measured the transient; with none, this stops after four. Steady:
  * WARMUP_PATIENCE passes in a row not WARMUP_GAIN faster than the best
  * before them. At least WARMUP_MIN_PASSES, at most WARMUP_MAX_PASSES or a
- * quarter of the time budget per allocation. A pass is
+ * quarter of the time budget per allocation; on a kept allocation's second
+ * pass, steady also needs a pass back near the level it was measured at
+ * (measure/warmup.c, measure/rerun.c). A pass is
  * one trip around the structure, but at least WARMUP_MIN_PASS accesses (to
  * outlast the clock) and at most WARMUP_MAX_PASS (a 16 M-slot chain is timed
  * in parts, so the caps and a stop request are seen within 0.2 s or so).
@@ -181,22 +184,25 @@ static uint64_t auto_batch(const struct workload_ops *w, void *state, const stru
 }
 
 /*
- * Auto warm-up: run passes of `units` accesses until WARMUP_PATIENCE passes
- * in a row are not WARMUP_GAIN faster than the best before them (true), or
- * the pass or time cap comes first, or a stop is requested (false); the time
- * cap only after WARMUP_MIN_PASSES. *passes and *accesses: what ran.
+ * Auto warm-up: run passes of `units` accesses until steady under the rule
+ * of measure/warmup.c (WARMUP_PATIENCE passes in a row not WARMUP_GAIN
+ * faster than the best before them and, where settle_ns > 0, the fastest
+ * pass back at or below it) (true), or the pass or time cap comes first, or
+ * a stop is requested (false); the time cap only after WARMUP_MIN_PASSES.
+ * *passes and *accesses: what ran.
  */
 static bool warm_until_steady(const struct workload_ops *w, void *state, uint64_t units, double cap_s,
-			      const struct run_context *ctx, unsigned *passes, uint64_t *accesses)
+			      double settle_ns, const struct run_context *ctx, unsigned *passes, uint64_t *accesses)
 {
+	const struct warm_rule rule = { .gain = WARMUP_GAIN, .patience = WARMUP_PATIENCE, .settle_ns = settle_ns };
 	uint64_t pass = units, t0 = timing_now_ns();
-	double best = INFINITY;
-	unsigned stale = 0;
+	struct warm_state st;
 
 	if (pass < WARMUP_MIN_PASS)
 		pass = WARMUP_MIN_PASS;
 	if (pass > WARMUP_MAX_PASS)
 		pass = WARMUP_MAX_PASS;
+	warm_start(&st);
 	*passes = 0;
 	*accesses = 0;
 	while (*passes < WARMUP_MAX_PASSES && !runner_stop_requested(ctx)) {
@@ -204,12 +210,8 @@ static bool warm_until_steady(const struct workload_ops *w, void *state, uint64_
 		++*passes;
 		*accesses += pass;
 		runner_progress_tick(ctx);
-		if (per < best * (1 - WARMUP_GAIN)) {
-			best = per;
-			stale = 0;
-		} else if (++stale >= WARMUP_PATIENCE) {
+		if (warm_pass(&st, &rule, per))
 			return true;	/* 1 + WARMUP_PATIENCE >= WARMUP_MIN_PASSES passes by now */
-		}
 		if (*passes >= WARMUP_MIN_PASSES && (double)(timing_now_ns() - t0) / 1e9 >= cap_s)
 			return false;
 	}
@@ -301,24 +303,26 @@ static bool prepare_verified(const struct phase_spec *ph, struct phase_result *r
 
 /*
  * Warm-up on the very same code path: caches, TLBs, page walks, branch
- * predictors, core clock. Auto: until steady, and on the first allocation
- * the batch is chosen after it. Returns the batch of a timed sample.
+ * predictors, core clock. Auto: until steady (settle_ns: see
+ * warm_until_steady()), and on the first allocation the batch is chosen
+ * after it. *steady: whether it got there. Returns the batch of a timed sample.
  */
 static uint64_t warm_up(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
-			void *state, uint64_t units)
+			void *state, uint64_t units, double settle_ns, bool *steady)
 {
 	const struct workload_ops *w = ph->workload;
 	uint64_t wt0 = timing_now_ns(), warm;
 
 	if (ph->iterations_auto) {
 		unsigned passes = 0;
-		bool steady = warm_until_steady(w, state, units, ph->time_budget_s / 4, ctx, &passes, &warm);
+		*steady = warm_until_steady(w, state, units, ph->time_budget_s / 4, settle_ns, ctx, &passes, &warm);
 		res->warmup_passes += passes;
 		if (passes > res->warmup_max_passes)
 			res->warmup_max_passes = passes;
-		res->warmup_unsettled += !steady;
+		res->warmup_unsettled += !*steady;
 	} else {
 		warm = timed_run_chunks(w, state, ph->warmup_iterations, ctx->stop);	/* --iters 1T: 100 G */
+		*steady = true;
 	}
 	res->warmup_accesses += warm;
 	res->warmup_ms += (double)(timing_now_ns() - wt0) / 1e6;
@@ -405,7 +409,8 @@ bool runner_allocation(const struct phase_spec *ph, const struct run_context *ct
 	if (prepare_verified(ph, res, a, &region, &state, &units)) {
 		/* Before the warm-up, not after: whatever drawing the line touches is warmed over again. */
 		runner_progress_tick(ctx);
-		uint64_t batch = warm_up(ph, ctx, res, state, units);
+		bool steady;
+		uint64_t batch = warm_up(ph, ctx, res, state, units, 0, &steady);
 		take_samples(ph, ctx, res, cs, state, batch, a, extend, cap, phase_t0);
 		verify_after(ph, res, &region);
 		if (keep && res->status == PHASE_OK) {
@@ -428,10 +433,10 @@ void runner_kept_release(const struct phase_spec *ph, struct runner_kept *k)
 }
 
 bool runner_pass_kept(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
-		      struct runner_kept *k)
+		      struct runner_kept *k, double settle_ns, bool *steady)
 {
 	uint64_t t0 = timing_now_ns();
-	uint64_t batch = warm_up(ph, ctx, res, k->state, k->units);
+	uint64_t batch = warm_up(ph, ctx, res, k->state, k->units, settle_ns, steady);
 
 	take_samples(ph, ctx, res, NULL, k->state, batch, 0, false, ph->repeat, t0);
 	verify_after(ph, res, &k->region);

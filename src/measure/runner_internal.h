@@ -52,10 +52,12 @@ bool runner_allocation(const struct phase_spec *ph, const struct run_context *ct
 
 /*
  * One pass of --repeat samples into res on a kept allocation, warmed up
- * again the same way, its backing checked after. Returns false when it failed (res says why).
+ * again the same way but steady only with its fastest pass at or below
+ * settle_ns (0: no such bound), its backing checked after. *steady: whether
+ * the warm-up got there before its cap. Returns false when it failed (res says why).
  */
 bool runner_pass_kept(const struct phase_spec *ph, const struct run_context *ctx, struct phase_result *res,
-		      struct runner_kept *k);
+		      struct runner_kept *k, double settle_ns, bool *steady);
 
 /*
  * Why a phase of spec ph takes no second pass, whatever it measures, or

@@ -523,6 +523,30 @@ static int read_self_checks(struct reader *rd, json_t *p, const char *where, str
 	return 0;
 }
 
+/* Each second pass's warm-up and how many hit their cap (optional: not in reports from before them). */
+static int read_pass_warmups(struct reader *rd, json_t *pass, const char *w, struct phase_result *r)
+{
+	json_t *warm = json_object_get(pass, "warmup_passes"), *unsettled = json_object_get(pass, "unsettled");
+
+	if (!warm && !unsettled)
+		return 0;
+	if (!json_is_array(warm) || json_array_size(warm) != r->n_passes)
+		return rd_bad(rd, "%s.warmup_passes: not one count per pass (%u)", w, r->n_passes);
+	for (size_t i = 0; i < r->n_passes; i++) {
+		json_t *v = json_array_get(warm, i);
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX)
+			return rd_bad(rd, "%s.warmup_passes[%zu]: not a count of passes", w, i);
+		r->pass_warmup_passes[i] = (unsigned)json_integer_value(v);
+	}
+	if (r->n_passes ? !json_is_integer(unsettled) || json_integer_value(unsettled) < 0 ||
+				  json_integer_value(unsettled) > r->n_passes
+			: unsettled && !json_is_null(unsettled))
+		return rd_bad(rd, "%s.unsettled: not a count from 0 to the %u passes", w, r->n_passes);
+	r->pass_unsettled = r->n_passes ? (unsigned)json_integer_value(unsettled) : 0;
+	r->pass_warmup_known = true;
+	return 0;
+}
+
 /*
  * Which second pass each of its samples was taken in (optional; absent: all
  * in one): 1 first, then each the one before or the next, as they are taken.
@@ -559,7 +583,7 @@ static int read_sample_passes(struct reader *rd, json_t *pass, const char *w, st
 			return rd_bad(rd, "%s.passes_after_s[%zu]: not a number of seconds", w, i);
 		r->pass_after_s[i] = json_number_value(v);
 	}
-	return 0;
+	return read_pass_warmups(rd, pass, w, r);
 }
 
 /* The second passes and the claimed precision (reports from before them have neither: not recorded). */

@@ -129,12 +129,19 @@ with tempfile.TemporaryDirectory() as tmp:
                               ("sample_passes", [1, 1, 1, 3, 3, 3, 3, 3, 3], "second_pass.sample_passes[3]"),
                               ("sample_passes", [2, 2, 2, 2, 2, 2, 2, 2, 2], "second_pass.sample_passes[0]"),
                               ("sample_passes", [1, 2], "second_pass.sample_passes: 2 entries for 9 samples"),
-                              ("passes_after_s", [1.2, 1.4], "second_pass.passes_after_s: not one time per pass")):
+                              ("passes_after_s", [1.2, 1.4], "second_pass.passes_after_s: not one time per pass"),
+                              ("warmup_passes", [5, 5], "second_pass.warmup_passes: not one count per pass"),
+                              ("warmup_passes", [5, 5, -1], "second_pass.warmup_passes[2]")):
         bad = copy.deepcopy(three)
         bad["phases"][1]["second_pass"][key] = value
         rc, c, err = unstable(bad, tmp, "bad3.json")
         if rc != 2 or field not in err:
             fail(f"malformed {key} {value}: exit {rc}, stderr {err!r}")
+    bad = copy.deepcopy(three)
+    bad["phases"][1]["second_pass"].update(warmup_passes=[5, 9, 6], unsettled=4)
+    rc, c, err = unstable(bad, tmp, "bad4.json")
+    if rc != 2 or "second_pass.unsettled: not a count from 0 to the 3 passes" not in err:
+        fail(f"malformed unsettled: exit {rc}, stderr {err!r}")
 
     # 6. A fresh short run records the host facts, the end clock and a second pass, and analyze judges it alike.
     out = os.path.join(tmp, "fresh.json")
@@ -165,6 +172,10 @@ with tempfile.TemporaryDirectory() as tmp:
             after = sp.get("passes_after_s") or []
             if len(after) != 3 or after != sorted(after) or after[0] != sp["after_s"] or sp.get("kept") is not True:
                 fail(f"fresh run: the passes, in order, on the kept allocation: {sp}")
+            warm = sp.get("warmup_passes") or []
+            if len(warm) != 3 or min(warm) < 2 or not isinstance(sp.get("unsettled"), int) or \
+                    not 0 <= sp["unsettled"] <= 3:
+                fail(f"fresh run: each pass's warm-up (at least two passes) and the unsettled count: {sp}")
             if prec["between_runs"] is None or prec.get("host") is None or not prec["claimed"] or \
                     abs(prec["claimed"] - math.hypot(prec["reached"] or 0, prec["host"])) > 1e-9 * prec["claimed"]:
                 fail(f"fresh run: the claim is its own half-width and the host's part in quadrature: {prec}")
