@@ -268,11 +268,21 @@ static bool host_moved(const struct analysis_input *in, char *out, size_t len, s
  * shared one run's conditions); physical placement when the allocations
  * disagree more than twice the noise within one; else plain noise.
  */
-static const char *unstable_cause(const struct phase_analysis *pa)
+static const char *unstable_cause(const struct phase_analysis *pa, const struct phase_result *r, char *buf,
+				  size_t len)
 {
-	if (pa->second_pass && pa->host > pa->precision_within && pa->host > pa->between_allocations)
-		return "the machine moved between the run and its second passes, which its allocations back to back "
-		       "could not see; rerun, and compare runs rather than allocations";
+	if (pa->second_pass && pa->host > pa->precision_within && pa->host > pa->between_allocations) {
+		if (!r->pass_warmup_known || !r->pass_unsettled)
+			return "the machine moved between the run and its second passes, which its allocations back to "
+			       "back could not see; rerun, and compare runs rather than allocations";
+		/* A re-warm that hit its cap: a cache that never refilled and a slower host read alike. */
+		snprintf(buf, len,
+			 "the machine moved between the run and its second passes, or their caches never refilled: "
+			 "%u of its %u passes warmed up to their cap without a pass within twice the median, and "
+			 "which of the two that was, a pass cannot tell; rerun, and compare runs rather than "
+			 "allocations", r->pass_unsettled, r->n_passes);
+		return buf;
+	}
 	if (pa->allocations > 1 && pa->between_allocations > 2 * pa->within_allocation)
 		return "physical page placement differs between allocations; report the median over several "
 		       "(--realloc)";
@@ -320,7 +330,7 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 	}
 	struct analysis_check *c;
 	const struct phase_analysis *wp = &a->phases[worst - res];
-	char split[120] = "", host[240];
+	char split[120] = "", host[240], cause[300];
 	double ratio = timing_clock_ratio(in->clock);
 	if (wp->second_pass)
 		snprintf(split, sizeof(split), "; own ±%.1f %%, host ±%.1f %% from %u second pass%s, moved %+.1f %%",
@@ -333,7 +343,7 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 		host_moved(in, host, sizeof(host), c);
 		set_message(c, "%s: its median is uncertain by ±%.0f %% (95 %%, limit %.0f %%%s): %s; host: %s",
 				   worst->spec.name, 100 * worst_hw, 100 * UNSTABLE_HALFWIDTH, split,
-				   unstable_cause(wp), host);
+				   unstable_cause(wp, worst, cause, sizeof(cause)), host);
 	} else if (worst_steal > STEAL_SHARE_MAX) {
 		c = checks_add(a, def, CHECK_WARN, "%s", "");
 		host_moved(in, host, sizeof(host), c);

@@ -139,6 +139,8 @@ struct phase_result {
 	uint64_t slots;			/* workload units (chase: slots in the chain) */
 	double prepare_ms;		/* building the workload's structure (chain) and its self-checks */
 	double build_ms;		/* building the structure alone */
+	double wall_ms;			/* the phase from its start to its end, second passes not included */
+	double populate_ms;		/* mapping and faulting in every allocation's region */
 	double counter_open_us;		/* opening the counter set for the phase */
 	double counter_read_us;		/* reading every counter once */
 	double *samples_ns;		/* samples, ns per access, in order taken (owned) */
@@ -169,6 +171,7 @@ struct phase_result {
 	unsigned pass_warmup_passes[PHASE_SECOND_PASSES];	/* each pass's warm-up passes around the structure */
 	unsigned pass_unsettled;	/* passes whose warm-up hit its cap before it was steady */
 	bool pass_warmup_known;		/* the two above were recorded (false: a report from before them) */
+	double pass_ms;			/* the second passes' wall time, all together */
 	char rerun_why[200];		/* why there is no second pass, or why they stopped short; "" otherwise */
 	double precision_between;	/* (their median - the phase's median) / the phase's median; 0 without them */
 	double precision_host;		/* stats_precision_host(): the host's part of the claim; 0 without passes */

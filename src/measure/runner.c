@@ -231,6 +231,7 @@ static bool map_allocation(const struct phase_spec *ph, const struct run_context
 			   struct counter_set *cs, unsigned a, struct region *region)
 {
 	char why[400] = "";
+	uint64_t t0 = timing_now_ns();
 	int rc = region_map(region, &ph->page, ph->size_bytes, why, sizeof(why));
 
 	if (rc) {
@@ -241,6 +242,7 @@ static bool map_allocation(const struct phase_spec *ph, const struct run_context
 		prefault(region, cs, res);
 	else
 		region_populate(region);
+	res->populate_ms += (double)(timing_now_ns() - t0) / 1e6;
 	runner_progress_tick(ctx);
 	return true;
 }
@@ -512,6 +514,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 	if (w->per_sample_memory) {
 		runner_fresh_phase(ph, ctx, res);
 		record_steal(res, steal0, total0);
+		res->wall_ms = (double)(timing_now_ns() - phase_t0) / 1e6;
 		return;
 	}
 	struct counter_set *cs = ctx->counters;
@@ -547,6 +550,7 @@ static void run_phase(const struct phase_spec *ph, const struct run_context *ctx
 		runner_phase_fail(res, false, "only %zu of %u samples", res->n_samples, ph->repeat * allocations);
 	}
 	record_steal(res, steal0, total0);
+	res->wall_ms = (double)(timing_now_ns() - phase_t0) / 1e6;
 }
 
 /* The memory tlbprof may still take: MemAvailable, or less where a memory cgroup's limit leaves less. 0: unknown. */

@@ -290,6 +290,10 @@ static void method_json(json_t *o, const struct phase_result *r)
 
 	json_object_set_new(o, "prepare_ms", report_json_num(r->prepare_ms));
 	json_object_set_new(o, "build_ms", report_json_num(r->build_ms));
+	/* Where the phase's wall time went, beside prepare_ms, warmup.ms and timed_ns (not for tlbprof run's phases). */
+	bool allocates = !r->target && s->workload && !s->workload->per_sample_memory;
+	json_object_set_new(o, "wall_ms", !r->target && r->wall_ms > 0 ? report_json_num(r->wall_ms) : json_null());
+	json_object_set_new(o, "populate_ms", allocates ? report_json_num(r->populate_ms) : json_null());
 	json_object_set_new(o, "overhead_us", json_pack("{s:o, s:o}", "counter_open", report_json_num(r->counter_open_us),
 							"counter_read", report_json_num(r->counter_read_us)));
 	/* How the sampling ended: the median's 95 % CI (relative half-width) against the target. */
@@ -301,7 +305,7 @@ static void method_json(json_t *o, const struct phase_result *r)
 	json_object_set_new(prec, "host", r->n_rerun ? report_json_num(r->precision_host) : json_null());
 	json_object_set_new(prec, "claimed", r->precision_claimed > 0 ? report_json_num(r->precision_claimed) : json_null());
 	json_object_set_new(o, "precision", prec);
-	if (!r->target && s->workload && !s->workload->per_sample_memory) {
+	if (allocates) {
 		json_t *pass = json_object(), *arr = json_array(), *tags = json_array(), *after = json_array(),
 		       *warm = json_array();
 		for (size_t i = 0; i < r->n_rerun; i++) {
@@ -316,6 +320,7 @@ static void method_json(json_t *o, const struct phase_result *r)
 		json_object_set_new(pass, "sample_passes", tags);
 		json_object_set_new(pass, "after_s", r->n_rerun ? report_json_num(r->pass_after_s[0]) : json_null());
 		json_object_set_new(pass, "passes_after_s", after);
+		json_object_set_new(pass, "ms", r->n_rerun ? report_json_num(r->pass_ms) : json_null());
 		if (r->pass_warmup_known || !r->n_rerun) {
 			json_object_set_new(pass, "warmup_passes", warm);
 			json_object_set_new(pass, "unsettled", r->n_rerun ? json_integer(r->pass_unsettled) : json_null());

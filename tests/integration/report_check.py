@@ -237,6 +237,23 @@ def validate(rep, kind="written"):
             check_stats(ns, w + ".ns_per_access", want)
         if ns and "sample_allocations" in p:
             need(len(p["sample_allocations"]) == len(ns["samples"]), f"{w}.sample_allocations: one per sample")
+        # Where the phase's time went: its parts fit in its wall time. Written by this tlbprof; older reports lack it.
+        allocates = "warmup" in p and not declared
+        need(kind != "written" or "wall_ms" in p and "populate_ms" in p, f"{w}.wall_ms, populate_ms: written")
+        if p.get("wall_ms") is not None and allocates and p["status"] == "ok":
+            parts = (p["populate_ms"] or 0) + (p["warmup"]["ms"] or 0) + p["timed_ns"] / 1e6
+            need(parts <= p["wall_ms"] * 1.001 + 0.01, f"{w}: populate, warm-up and timed ({parts:.1f} ms) "
+                 f"fit in wall_ms ({p['wall_ms']:.1f})")
+        sp = p.get("second_pass")
+        if sp is not None:
+            need(kind != "written" or all(k in sp for k in ("ms", "warmup_passes", "unsettled")),
+                 f"{w}.second_pass: ms, warmup_passes, unsettled written")
+            n_passes = len(sp.get("passes_after_s", []))
+            if "warmup_passes" in sp:
+                need(len(sp["warmup_passes"]) == n_passes, f"{w}.second_pass.warmup_passes: one per pass")
+                need((sp["unsettled"] is None) == (not sp["samples"]) and
+                     (sp["unsettled"] is None or 0 <= sp["unsettled"] <= n_passes),
+                     f"{w}.second_pass.unsettled: a count of its passes, null without them")
         cyc = p.get("cycles_per_access")
         if ns and cyc and "samples" in cyc:
             need(len(cyc["samples"]) == len(ns["samples"]), f"{w}.cycles_per_access: one value per sample")

@@ -110,9 +110,20 @@ static void test_second_pass(void)
 	c = run_check(&u);
 	CHECK_NEAR(u.a.phases[0].between_runs, 0.12, 0.02);
 	CHECK(c && c->status == CHECK_WARN && strstr(c->message, "moved +1") &&
-		      strstr(c->message, "the machine moved between the run and its second passes"),
+		      strstr(c->message, "the machine moved between the run and its second passes, which"),
 	      "between runs: %s", c ? c->message : "");
 	analysis_free(&u.a);
+	/* The same, with two of the three re-warms at their cap: the message cannot tell a cold cache from the host. */
+	u.r.n_passes = 3;
+	u.r.pass_unsettled = 2;
+	u.r.pass_warmup_known = true;
+	c = run_check(&u);
+	CHECK(c && c->status == CHECK_WARN && strstr(c->message, "or their caches never refilled: 2 of its 3 passes") &&
+		      strstr(c->message, "a pass cannot tell"),
+	      "unsettled re-warms: %s", c ? c->message : "");
+	analysis_free(&u.a);
+	u.r.pass_unsettled = 0;
+	u.r.pass_warmup_known = false;
 	/*
 	 * One pass 1 % off, as a report from before several passes holds: a
 	 * spread from two draws is a guess, so its t quantile is 12.7 and the
