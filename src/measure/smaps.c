@@ -93,10 +93,36 @@ int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t b
 }
 
 /* The whole of /proc/PID/smaps, NUL-terminated, into *text (caller frees). Returns 0 or -errno. */
-static int slurp_smaps(pid_t pid, char **text)
+/*
+ * Whether the complete lines of buf from *scanned on hold the header of a
+ * VMA at or above stop: then *len is cut back to that line, and true.
+ */
+static bool past_range(char *buf, size_t *len, size_t *scanned, uintptr_t stop)
+{
+	for (char *line = buf + *scanned, *nl; (nl = memchr(line, '\n', (size_t)(buf + *len - line))); line = nl + 1) {
+		uintptr_t lo, hi;
+		*nl = '\0';
+		bool header = parse_header(line, &lo, &hi);
+		*nl = '\n';
+		if (header && lo >= stop) {
+			*len = (size_t)(line - buf);
+			return true;
+		}
+		*scanned = (size_t)(nl + 1 - buf);
+	}
+	return false;
+}
+
+/*
+ * Read the smaps file up to the first VMA at or above stop: the records are
+ * in address order and the kernel walks each VMA's page tables as it
+ * generates its record, so the big regions mapped before this one (at
+ * higher addresses) are never walked for it.
+ */
+static int slurp_smaps(pid_t pid, uintptr_t stop, char **text)
 {
 	char path[64];
-	size_t cap = 1 << 16, len = 0;
+	size_t cap = 1 << 16, len = 0, scanned = 0;
 	char *buf;
 	int fd, err = 0;
 
@@ -131,6 +157,9 @@ static int slurp_smaps(pid_t pid, char **text)
 		if (n <= 0)
 			break;
 		len += (size_t)n;
+		buf[len] = '\0';
+		if (past_range(buf, &len, &scanned, stop))
+			break;
 	}
 	close(fd);
 	if (err) {
@@ -145,7 +174,7 @@ static int slurp_smaps(pid_t pid, char **text)
 int smaps_read(pid_t pid, uint64_t addr, uint64_t len, struct region_backing *out)
 {
 	char *text = NULL;
-	int rc = slurp_smaps(pid, &text);
+	int rc = slurp_smaps(pid, (uintptr_t)(addr + len), &text);
 
 	if (rc)
 		return rc;

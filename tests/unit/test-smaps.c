@@ -72,6 +72,13 @@ static void test_read(void)
 	      "vmas %u mapped %llu rss %llu kind %d", (unsigned)b.vmas, (unsigned long long)b.mapped_bytes,
 	      (unsigned long long)b.rss_bytes, b.kind);
 	CHECK(smaps_read(getpid(), (uintptr_t)p, len, &b) == 0 && b.mapped_bytes == len, "own smaps by pid");
+	/* Three VMAs in the range (the middle read-only): the read stops past the range, never inside it. */
+	CHECK(mprotect(p + 4 * page, 4 * page, PROT_READ) == 0, "mprotect");
+	CHECK(smaps_read(0, (uintptr_t)p, len, &b) == 0 && b.vmas == 3 && b.mapped_bytes == len && b.rss_bytes >= len,
+	      "split: vmas %u mapped %llu rss %llu", (unsigned)b.vmas, (unsigned long long)b.mapped_bytes,
+	      (unsigned long long)b.rss_bytes);
+	CHECK(smaps_read(0, (uintptr_t)p + 12 * page, 4 * page, &b) == 0 && b.vmas == 1 && b.mapped_bytes == 4 * page,
+	      "the last VMA alone: vmas %u mapped %llu", (unsigned)b.vmas, (unsigned long long)b.mapped_bytes);
 	munmap(p, len);
 	CHECK(smaps_read(0, (uintptr_t)p, len, &b) == -ENOENT, "unmapped");
 	CHECK(smaps_read(INT_MAX, (uintptr_t)p, len, &b) == -ENOENT, "no such process");
