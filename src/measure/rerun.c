@@ -71,7 +71,6 @@ static bool second_pass(const struct run_context *ctx, struct phase_result *res,
 	const struct phase_spec *ph = &res->spec;
 	struct phase_result tmp = { .spec = res->spec, .status = PHASE_OK };
 	bool ok, steady = true;
-
 	uint64_t t0 = timing_now_ns();
 
 	res->pass_after_s[p - 1] = (double)(t0 - started_ns) / 1e9;

@@ -92,7 +92,6 @@ int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t b
 	return 0;
 }
 
-/* The whole of /proc/PID/smaps, NUL-terminated, into *text (caller frees). Returns 0 or -errno. */
 /*
  * Whether the complete lines of buf from *scanned on hold the header of a
  * VMA at or above stop: then *len is cut back to that line, and true.
@@ -114,10 +113,11 @@ static bool past_range(char *buf, size_t *len, size_t *scanned, uintptr_t stop)
 }
 
 /*
- * Read the smaps file up to the first VMA at or above stop: the records are
- * in address order and the kernel walks each VMA's page tables as it
- * generates its record, so the big regions mapped before this one (at
- * higher addresses) are never walked for it.
+ * /proc/PID/smaps up to the first VMA at or above stop, NUL-terminated, into
+ * *text (caller frees). The records are in address order and the kernel
+ * walks each VMA's page tables as it generates its record, so the big
+ * regions mapped before this one (at higher addresses) are never walked for
+ * it. Returns 0 or -errno.
  */
 static int slurp_smaps(pid_t pid, uintptr_t stop, char **text)
 {

@@ -24,7 +24,8 @@ int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t b
  * above addr + len and summarise the VMAs that overlap [addr, addr + len)
  * with smaps_summarize(), on the system's base page size. The file is
  * generated on read, each record by walking its VMA's page tables, and can
- * be a few MiB; the records past the range are never generated. Returns 0, -ENOENT when no VMA overlaps
- * (or the process is gone), -ENOMEM, or the -errno of the failing open/read.
+ * be a few MiB; the records past the range are never generated. Returns 0,
+ * -ENOENT when no VMA overlaps (or the process is gone), -ENOMEM, or the
+ * -errno of the failing open/read.
  */
 int smaps_read(pid_t pid, uint64_t addr, uint64_t len, struct region_backing *out);
