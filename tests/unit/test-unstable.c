@@ -122,6 +122,7 @@ static void test_second_pass(void)
 		      strstr(c->message, "a pass cannot tell"),
 	      "unsettled re-warms: %s", c ? c->message : "");
 	analysis_free(&u.a);
+	u.r.n_passes = 0;
 	u.r.pass_unsettled = 0;
 	u.r.pass_warmup_known = false;
 	/*
