@@ -275,12 +275,12 @@ static const char *unstable_cause(const struct phase_analysis *pa, const struct 
 		if (!r->pass_warmup_known || !r->pass_unsettled)
 			return "the machine moved between the run and its second passes, which its allocations back to "
 			       "back could not see; rerun, and compare runs rather than allocations";
-		/* A re-warm that hit its cap: a cache that never refilled and a slower host read alike. */
+		/* A re-warm that hit its cap: a cache that never refilled and a slower host read alike. Short: the
+		   check's message must still hold the host's facts after it. */
 		snprintf(buf, len,
-			 "the machine moved between the run and its second passes, or their caches never refilled: "
-			 "%u of its %u passes warmed up to their cap without a pass within twice the median, and "
-			 "which of the two that was, a pass cannot tell; rerun, and compare runs rather than "
-			 "allocations", r->pass_unsettled, r->n_passes);
+			 "the machine moved between the run and its second passes, or their caches never refilled "
+			 "(%u of its %u re-warms hit their cap; one pass cannot tell which); rerun, and compare runs",
+			 r->pass_unsettled, r->n_passes);
 		return buf;
 	}
 	if (pa->allocations > 1 && pa->between_allocations > 2 * pa->within_allocation)
@@ -330,7 +330,7 @@ void checks_unstable(const struct analysis_check_def *def, const struct analysis
 	}
 	struct analysis_check *c;
 	const struct phase_analysis *wp = &a->phases[worst - res];
-	char split[120] = "", host[240], cause[300];
+	char split[120] = "", host[240], cause[200];
 	double ratio = timing_clock_ratio(in->clock);
 	if (wp->second_pass)
 		snprintf(split, sizeof(split), "; own ±%.1f %%, host ±%.1f %% from %u second pass%s, moved %+.1f %%",
