@@ -96,7 +96,7 @@ int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t b
  * Whether the complete lines of buf from *scanned on hold the header of a
  * VMA at or above stop: then *len is cut back to that line, and true.
  */
-static bool past_range(char *buf, size_t *len, size_t *scanned, uintptr_t stop)
+static bool past_range(char *buf, size_t *len, size_t *scanned, uint64_t stop)
 {
 	for (char *line = buf + *scanned, *nl; (nl = memchr(line, '\n', (size_t)(buf + *len - line))); line = nl + 1) {
 		uintptr_t lo, hi;
@@ -112,14 +112,7 @@ static bool past_range(char *buf, size_t *len, size_t *scanned, uintptr_t stop)
 	return false;
 }
 
-/*
- * /proc/PID/smaps up to the first VMA at or above stop, NUL-terminated, into
- * *text (caller frees). The records are in address order and the kernel
- * walks each VMA's page tables as it generates its record, so the big
- * regions mapped before this one (at higher addresses) are never walked for
- * it. Returns 0 or -errno.
- */
-static int slurp_smaps(pid_t pid, uintptr_t stop, char **text)
+int smaps_text(pid_t pid, uint64_t stop, char **text)
 {
 	char path[64];
 	size_t cap = 1 << 16, len = 0, scanned = 0;
@@ -174,7 +167,7 @@ static int slurp_smaps(pid_t pid, uintptr_t stop, char **text)
 int smaps_read(pid_t pid, uint64_t addr, uint64_t len, struct region_backing *out)
 {
 	char *text = NULL;
-	int rc = slurp_smaps(pid, (uintptr_t)(addr + len), &text);
+	int rc = smaps_text(pid, addr + len, &text);
 
 	if (rc)
 		return rc;

@@ -20,6 +20,16 @@ int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t b
 		    struct region_backing *out);
 
 /*
+ * /proc/PID/smaps (pid 0: /proc/self/smaps) up to the first VMA at or above
+ * stop, NUL-terminated, into *text (caller frees). The records are in
+ * address order and the kernel walks each VMA's page tables as it generates
+ * its record, so the regions above the range (the big ones mapped before
+ * it) are never walked. Returns 0 or the -errno of the failing open/read
+ * (-ENOENT: no such process), or -ENOMEM.
+ */
+int smaps_text(pid_t pid, uint64_t stop, char **text);
+
+/*
  * Read /proc/PID/smaps (pid 0: /proc/self/smaps) up to the first VMA at or
  * above addr + len and summarise the VMAs that overlap [addr, addr + len)
  * with smaps_summarize(), on the system's base page size. The file is

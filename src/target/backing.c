@@ -129,38 +129,6 @@ int backing_smaps_clip(const char *text, uint64_t addr, uint64_t bytes, struct r
 	return 0;
 }
 
-/* Read the whole of /proc/PID/smaps (caller frees), or NULL. */
-static char *read_smaps(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-		if (len + 1 == cap) {
-			char *bigger = realloc(buf, cap * 2);
-			if (!bigger) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (buf)
-		buf[len] = '\0';
-	return buf;
-}
-
 /* The kpageflags of n frames from pfn on (runs of consecutive frames in one read). 0 or -errno. */
 static int frame_flags(int kfd, const uint64_t *pfn, size_t n, uint64_t *flags)
 {
@@ -243,12 +211,11 @@ out:
 int backing_read(pid_t pid, uint64_t addr, uint64_t bytes, struct region_backing *b, struct target_backing *tb)
 {
 	memset(tb, 0, sizeof(*tb));
-	char *text = read_smaps(pid);
-	if (!text) {
-		int e = errno;
-		return e ? -e : -ENOMEM;
-	}
-	int rc = backing_smaps_clip(text, addr, bytes, b, &tb->vm_nh, &tb->vm_hg);
+	char *text = NULL;
+	int rc = smaps_text(pid, addr + bytes, &text);
+	if (rc)
+		return rc;
+	rc = backing_smaps_clip(text, addr, bytes, b, &tb->vm_nh, &tb->vm_hg);
 	free(text);
 	if (rc)
 		return rc;
