@@ -24,8 +24,8 @@
 #define PINNED_SHARE 0.9
 /*
  * The mask is judged when the polls saw it over at least this share of the hot thread's samples from its first
- * in the hot function on, and over this many samples: a run of a few polls can otherwise be judged on a handful of samples
- * around a change of mask.
+ * in the hot function on, and over this many samples: a run of a few polls can otherwise be judged on a handful
+ * of samples around a change of mask.
  */
 #define AFFINITY_MIN_COVER 0.5
 #define AFFINITY_MIN_SAMPLES 10

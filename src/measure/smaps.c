@@ -96,14 +96,11 @@ int smaps_summarize(const char *text, uintptr_t start, uintptr_t end, uint64_t b
  * Whether the complete lines of buf from *scanned on hold the header of a
  * VMA at or above stop: then *len is cut back to that line, and true.
  */
-static bool past_range(char *buf, size_t *len, size_t *scanned, uint64_t stop)
+static bool past_range(const char *buf, size_t *len, size_t *scanned, uint64_t stop)
 {
-	for (char *line = buf + *scanned, *nl; (nl = memchr(line, '\n', (size_t)(buf + *len - line))); line = nl + 1) {
+	for (const char *line = buf + *scanned, *nl; (nl = memchr(line, '\n', (size_t)(buf + *len - line))); line = nl + 1) {
 		uintptr_t lo, hi;
-		*nl = '\0';
-		bool header = parse_header(line, &lo, &hi);
-		*nl = '\n';
-		if (header && lo >= stop) {
+		if (parse_header(line, &lo, &hi) && lo >= stop) {
 			*len = (size_t)(line - buf);
 			return true;
 		}

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* When --iters auto's warm-up is steady: a pure rule over the passes it has timed (measure/warmup.c). */
-#ifndef TLBPROF_MEASURE_WARMUP_H
-#define TLBPROF_MEASURE_WARMUP_H
+#pragma once
 
 #include <stdbool.h>
 
@@ -22,5 +21,3 @@ void warm_start(struct warm_state *s);
 
 /* Feed one pass's ns per access; true once the warm-up is steady under rule r. */
 bool warm_pass(struct warm_state *s, const struct warm_rule *r, double ns);
-
-#endif

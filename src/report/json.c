@@ -306,26 +306,25 @@ static void method_json(json_t *o, const struct phase_result *r)
 	json_object_set_new(prec, "claimed", r->precision_claimed > 0 ? report_json_num(r->precision_claimed) : json_null());
 	json_object_set_new(o, "precision", prec);
 	if (allocates) {
-		json_t *pass = json_object(), *arr = json_array(), *tags = json_array(), *after = json_array(),
-		       *warm = json_array();
+		json_t *pass = json_object(), *arr = json_array(), *tags = json_array(), *after = json_array();
 		for (size_t i = 0; i < r->n_rerun; i++) {
 			json_array_append_new(arr, report_json_num(r->rerun_ns[i]));
 			json_array_append_new(tags, json_integer(r->rerun_pass ? r->rerun_pass[i] : 1));
 		}
-		for (unsigned i = 0; i < r->n_passes && i < PHASE_SECOND_PASSES; i++) {
+		for (unsigned i = 0; i < r->n_passes && i < PHASE_SECOND_PASSES; i++)
 			json_array_append_new(after, report_json_num(r->pass_after_s[i]));
-			json_array_append_new(warm, json_integer(r->pass_warmup_passes[i]));
-		}
 		json_object_set_new(pass, "samples", arr);
 		json_object_set_new(pass, "sample_passes", tags);
 		json_object_set_new(pass, "after_s", r->n_rerun ? report_json_num(r->pass_after_s[0]) : json_null());
 		json_object_set_new(pass, "passes_after_s", after);
 		json_object_set_new(pass, "ms", r->n_rerun ? report_json_num(r->pass_ms) : json_null());
+		/* A report from before they were recorded (read back with passes) still does not have them. */
 		if (r->pass_warmup_known || !r->n_rerun) {
+			json_t *warm = json_array();
+			for (unsigned i = 0; i < r->n_passes && i < PHASE_SECOND_PASSES; i++)
+				json_array_append_new(warm, json_integer(r->pass_warmup_passes[i]));
 			json_object_set_new(pass, "warmup_passes", warm);
 			json_object_set_new(pass, "unsettled", r->n_rerun ? json_integer(r->pass_unsettled) : json_null());
-		} else {
-			json_decref(warm);	/* a report from before they were recorded: still not recorded */
 		}
 		json_object_set_new(pass, "kept", r->n_rerun ? json_boolean(r->rerun_kept) : json_null());
 		json_object_set_new(pass, "reason", report_json_str_or_null(r->rerun_why));

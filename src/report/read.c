@@ -583,7 +583,7 @@ static int read_sample_passes(struct reader *rd, json_t *pass, const char *w, st
 			return rd_bad(rd, "%s.passes_after_s[%zu]: not a number of seconds", w, i);
 		r->pass_after_s[i] = json_number_value(v);
 	}
-	return read_pass_warmups(rd, pass, w, r);
+	return 0;
 }
 
 /* The second passes and the claimed precision (reports from before them have neither: not recorded). */
@@ -608,10 +608,7 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 	if ((rc = rd_get_num(rd, pass, "after_s", w, true, 0, &r->pass_after_s[0])))
 		return rc;
 	r->rerun_kept = json_is_true(json_object_get(pass, "kept"));
-	if (!json_array_size(samples))
-		return read_sample_passes(rd, pass, w, r);
-	r->rerun_ns = calloc(json_array_size(samples), sizeof(double));
-	if (!r->rerun_ns)
+	if (json_array_size(samples) && !(r->rerun_ns = calloc(json_array_size(samples), sizeof(double))))
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(samples); i++) {
 		json_t *v = json_array_get(samples, i);
@@ -619,7 +616,9 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 			return rd_bad(rd, "%s.samples[%zu]: not a number from 0 to %g ns", w, i, REPORT_MAX_SAMPLE_NS);
 		r->rerun_ns[r->n_rerun++] = json_number_value(v);
 	}
-	return read_sample_passes(rd, pass, w, r);
+	if ((rc = read_sample_passes(rd, pass, w, r)))
+		return rc;
+	return read_pass_warmups(rd, pass, w, r);
 }
 
 /* Phase idx of the report into r: what it is, what it declared (tlbprof run), its page, params, samples, counters. */
