@@ -150,3 +150,43 @@ int parse_list(char *s, char **items, size_t max)
 	}
 	return (int)n;
 }
+
+/* Past any kernel's NR_CPUS: a list naming more is malformed, and the count cannot wrap. */
+#define CPULIST_MAX 65536ul
+
+static unsigned cpulist_malformed(cpu_set_t *set)
+{
+	if (set)
+		CPU_ZERO(set);
+	return 0;
+}
+
+unsigned parse_cpulist(const char *list, cpu_set_t *set)
+{
+	unsigned n = 0;
+	const char *p = list;
+
+	if (set)
+		CPU_ZERO(set);
+	while (*p && *p != '\n') {
+		char *e;
+		unsigned long a = strtoul(p, &e, 10), b = a;
+		if (e == p || !isdigit((unsigned char)*p))
+			return cpulist_malformed(set);
+		if (*e == '-') {
+			p = e + 1;
+			b = strtoul(p, &e, 10);
+			if (e == p || !isdigit((unsigned char)*p) || b < a)
+				return cpulist_malformed(set);
+		}
+		if (b >= CPULIST_MAX)
+			return cpulist_malformed(set);
+		for (unsigned long c = a; set && c <= b && c < CPU_SETSIZE; c++)
+			CPU_SET(c, set);
+		n += (unsigned)(b - a + 1);
+		p = e;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}

@@ -2,6 +2,7 @@
 /* Pure parsers for option values: sizes with binary suffixes, counts, fractions, comma lists. */
 #pragma once
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,3 +36,11 @@ char *format_size(uint64_t bytes, char *buf, size_t len);
  * empty ("4k,,2m", "", "4k,") or -E2BIG when there are more than max items.
  */
 int parse_list(char *s, char **items, size_t max);
+
+/*
+ * A kernel cpu list ("0-3,8,10-11\n": 7 CPUs; it ends at a newline or NUL).
+ * Returns the number of CPUs it names, 0 for a malformed one (or one naming
+ * a CPU past 65535); where set is not NULL, it also holds them (those below
+ * CPU_SETSIZE), and nothing for a malformed list.
+ */
+unsigned parse_cpulist(const char *list, cpu_set_t *set);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "parse.h"
 #include "machine/timing.h"
 #include "pmu/symbols.h"
 #include "stats.h"
@@ -136,32 +137,6 @@ int watch_status_rss(const char *text, size_t len, uint64_t *rss_bytes)
 		p = eol + 1;
 	}
 	return -EINVAL;
-}
-
-unsigned watch_cpulist_count(const char *list)
-{
-	unsigned n = 0;
-	const char *p = list;
-
-	while (*p && *p != '\n') {
-		char *e;
-		unsigned long a = strtoul(p, &e, 10), b = a;
-		if (e == p)
-			return 0;
-		if (*e == '-') {
-			p = e + 1;
-			b = strtoul(p, &e, 10);
-			if (e == p || b < a)
-				return 0;
-		}
-		n += (unsigned)(b - a + 1);
-		p = e;
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			return 0;
-	}
-	return n;
 }
 
 /* ---- reading /proc ------------------------------------------------------------ */
@@ -349,7 +324,7 @@ static bool mask_task(struct target_watch *w, uint32_t tid, void *ctx)
 		l += strlen("\nCpus_allowed_list:");
 		while (*l == ' ' || *l == '\t')
 			l++;
-		unsigned cpus = watch_cpulist_count(l);
+		unsigned cpus = parse_cpulist(l, NULL);
 		if (cpus)
 			affinity_note(w, tid, cpus);
 	}

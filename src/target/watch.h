@@ -38,8 +38,6 @@ struct watch_vma {
 int watch_smaps_parse(const char *text, size_t len, void (*fn)(void *ctx, const struct watch_vma *v), void *ctx);
 /* VmRSS (bytes) of /proc/PID/status text. Pure. Returns 0, or -EINVAL when it has none (a thread that exited). */
 int watch_status_rss(const char *text, size_t len, uint64_t *rss_bytes);
-/* The number of CPUs in a cpu list ("0-3,8,10-11": 7); 0 for a malformed one. Pure. */
-unsigned watch_cpulist_count(const char *list);
 
 struct watch_region {
 	struct sample_watch_region r;	/* points thinned into r.points at the end */

@@ -52,6 +52,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	parse_count(s, &v);
 	parse_double(s, &d);
 	page_request_parse(s, &pr);
+	/* A cpu list: the set never holds more CPUs than the count says, and a malformed list none. */
+	cpu_set_t set;
+	unsigned cpus = parse_cpulist(s, &set);
+	if ((unsigned)CPU_COUNT(&set) > cpus)
+		abort();
 	char *copy = strdup(s);
 	if (copy)
 		parse_list(copy, items, 16);

@@ -133,5 +133,27 @@ int main(void)
 	CHECK(parse_list(l4, items, 4) == -EINVAL, "trailing comma");
 	CHECK(parse_list(l5, items, 4) == -EINVAL, "leading comma");
 	CHECK(parse_list(l6, items, 4) == -E2BIG, "too many");
+
+	/* Kernel cpu lists: the count, and the set where one is asked for. */
+	static const struct {
+		int line;
+		const char *list;
+		unsigned cpus;
+	} lists[] = {
+		{ __LINE__, "0", 1 },	   { __LINE__, "0-3", 4 },   { __LINE__, "0-3,8,10-11\n", 7 },
+		{ __LINE__, "1,3", 2 },	   { __LINE__, "", 0 },	     { __LINE__, "3-1", 0 },
+		{ __LINE__, "0-", 0 },	   { __LINE__, "a", 0 },     { __LINE__, "-1", 0 },
+		{ __LINE__, "0-2047", 2048 },	{ __LINE__, "0-4294967295", 0 }, { __LINE__, " 1", 0 },
+		{ __LINE__, "1,", 1 },
+	};
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		CHECK_ROW(lists[i].line, parse_cpulist(lists[i].list, NULL) == lists[i].cpus, "'%s': %u", lists[i].list,
+			  parse_cpulist(lists[i].list, NULL));
+	cpu_set_t set;
+	CHECK(parse_cpulist("0-3,8,10-11\n", &set) == 7 && CPU_COUNT(&set) == 7 && CPU_ISSET(8, &set) &&
+		      !CPU_ISSET(9, &set) && CPU_ISSET(11, &set) && !CPU_ISSET(12, &set),
+	      "the set holds what the list names");
+	CHECK(parse_cpulist("0-2047", &set) == 2048 && CPU_COUNT(&set) == CPU_SETSIZE, "past CPU_SETSIZE: counted, not set");
+	CHECK(parse_cpulist("0-3,x", &set) == 0 && CPU_COUNT(&set) == 0, "a malformed list leaves the set empty");
 	return check_finish();
 }

@@ -2,10 +2,12 @@
 /* smaps parsing from fixture text: 4k, THP, hugetlb, mixed and malformed records; and reading this process's own. */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "measure/region.h"
 #include "measure/smaps.h"
 
 #define VMA(range, name, rss, anonhuge, kps, priv_hugetlb)                      \
@@ -84,6 +86,45 @@ static void test_read(void)
 	CHECK(smaps_read(INT_MAX, (uintptr_t)p, len, &b) == -ENOENT, "no such process");
 }
 
+/* Every page of a region populated in parts, by helpers or (pinned to one CPU) by the caller alone, is resident. */
+static void test_populate_parallel(void)
+{
+	static const char *const sizes[] = { "4k", "2m" };
+	cpu_set_t was, one;
+
+	for (int pinned = 0; pinned < 2; pinned++) {
+		if (pinned) {
+			CHECK(sched_getaffinity(0, sizeof(was), &was) == 0, "affinity");
+			CPU_ZERO(&one);
+			CPU_SET(sched_getcpu(), &one);
+			CHECK(sched_setaffinity(0, sizeof(one), &one) == 0, "pin to one CPU");
+		}
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			struct page_request page;
+			struct region r;
+			struct region_backing b;
+			char why[400];
+
+			CHECK(page_request_parse(sizes[i], &page) == 0, "%s", sizes[i]);
+			if (region_map(&r, &page, 72ull << 20, why, sizeof(why)) != 0) {
+				printf("# %s: not mapped here (%s), skipped\n", sizes[i], why);
+				continue;
+			}
+			region_populate_parallel(&r);
+			CHECK(region_verify(&r, &b) == 0 && b.rss_bytes >= r.bytes, "%s pinned %d: rss %llu of %llu",
+			      sizes[i], pinned, (unsigned long long)b.rss_bytes, (unsigned long long)r.bytes);
+			if (page.kind == PAGE_THP && b.anon_huge_bytes != b.rss_bytes)
+				printf("# 2m: THP not granted in full here (%llu of %llu)\n",
+				       (unsigned long long)b.anon_huge_bytes, (unsigned long long)b.rss_bytes);
+			else
+				CHECK(region_check_backing(&page, &b, why, sizeof(why)) == 0, "%s backing: %s", sizes[i], why);
+			region_unmap(&r);
+		}
+		if (pinned)
+			CHECK(sched_setaffinity(0, sizeof(was), &was) == 0, "unpin");
+	}
+}
+
 int main(void)
 {
 	const uintptr_t lo = 0x7f1000000000ull, hi = 0x7f1010000000ull;
@@ -123,5 +164,6 @@ int main(void)
 	CHECK(smaps_summarize(fixture_garbage, lo, hi, 4096, &b) == -ENOENT, "garbage has no VMA");
 	CHECK(smaps_summarize("", lo, hi, 4096, &b) == -ENOENT, "empty");
 	test_read();
+	test_populate_parallel();
 	return check_finish();
 }

@@ -67,18 +67,6 @@ static void test_parsers(void)
 	      (unsigned long long)rss);
 	CHECK(watch_status_rss("Name:\tbench\nState:\tZ (zombie)\n", strlen("Name:\tbench\nState:\tZ (zombie)\n"), &rss) == -EINVAL && rss == 0,
 	      "an exited thread's status has no VmRSS");
-	static const struct {
-		int line;
-		const char *list;
-		unsigned cpus;
-	} lists[] = {
-		{ __LINE__, "0", 1 },	   { __LINE__, "0-3", 4 },   { __LINE__, "0-3,8,10-11\n", 7 },
-		{ __LINE__, "1,3", 2 },	   { __LINE__, "", 0 },	     { __LINE__, "3-1", 0 },
-		{ __LINE__, "0-", 0 },	   { __LINE__, "a", 0 },
-	};
-	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-		CHECK_ROW(lists[i].line, watch_cpulist_count(lists[i].list) == lists[i].cpus, "'%s': %u", lists[i].list,
-			  watch_cpulist_count(lists[i].list));
 }
 
 /* A correct benchmark as watching saw it: chain built in an init function, chased pinned, one 32 MiB region. */
