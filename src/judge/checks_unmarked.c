@@ -88,8 +88,9 @@ void checks_hot_loop(const struct analysis_check_def *def, const struct analysis
 			       100 * own, 100 * libs, 100 * vdso, 100 * kernel);
 	else
 		c = checks_add(a, def, CHECK_PASS,
-			       "the hot loop is in %s (%.0f %% of the CPU time, instructions 0x%llx-0x%llx); own code %.0f %%, "
+			       "the hot loop is in %s%s (%.0f %% of the CPU time, instructions 0x%llx-0x%llx); own code %.0f %%, "
 			       "libraries %.0f %%, [vdso] clock reads %.0f %%, kernel %.0f %%%s", short_fn(p),
+			       p->hot_exe_unnamed ? ", which no symbol names (stripped: bounded by its .eh_frame entry)" : "",
 			       100 * share(p->hot_exe_count, p->clock_samples), (unsigned long long)p->hot_lo,
 			       (unsigned long long)p->hot_hi, 100 * own, 100 * libs, 100 * vdso, 100 * kernel,
 			       p->clock_user_only ? " (user space only: perf_event_paranoid kept the kernel out)" : "");

@@ -603,6 +603,7 @@ struct sample_profile {
 	struct sample_hot_function hot[5];	/* most samples first */
 	size_t n_hot;
 	char hot_exe_function[96];	/* the hottest function of the program's own executable ("": none) */
+	bool hot_exe_unnamed;		/* no symbol covers it: named by its unwind entry's start (sub_...) */
 	uint64_t hot_exe_count;
 	uint64_t hot_lo, hot_hi;	/* the hot loop: the smallest IP range of that function holding 90 % of
 					 * its samples (runtime addresses of hot_tid's process) */

@@ -468,8 +468,8 @@ const struct symbols_mapping *symbols_mapping_find(const struct symbols *syms, p
 /* ---- resolving ------------------------------------------------------------ */
 
 /* The loaded object behind pid's mapping of addr and addr's ELF virtual address in it; NULL when none. */
-static const struct symbols_object *object_at(struct symbols *syms, pid_t pid, uint64_t addr, uint64_t *vaddr,
-					      const struct mapping **mapping)
+static struct symbols_object *object_at(struct symbols *syms, pid_t pid, uint64_t addr, uint64_t *vaddr,
+					const struct mapping **mapping)
 {
 	const struct mapping *mp = mapping_find(syms, pid, addr);
 	struct symbols_object *obj;
@@ -490,7 +490,7 @@ void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symb
 {
 	const struct mapping *mp;
 	const struct symbols_function *fn;
-	const struct symbols_object *obj;
+	struct symbols_object *obj;
 	uint64_t vaddr = 0;
 
 	*out = (struct symbols_location){ .object = SYMBOLS_UNKNOWN, .function = SYMBOLS_UNKNOWN };
@@ -511,6 +511,7 @@ void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symb
 	out->function = fn->name;
 	out->offset = vaddr - fn->start;
 	out->resolved = true;
+	out->unnamed = fn->unnamed;
 }
 
 size_t symbols_frames(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_frame *frames, size_t max)

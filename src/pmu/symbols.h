@@ -106,7 +106,9 @@ struct symbols_location {
 	uint64_t offset;	/* address - function start (0 when unresolved) */
 	uint64_t elf_addr;	/* the address in the object's own ELF virtual addresses (what nm and
 				 * objdump show), 0 when not known */
-	bool resolved;		/* function names a symbol */
+	bool resolved;		/* function names a symbol, or an unnamed function (unnamed) */
+	bool unnamed;		/* no symbol covers the address: function is "sub_" and the start of the unwind
+				 * entry (.eh_frame FDE) holding it, in hex, which bounds it */
 };
 
 /*
@@ -114,9 +116,11 @@ struct symbols_location {
  * ELF symbol table (.symtab, else .dynsym; STT_FUNC and STT_GNU_IFUNC with
  * their sizes) and the load bias from the mapping's start and file offset and
  * the object's PT_LOAD headers (non-PIE executables, PIE executables and
- * shared objects alike). Anything that cannot be resolved (no mapping,
- * anonymous or JIT memory, a deleted or unreadable file, an address between
- * functions) gives SYMBOLS_UNKNOWN with the object when known. Never fails.
+ * shared objects alike). An address no symbol covers (a stripped executable)
+ * resolves to the unnamed function its unwind entry bounds (unnamed). Anything
+ * else that cannot be resolved (no mapping, anonymous or JIT memory, a
+ * deleted or unreadable file, an address no symbol or unwind entry covers)
+ * gives SYMBOLS_UNKNOWN with the object when known. Never fails.
  */
 void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_location *out);
 

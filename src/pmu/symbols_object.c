@@ -8,10 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "pmu/symbols_unwind.h"
 
 /* Aliases of a nested symbol are looked for this far back from the nearest start below an address. */
 #define SYMBOLS_NESTED_LOOKBACK 16
@@ -230,6 +233,9 @@ out:
 
 void symbols_object_free(struct symbols_object *obj)
 {
+	for (size_t i = 0; i < obj->n_unnamed; i++)
+		free((char *)obj->unnamed[i].name);
+	free(obj->unnamed);
 	free(obj->loads);
 	free(obj->funcs);
 	if (obj->dwfl)
@@ -259,7 +265,8 @@ bool symbols_object_vaddr(const struct symbols_object *obj, uint64_t file_off, u
 	return true;
 }
 
-const struct symbols_function *symbols_object_find(const struct symbols_object *obj, uint64_t vaddr)
+/* The symbol covering vaddr, or NULL. */
+static const struct symbols_function *symbol_find(const struct symbols_object *obj, uint64_t vaddr)
 {
 	size_t lo = 0, hi = obj->n_funcs;
 
@@ -277,6 +284,55 @@ const struct symbols_function *symbols_object_find(const struct symbols_object *
 		if (vaddr < obj->funcs[i - 1].end)
 			return &obj->funcs[i - 1];
 	return NULL;
+}
+
+/* The unwind entries of the main file, read the first time an address falls outside every symbol. */
+static void load_unnamed(struct symbols_object *obj)
+{
+	GElf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(obj->module, &bias);
+	struct symbols_range *ranges = NULL;
+	size_t n = 0;
+
+	obj->unnamed_tried = true;
+	if (!elf || symbols_unwind_ranges(elf, &ranges, &n) != 0 || !n)
+		return;
+	obj->unnamed = calloc(n, sizeof(*obj->unnamed));
+	if (obj->unnamed) {
+		for (size_t i = 0; i < n; i++)
+			obj->unnamed[i] = (struct symbols_function){ .start = ranges[i].start, .end = ranges[i].end,
+								     .sized = true, .unnamed = true };
+		obj->n_unnamed = n;
+	}
+	free(ranges);
+}
+
+const struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_t vaddr)
+{
+	const struct symbols_function *fn = symbol_find(obj, vaddr);
+	size_t lo = 0, hi;
+	char name[32];
+
+	if (fn || !obj->module)
+		return fn;
+	if (!obj->unnamed_tried)
+		load_unnamed(obj);
+	for (hi = obj->n_unnamed; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (obj->unnamed[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || vaddr >= obj->unnamed[lo - 1].end)
+		return NULL;
+	struct symbols_function *u = &obj->unnamed[lo - 1];
+	if (!u->name) {
+		snprintf(name, sizeof(name), "sub_%llx", (unsigned long long)u->start);
+		u->name = strdup(name);	/* NULL when out of memory: unresolved, as before */
+	}
+	return u->name ? u : NULL;
 }
 
 /* The source file numbered idx in cu's file table (DW_AT_call_file), or NULL. */

@@ -14,6 +14,8 @@ struct symbols_function {
 	const char *name;	/* owned by the object's libdwfl session */
 	unsigned char bind;	/* STB_GLOBAL, STB_WEAK, STB_LOCAL: ranks aliases */
 	bool sized;		/* st_size was given; otherwise end is provisional */
+	bool unnamed;		/* no symbol covers it: [start, end) is the range of its unwind entry (FDE) in
+				 * .eh_frame, and name is "sub_" and the start in hex */
 };
 
 /* A PT_LOAD segment: file bytes [offset, offset + filesz) appear at vaddr. */
@@ -33,6 +35,10 @@ struct symbols_object {
 	size_t n_loads;
 	struct symbols_function *funcs;	/* sorted by start, starts distinct */
 	size_t n_funcs;
+	/* The unwind entries' ranges, sorted by start, read on first need; names malloc'd on first use. */
+	bool unnamed_tried;
+	struct symbols_function *unnamed;
+	size_t n_unnamed;
 };
 
 /*
@@ -47,8 +53,15 @@ void symbols_object_load(struct symbols_object *obj, const char *path);
 void symbols_object_free(struct symbols_object *obj);
 /* A file offset of the object as an ELF virtual address (the executable segment first). False: in no segment. */
 bool symbols_object_vaddr(const struct symbols_object *obj, uint64_t file_off, uint64_t *vaddr);
-/* The function symbol covering an ELF virtual address, or NULL. */
-const struct symbols_function *symbols_object_find(const struct symbols_object *obj, uint64_t vaddr);
+/*
+ * The function covering an ELF virtual address: its symbol, or where none
+ * covers it (a stripped executable, a static function of one that keeps only
+ * .dynsym) the range of the unwind entry holding it, which GCC and Clang emit
+ * for every function by default (-fasynchronous-unwind-tables), as an unnamed
+ * function named "sub_" and its start in hex. NULL: neither. Both last as
+ * long as the object.
+ */
+const struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_t vaddr);
 /* symbols_frames() for an ELF virtual address of a loaded object. */
 size_t symbols_object_frames(const struct symbols_object *obj, uint64_t vaddr, struct symbols_frame *frames,
 			     size_t max);

@@ -20,6 +20,7 @@ enum where { WHERE_OWN, WHERE_VDSO, WHERE_KERNEL, WHERE_LIBS, WHERE_UNKNOWN };
 
 struct clock_hit {
 	const char *object, *function;	/* interned by the clock session's symbolizer */
+	bool unnamed;			/* function is an unwind entry's range, not a symbol */
 	const struct sample_record *r;
 	enum where where;
 };
@@ -173,7 +174,7 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		struct symbols_location loc;
 		symbols_resolve(w->clock.syms, (pid_t)l->items[i].pid, l->items[i].ip, &loc);
 		/* Own code: the image the sample's own process ran (the command's, or one it started). */
-		hits[i] = (struct clock_hit){ loc.object, loc.function, &l->items[i],
+		hits[i] = (struct clock_hit){ loc.object, loc.function, loc.unnamed, &l->items[i],
 					      classify(&loc, l->items[i].ip, exe_of(w, l->items[i].pid)) };
 		(*by_where[hits[i].where])++;
 	}
@@ -210,8 +211,10 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		p->hot[at].share = (double)count / (double)l->count;
 	}
 	if (hot_group || l->count) {
-		if (hot_group)
+		if (hot_group) {
 			snprintf(p->hot_exe_function, sizeof(p->hot_exe_function), "%s", hot_group->function);
+			p->hot_exe_unnamed = hot_group->unnamed;
+		}
 		/*
 		 * The hot thread: the one with the most samples in the hot function (a thread's samples are contiguous
 		 * after sorting by tid). Where no sample fell in the program's own code (a run spent in the kernel's

@@ -22,6 +22,8 @@ CASES = [
     ("first_touch", [], {"first_touch_in_timed_loop"}),
     ("zero_page", [], {"zero_page_reads"}),
     ("sequential", [], {"first_touch_in_timed_loop", "sequential_page_order"}),
+    # Stripped: the same trap and the same checks, the hot loop's function bounded by its .eh_frame entry.
+    ("sequential_stripped", [], {"first_touch_in_timed_loop", "sequential_page_order"}),
     ("same_offset", [], {"first_touch_in_timed_loop", "same_page_offset"}),
     ("unpinned", [], {"pinning"}),
     ("thp_4k", [], {"thp_backed_region"}),
@@ -55,8 +57,9 @@ ENV = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
 # Single-threaded benchmarks that pin themselves at startup, run directly or through an exec'ing wrapper: the polls
 # and the exit (the zombie keeps its mask) see the hot thread's one-CPU mask over its hot function's samples, so
 # pinning passes rather than could not tell. Allowed a could-not-tell in one run of ten, for a poll the host delayed.
-PINS_SELF = {"first_touch", "zero_page", "sequential", "same_offset", "thp_4k", "coarse_clock", "clock_per_access",
-             "short_window", "deleted_loop", "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main"}
+PINS_SELF = {"first_touch", "zero_page", "sequential", "sequential_stripped", "same_offset", "thp_4k", "coarse_clock",
+             "clock_per_access", "short_window", "deleted_loop", "wrapped_O0", "homework_O0", "homework_O2",
+             "correct_init", "correct_main"}
 fail = Failures()
 for name, wrapper, want in CASES:
     pinned_seen = 0
@@ -87,6 +90,12 @@ for name, wrapper, want in CASES:
                          f"{w['processes']}, path {r['target']['path']} (want the shell's)")
             elif wrapper and not r["target"]["path"].endswith("broken-" + name):
                 fail(f"{name}: provenance read from {r['target']['path']}, not the image finally exec'd")
+            clock = r["target"]["watch"]["cpu_clock"]
+            unnamed = name.endswith("_stripped")
+            if clock.get("hot_function_unnamed") != unnamed or \
+                    unnamed != (clock.get("hot_function") or "").startswith("sub_"):
+                fail(f"{name}: hot function {clock.get('hot_function')}, unnamed {clock.get('hot_function_unnamed')} "
+                     f"(want {'sub_ and its start, unnamed' if unnamed else 'its symbol'})")
             build = [c for c in r["analysis"]["checks"] if c["id"] == "build_optimised"]
             inferred = bool(build) and build[0]["evidence"].get("inferred") == 1
             if name == "homework_O0" and not inferred:

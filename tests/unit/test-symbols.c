@@ -5,6 +5,7 @@
  */
 #include "check.h"
 #include "pmu/symbols.h"
+#include "pmu/symbols_unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -328,7 +329,14 @@ static void test_self(void)
 }
 
 /* The ELF virtual address of a function symbol of path, from its .symtab; 0 when absent. */
+static uint64_t symbol_value_size(const char *path, const char *name, uint64_t *size);
+
 static uint64_t symbol_value(const char *path, const char *name)
+{
+	return symbol_value_size(path, name, NULL);
+}
+
+static uint64_t symbol_value_size(const char *path, const char *name, uint64_t *size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
@@ -347,8 +355,11 @@ static uint64_t symbol_value(const char *path, const char *name)
 			const char *s;
 
 			if (gelf_getsym(data, (int)i, &sym) && (s = elf_strptr(elf, shdr.sh_link, sym.st_name)) &&
-			    strcmp(s, name) == 0)
+			    strcmp(s, name) == 0) {
 				value = sym.st_value;
+				if (size)
+					*size = sym.st_size;
+			}
 		}
 	}
 	if (elf)
@@ -441,7 +452,8 @@ static void test_load_bias(void)
 			CHECK_ROW(rows[i].line, loc.resolved && strcmp(loc.function, "main") == 0 && loc.offset == 0,
 				  "%s: main resolved as %s", rows[i].file, loc.function);
 		} else {
-			/* Stripped: the file offset still maps to an ELF address, the name is unknown. */
+			/* Stripped: the file offset still maps to an ELF address; _init, first in .text's segment, has no
+			 * symbol and (crti's hand-written code) no unwind entry either. */
 			const struct symbols_mapping *text = NULL;
 
 			for (size_t j = 0; j < symbols_mapping_count(syms, 42); j++)
@@ -674,6 +686,84 @@ static void test_inlined_frames(void)
 	}
 }
 
+/*
+ * Without symbols, the unwind entries bound the functions: symbols-probe-gcc stripped of everything (no debug
+ * file) resolves an address of probe_outer to the unnamed function sub_<its start>, over exactly the bytes its
+ * symbol covers in the unstripped file; and the fuzz corpus's hand-made files read as they were made.
+ */
+static void test_unnamed(void)
+{
+	const char *dir = getenv("TLBPROF_TEST_PROBES_GCC"), *src = getenv("TLBPROF_TEST_SOURCE_DIR");
+	const uint64_t bias = 0x555555554000ull;
+	char path[1024], want[32];
+	uint64_t outer, size = 0;
+
+	if (!dir || !src) {
+		fprintf(stderr, "note: TLBPROF_TEST_PROBES_GCC or TLBPROF_TEST_SOURCE_DIR unset: unnamed functions skipped\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/symbols-probe-gcc", dir);
+	outer = symbol_value_size(path, "probe_outer", &size);
+	snprintf(path, sizeof(path), "%s/symbols-probe-gcc-stripped", dir);
+	if (access(path, R_OK) == 0 && outer && size > 2) {
+		struct symbols *syms = symbols_new();
+		struct symbols_location a, b, c;
+
+		CHECK(syms && add_loads(syms, 44, path, bias) >= 2, "stripped probe mapped");
+		symbols_resolve(syms, 44, bias + outer + 1, &a);
+		symbols_resolve(syms, 44, bias + outer + size - 1, &b);
+		symbols_resolve(syms, 44, bias + outer - 1, &c);
+		snprintf(want, sizeof(want), "sub_%" PRIx64, outer);
+		CHECK(a.resolved && a.unnamed && strcmp(a.function, want) == 0 && a.offset == 1 && a.elf_addr == outer + 1,
+		      "probe_outer+1 as %s+%" PRIu64 " (unnamed %d), want %s+1", a.function, a.offset, a.unnamed, want);
+		CHECK(b.function == a.function && b.offset == size - 1, "its last byte as %s+%" PRIu64, b.function,
+		      b.offset);
+		CHECK(c.function != a.function, "the byte before it as %s, not %s", c.function, want);
+		symbols_delete(syms);
+	} else {
+		fprintf(stderr, "note: %s missing (no objcopy) or no probe_outer: skipped\n", path);
+	}
+	static const struct {
+		int line;
+		const char *file;
+		int rc;
+		size_t n;
+	} rows[] = {
+		{ __LINE__, "tiny", 0, 2 },		/* two FDEs: [0x4000b0, 0x4000b7), [0x4000b7, 0x4000b9) */
+		{ __LINE__, "huge-range", 0, 1 },	/* the first's length reads -1 (sdata4): dropped */
+		{ __LINE__, "bad-cie-pointer", 0, 1 },	/* the first names no CIE: skipped by its length */
+		{ __LINE__, "datarel-encoding", 0, 0 },	/* the CIE's encoding is data-relative: none read */
+		{ __LINE__, "truncated", -ENOENT, 0 },	/* the section headers are cut off with the file */
+	};
+	(void)elf_version(EV_CURRENT);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct symbols_range *r = NULL;
+		size_t n = 99;
+		int fd, rc = -EBADF;
+		Elf *elf;
+
+		snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/unwind/%s", src, rows[i].file);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+		if (elf)
+			rc = symbols_unwind_ranges(elf, &r, &n);
+		CHECK_ROW(rows[i].line, rc == rows[i].rc && n == rows[i].n, "%s: rc %d, %zu ranges", rows[i].file, rc, n);
+		if (rc == 0 && n == 2)
+			CHECK_ROW(rows[i].line, r[0].start == 0x4000b0 && r[0].end == 0x4000b7 && r[1].start == 0x4000b7 &&
+					  r[1].end == 0x4000b9,
+				  "%s: [0x%" PRIx64 ", 0x%" PRIx64 "), [0x%" PRIx64 ", 0x%" PRIx64 ")", rows[i].file,
+				  r[0].start, r[0].end, r[1].start, r[1].end);
+		if (rc == 0 && n == 1)	/* the second FDE is what is left */
+			CHECK_ROW(rows[i].line, r[0].start == 0x4000b7 && r[0].end == 0x4000b9,
+				  "%s: [0x%" PRIx64 ", 0x%" PRIx64 ")", rows[i].file, r[0].start, r[0].end);
+		free(r);
+		if (elf)
+			elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 int main(void)
 {
 	test_parse_line();
@@ -683,5 +773,6 @@ int main(void)
 	test_odd_objects();
 	test_self_lines();
 	test_inlined_frames();
+	test_unnamed();
 	return check_finish();
 }
