@@ -302,8 +302,11 @@ static int start(const struct run_options *o, struct measuring *m, const struct 
 		 struct run_results *results, struct target_result *tr, bool first, char *sample_why, size_t why_len)
 {
 	struct counter_sample_event dtlb_event;
+	char program[PATH_MAX] = "";
+	(void)command_find_program(o->argv[0], program, sizeof(program));
 	struct target_options opt = {
 		.argv = o->argv,
+		.program = *program ? program : NULL,
 		.cpu = o->cpu,
 		.ctl_path = *o->ctl_path ? o->ctl_path : NULL,
 		.ack_path = *o->ack_path ? o->ack_path : NULL,

@@ -84,8 +84,8 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 		return false;
 	}
 	if (!c->libc_mapped) {
-		checks_add(a, def, CHECK_SKIP, "could not tell, because the command never mapped the libc probed (%s): "
-			   "a static binary or another libc", c->libc);
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the command never mapped the file probed (%s): "
+			   "another libc, or a static program started through a wrapper", c->libc);
 		return false;
 	}
 	/*
@@ -106,9 +106,17 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 		return false;
 	}
 	if (!p->hot_tid || !c->hot_reads) {
+		uint64_t others = 0;
+		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+			others += c->fn[fn].calls;
+		char elsewhere[128] = "";
+		/* multichase's way: its main thread reads the clock around a count the chasing thread keeps. */
+		if (others)
+			snprintf(elsewhere, sizeof(elsewhere), "; its other threads read the clock %llu times, so a thread "
+				 "that is not the hot one timed it", (unsigned long long)others);
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread called none of the traced clock "
-			   "functions (%s untraceable here; rdtsc and direct vDSO calls are invisible to uprobes)",
-			   *missing ? missing : "none");
+			   "functions (%s untraceable here; rdtsc and direct vDSO calls are invisible to uprobes)%s",
+			   *missing ? missing : "none", elsewhere);
 		return false;
 	}
 	return true;

@@ -516,8 +516,9 @@ struct sample_clock_function {
 struct sample_clocks {
 	bool traced;			/* at least one function was traced */
 	char why[200];			/* why nothing or not everything was ("" when all were) */
-	char libc[160];			/* the libc probed */
-	bool libc_mapped;		/* the command mapped that libc (false: a static binary, another libc) */
+	char libc[160];			/* the file probed: tlbprof's libc, or the command itself if linked statically */
+	bool libc_mapped;		/* the command mapped that file (false: another libc, a static program behind a
+					 * wrapper) */
 	struct sample_clock_function fn[SAMPLE_CLOCK_FNS];
 	/*
 	 * A uprobe traps every thread of a process whose address space holds it, traced or not, so the probes

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The command's clock reads: libc's clock functions found for uprobes, and what the probes saw, judged per thread. */
+/*
+ * The command's clock reads: the clock functions found for uprobes (in libc, or in a static program itself), and
+ * what the probes saw, judged per thread.
+ */
 #include "target/clocks.h"
 
 #include <errno.h>
@@ -53,14 +56,15 @@ int clocks_uprobe_type(void)
 	return type;
 }
 
-static void scan_dynsym(Elf *elf, struct clock_probe probes[SAMPLE_CLOCK_FNS])
+/* The clock functions among the symbols of the sections of type sh_type (.dynsym, .symtab) not found yet. */
+static void scan_symbols(Elf *elf, GElf_Word sh_type, struct clock_probe probes[SAMPLE_CLOCK_FNS])
 {
 	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !(data = elf_getdata(scn, NULL)) ||
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sh_type || !(data = elf_getdata(scn, NULL)) ||
 		    !sh.sh_entsize)
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
@@ -73,7 +77,8 @@ static void scan_dynsym(Elf *elf, struct clock_probe probes[SAMPLE_CLOCK_FNS])
 				continue;
 			for (int k = 0; k < SAMPLE_CLOCK_FNS; k++) {
 				uint64_t off;
-				if (probes[k].found || strcmp(name, sample_clock_fn_name(k)) != 0 || elf_vaddr_offset(elf, sym.st_value, 1, &off) != 0)
+				if (probes[k].found || strcmp(name, sample_clock_fn_name(k)) != 0 ||
+				    elf_vaddr_offset(elf, sym.st_value, 1, &off) != 0)
 					continue;
 				probes[k] = (struct clock_probe){ .found = true, .ifunc = type == STT_GNU_IFUNC,
 								  .offset = off };
@@ -93,14 +98,40 @@ int clocks_probes(const char *path, struct clock_probe probes[SAMPLE_CLOCK_FNS])
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		rc = -EINVAL;
-	else
-		scan_dynsym(elf, probes);
+	} else {
+		scan_symbols(elf, SHT_DYNSYM, probes);
+		scan_symbols(elf, SHT_SYMTAB, probes);	/* a static program's (libc keeps none) */
+	}
 	if (elf)
 		elf_end(elf);
 	close(fd);
 	return rc;
+}
+
+bool clocks_static_program(const char *path)
+{
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	GElf_Ehdr eh;
+	size_t phnum = 0;
+	bool interp = false, ok = false;
+
+	if (elf_version(EV_CURRENT) != EV_NONE && elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) &&
+	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) && elf_getphdrnum(elf, &phnum) == 0) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			interp |= gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP;
+		}
+		/* A shared object has no PT_INTERP either, but no entry point to run from. */
+		ok = !interp && eh.e_entry != 0;
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return ok;
 }
 
 struct read_at {

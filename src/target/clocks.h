@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to src/target/: the command's clock reads, traced with uprobes on its libc's clock functions. */
+/* Private to src/target/: the command's clock reads, traced with uprobes on its clock functions (libc's, or its own). */
 #pragma once
 
 #include <stdbool.h>
@@ -8,9 +8,9 @@
 
 #include "pmu/sample.h"
 
-/* Where a uprobe goes: a function of libc, as a file offset. */
+/* Where a uprobe goes: a clock function of the file probed, as a file offset. */
 struct clock_probe {
-	bool found;			/* the symbol is in libc's .dynsym */
+	bool found;			/* the symbol is in the file's .dynsym or .symtab */
 	bool ifunc;			/* STT_GNU_IFUNC: resolved at load time (to the vDSO), so never called itself */
 	uint64_t offset;		/* its file offset (what the uprobe PMU's config2 takes) */
 };
@@ -19,11 +19,15 @@ struct clock_probe {
 int clocks_libc_path(char *buf, size_t size);
 
 /*
- * The clock functions of the libc at path, from its .dynsym (default version,
- * STT_FUNC or STT_GNU_IFUNC) through its PT_LOAD headers to file offsets.
- * Returns 0, -errno, or -EINVAL for a file that is not ELF.
+ * The clock functions of the ELF file at path (a libc, or a statically
+ * linked program), from its .dynsym, then its .symtab (STT_FUNC or
+ * STT_GNU_IFUNC, the first of a name) through its PT_LOAD headers to file
+ * offsets. Returns 0, -errno, or -EINVAL for a file that is not ELF.
  */
 int clocks_probes(const char *path, struct clock_probe probes[SAMPLE_CLOCK_FNS]);
+
+/* Whether path is a program linked statically (an ELF executable with an entry point and no PT_INTERP). */
+bool clocks_static_program(const char *path);
 
 /* The uprobe PMU's type (/sys/bus/event_source/devices/uprobe/type), or -errno. */
 int clocks_uprobe_type(void);

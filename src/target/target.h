@@ -21,6 +21,8 @@ extern const struct workload_ops workload_command;	/* "command": the whole comma
 /* How to start and follow the command. */
 struct target_options {
 	char *const *argv;		/* the command; argv[0] is looked up in PATH; no shell */
+	const char *program;		/* argv[0] as found in PATH (NULL: not known): where it is linked statically,
+					 * its own clock functions are probed, as it maps no libc */
 	int cpu;			/* pin the command to this CPU, -1: not pinned */
 	/* perf stat --control compatibility: fifo paths or inherited fds (-1 / NULL when not given). */
 	const char *ctl_path, *ack_path;

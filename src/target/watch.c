@@ -645,7 +645,7 @@ void target_watch_open(struct target_state *st)
 	w->own_faults = !(st->opt->sample && !st->opt->sample_event);
 	if (w->own_faults)
 		session_open(w, &w->faults, st->pid, &faults);
-	watch_clocks_open(w, st->pid);
+	watch_clocks_open(w, st->pid, st->opt->program);
 }
 
 int target_watch_timeout_ms(const struct target_state *st, int max_ms)

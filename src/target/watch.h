@@ -157,9 +157,10 @@ struct watch_proc *watch_proc_find(const struct target_watch *w, pid_t pid);
 void watch_session_open_into(struct target_watch *w, struct watch_session *ws, pid_t pid,
 			     const struct sample_options *so, struct sample_list *into);
 void watch_session_close(struct watch_session *ws);
-/* The clock probes (watch_clocks.c): opened before the exec, a new thread followed, a thread's exit noted,
- * drained (closed at their budget), judged for the profile, closed. */
-void watch_clocks_open(struct target_watch *w, pid_t pid);
+/* The clock probes (watch_clocks.c): opened before the exec (on program's own clock functions where it is
+ * linked statically, else on tlbprof's libc), a new thread followed, a thread's exit noted, drained (closed at
+ * their budget), judged for the profile, closed. */
+void watch_clocks_open(struct target_watch *w, pid_t pid, const char *program);
 void watch_clock_follow(struct target_watch *w, uint32_t tid);
 void watch_clock_thread_ended(struct target_watch *w, uint32_t tid);
 void watch_clocks_tick(struct target_watch *w);

@@ -41,26 +41,33 @@ static struct sample_options clock_probe_options(const struct target_watch *w, i
 
 /*
  * A uprobe on each clock function of the libc tlbprof runs (the one a
- * dynamically linked command maps too), attached to the child before its
- * exec: the perf uprobe PMU takes the file and offset, no tracefs needed.
- * clock_gettime's samples carry %rdi, its clock id. Later threads of the
- * process are followed by clock_follow().
+ * dynamically linked command maps too), or, for a command linked statically
+ * (multichase as its Makefile builds it), of the program itself, which maps
+ * no libc: attached to the child before its exec, as the perf uprobe PMU
+ * takes the file and offset, no tracefs needed. clock_gettime's samples carry
+ * %rdi, its clock id. Later threads of the process are followed by
+ * clock_follow().
  */
-void watch_clocks_open(struct target_watch *w, pid_t pid)
+void watch_clocks_open(struct target_watch *w, pid_t pid, const char *program)
 {
 	struct sample_clocks *c = &w->clocks;
 	struct clock_probe *probes = w->probes;
-	char libc[PATH_MAX], real[PATH_MAX];
+	char file[PATH_MAX], real[PATH_MAX];
 	int type = clocks_uprobe_type(), rc;
+	bool own = clocks_static_program(program);
 
 	if (type < 0) {
 		snprintf(c->why, sizeof(c->why), "this kernel has no perf uprobe PMU "
 			 "(/sys/bus/event_source/devices/uprobe/type: %s)", strerror(-type));
 		return;
 	}
+	if (own)
+		snprintf(file, sizeof(file), "%s", program);
 	/* realpath() writes up to PATH_MAX bytes: never into the report's shorter field (fortify aborts). */
-	if (clocks_libc_path(libc, sizeof(libc)) != 0 || !realpath(libc, real) || strlen(real) >= sizeof(c->libc)) {
-		snprintf(c->why, sizeof(c->why), "tlbprof found no libc of its own to probe");
+	if ((!own && clocks_libc_path(file, sizeof(file)) != 0) || !realpath(file, real) ||
+	    strlen(real) >= sizeof(c->libc)) {
+		snprintf(c->why, sizeof(c->why), own ? "the static program's path is too long to probe"
+						     : "tlbprof found no libc of its own to probe");
 		return;
 	}
 	memcpy(c->libc, real, strlen(real) + 1);
@@ -73,7 +80,8 @@ void watch_clocks_open(struct target_watch *w, pid_t pid)
 		struct sample_clock_function *f = &c->fn[fn];
 		char name[48];
 		if (!probes[fn].found) {
-			snprintf(f->why, sizeof(f->why), "not among libc's dynamic symbols");
+			snprintf(f->why, sizeof(f->why), own ? "not among the static program's symbols (stripped, or not "
+				 "linked in)" : "not among libc's dynamic symbols");
 			continue;
 		}
 		if (probes[fn].ifunc) {
