@@ -128,6 +128,15 @@ char *format_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+char *format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	char n[SIZE_TEXT];
+	size_t k = strlen(format_size(bytes, n, sizeof(n)));
+
+	snprintf(buf, len, "%s%s", n, k && !isdigit((unsigned char)n[k - 1]) ? "iB" : "B");
+	return buf;
+}
+
 int parse_list(char *s, char **items, size_t max)
 {
 	size_t n = 0;

@@ -24,11 +24,17 @@ int parse_count(const char *s, uint64_t *out);
 /* Parse a finite decimal number (strtod syntax, whole string). 0 or -EINVAL. */
 int parse_double(const char *s, double *out);
 
+/* Room for anything format_size() or format_bytes() writes: 20 digits, a suffix, "iB" and the NUL. */
+#define SIZE_TEXT 24
+
 /*
  * Format bytes as the shortest exact binary-suffixed size ("256M", "4K",
  * "1536M", "100" for non-multiples of 1 KiB) into buf. Returns buf.
  */
 char *format_size(uint64_t bytes, char *buf, size_t len);
+
+/* The same with its unit, for prose: "256MiB", "4KiB", "100000B". Returns buf. */
+char *format_bytes(uint64_t bytes, char *buf, size_t len);
 
 /*
  * Split a comma-separated list in place: fills items[] with pointers into s

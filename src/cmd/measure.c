@@ -396,7 +396,7 @@ static int check_memory(const struct plan *plan)
 {
 	uint64_t avail = region_mem_available();
 	struct cgroup_memory cg;
-	char msg[2048], a[16], b[16], c[16], d[16], e[16], f[16];
+	char msg[2048], a[SIZE_TEXT], b[SIZE_TEXT], c[SIZE_TEXT], d[SIZE_TEXT], e[SIZE_TEXT], f[SIZE_TEXT];
 
 	if (cgroup_memory_read(&cg) != 0)
 		cg.limited = false;
@@ -406,20 +406,20 @@ static int check_memory(const struct plan *plan)
 			continue;	/* the hugetlb pool is neither MemAvailable nor the memory cgroup's */
 		format_size(requested_size(ph), a, sizeof(a));
 		if (avail && ph->size_bytes > avail) {
-			snprintf(msg, sizeof(msg), "--size '%s': %s needs %siB but MemAvailable is %siB; nothing was run", a,
-				 ph->name, format_size(ph->size_bytes, b, sizeof(b)), format_size(avail >> 20 << 20, c, sizeof(c)));
+			snprintf(msg, sizeof(msg), "--size '%s': %s needs %s but MemAvailable is %s; nothing was run", a,
+				 ph->name, format_bytes(ph->size_bytes, b, sizeof(b)), format_bytes(avail >> 20 << 20, c, sizeof(c)));
 			report_error(msg);
 			return EXIT_UNAVAILABLE;
 		}
 		uint64_t margin = cgroup_margin_bytes(ph->size_bytes);
 		if (cg.limited && (ph->size_bytes > cg.room_bytes || cg.room_bytes - ph->size_bytes < margin)) {
 			snprintf(msg, sizeof(msg),
-				 "--size '%s': %s needs %siB and %siB for tlbprof, but the memory cgroup %s allows %siB more "
-				 "(%s %siB, %siB in use); nothing was run",
-				 a, ph->name, format_size(ph->size_bytes, b, sizeof(b)), format_size(margin >> 20 << 20, c, sizeof(c)),
-				 cg.dir, format_size(cg.room_bytes >> 20 << 20, d, sizeof(d)), cg.file,
-				 format_size(cg.limit_bytes >> 20 << 20, e, sizeof(e)),
-				 format_size(cg.usage_bytes >> 20 << 20, f, sizeof(f)));
+				 "--size '%s': %s needs %s and %s for tlbprof, but the memory cgroup %s allows %s more "
+				 "(%s %s, %s in use); nothing was run",
+				 a, ph->name, format_bytes(ph->size_bytes, b, sizeof(b)), format_bytes(margin >> 20 << 20, c, sizeof(c)),
+				 cg.dir, format_bytes(cg.room_bytes >> 20 << 20, d, sizeof(d)), cg.file,
+				 format_bytes(cg.limit_bytes >> 20 << 20, e, sizeof(e)),
+				 format_bytes(cg.usage_bytes >> 20 << 20, f, sizeof(f)));
 			report_error(msg);
 			return EXIT_UNAVAILABLE;
 		}

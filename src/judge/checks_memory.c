@@ -134,15 +134,15 @@ static void colored_caveat(struct analysis *a, const struct analysis_check_def *
 			   "slots are colored (or at most one line per cell): the touched lines spread over all cache sets");
 		return;
 	}
-	char data[16], ptes[16], cap[16];
+	char data[SIZE_TEXT], ptes[SIZE_TEXT], cap[SIZE_TEXT];
 	struct analysis_check *c = checks_add(
 		a, def, CHECK_PASS,
-		"slots are colored: the touched lines spread over all cache sets; but in %s its %siB of data lines and "
-		"%siB of page-table lines exceed the %siB L2, where colored data competes with the page tables for every "
+		"slots are colored: the touched lines spread over all cache sets; but in %s its %s of data lines and "
+		"%s of page-table lines exceed the %s L2, where colored data competes with the page tables for every "
 		"set (aligned data leaves most sets to them), so colored is not how all data caches at this size: "
-		"--layout colored,aligned measures both", big->spec.name, format_size(big->slots * 64, data, sizeof(data)),
-		format_size(big->spec.size_bytes / 4096 * 8, ptes, sizeof(ptes)),
-		format_size(l2->size_bytes, cap, sizeof(cap)));
+		"--layout colored,aligned measures both", big->spec.name, format_bytes(big->slots * 64, data, sizeof(data)),
+		format_bytes(big->spec.size_bytes / 4096 * 8, ptes, sizeof(ptes)),
+		format_bytes(l2->size_bytes, cap, sizeof(cap)));
 	checks_evidence(c, "data_and_pte_bytes", (double)big->slots * 64 + (double)big->spec.size_bytes / 4096 * 8);
 	checks_evidence(c, "l2_bytes", (double)l2->size_bytes);
 }
@@ -196,18 +196,18 @@ void checks_cache_set_aliasing(const struct analysis_check_def *def, const struc
 	}
 	struct analysis_check *c;
 	if (worst) {
-		char line_fp[16], capacity[16], full[16];
+		char line_fp[SIZE_TEXT], capacity[SIZE_TEXT], full[SIZE_TEXT];
 		c = checks_add(a, def, CHECK_WARN,
 			       "%s: %s every slot sits at %s %llu-byte cell%s, so its lines use "
-			       "only 1/%.0f of the L%u sets: the effective L%u shrinks from %siB to %siB, and the %siB of "
+			       "only 1/%.0f of the L%u sets: the effective L%u shrinks from %s to %s, and the %s of "
 			       "touched lines (%.1f× that; conflict misses start past %.1f×), which the whole cache would "
 			       "hold, miss instead, inflating the base latency and hiding the TLB effect; %s",
 			       worst->spec.name, worst->target ? "in its chain" : "with --layout aligned",
 			       worst->target ? "the same line of its" : "its", (unsigned long long)worst->spec.stride_bytes,
 			       worst->target ? "" : " start", 1 / worst_frac, worst_level,
-			       worst_level, format_size((uint64_t)worst_full, full, sizeof(full)),
-			       format_size((uint64_t)worst_cap, capacity, sizeof(capacity)),
-			       format_size(worst->slots * 64, line_fp, sizeof(line_fp)),
+			       worst_level, format_bytes((uint64_t)worst_full, full, sizeof(full)),
+			       format_bytes((uint64_t)worst_cap, capacity, sizeof(capacity)),
+			       format_bytes(worst->slots * 64, line_fp, sizeof(line_fp)),
 			       (double)worst->slots * 64 / worst_cap, ALIASED_LOAD,
 			       worst->target ? "rotate each slot's line inside its cell (cache coloring)" : "use --layout colored");
 		checks_evidence(c, "used_set_fraction", worst_frac);

@@ -122,7 +122,7 @@ void compare_environments(const struct compare_side *base, const struct compare_
 	for (size_t s = 0; s < 2; s++) {
 		for (size_t i = 0; i < sides[s]->n_pools; i++) {
 			uint64_t bytes = sides[s]->pools[i].page_bytes;
-			char field[32], sz[16];
+			char field[32], sz[SIZE_TEXT];
 			if (s == 1 && environment_pool(eb, bytes))
 				continue;	/* already compared from the base side */
 			/* Only availability matters: 512 pages against 1024 measure the same page size. */

@@ -103,16 +103,16 @@ void analysis_find_shrinking_speedup(const struct phase_result *res, struct anal
 		struct analysis_finding *f = add_finding(a, "speedup_shrinks_with_size");
 		if (!f)
 			return;
-		char s0[16], s1[16];
+		char s0[SIZE_TEXT], s1[SIZE_TEXT];
 		const struct phase_result *b0 = &res[sweep[0]->baseline], *v0 = &res[sweep[0]->variant];
 		snprintf(f->message, sizeof(f->message),
-			 "from %siB to %siB the %s latency grows %.1f× (%.1f → %.1f ns, medians of the smaller and the "
+			 "from %s to %s the %s latency grows %.1f× (%.1f → %.1f ns, medians of the smaller and the "
 			 "larger sizes) while the %s → %s delta stays about the same (%.1f → %.1f ns): the speedup "
 			 "shrinks (%.2f× → %.2f×) although TLB misses "
 			 "grow, because a roughly constant translation cost is diluted by cache and DRAM latency that "
 			 "grow with the working set",
-			 format_size(b0->spec.size_bytes, s0, sizeof(s0)),
-			 format_size(res[sweep[m - 1]->baseline].spec.size_bytes, s1, sizeof(s1)), b0->spec.page.label,
+			 format_bytes(b0->spec.size_bytes, s0, sizeof(s0)),
+			 format_bytes(res[sweep[m - 1]->baseline].spec.size_bytes, s1, sizeof(s1)), b0->spec.page.label,
 			 base_growth, lb.median, hb.median, b0->spec.page.label, v0->spec.page.label, ld.median, hd.median,
 			 ls.median, hs.median);
 		finding_evidence(f, "sizes", (double)m);
@@ -226,11 +226,11 @@ void analysis_find_layout_effect(const struct phase_result *res, size_t n, struc
 			double mc = a->phases[i].ns.median, ma = a->phases[j].ns.median;
 			double noise = fmax(claimed_ns(&a->phases[i]), claimed_ns(&a->phases[j]));
 			bool real = fabs(mc - ma) > noise;
-			char sz[16];
+			char sz[SIZE_TEXT];
 			pairs++;
 			differ += real;
-			int k = snprintf(list + len, sizeof(list) - len, "%s%s at %siB: colored %.1f, aligned %.1f ns (%+.1f %%, "
-					 "±%.1f ns%s)", len ? "; " : "", c->page.label, format_size(c->size_bytes, sz, sizeof(sz)), mc,
+			int k = snprintf(list + len, sizeof(list) - len, "%s%s at %s: colored %.1f, aligned %.1f ns (%+.1f %%, "
+					 "±%.1f ns%s)", len ? "; " : "", c->page.label, format_bytes(c->size_bytes, sz, sizeof(sz)), mc,
 					 ma, ma > 0 ? 100 * (mc / ma - 1) : 0, noise, real ? "" : ", within the noise");
 			if (k > 0 && (size_t)k < sizeof(list) - len)
 				len += (size_t)k;

@@ -124,7 +124,7 @@ static void series_name(const struct plot_chart_ctx *cx, const struct phase_resu
 			char *label, size_t llen)
 {
 	const struct phase_spec *s = &r->spec;
-	char words[64], sz[16];
+	char words[64], sz[SIZE_TEXT];
 	bool control = s->role == PHASE_ROLE_CONTROL;
 
 	if (cx->c->kind == PLOT_CHART_WALL_BARS) {

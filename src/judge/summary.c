@@ -77,20 +77,20 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 		const struct comparison *c = &a->comparisons[i];
 		const struct phase_result *b = &res[c->baseline], *v = &res[c->variant];
 		const struct phase_analysis *pb = &a->phases[c->baseline];
-		char sz[16];
+		char sz[SIZE_TEXT];
 		if (a->n_stride_steps || res[c->baseline].spec.fault_case != FAULT_NONE)
 			continue;	/* stride and fault sweeps are summed up by their own figures */
-		format_size(v->spec.size_bytes, sz, sizeof(sz));
+		format_bytes(v->spec.size_bytes, sz, sizeof(sz));
 		if (!c->comparable) {
 			/* A number inside its own noise is not a finding: say that it could not be told, and why. */
-			appendf(s, cap, "%sat %siB%s, %s and %s pages could not be compared: %s", *s ? "; " : "", sz,
+			appendf(s, cap, "%sat %s%s, %s and %s pages could not be compared: %s", *s ? "; " : "", sz,
 				layout_tag(res, a, &b->spec), b->spec.page.label, v->spec.page.label, c->doubt);
 			continue;
 		}
 		bool faster = c->speedup >= 1;
 		double k = faster ? c->speedup : (c->speedup > 0 ? 1 / c->speedup : 0);
 		double lo = faster ? c->speedup_lo : 1 / c->speedup_hi, hi = faster ? c->speedup_hi : 1 / c->speedup_lo;
-		appendf(s, cap, "%sat %siB%s, %s pages are %.2f× ", *s ? "; " : "", sz, layout_tag(res, a, &b->spec),
+		appendf(s, cap, "%sat %s%s, %s pages are %.2f× ", *s ? "; " : "", sz, layout_tag(res, a, &b->spec),
 			v->spec.page.label, k);
 		if (c->interval_known && isfinite(lo) && isfinite(hi))
 			appendf(s, cap, "(%.2f–%.2f) ", lo, hi);
@@ -117,11 +117,11 @@ static void summarise(const struct phase_result *res, struct analysis *a)
 	for (size_t i = 0; i < a->n_stride_steps; i++) {
 		const struct stride_step *st = &a->stride_steps[i];
 		const struct phase_spec *f = &res[st->from].spec, *t = &res[st->to].spec;
-		char sz[16], s1[16], s2[16];
+		char sz[SIZE_TEXT], s1[SIZE_TEXT], s2[SIZE_TEXT];
 		if (strcmp(st->label, "tlb") != 0)
 			continue;
-		appendf(s, cap, "%sat %siB on %s pages the TLB step (%sB -> %sB stride) ", *s ? "; " : "",
-			format_size(f->size_bytes, sz, sizeof(sz)), f->page.label, format_size(f->stride_bytes, s1, sizeof(s1)),
+		appendf(s, cap, "%sat %s on %s pages the TLB step (%sB -> %sB stride) ", *s ? "; " : "",
+			format_bytes(f->size_bytes, sz, sizeof(sz)), f->page.label, format_size(f->stride_bytes, s1, sizeof(s1)),
 			format_size(t->stride_bytes, s2, sizeof(s2)));
 		if (st->huge == SIZE_MAX) {
 			appendf(s, cap, "adds %.2f ns (%.1f cycles) per access, of which the translation part could not be "

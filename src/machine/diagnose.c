@@ -211,7 +211,7 @@ static void diagnose_pool(const struct diagnose_input *in, struct diagnosis *d, 
 	const struct environment *env = in->env;
 	const struct env_hugepool *pool = environment_pool(env, page_bytes);
 	uint64_t need = pages_needed(in->working_set_bytes, page_bytes);
-	char ws[16], psz[16];
+	char ws[SIZE_TEXT], psz[16];
 	bool vm = env->hypervisor[0] != '\0';
 
 	format_size(in->working_set_bytes, ws, sizeof(ws));

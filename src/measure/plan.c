@@ -33,7 +33,7 @@ struct phase_spec *plan_add(struct plan *p, const struct plan_request *req, cons
 			    uint64_t size_bytes)
 {
 	struct phase_spec *ph;
-	char size[16];
+	char size[SIZE_TEXT];
 
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 16;
@@ -80,7 +80,7 @@ int plan_grid(const struct plan_request *req, const struct plan_context *ctx, st
 		if (controls) {
 			uint64_t slots = req->sizes_bytes[s] / req->stride_bytes;
 			struct phase_spec *ph = plan_add(out, req, &base, slots * PACKED_STRIDE);
-			char size[16];
+			char size[SIZE_TEXT];
 			if (!ph)
 				return -ENOMEM;
 			ph->stride_bytes = PACKED_STRIDE;
@@ -92,7 +92,7 @@ int plan_grid(const struct plan_request *req, const struct plan_context *ctx, st
 		for (size_t l = 0; l < (req->n_layouts ? req->n_layouts : 1); l++)
 			for (size_t p = 0; p < req->n_pages; p++) {
 				struct phase_spec *ph = plan_add(out, req, &req->pages[p], req->sizes_bytes[s]);
-				char size[16];
+				char size[SIZE_TEXT];
 				if (!ph)
 					return -ENOMEM;
 				if (!l)

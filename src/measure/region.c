@@ -42,7 +42,7 @@ uint64_t region_mem_available(void)
 
 static int map_hugetlb(struct region *r, uint64_t bytes, char *why, size_t why_len)
 {
-	char path[128], sz[16];
+	char path[128], sz[SIZE_TEXT];
 	uint64_t kb = r->page.bytes / 1024, need = align_up(bytes, r->page.bytes) / r->page.bytes;
 	struct env_hugepool pool;
 	int shift = __builtin_ctzll(r->page.bytes);
@@ -111,7 +111,7 @@ static int map_anon(struct region *r, uint64_t bytes, char *why, size_t why_len)
 	char mode[32] = "";
 
 	if (avail && len > avail) {
-		char a[16], b[16];
+		char a[SIZE_TEXT], b[SIZE_TEXT];
 		snprintf(why, why_len, "the %sB working set does not fit: MemAvailable is %sB",
 			 format_size(len, a, sizeof(a)), format_size(avail & ~(MIB - 1), b, sizeof(b)));
 		return -ENOMEM;
@@ -294,7 +294,7 @@ int region_verify(const struct region *r, struct region_backing *out)
 int region_check_backing(const struct page_request *page, const struct region_backing *b, char *why,
 			 size_t why_len)
 {
-	char want[16], got[16], huge[16], rss[16];
+	char want[SIZE_TEXT], got[SIZE_TEXT], huge[SIZE_TEXT], rss[SIZE_TEXT];
 
 	format_size(page->bytes, want, sizeof(want));
 	format_size(b->kernel_page_bytes, got, sizeof(got));

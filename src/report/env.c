@@ -57,7 +57,7 @@ static json_t *event_json(const struct counter_info *ci)
 
 static void print_tlb_level(FILE *f, const char *label, unsigned entries, unsigned ways, uint64_t page_bytes)
 {
-	char reach[16], assoc[32];
+	char reach[SIZE_TEXT], assoc[32];
 
 	if (!entries)
 		return;
@@ -67,8 +67,8 @@ static void print_tlb_level(FILE *f, const char *label, unsigned entries, unsign
 		snprintf(assoc, sizeof(assoc), "%u-way", ways);
 	else
 		snprintf(assoc, sizeof(assoc), "ways unknown");
-	fprintf(f, "  %-20s %u entries, %s, reach %siB\n", label, entries, assoc,
-		format_size((uint64_t)entries * page_bytes, reach, sizeof(reach)));
+	fprintf(f, "  %-20s %u entries, %s, reach %s\n", label, entries, assoc,
+		format_bytes((uint64_t)entries * page_bytes, reach, sizeof(reach)));
 }
 
 static bool cap_bit(const struct environment *env, unsigned bit)
@@ -113,14 +113,14 @@ static void print_tlb(const struct environment *env, FILE *f)
 /* The Caches section: each cache's size, ways, line and sets. */
 static void print_caches(const struct environment *env, FILE *f)
 {
-	char a[16];
+	char a[SIZE_TEXT];
 
 	fprintf(f, "\nCaches\n");
 	for (size_t i = 0; i < env->n_caches; i++) {
 		const struct env_cache *c = &env->caches[i];
 		char label[32];
 		snprintf(label, sizeof(label), "L%u %s", c->level, c->type);
-		fprintf(f, "  %-20s %siB, %u-way, %u B lines, %u sets\n", label, format_size(c->size_bytes, a, sizeof(a)),
+		fprintf(f, "  %-20s %s, %u-way, %u B lines, %u sets\n", label, format_bytes(c->size_bytes, a, sizeof(a)),
 			c->ways, c->line_bytes, c->sets);
 	}
 	if (!env->n_caches)
@@ -130,7 +130,7 @@ static void print_caches(const struct environment *env, FILE *f)
 /* The Kernel and memory section: kernel, perf_event_paranoid, privileges, THP, hugetlb pools, fault-around. */
 static void print_kernel(const struct environment *env, FILE *f)
 {
-	char a[16], b[16];
+	char a[SIZE_TEXT], b[SIZE_TEXT];
 
 	fprintf(f, "\nKernel and memory\n");
 	fprintf(f, "  %-20s %s\n", "kernel", env->kernel);
@@ -155,8 +155,8 @@ static void print_kernel(const struct environment *env, FILE *f)
 	if (!env->n_pools)
 		fprintf(f, "  %-20s none\n", "hugetlb pools");
 	if (env->fault_around_bytes >= 0)
-		fprintf(f, "  %-20s %siB\n", "fault_around_bytes",
-			format_size((uint64_t)env->fault_around_bytes, b, sizeof(b)));
+		fprintf(f, "  %-20s %s\n", "fault_around_bytes",
+			format_bytes((uint64_t)env->fault_around_bytes, b, sizeof(b)));
 	else
 		fprintf(f, "  %-20s unknown: %s\n", "fault_around_bytes",
 			env->fault_around_why[0] ? env->fault_around_why : "debugfs is unreadable");

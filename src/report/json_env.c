@@ -144,7 +144,7 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 						     env->turbo < 0 ? json_null() : json_boolean(env->turbo)));
 	for (size_t i = 0; i < env->n_pools; i++) {
 		const struct env_hugepool *p = &env->pools[i];
-		char key[16];
+		char key[SIZE_TEXT];
 		format_size(p->page_bytes, key, sizeof(key));
 		json_object_set_new(pools, key, json_pack("{s:I, s:I, s:I, s:I, s:I}", "page_bytes",
 							  (json_int_t)p->page_bytes, "nr", (json_int_t)p->nr, "free",

@@ -10,7 +10,7 @@
 /* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
 void report_backing_label(const struct phase_result *r, char *buf, size_t len)
 {
-	char sz[16];
+	char sz[SIZE_TEXT];
 
 	if (!r->backing_known) {
 		snprintf(buf, len, "-");

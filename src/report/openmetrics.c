@@ -56,7 +56,7 @@ static void om_end(struct om_family *m, double v)
 /* The labels that name a phase. */
 static void om_phase(struct om_family *m, const struct phase_result *r)
 {
-	char sz[16];
+	char sz[SIZE_TEXT];
 
 	om_begin(m);
 	om_label(m, "phase", r->spec.name);
@@ -379,7 +379,7 @@ static void om_comparisons(const struct report_input *in, FILE *f)
 		struct om_family *m = per_comparison[k];
 		for (size_t i = 0; i < a->n_comparisons; i++) {
 			const struct comparison *c = &a->comparisons[i];
-			char sz[16];
+			char sz[SIZE_TEXT];
 			bool ci = c->interval_known;
 			double v = m == &speedup      ? c->speedup
 				   : m == &low	      ? (ci ? c->speedup_lo : NAN)

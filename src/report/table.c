@@ -313,7 +313,7 @@ static void print_comparisons(const struct report_input *in, FILE *f)
 		const struct comparison *c = &a->comparisons[i];
 		const struct phase_spec *b = &rr->phases[c->baseline].spec, *v = &rr->phases[c->variant].spec;
 		const struct phase_analysis *pb = &a->phases[c->baseline];
-		char label[48], sz[16], tr[24] = "n/a", ci[24] = "n/a";
+		char label[48], sz[SIZE_TEXT], tr[24] = "n/a", ci[24] = "n/a";
 		if (b->fault_case != FAULT_NONE)
 			snprintf(label, sizeof(label), "%s -> %s %s", b->page.label, v->page.label,
 				 fault_case_name(b->fault_case));
@@ -402,7 +402,7 @@ static void print_steps(const struct report_input *in, FILE *f)
 	for (size_t i = 0; i < a->n_stride_steps; i++) {
 		const struct stride_step *st = &a->stride_steps[i];
 		const struct phase_spec *fr = &rr->phases[st->from].spec, *to = &rr->phases[st->to].spec;
-		char sz[16], s1[16], s2[16], label[40], miss[48] = "n/a", tlb[16] = "";
+		char sz[SIZE_TEXT], s1[SIZE_TEXT], s2[SIZE_TEXT], label[40], miss[48] = "n/a", tlb[16] = "";
 		snprintf(label, sizeof(label), "%sB -> %sB", format_size(fr->stride_bytes, s1, sizeof(s1)),
 			 format_size(to->stride_bytes, s2, sizeof(s2)));
 		if (st->have_misses)

@@ -3,6 +3,7 @@
 """Signals, an unprivileged user, and a working set larger than memory: clear outcomes, nothing lost or left behind."""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -52,6 +53,12 @@ with tempfile.TemporaryDirectory() as d:
     if p.returncode != 3 or len(p.stderr.strip().splitlines()) != 1 or "MemAvailable" not in p.stderr \
             or os.path.exists(out):
         fail(f"64T working set: exit {p.returncode}, stderr {p.stderr!r}, report written {os.path.exists(out)}")
+    # A size of no binary unit and 20 digits: named whole, in bytes (not cut off, no "iB" without a prefix).
+    odd = "18446744073709551615"
+    p = subprocess.run([TLBPROF, "--size", odd, "--json", out], capture_output=True, text=True, timeout=60)
+    if p.returncode != 3 or f"--size '{odd}'" not in p.stderr or not re.search(r"needs \d+B but", p.stderr) \
+            or "/" + odd + "/" not in p.stderr or os.path.exists(out):
+        fail(f"{odd}-byte working set: exit {p.returncode}, stderr {p.stderr!r}, report written {os.path.exists(out)}")
 
 # 3. As an unprivileged user: the chase and the page faults run; each counter says what it could do.
 setpriv = shutil.which("setpriv")

@@ -123,6 +123,13 @@ int main(void)
 	CHECK(strcmp(format_size(1ull << 30, buf, sizeof(buf)), "1G") == 0, "%s", buf);
 	CHECK(strcmp(format_size(100, buf, sizeof(buf)), "100") == 0, "%s", buf);
 	CHECK(strcmp(format_size(0, buf, sizeof(buf)), "0") == 0, "%s", buf);
+	/* The widest: 20 digits, no suffix, fits SIZE_TEXT with "B" and the NUL. */
+	char wide[SIZE_TEXT];
+	CHECK(strcmp(format_size(UINT64_MAX, wide, sizeof(wide)), "18446744073709551615") == 0, "%s", wide);
+	CHECK(strcmp(format_bytes(UINT64_MAX, wide, sizeof(wide)), "18446744073709551615B") == 0, "%s", wide);
+	CHECK(strcmp(format_bytes(256ull << 20, wide, sizeof(wide)), "256MiB") == 0, "%s", wide);
+	CHECK(strcmp(format_bytes(100000, wide, sizeof(wide)), "100000B") == 0, "%s", wide);
+	CHECK(strcmp(format_bytes(0, wide, sizeof(wide)), "0B") == 0, "%s", wide);
 
 	char l1[] = "4k,2m,1g", *items[4];
 	CHECK(parse_list(l1, items, 4) == 3, "three items");

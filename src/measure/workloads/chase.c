@@ -41,7 +41,7 @@ static const struct option_spec chase_params[] = {
 static int chase_validate(const struct plan_request *req, char *msg, size_t len)
 {
 	for (size_t i = 0; i < req->n_sizes; i++) {
-		char s[16], t[16];
+		char s[SIZE_TEXT], t[SIZE_TEXT];
 		if (req->sizes_bytes[i] / 2 < req->stride_bytes) {	/* 2 * stride would wrap at 2^63 */
 			option_error(msg, len, "--stride '%s': must be at most half of --size '%s' (a chain needs 2 slots)",
 				     format_size(req->stride_bytes, t, sizeof(t)), format_size(req->sizes_bytes[i], s, sizeof(s)));

@@ -160,7 +160,7 @@ static int fill_file(int fd, uint64_t bytes)
 static int open_data_file(struct pagefault_state *st, const struct phase_spec *ph, char *why, size_t why_len)
 {
 	struct statvfs vfs;
-	char need[16], have[16];
+	char need[SIZE_TEXT], have[SIZE_TEXT];
 	const char *tmp = getenv("TMPDIR"), *dir = ph->dir ? ph->dir : tmp && *tmp ? tmp : "/tmp";
 
 	if (ph->file) {
@@ -439,7 +439,7 @@ static int pagefault_expand(const struct plan_request *req, const struct plan_co
 			for (size_t p = 0; p < (file ? 1 : req->n_pages); p++) {
 				const struct page_request *page = file ? &base : &req->pages[p];
 				struct phase_spec *ph = plan_add(out, req, page, req->sizes_bytes[s]);
-				char size[16];
+				char size[SIZE_TEXT];
 				if (!ph)
 					return -ENOMEM;
 				ph->fault_case = req->cases[c];

@@ -62,7 +62,7 @@ static int stride_validate(const struct plan_request *req, char *msg, size_t len
 {
 	for (size_t i = 0; i < req->n_sizes; i++)
 		for (size_t k = 0; k < req->n_strides; k++) {
-			char s[16], t[16];
+			char s[SIZE_TEXT], t[SIZE_TEXT];
 			if (req->sizes_bytes[i] / 2 < req->strides_bytes[k]) {	/* 2 * stride would wrap */
 				option_error(msg, len, "--strides: '%s' must be at most half of --size '%s'",
 					     format_size(req->strides_bytes[k], t, sizeof(t)),
@@ -149,7 +149,7 @@ static int stride_expand(const struct plan_request *req, const struct plan_conte
 		for (size_t p = 0; p < req->n_pages; p++) {
 			for (size_t k = 0; k < req->n_strides; k++) {
 				struct phase_spec *ph = plan_add(out, req, &req->pages[p], req->sizes_bytes[s]);
-				char size[16], stride[16];
+				char size[SIZE_TEXT], stride[SIZE_TEXT];
 				if (!ph)
 					return -ENOMEM;
 				ph->stride_bytes = req->strides_bytes[k];
