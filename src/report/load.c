@@ -22,6 +22,7 @@ struct bounded_input {
 	FILE *f;
 	uint64_t read;
 	bool over;
+	int err;		/* the read's errno where it failed, 0 otherwise */
 };
 
 static size_t bounded_read(void *buf, size_t len, void *arg)
@@ -34,7 +35,11 @@ static size_t bounded_read(void *buf, size_t len, void *arg)
 		in->over = true;
 		return (size_t)-1;
 	}
-	return n ? n : ferror(in->f) ? (size_t)-1 : 0;
+	if (!n && ferror(in->f)) {
+		in->err = errno ? errno : EIO;
+		return (size_t)-1;
+	}
+	return n;
 }
 
 int report_json_load(const char *path, json_t **root, char *err, size_t err_len)
@@ -53,6 +58,12 @@ int report_json_load(const char *path, json_t **root, char *err, size_t err_len)
 	/* A regular file says its size: refused at once; a pipe is cut off as it is read. */
 	if (fstat(fileno(in.f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > REPORT_MAX_BYTES)
 		in.over = true;
+	/* fopen() opens a directory for reading; its first read fails, which is no JSON error. */
+	if (!in.over && fstat(fileno(in.f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(in.f);
+		snprintf(err, err_len, "%s: %s", path, strerror(EISDIR));
+		return -EISDIR;
+	}
 	*root = in.over ? NULL : json_load_callback(bounded_read, &in, JSON_REJECT_DUPLICATES, &jerr);
 	fclose(in.f);
 	if (in.over) {
@@ -60,6 +71,10 @@ int report_json_load(const char *path, json_t **root, char *err, size_t err_len)
 		*root = NULL;
 		snprintf(err, err_len, "%s: more than %llu MiB, larger than any tlbprof report", path, REPORT_MAX_BYTES >> 20);
 		return -EINVAL;
+	}
+	if (!*root && in.err) {
+		snprintf(err, err_len, "%s: %s", path, strerror(in.err));
+		return -in.err;
 	}
 	if (!*root) {
 		/* jansson quotes the offending byte: a control byte from a hostile file must not reach a terminal raw. */

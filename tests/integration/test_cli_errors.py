@@ -43,6 +43,8 @@ CASES = [
     (["--fail-on", "error"], "--fail-on 'error'"),
     (["analyze"], "analyze"),
     (["analyze", "/no/such.json"], "'/no/such.json'"),
+    (["analyze", "/"], "/: Is a directory"),
+    (["compare", "/", "/"], "/: Is a directory"),
     (["analyze", "/dev/null", "--size", "1M"], "'--size'"),
     (["compare", "/dev/null"], "compare"),
     (["compare", "/dev/null", "/dev/null", "--threshold", "0"], "--threshold '0'"),
