@@ -40,7 +40,7 @@ static inline uint64_t rnd(uint64_t *s)
 /* A random order of n pages (Fisher-Yates), from the heap (small: not one of the big regions). */
 static inline uint32_t *page_order(size_t n, uint64_t seed)
 {
-	uint32_t *o = malloc(n * sizeof(*o));
+	uint32_t *o = (uint32_t *)malloc(n * sizeof(*o));	/* a cast, for the C++ example too */
 
 	if (!o)
 		exit(1);

@@ -489,7 +489,7 @@ static struct symbols_object *object_at(struct symbols *syms, pid_t pid, uint64_
 void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_location *out)
 {
 	const struct mapping *mp;
-	const struct symbols_function *fn;
+	struct symbols_function *fn;
 	struct symbols_object *obj;
 	uint64_t vaddr = 0;
 
@@ -508,7 +508,7 @@ void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symb
 	fn = symbols_object_find(obj, vaddr);
 	if (!fn)
 		return;
-	out->function = fn->name;
+	out->function = symbols_function_shown(fn);
 	out->offset = vaddr - fn->start;
 	out->resolved = true;
 	out->unnamed = fn->unnamed;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pmu/demangle.h"
 #include "pmu/symbols_unwind.h"
 
 /* Aliases of a nested symbol are looked for this far back from the nearest start below an address. */
@@ -231,8 +232,19 @@ out:
 		dwfl_end(dwfl);
 }
 
+const char *symbols_function_shown(struct symbols_function *fn)
+{
+	if (!fn->shown_tried) {
+		fn->shown_tried = true;
+		fn->shown = demangle(fn->name);
+	}
+	return fn->shown ? fn->shown : fn->name;
+}
+
 void symbols_object_free(struct symbols_object *obj)
 {
+	for (size_t i = 0; i < obj->n_funcs; i++)
+		free(obj->funcs[i].shown);
 	for (size_t i = 0; i < obj->n_unnamed; i++)
 		free((char *)obj->unnamed[i].name);
 	free(obj->unnamed);
@@ -266,7 +278,7 @@ bool symbols_object_vaddr(const struct symbols_object *obj, uint64_t file_off, u
 }
 
 /* The symbol covering vaddr, or NULL. */
-static const struct symbols_function *symbol_find(const struct symbols_object *obj, uint64_t vaddr)
+static struct symbols_function *symbol_find(struct symbols_object *obj, uint64_t vaddr)
 {
 	size_t lo = 0, hi = obj->n_funcs;
 
@@ -307,9 +319,9 @@ static void load_unnamed(struct symbols_object *obj)
 	free(ranges);
 }
 
-const struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_t vaddr)
+struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_t vaddr)
 {
-	const struct symbols_function *fn = symbol_find(obj, vaddr);
+	struct symbols_function *fn = symbol_find(obj, vaddr);
 	size_t lo = 0, hi;
 	char name[32];
 

@@ -16,6 +16,8 @@ struct symbols_function {
 	bool sized;		/* st_size was given; otherwise end is provisional */
 	bool unnamed;		/* no symbol covers it: [start, end) is the range of its unwind entry (FDE) in
 				 * .eh_frame, and name is "sub_" and the start in hex */
+	bool shown_tried;
+	char *shown;		/* name demangled (C++), malloc'd on first use; NULL: it is shown as it is */
 };
 
 /* A PT_LOAD segment: file bytes [offset, offset + filesz) appear at vaddr. */
@@ -61,7 +63,9 @@ bool symbols_object_vaddr(const struct symbols_object *obj, uint64_t file_off, u
  * function named "sub_" and its start in hex. NULL: neither. Both last as
  * long as the object.
  */
-const struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_t vaddr);
+struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_t vaddr);
+/* The name to show: demangled where it is a C++ one (pmu/demangle.c), else the symbol's. Lasts as fn does. */
+const char *symbols_function_shown(struct symbols_function *fn);
 /* symbols_frames() for an ELF virtual address of a loaded object. */
 size_t symbols_object_frames(const struct symbols_object *obj, uint64_t vaddr, struct symbols_frame *frames,
 			     size_t max);

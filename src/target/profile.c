@@ -135,6 +135,19 @@ static void affinity_profile(const struct target_watch *w, const struct clock_hi
 }
 
 /*
+ * "OBJECT:FUNCTION" (or FUNCTION, object "") into a field of the profile: a
+ * C++ template's name, demangled, can outgrow it, and is then cut with "..."
+ * to say so rather than silently (the watch matches the whole name).
+ */
+static void shown_name(char *out, size_t len, const char *object, const char *function)
+{
+	int n = snprintf(out, len, "%s%s%s", object, *object ? ":" : "", function);
+
+	if (n >= 0 && (size_t)n >= len && len > 4)
+		memcpy(out + len - 4, "...", 4);
+}
+
+/*
  * The hot loop's machine code, in the executable's own addresses: from the
  * samples at its ends (hot_lo and hot_hi less the slack), widened by the
  * slack again but not before the function's start.
@@ -206,13 +219,14 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 			p->n_hot++;
 		memmove(&p->hot[at + 1], &p->hot[at], (p->n_hot - 1 - at) * sizeof(p->hot[0]));
 		snprintf(p->hot[at].object, sizeof(p->hot[at].object), "%s", sorted[i].object);
-		snprintf(p->hot[at].function, sizeof(p->hot[at].function), "%s", sorted[i].function);
+		shown_name(p->hot[at].function, sizeof(p->hot[at].function), "", sorted[i].function);
 		p->hot[at].count = count;
 		p->hot[at].share = (double)count / (double)l->count;
 	}
 	if (hot_group || l->count) {
 		if (hot_group) {
-			snprintf(p->hot_exe_function, sizeof(p->hot_exe_function), "%s", hot_group->function);
+			shown_name(p->hot_exe_function, sizeof(p->hot_exe_function), "", hot_group->function);
+			w->hot_function = hot_group->function;
 			p->hot_exe_unnamed = hot_group->unnamed;
 		}
 		/*
@@ -375,8 +389,8 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 		const char *exe = exe_of(w, r->pid);
 		struct symbols_location loc;
 		symbols_resolve(syms, (pid_t)r->pid, r->ip, &loc);
-		bool fn = *p->hot_exe_function && *exe && strcmp(loc.object, exe) == 0 &&
-			  strcmp(loc.function, p->hot_exe_function) == 0;
+		bool fn = w->hot_function && *exe && strcmp(loc.object, exe) == 0 &&
+			  strcmp(loc.function, w->hot_function) == 0;
 		/* In the hot loop: in the hot function (a neighbouring function may lie inside the slack) and its range. */
 		bool loop = fn && p->hot_hi && r->pid == p->hot_pid && r->ip >= p->hot_lo && r->ip <= p->hot_hi;
 		hits[n++] = (struct fault_hit){ r->addr / PAGE_BYTES, r->time_ns, r->tid,
@@ -392,7 +406,7 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 			;
 		if (j - i > f->function_faults) {
 			f->function_faults = j - i;
-			snprintf(f->function, sizeof(f->function), "%s:%s", hits[i].object, hits[i].function);
+			shown_name(f->function, sizeof(f->function), hits[i].object, hits[i].function);
 		}
 	}
 	qsort(hits, n, sizeof(*hits), fault_page_cmp);

@@ -98,6 +98,9 @@ struct watch_proc {
 
 struct target_watch {
 	pid_t pid;			/* the command's process, procs[0] */
+	/* The hot function as the clock symbolizer names it, whole (profile.c): the profile's hot_exe_function is a
+	 * copy cut to its buffer, which a C++ template's name outgrows, so faults are matched against this. */
+	const char *hot_function;
 	struct watch_proc *procs;
 	size_t n_procs, cap_procs;
 	unsigned procs_seen;		/* every process started, the command's included */

@@ -4,9 +4,11 @@
  * DWARF lines and inlined frames through libdwfl, a stripped file's separate debug file.
  */
 #include "check.h"
+#include "pmu/demangle.h"
 #include "pmu/symbols.h"
 #include "pmu/symbols_unwind.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -764,6 +766,28 @@ static void test_unnamed(void)
 	}
 }
 
+/* C++ names as people read them; C names, and what is not a mangled name, as they are. */
+static void test_demangle(void)
+{
+	char *a = demangle("_ZNK5bench5Chase3runEl"), *b = demangle("_ZN3foo3barIcLj4096EE4walkEPcm");
+
+	if (!a) {
+		void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		CHECK(!lib, "libstdc++.so.6 loads, yet nothing was demangled");
+		fprintf(stderr, "note: no libstdc++.so.6 here: C++ names stay mangled, skipped\n");
+		if (lib)
+			dlclose(lib);
+		return;
+	}
+	CHECK(strcmp(a, "bench::Chase::run(long) const") == 0, "%s", a);
+	CHECK(b && strcmp(b, "foo::bar<char, 4096u>::walk(char*, unsigned long)") == 0, "%s", b ? b : "(null)");
+	CHECK(!demangle("main") && !demangle("__memset_avx512_unaligned_erms") && !demangle("_Znot a name") &&
+		      !demangle("sub_1a6e0") && !demangle(NULL),
+	      "C names, unnamed functions and garbage are not demangled");
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	test_parse_line();
@@ -774,5 +798,6 @@ int main(void)
 	test_self_lines();
 	test_inlined_frames();
 	test_unnamed();
+	test_demangle();
 	return check_finish();
 }
