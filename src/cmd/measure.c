@@ -96,7 +96,8 @@ static enum option_result set_layouts(const struct option_spec *o, const char *a
 /* --size: sizes above 0, each once. */
 static enum option_result set_sizes(const struct option_spec *o, const char *arg, void *opts, char *msg, size_t len)
 {
-	struct plan_request *req = &((struct measure_options *)opts)->plan;
+	struct measure_options *mo = opts;
+	struct plan_request *req = &mo->plan;
 	char buf[512], *items[PLAN_MAX_SIZES + 1];
 	int n = option_split_list(o, arg, "sizes", buf, sizeof(buf), items, PLAN_MAX_SIZES, msg, len);
 
@@ -114,6 +115,7 @@ static enum option_result set_sizes(const struct option_spec *o, const char *arg
 		for (size_t j = 0; j < req->n_sizes; j++)
 			if (req->sizes_bytes[j] == v)
 				return option_error(msg, len, "--size '%s': '%s' listed twice", arg, items[i]);
+		snprintf(mo->sizes_text[req->n_sizes], sizeof(mo->sizes_text[0]), "%s", items[i]);
 		req->sizes_bytes[req->n_sizes++] = v;
 	}
 	return OPTION_OK;
@@ -392,7 +394,16 @@ static uint64_t requested_size(const struct phase_spec *ph)
  * limit of tlbprof's cgroups (a container, a CI job) bounds what it may use:
  * the region plus a margin must fit the room that limit leaves.
  */
-static int check_memory(const struct plan *plan)
+/* The --size item as the user typed it for a phase's working set (tlbprof's spelling if it was not typed). */
+static const char *size_as_typed(const struct measure_options *o, uint64_t bytes, char *buf, size_t len)
+{
+	for (size_t i = 0; i < o->plan.n_sizes; i++)
+		if (o->plan.sizes_bytes[i] == bytes && *o->sizes_text[i])
+			return o->sizes_text[i];
+	return format_size(bytes, buf, len);
+}
+
+static int check_memory(const struct plan *plan, const struct measure_options *o)
 {
 	uint64_t avail = region_mem_available();
 	struct cgroup_memory cg;
@@ -404,9 +415,9 @@ static int check_memory(const struct plan *plan)
 		const struct phase_spec *ph = &plan->phases[i];
 		if (ph->page.kind == PAGE_HUGETLB)
 			continue;	/* the hugetlb pool is neither MemAvailable nor the memory cgroup's */
-		format_size(requested_size(ph), a, sizeof(a));
+		const char *typed = size_as_typed(o, requested_size(ph), a, sizeof(a));
 		if (avail && ph->size_bytes > avail) {
-			snprintf(msg, sizeof(msg), "--size '%s': %s needs %s but MemAvailable is %s; nothing was run", a,
+			snprintf(msg, sizeof(msg), "--size '%s': %s needs %s but MemAvailable is %s; nothing was run", typed,
 				 ph->name, format_bytes(ph->size_bytes, b, sizeof(b)), format_bytes(avail >> 20 << 20, c, sizeof(c)));
 			report_error(msg);
 			return EXIT_UNAVAILABLE;
@@ -416,7 +427,8 @@ static int check_memory(const struct plan *plan)
 			snprintf(msg, sizeof(msg),
 				 "--size '%s': %s needs %s and %s for tlbprof, but the memory cgroup %s allows %s more "
 				 "(%s %s, %s in use); nothing was run",
-				 a, ph->name, format_bytes(ph->size_bytes, b, sizeof(b)), format_bytes(margin >> 20 << 20, c, sizeof(c)),
+				 typed, ph->name, format_bytes(ph->size_bytes, b, sizeof(b)),
+				 format_bytes(margin >> 20 << 20, c, sizeof(c)),
 				 cg.dir, format_bytes(cg.room_bytes >> 20 << 20, d, sizeof(d)), cg.file,
 				 format_bytes(cg.limit_bytes >> 20 << 20, e, sizeof(e)),
 				 format_bytes(cg.usage_bytes >> 20 << 20, f, sizeof(f)));
@@ -480,7 +492,7 @@ static int measure_run(const void *options, const struct command_context *ctx)
 		status = EXIT_UNAVAILABLE;
 		goto out;
 	}
-	if ((status = check_memory(&plan)) != EXIT_OK ||
+	if ((status = check_memory(&plan, o)) != EXIT_OK ||
 	    (status = measure_plan(o, ctx, &m, &plan, &results, &analysis)) != EXIT_OK)
 		goto out;
 	struct report_input in = {

@@ -18,6 +18,7 @@
 /* tlbprof [OPTIONS] */
 struct measure_options {
 	struct plan_request plan;	/* what the workload and the measuring options ask for */
+	char sizes_text[PLAN_MAX_SIZES][32];	/* each --size item as typed, for messages (plan.sizes_bytes[i]) */
 	struct runner_child child;	/* --internal-child */
 	bool is_child;
 	int controls;			/* enum controls_mode */

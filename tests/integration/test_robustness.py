@@ -59,6 +59,11 @@ with tempfile.TemporaryDirectory() as d:
     if p.returncode != 3 or f"--size '{odd}'" not in p.stderr or not re.search(r"needs \d+B but", p.stderr) \
             or "/" + odd + "/" not in p.stderr or os.path.exists(out):
         fail(f"{odd}-byte working set: exit {p.returncode}, stderr {p.stderr!r}, report written {os.path.exists(out)}")
+    # Quoted as typed, not in tlbprof's spelling (976562500K), in a list with another size.
+    p = subprocess.run([TLBPROF, "--size", "64M,1000000000000", "--json", out], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 3 or "--size '1000000000000'" not in p.stderr or os.path.exists(out):
+        fail(f"1000000000000-byte working set: exit {p.returncode}, stderr {p.stderr!r}")
 
 # 3. As an unprivileged user: the chase and the page faults run; each counter says what it could do.
 setpriv = shutil.which("setpriv")
