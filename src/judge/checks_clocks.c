@@ -109,11 +109,16 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 		uint64_t others = 0;
 		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 			others += c->fn[fn].calls;
-		char elsewhere[128] = "";
+		char elsewhere[160] = "";
 		/* multichase's way: its main thread reads the clock around a count the chasing thread keeps. */
 		if (others)
 			snprintf(elsewhere, sizeof(elsewhere), "; its other threads read the clock %llu times, so a thread "
 				 "that is not the hot one timed it", (unsigned long long)others);
+		/* Or the hot function reads the TSC itself (__rdtsc()), as Intel MLC and many TLB benchmarks do. */
+		else if (p->code.decoded && p->code.tsc_reads)
+			snprintf(elsewhere, sizeof(elsewhere), "; its hot function reads the time stamp counter itself "
+				 "(rdtsc at 0x%llx; %u from its start to just past its loop)",
+				 (unsigned long long)p->code.tsc_read_at, p->code.tsc_reads);
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread called none of the traced clock "
 			   "functions (%s untraceable here; rdtsc and direct vDSO calls are invisible to uprobes)%s",
 			   *missing ? missing : "none", elsewhere);

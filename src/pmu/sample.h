@@ -487,6 +487,9 @@ struct sample_code {
 					 * pointer, [rsp+k]); lea is no access */
 	unsigned slots;			/* distinct stack slots the loop touches */
 	unsigned reloaded_slots;	/* slots the loop both stores and loads: variables kept in memory */
+	unsigned tsc_reads;		/* rdtsc and rdtscp from the function's start to the loop's end: the time
+					 * stamp counter read directly, which no uprobe sees */
+	uint64_t tsc_read_at;		/* the first of them, in ELF addresses (0: none) */
 };
 
 /* The libc clock functions tlbprof run traces with uprobes (target/clocks.c). */

@@ -90,6 +90,8 @@ static json_t *code_json(const struct sample_code *c)
 	json_object_set_new(o, "stack_accesses", count(c->stack_accesses));
 	json_object_set_new(o, "stack_slots", count(c->slots));
 	json_object_set_new(o, "reloaded_slots", count(c->reloaded_slots));
+	json_object_set_new(o, "tsc_reads", count(c->tsc_reads));
+	json_object_set_new(o, "tsc_read_at", c->tsc_reads ? hex(c->tsc_read_at) : json_null());
 	return o;
 }
 
@@ -340,6 +342,8 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 		p->code.stack_accesses = (unsigned)get_u64(code, "stack_accesses");
 		p->code.slots = (unsigned)get_u64(code, "stack_slots");
 		p->code.reloaded_slots = (unsigned)get_u64(code, "reloaded_slots");
+		p->code.tsc_reads = (unsigned)get_u64(code, "tsc_reads");
+		p->code.tsc_read_at = get_hex(code, "tsc_read_at");
 	}
 }
 

@@ -78,6 +78,11 @@ int code_describe(const uint8_t *bytes, size_t len, uint64_t addr, uint64_t lo, 
 	size_t n = cs_disasm(cs, bytes, len, addr, 0, &insn);
 	out->frame_pointer = prologue(insn, n);
 	for (size_t i = 0; i < n && insn[i].address < hi; i++) {
+		/* The TSC read inline (__rdtsc()), before the loop or in it: timing no uprobe on a clock sees. */
+		if (insn[i].id == X86_INS_RDTSC || insn[i].id == X86_INS_RDTSCP) {
+			if (!out->tsc_reads++)
+				out->tsc_read_at = insn[i].address;
+		}
 		if (insn[i].address < lo)
 			continue;
 		out->instructions++;

@@ -79,6 +79,22 @@ int main(void)
 	      "the load of -0x8(%%rbp) and the store to 0x8(%%rsp) are accesses, the lea is not: %u accesses, %u slots",
 	      c.stack_accesses, c.slots);
 
+	/*
+	 * A loop timed with the TSC, at 0x500: rdtsc; mov %rax,%rsi; loop: mov (%rbx),%rbx; dec %rcx; jne loop;
+	 * rdtscp. Read up to the loop's end, the first read; up to past the rdtscp, both.
+	 */
+	static const uint8_t tsc_timed[] = { 0x0f, 0x31, 0x48, 0x89, 0xc6, 0x48, 0x8b, 0x1b, 0x48, 0xff, 0xc9,
+					     0x75, 0xf8, 0x0f, 0x01, 0xf9 };
+	CHECK(code_describe(tsc_timed, sizeof(tsc_timed), 0x500, 0x505, 0x50d, &c) == 0 && c.tsc_reads == 1 &&
+		      c.tsc_read_at == 0x500 && c.instructions == 3,
+	      "rdtsc before the loop: %u TSC reads at 0x%llx, %u loop instructions", c.tsc_reads,
+	      (unsigned long long)c.tsc_read_at, c.instructions);
+	CHECK(code_describe(tsc_timed, sizeof(tsc_timed), 0x500, 0x505, 0x510, &c) == 0 && c.tsc_reads == 2,
+	      "rdtsc and rdtscp: %u TSC reads", c.tsc_reads);
+	CHECK(code_describe(gcc_o2, sizeof(gcc_o2), 0x1070, 0x10d0, 0x10db, &c) == 0 && c.tsc_reads == 0 &&
+		      c.tsc_read_at == 0,
+	      "a loop timed with clock_gettime reads no TSC: %u", c.tsc_reads);
+
 	CHECK(code_describe(gcc_o0, sizeof(gcc_o0), 0x1159, 0x9000, 0x9010, &c) == -EINVAL && !c.decoded &&
 	      *c.error, "a range outside the bytes: -EINVAL and why: %s", c.error);
 	CHECK(code_read("/nonexistent/bench", 0x1000, 0x1010, 0x1020, &c) == -ENOENT && strstr(c.error, "/nonexistent"),

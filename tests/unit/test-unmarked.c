@@ -532,6 +532,16 @@ static void test_clocks(void)
 		      strstr(msg, "its other threads read the clock 5 times, so a thread that is not the hot one timed it"),
 	      "another thread timed: %s", msg);
 	analysis_free(&a);
+	/* None read a traced clock, and the hot function reads the TSC itself. */
+	p.clocks.fn[SAMPLE_CLOCK_GETTIME].calls = 0;
+	p.code = (struct sample_code){ .decoded = true, .tsc_reads = 2, .tsc_read_at = 0x1234 };
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_SKIP &&
+		      strstr(msg, "its hot function reads the time stamp counter itself (rdtsc at 0x1234; 2 from its start "
+				  "to just past its loop)"),
+	      "TSC-timed: %s", msg);
+	analysis_free(&a);
+	p.code = (struct sample_code){ 0 };
 
 	/*
 	 * A hot thread the probes did not follow: never "called none", which would say it read no clock. Its
