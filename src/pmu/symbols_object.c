@@ -245,8 +245,10 @@ void symbols_object_free(struct symbols_object *obj)
 {
 	for (size_t i = 0; i < obj->n_funcs; i++)
 		free(obj->funcs[i].shown);
-	for (size_t i = 0; i < obj->n_unnamed; i++)
+	for (size_t i = 0; i < obj->n_unnamed; i++) {
 		free((char *)obj->unnamed[i].name);
+		free(obj->unnamed[i].shown);
+	}
 	free(obj->unnamed);
 	free(obj->loads);
 	free(obj->funcs);

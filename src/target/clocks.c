@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,8 +113,10 @@ int clocks_probes(const char *path, struct clock_probe probes[SAMPLE_CLOCK_FNS])
 
 bool clocks_static_program(const char *path)
 {
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	/* Not blocking: the command's path is the user's, and a FIFO there must not hang tlbprof before its exec. */
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	struct stat st;
+	Elf *elf = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
 	GElf_Ehdr eh;
 	size_t phnum = 0;
 	bool interp = false, ok = false;
