@@ -21,6 +21,9 @@
 
 #include "grow.h"
 
+/* A function longer than this is no function: a broken or hostile entry. */
+#define UNWIND_MAX_FUNCTION (16ull << 20)
+
 struct encoded {
 	const uint8_t *p, *end;	/* the bytes left */
 	const uint8_t *base;	/* the section's data, whose first byte is at section_addr */
@@ -187,7 +190,7 @@ static bool fde_range(const unsigned char *ident, Elf_Data *data, const Dwarf_FD
 	e->end = fde->end;
 	if (!read_encoded(e, (uint8_t)enc, &start) || !read_encoded(e, (uint8_t)(enc & 0x0f), &length))
 		return false;
-	if (start == 0 || length == 0 || start + length < start)
+	if (start == 0 || length == 0 || length > UNWIND_MAX_FUNCTION || start + length < start)
 		return false;
 	*r = (struct symbols_range){ start, start + length };
 	return true;

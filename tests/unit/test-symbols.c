@@ -733,6 +733,7 @@ static void test_unnamed(void)
 	} rows[] = {
 		{ __LINE__, "tiny", 0, 2 },		/* two FDEs: [0x4000b0, 0x4000b7), [0x4000b7, 0x4000b9) */
 		{ __LINE__, "huge-range", 0, 1 },	/* the first's length reads -1 (sdata4): dropped */
+		{ __LINE__, "long-function", 0, 1 },	/* the first's 32 MiB: no function is that long, dropped */
 		{ __LINE__, "bad-cie-pointer", 0, 1 },	/* the first names no CIE: skipped by its length */
 		{ __LINE__, "datarel-encoding", 0, 0 },	/* the CIE's encoding is data-relative: none read */
 		{ __LINE__, "truncated", -ENOENT, 0 },	/* the section headers are cut off with the file */
