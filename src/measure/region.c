@@ -168,18 +168,24 @@ int region_map(struct region *r, const struct page_request *page, uint64_t bytes
 }
 
 /*
- * Not instrumented by AddressSanitizer: its shadow writes would fault shadow
+ * A write to every base page of [base, base + bytes); the pages touched. Not
+ * instrumented by AddressSanitizer: its shadow writes would fault shadow
  * pages (one per eight touched) inside the counted prefault.
  */
 __attribute__((no_sanitize_address))
-uint64_t region_prefault(struct region *r)
+static uint64_t touch_pages(char *base, uint64_t bytes)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), n = 0;
-	volatile char *p = r->base;
+	volatile char *p = base;
 
-	for (uint64_t off = 0; off < r->bytes; off += page, n++)
+	for (uint64_t off = 0; off < bytes; off += page, n++)
 		p[off] = 0;
 	return n;
+}
+
+uint64_t region_prefault(struct region *r)
+{
+	return touch_pages(r->base, r->bytes);
 }
 
 #ifndef MADV_POPULATE_WRITE
@@ -187,16 +193,10 @@ uint64_t region_prefault(struct region *r)
 #endif
 
 /* One madvise() faults every page of the range in; older kernels say EINVAL: touch then. */
-__attribute__((no_sanitize_address))
 static void populate_range(char *base, uint64_t bytes)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	volatile char *p = base;
-
-	if (madvise(base, bytes, MADV_POPULATE_WRITE) == 0)
-		return;
-	for (uint64_t off = 0; off < bytes; off += page)
-		p[off] = 0;
+	if (madvise(base, bytes, MADV_POPULATE_WRITE) != 0)
+		(void)touch_pages(base, bytes);
 }
 
 void region_populate(struct region *r)
