@@ -280,19 +280,26 @@ bool symbols_object_vaddr(const struct symbols_object *obj, uint64_t file_off, u
 }
 
 /* The symbol covering vaddr, or NULL. */
-static struct symbols_function *symbol_find(struct symbols_object *obj, uint64_t vaddr)
+/* The index of the first of fns[0..n) (sorted by start) that starts above vaddr; n when none does. */
+static size_t first_starting_above(const struct symbols_function *fns, size_t n, uint64_t vaddr)
 {
-	size_t lo = 0, hi = obj->n_funcs;
+	size_t lo = 0, hi = n;
 
-	/* The first symbol starting above vaddr. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (obj->funcs[mid].start <= vaddr)
+		if (fns[mid].start <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static struct symbols_function *symbol_find(struct symbols_object *obj, uint64_t vaddr)
+{
+	size_t lo = first_starting_above(obj->funcs, obj->n_funcs, vaddr);
+
 	/* The nearest start below may be a symbol nested in a larger function; look a little further back. */
 	for (size_t i = lo, steps = 0; i > 0 && steps < SYMBOLS_NESTED_LOOKBACK; i--, steps++)
 		if (vaddr < obj->funcs[i - 1].end)
@@ -324,21 +331,14 @@ static void load_unnamed(struct symbols_object *obj)
 struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_t vaddr)
 {
 	struct symbols_function *fn = symbol_find(obj, vaddr);
-	size_t lo = 0, hi;
 	char name[32];
 
 	if (fn || !obj->module)
 		return fn;
 	if (!obj->unnamed_tried)
 		load_unnamed(obj);
-	for (hi = obj->n_unnamed; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (obj->unnamed[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* Unwind entries do not nest: only the nearest start below can hold vaddr. */
+	size_t lo = first_starting_above(obj->unnamed, obj->n_unnamed, vaddr);
 	if (lo == 0 || vaddr >= obj->unnamed[lo - 1].end)
 		return NULL;
 	struct symbols_function *u = &obj->unnamed[lo - 1];
