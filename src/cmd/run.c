@@ -297,13 +297,15 @@ static void say_outcome(const struct run_options *o, struct target_result *tr, c
 		fprintf(stderr, "tlbprof: run: '%s' exited with status %d\n", o->argv[0], tr->exit_code);
 }
 
-/* Start the command and follow it; on failure the one-line error is printed and the exit status returned. */
-static int start(const struct run_options *o, struct measuring *m, const struct command_context *ctx,
-		 struct run_results *results, struct target_result *tr, bool first, char *sample_why, size_t why_len)
+/*
+ * Start the command (program: argv[0] as found in PATH, "" when not) and follow it; on failure the one-line error
+ * is printed and the exit status returned.
+ */
+static int start(const struct run_options *o, const char *program, struct measuring *m,
+		 const struct command_context *ctx, struct run_results *results, struct target_result *tr, bool first,
+		 char *sample_why, size_t why_len)
 {
 	struct counter_sample_event dtlb_event;
-	char program[PATH_MAX] = "";
-	(void)command_find_program(o->argv[0], program, sizeof(program));
 	struct target_options opt = {
 		.argv = o->argv,
 		.program = *program ? program : NULL,
@@ -354,8 +356,8 @@ static bool run_again(const struct target_result *tr, const struct command_conte
  * run -r N: runs 2..N of the command, each added to the first's results (its
  * phases joined by name, each run one allocation: target_repeat_add()).
  */
-static int repeat(const struct run_options *o, struct measuring *m, const struct command_context *ctx,
-		  struct run_results *results, struct target_result *tr)
+static int repeat(const struct run_options *o, const char *program, struct measuring *m,
+		  const struct command_context *ctx, struct run_results *results, struct target_result *tr)
 {
 	char why[320];
 	int status = EXIT_OK;
@@ -368,7 +370,7 @@ static int repeat(const struct run_options *o, struct measuring *m, const struct
 		struct run_results more = { 0 };
 		struct target_result tr_more = { 0 };
 
-		status = start(o, m, ctx, &more, &tr_more, false, why, sizeof(why));
+		status = start(o, program, m, ctx, &more, &tr_more, false, why, sizeof(why));
 		if (status == EXIT_OK && target_repeat_add(results, tr, &more, &tr_more) != 0) {
 			report_error("out of memory");
 			status = EXIT_UNAVAILABLE;
@@ -454,9 +456,10 @@ static int run_run(const void *options, const struct command_context *ctx)
 	if (o->attach_pid) {
 		status = attach(o, &m, ctx, &results, &tr);
 	} else {
-		status = start(o, &m, ctx, &results, &tr, true, sample_why, sizeof(sample_why));
+		/* argv[0] as binary_read() found it in PATH ("" if gone since). */
+		status = start(o, binary.path, &m, ctx, &results, &tr, true, sample_why, sizeof(sample_why));
 		if (status == EXIT_OK && o->repeat > 1)
-			status = repeat(o, &m, ctx, &results, &tr);
+			status = repeat(o, binary.path, &m, ctx, &results, &tr);
 	}
 	command_host_after(&m);
 	if (status != EXIT_OK)
