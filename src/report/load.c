@@ -55,11 +55,12 @@ int report_json_load(const char *path, json_t **root, char *err, size_t err_len)
 		snprintf(err, err_len, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
+	bool known = fstat(fileno(in.f), &st) == 0;
 	/* A regular file says its size: refused at once; a pipe is cut off as it is read. */
-	if (fstat(fileno(in.f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > REPORT_MAX_BYTES)
+	if (known && S_ISREG(st.st_mode) && (uint64_t)st.st_size > REPORT_MAX_BYTES)
 		in.over = true;
 	/* fopen() opens a directory for reading; its first read fails, which is no JSON error. */
-	if (!in.over && fstat(fileno(in.f), &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (known && S_ISDIR(st.st_mode)) {
 		fclose(in.f);
 		snprintf(err, err_len, "%s: %s", path, strerror(EISDIR));
 		return -EISDIR;
