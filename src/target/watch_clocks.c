@@ -54,13 +54,13 @@ void watch_clocks_open(struct target_watch *w, pid_t pid, const char *program)
 	struct clock_probe *probes = w->probes;
 	char file[PATH_MAX], real[PATH_MAX];
 	int type = clocks_uprobe_type(), rc;
-	bool own = clocks_static_program(program);
 
 	if (type < 0) {
 		snprintf(c->why, sizeof(c->why), "this kernel has no perf uprobe PMU "
 			 "(/sys/bus/event_source/devices/uprobe/type: %s)", strerror(-type));
 		return;
 	}
+	bool own = clocks_static_program(program);
 	if (own)
 		snprintf(file, sizeof(file), "%s", program);
 	/* realpath() writes up to PATH_MAX bytes: never into the report's shorter field (fortify aborts). */
