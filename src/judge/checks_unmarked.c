@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "judge/analysis_internal.h"
+#include "pmu/symbols.h"
 
 /* Fewer faults or first touches than this say nothing about a pattern (a library's data, a stack). */
 #define UNMARKED_MIN_FAULTS 64
@@ -43,9 +44,17 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0;
 }
 
+/* Whether the hot loop is in the executable's code that no symbol or unwind entry covers (named as perf does). */
+static bool uncovered(const struct sample_profile *p)
+{
+	return strcmp(p->hot_exe_function, SYMBOLS_UNKNOWN) == 0;
+}
+
 /* The function without its object path, for messages. */
 static const char *short_fn(const struct sample_profile *p)
 {
+	if (uncovered(p))
+		return "code no symbol covers";
 	return *p->hot_exe_function ? p->hot_exe_function : "?";
 }
 
@@ -89,8 +98,11 @@ void checks_hot_loop(const struct analysis_check_def *def, const struct analysis
 	else
 		c = checks_add(a, def, CHECK_PASS,
 			       "the hot loop is in %s%s (%.0f %% of the CPU time, instructions 0x%llx-0x%llx); own code %.0f %%, "
-			       "libraries %.0f %%, [vdso] clock reads %.0f %%, kernel %.0f %%%s", short_fn(p),
-			       p->hot_exe_unnamed ? ", which no symbol names (stripped: bounded by its .eh_frame entry)" : "",
+			       "libraries %.0f %%, [vdso] clock reads %.0f %%, kernel %.0f %%%s",
+			       uncovered(p) ? "the executable's code that no symbol or unwind entry covers" : short_fn(p),
+			       p->hot_exe_unnamed ? ", which no symbol names (stripped: bounded by its .eh_frame entry)"
+			       : uncovered(p) ? " (hand-written assembly without CFI directives, in a stripped file; perf "
+						"shows [unknown])" : "",
 			       100 * share(p->hot_exe_count, p->clock_samples), (unsigned long long)p->hot_lo,
 			       (unsigned long long)p->hot_hi, 100 * own, 100 * libs, 100 * vdso, 100 * kernel,
 			       p->clock_user_only ? " (user space only: perf_event_paranoid kept the kernel out)" : "");

@@ -490,6 +490,8 @@ struct sample_code {
 	unsigned tsc_reads;		/* rdtsc and rdtscp from the function's start to the loop's end: the time
 					 * stamp counter read directly, which no uprobe sees */
 	uint64_t tsc_read_at;		/* the first of them, in ELF addresses (0: none) */
+	uint64_t loop_head;		/* the nearest target before loop_start of a jump in the loop (0: none),
+					 * in ELF addresses: not in the report */
 };
 
 /* The libc clock functions tlbprof run traces with uprobes (target/clocks.c). */

@@ -514,6 +514,15 @@ void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symb
 	out->unnamed = fn->unnamed;
 }
 
+bool symbols_gap(struct symbols *syms, pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	const struct mapping *mp;
+	uint64_t vaddr = 0;
+	struct symbols_object *obj = object_at(syms, pid, addr, &vaddr, &mp);
+
+	return obj && symbols_object_gap(obj, vaddr, lo, hi);
+}
+
 size_t symbols_frames(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_frame *frames, size_t max)
 {
 	const struct mapping *mp;

@@ -125,6 +125,16 @@ struct symbols_location {
 void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symbols_location *out);
 
 /*
+ * Where addr of pid lies in code of a file that no symbol and no unwind entry
+ * covers (hand-written assembly without CFI directives in a stripped
+ * executable, as likwid-bench's kernels): the bounds of that code in the
+ * file's ELF virtual addresses, [*lo, *hi), from the end of the covered code
+ * below to the start of the covered code above, within its executable
+ * segment. False when addr is covered, or not in a file's executable segment.
+ */
+bool symbols_gap(struct symbols *syms, pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi);
+
+/*
  * "OBJECT:FUNCTION+0xOFFSET" ("/usr/bin/x:main+0x1c", "[vdso]:[unknown]",
  * "[unknown]") into buf (size buf_size, truncated, always terminated when
  * buf_size > 0). Returns the length snprintf() would have written.

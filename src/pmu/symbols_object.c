@@ -349,6 +349,35 @@ struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_
 	return u->name ? u : NULL;
 }
 
+/* Narrow [*lo, *hi) around vaddr, which none of fns[0..n) covers, to lie between them. */
+static void between(const struct symbols_function *fns, size_t n, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	size_t above = first_starting_above(fns, n, vaddr);
+
+	if (above < n && fns[above].start < *hi)
+		*hi = fns[above].start;
+	/* Symbols nest, so the nearest start below need not hold the latest end. */
+	for (size_t i = 0; i < above; i++)
+		if (fns[i].end > *lo && fns[i].end <= vaddr)
+			*lo = fns[i].end;
+}
+
+bool symbols_object_gap(struct symbols_object *obj, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	const struct symbols_segment *seg = NULL;
+
+	for (size_t i = 0; i < obj->n_loads && !seg; i++)
+		if (obj->loads[i].exec && vaddr >= obj->loads[i].vaddr && vaddr - obj->loads[i].vaddr < obj->loads[i].filesz)
+			seg = &obj->loads[i];
+	if (!seg || symbols_object_find(obj, vaddr))
+		return false;
+	*lo = seg->vaddr;
+	*hi = seg->vaddr + seg->filesz;
+	between(obj->funcs, obj->n_funcs, vaddr, lo, hi);
+	between(obj->unnamed, obj->n_unnamed, vaddr, lo, hi);
+	return true;
+}
+
 /* The source file numbered idx in cu's file table (DW_AT_call_file), or NULL. */
 static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
 {

@@ -64,6 +64,14 @@ bool symbols_object_vaddr(const struct symbols_object *obj, uint64_t file_off, u
  * long as the object.
  */
 struct symbols_function *symbols_object_find(struct symbols_object *obj, uint64_t vaddr);
+/*
+ * The code around an ELF virtual address of an executable segment that no
+ * symbol and no unwind entry covers (hand-written assembly without CFI
+ * directives, in a stripped file): [*lo, *hi), from the end of the covered
+ * code below it to the start of the covered code above, within the segment.
+ * False: vaddr is covered, or in no executable segment.
+ */
+bool symbols_object_gap(struct symbols_object *obj, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
 /* The name to show: demangled where it is a C++ one (pmu/demangle.c), else the symbol's. Lasts as fn does. */
 const char *symbols_function_shown(struct symbols_function *fn);
 /* symbols_frames() for an ELF virtual address of a loaded object. */

@@ -86,6 +86,11 @@ int code_describe(const uint8_t *bytes, size_t len, uint64_t addr, uint64_t lo, 
 		if (insn[i].address < lo)
 			continue;
 		out->instructions++;
+		/* The nearest jump target before the loop's first instruction: where a pass of it may really start. */
+		const cs_x86 *jmp = &insn[i].detail->x86;
+		uint64_t to = jmp->op_count == 1 && jmp->operands[0].type == X86_OP_IMM ? (uint64_t)jmp->operands[0].imm : 0;
+		if (cs_insn_group(cs, &insn[i], CS_GRP_JUMP) && to < lo && to > out->loop_head)
+			out->loop_head = to;
 		if (insn[i].id == X86_INS_LEA || insn[i].id == X86_INS_NOP)
 			continue;
 		const cs_x86 *x = &insn[i].detail->x86;

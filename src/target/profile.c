@@ -155,13 +155,30 @@ static void shown_name(char *out, size_t len, const char *object, const char *fu
 static void loop_code(struct target_watch *w, struct sample_profile *p)
 {
 	struct symbols_location first, last;
+	uint64_t gap_lo, gap_hi;
 
 	symbols_resolve(w->clock.syms, (pid_t)p->hot_pid, p->hot_lo + HOT_LOOP_SLACK_BYTES, &first);
 	symbols_resolve(w->clock.syms, (pid_t)p->hot_pid, p->hot_hi - HOT_LOOP_SLACK_BYTES, &last);
+	if (!first.resolved && !last.resolved && first.elf_addr && first.object == last.object &&
+	    symbols_gap(w->clock.syms, (pid_t)p->hot_pid, p->hot_lo + HOT_LOOP_SLACK_BYTES, &gap_lo, &gap_hi) &&
+	    last.elf_addr < gap_hi) {
+		/*
+		 * Code no symbol or unwind entry covers has no known start: decode from the loop's lowest sample, an
+		 * instruction's first byte (a timer interrupt stops between instructions), not from a guess that
+		 * could cut one, and not past the covered code above it.
+		 */
+		uint64_t hi = last.elf_addr + HOT_LOOP_SLACK_BYTES < gap_hi ? last.elf_addr + HOT_LOOP_SLACK_BYTES : gap_hi;
+		(void)code_read(first.object, first.elf_addr, first.elf_addr, hi, &p->code);
+		/* Its jump back, to a first instruction no sample fell on, is a start known to be one too. */
+		uint64_t head = p->code.loop_head;
+		if (p->code.decoded && head >= gap_lo && head < first.elf_addr)
+			(void)code_read(first.object, head, head, hi, &p->code);
+		return;
+	}
 	if (!first.resolved || !last.resolved || !first.elf_addr || first.function != last.function ||
 	    first.object != last.object) {
 		snprintf(p->code.error, sizeof(p->code.error), "the hot loop's ends did not resolve to one function of "
-			 "the executable");
+			 "the executable, nor to one stretch of code between its functions");
 		return;
 	}
 	uint64_t start = first.elf_addr - first.offset;
@@ -205,8 +222,12 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		for (j = i; j < l->count && hit_cmp(&sorted[i], &sorted[j]) == 0; j++)
 			;
 		uint64_t count = j - i;
-		if (sorted[i].where == WHERE_OWN && strcmp(sorted[i].function, SYMBOLS_UNKNOWN) != 0 &&
-		    count > p->hot_exe_count) {
+		/*
+		 * The program's own code no symbol or unwind entry covers counts too: hand-written assembly without CFI
+		 * directives in a stripped executable (likwid-bench's kernels) is where such a benchmark spends its
+		 * time, and leaving it out named a function of a few samples (its initialisation) the hot loop.
+		 */
+		if (sorted[i].where == WHERE_OWN && count > p->hot_exe_count) {
 			p->hot_exe_count = count;
 			hot_group = &sorted[i];
 		}

@@ -23,8 +23,26 @@ __attribute__((noinline)) unsigned probe_outer(unsigned x)
 	return r;
 }
 
+#if defined(__x86_64__)
+/* Hand-written assembly without CFI directives: no unwind entry bounds it, so stripped, nothing covers it. */
+unsigned probe_asm(unsigned x);
+__asm__(".text\n"
+	".globl probe_asm\n"
+	".type probe_asm, @function\n"
+	"probe_asm:\n"
+	"	lea 1(%rdi), %eax\n"
+	"	imul %eax, %eax\n"
+	"	ret\n"
+	".size probe_asm, .-probe_asm\n");
+#else
+static unsigned probe_asm(unsigned x)
+{
+	return (x + 1) * (x + 1);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	(void)argv;
-	return (int)(probe_outer((unsigned)argc) & 1);
+	return (int)((probe_outer((unsigned)argc) + probe_asm((unsigned)argc)) & 1);
 }

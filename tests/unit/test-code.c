@@ -95,6 +95,19 @@ int main(void)
 		      c.tsc_read_at == 0,
 	      "a loop timed with clock_gettime reads no TSC: %u", c.tsc_reads);
 
+	/*
+	 * Code no function bounds is decoded from the loop's lowest sample: the -O2 loop from its sub at 0x10d5 finds
+	 * its head at 0x10d0 through jne; from the function's start, the loop starts at its head, and the jump back
+	 * of the loop before it (at 0x10b7, before the range) is not taken for one.
+	 */
+	const size_t at_sub = 0x10d5 - 0x1070;
+	CHECK(code_describe(gcc_o2 + at_sub, sizeof(gcc_o2) - at_sub, 0x10d5, 0x10d5, 0x10db, &c) == 0 &&
+		      c.loop_head == 0x10d0 && c.instructions == 2,
+	      "from a sample inside the loop: head 0x%llx, %u instructions", (unsigned long long)c.loop_head,
+	      c.instructions);
+	CHECK(code_describe(gcc_o2, sizeof(gcc_o2), 0x1070, 0x10d0, 0x10db, &c) == 0 && c.loop_head == 0,
+	      "from the loop's head: no head before it, 0x%llx", (unsigned long long)c.loop_head);
+
 	CHECK(code_describe(gcc_o0, sizeof(gcc_o0), 0x1159, 0x9000, 0x9010, &c) == -EINVAL && !c.decoded &&
 	      *c.error, "a range outside the bytes: -EINVAL and why: %s", c.error);
 	CHECK(code_read("/nonexistent/bench", 0x1000, 0x1010, 0x1020, &c) == -ENOENT && strstr(c.error, "/nonexistent"),

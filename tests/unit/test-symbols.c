@@ -689,6 +689,35 @@ static void test_inlined_frames(void)
 }
 
 /*
+ * probe_asm, hand-written assembly with no CFI directives, in the stripped probe: no symbol or unwind entry covers
+ * it, so it resolves to no function, and symbols_gap() bounds it between its covered neighbours, the symbol's
+ * exact bytes inside and probe_outer outside; an address of probe_outer has no gap.
+ */
+static void uncovered(struct symbols *syms, pid_t pid, uint64_t bias, uint64_t outer, uint64_t outer_size)
+{
+	char full[1024];
+	uint64_t at, size = 0, lo = 0, hi = 0;
+	struct symbols_location loc;
+
+	snprintf(full, sizeof(full), "%s/symbols-probe-gcc", getenv("TLBPROF_TEST_PROBES_GCC"));
+	at = symbol_value_size(full, "probe_asm", &size);
+#if defined(__x86_64__)
+	CHECK(at && size >= 4, "probe_asm at 0x%" PRIx64 ", %" PRIu64 " bytes, in %s", at, size, full);
+#endif
+	if (!at || size < 4)
+		return;
+	symbols_resolve(syms, pid, bias + at + 1, &loc);
+	CHECK(!loc.resolved && strcmp(loc.function, SYMBOLS_UNKNOWN) == 0 && loc.elf_addr == at + 1,
+	      "probe_asm+1 resolved to %s (elf 0x%" PRIx64 ")", loc.function, loc.elf_addr);
+	CHECK(symbols_gap(syms, pid, bias + at + 1, &lo, &hi) && lo <= at && hi >= at + size &&
+		      (hi <= outer || lo >= outer + outer_size),
+	      "probe_asm [0x%" PRIx64 ", 0x%" PRIx64 ") in a gap [0x%" PRIx64 ", 0x%" PRIx64 ") clear of probe_outer",
+	      at, at + size, lo, hi);
+	CHECK(!symbols_gap(syms, pid, bias + outer + 1, &lo, &hi), "probe_outer+1 has a gap [0x%" PRIx64 ", 0x%" PRIx64
+	      ")", lo, hi);
+}
+
+/*
  * Without symbols, the unwind entries bound the functions: symbols-probe-gcc stripped of everything (no debug
  * file) resolves an address of probe_outer to the unnamed function sub_<its start>, over exactly the bytes its
  * symbol covers in the unstripped file; and the fuzz corpus's hand-made files read as they were made.
@@ -721,6 +750,7 @@ static void test_unnamed(void)
 		CHECK(b.function == a.function && b.offset == size - 1, "its last byte as %s+%" PRIu64, b.function,
 		      b.offset);
 		CHECK(c.function != a.function, "the byte before it as %s, not %s", c.function, want);
+		uncovered(syms, 44, bias, outer, size);
 		symbols_delete(syms);
 	} else {
 		fprintf(stderr, "note: %s missing (no objcopy) or no probe_outer: skipped\n", path);
