@@ -85,6 +85,7 @@ void checks_hot_loop(const struct analysis_check_def *def, const struct analysis
 {
 	const struct sample_profile *p = in->profile;
 	struct analysis_check *c;
+	bool lib = *p->hot_library;
 
 	if (no_clock(def, p, a))
 		return;
@@ -97,12 +98,15 @@ void checks_hot_loop(const struct analysis_check_def *def, const struct analysis
 			       100 * own, 100 * libs, 100 * vdso, 100 * kernel);
 	else
 		c = checks_add(a, def, CHECK_PASS,
-			       "the hot loop is in %s%s (%.0f %% of the CPU time, instructions 0x%llx-0x%llx); own code %.0f %%, "
-			       "libraries %.0f %%, [vdso] clock reads %.0f %%, kernel %.0f %%%s",
+			       "the hot loop is in %s%s%s%s%s (%.0f %% of the CPU time, instructions 0x%llx-0x%llx); own code "
+			       "%.0f %%, libraries %.0f %%, [vdso] clock reads %.0f %%, kernel %.0f %%%s",
 			       uncovered(p) ? "the executable's code that no symbol or unwind entry covers" : short_fn(p),
 			       p->hot_exe_unnamed ? ", which no symbol names (stripped: bounded by its .eh_frame entry)"
 			       : uncovered(p) ? " (hand-written assembly without CFI directives, in a stripped file; perf "
 						"shows [unknown])" : "",
+			       lib ? ", in " : "", lib ? base_name(p->hot_library) : "",
+			       lib ? ": the busiest process's own code had too few samples to locate a loop there (an "
+				     "interpreter, or a program whose code is in shared libraries)" : "",
 			       100 * share(p->hot_exe_count, p->clock_samples), (unsigned long long)p->hot_lo,
 			       (unsigned long long)p->hot_hi, 100 * own, 100 * libs, 100 * vdso, 100 * kernel,
 			       p->clock_user_only ? " (user space only: perf_event_paranoid kept the kernel out)" : "");

@@ -608,7 +608,11 @@ struct sample_profile {
 	uint64_t clock_own, clock_vdso, clock_kernel, clock_libs, clock_unknown;	/* by where the IP was */
 	struct sample_hot_function hot[5];	/* most samples first */
 	size_t n_hot;
-	char hot_exe_function[96];	/* the hottest function of the program's own executable ("": none) */
+	char hot_exe_function[96];	/* the hottest function of the program's own executable ("": none), or of
+					 * hot_library */
+	char hot_library[160];		/* "": the hot function is the executable's own; else the shared object
+					 * holding it, where the executable's own code had too few samples to
+					 * locate a loop (an interpreter built --enable-shared) */
 	bool hot_exe_unnamed;		/* no symbol covers it: named by its unwind entry's start (sub_...) */
 	uint64_t hot_exe_count;
 	uint64_t hot_lo, hot_hi;	/* the hot loop: the smallest IP range of that function holding 90 % of

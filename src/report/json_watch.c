@@ -116,6 +116,7 @@ static json_t *clock_json(const struct sample_profile *p)
 	json_object_set_new(o, "top_functions", fns);
 	json_object_set_new(o, "hot_function", *p->hot_exe_function ? report_json_text(p->hot_exe_function) : json_null());
 	json_object_set_new(o, "hot_function_unnamed", json_boolean(p->hot_exe_unnamed));
+	json_object_set_new(o, "hot_library", *p->hot_library ? report_json_text(p->hot_library) : json_null());
 	json_object_set_new(o, "hot_function_samples", count(p->hot_exe_count));
 	json_object_set_new(o, "hot_loop", p->hot_hi ? json_pack("{s:o, s:o}", "start", hex(p->hot_lo), "end",
 								 hex(p->hot_hi))
@@ -326,6 +327,7 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 	}
 	get_str(p->hot_exe_function, sizeof(p->hot_exe_function), c, "hot_function");
 	p->hot_exe_unnamed = json_is_true(json_object_get(c, "hot_function_unnamed"));
+	get_str(p->hot_library, sizeof(p->hot_library), c, "hot_library");
 	p->hot_exe_count = get_u64(c, "hot_function_samples");
 	p->hot_lo = get_hex(loop, "start");
 	p->hot_hi = get_hex(loop, "end");

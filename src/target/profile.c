@@ -15,6 +15,8 @@
 /* ...widened by this on each side: a timer interrupt lands next to the stalled load, not on it. */
 #define HOT_LOOP_SLACK_BYTES 16
 #define PAGE_BYTES 4096ull
+/* Fewer samples than this (of 250 us) in a process's own code do not locate a loop there: 5 ms of CPU time. */
+#define HOT_LOOP_MIN_SAMPLES 20
 
 enum where { WHERE_OWN, WHERE_VDSO, WHERE_KERNEL, WHERE_LIBS, WHERE_UNKNOWN };
 
@@ -186,6 +188,30 @@ static void loop_code(struct target_watch *w, struct sample_profile *p)
 	(void)code_read(first.object, start, lo, last.elf_addr + HOT_LOOP_SLACK_BYTES, &p->code);
 }
 
+/*
+ * The process with the most samples in user space (its own code and its libraries), 0 when none: the
+ * benchmark, not the shell or version manager's shim that started it, whose own code the benchmark's may
+ * not outweigh where it lives in shared libraries. tmp holds n values.
+ */
+static uint32_t busiest_process(const struct clock_hit *hits, size_t n, uint64_t *tmp)
+{
+	size_t m = 0, best = 0, run = 0;
+	uint32_t pid = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (hits[i].where == WHERE_OWN || hits[i].where == WHERE_LIBS)
+			tmp[m++] = hits[i].r->pid;
+	qsort(tmp, m, sizeof(*tmp), u64_cmp);
+	for (size_t i = 0; i < m; i++) {
+		run = i > 0 && tmp[i] == tmp[i - 1] ? run + 1 : 1;
+		if (run > best) {
+			best = run;
+			pid = (uint32_t)tmp[i];
+		}
+	}
+	return pid;
+}
+
 /* The top functions, the hot function of the program's own executable, its hot loop and hot thread. */
 static int clock_profile(struct target_watch *w, struct sample_profile *p)
 {
@@ -217,19 +243,28 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 	}
 	memcpy(sorted, hits, l->count * sizeof(*sorted));
 	qsort(sorted, l->count, sizeof(*sorted), hit_cmp);
-	const struct clock_hit *hot_group = NULL;
+	uint32_t busiest = busiest_process(hits, l->count, ips);
+	const struct clock_hit *hot_group = NULL, *hot_lib = NULL;
+	uint64_t own_in = 0, lib_in = 0;
 	for (size_t i = 0, j; i < l->count; i = j) {
+		uint64_t in = 0;
 		for (j = i; j < l->count && hit_cmp(&sorted[i], &sorted[j]) == 0; j++)
-			;
+			in += sorted[j].r->pid == busiest;
 		uint64_t count = j - i;
 		/*
-		 * The program's own code no symbol or unwind entry covers counts too: hand-written assembly without CFI
-		 * directives in a stripped executable (likwid-bench's kernels) is where such a benchmark spends its
-		 * time, and leaving it out named a function of a few samples (its initialisation) the hot loop.
+		 * The hot function is the busiest process's. The program's own code no symbol or unwind entry covers
+		 * counts too: hand-written assembly without CFI directives in a stripped executable (likwid-bench's
+		 * kernels) is where such a benchmark spends its time, and leaving it out named a function of a few
+		 * samples (its initialisation) the hot loop.
 		 */
-		if (sorted[i].where == WHERE_OWN && count > p->hot_exe_count) {
-			p->hot_exe_count = count;
+		if (sorted[i].where == WHERE_OWN && in > own_in) {
+			own_in = in;
 			hot_group = &sorted[i];
+			p->hot_exe_count = count;
+		}
+		if (sorted[i].where == WHERE_LIBS && strcmp(sorted[i].function, SYMBOLS_UNKNOWN) != 0 && in > lib_in) {
+			lib_in = in;
+			hot_lib = &sorted[i];
 		}
 		size_t at = p->n_hot;
 		while (at > 0 && p->hot[at - 1].count < count)
@@ -243,6 +278,19 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		shown_name(p->hot[at].function, sizeof(p->hot[at].function), "", sorted[i].function);
 		p->hot[at].count = count;
 		p->hot[at].share = (double)count / (double)l->count;
+	}
+	/*
+	 * Where the busiest process's own code had too few samples to locate a loop and a library function more,
+	 * the program's code is in its libraries (an interpreter built --enable-shared: python3.11 is a stub that
+	 * calls libpython): that function is the hot one.
+	 */
+	if (hot_lib && lib_in > own_in && own_in < HOT_LOOP_MIN_SAMPLES) {
+		hot_group = hot_lib;
+		p->hot_exe_count = 0;
+		for (size_t i = 0; i < l->count; i++)
+			p->hot_exe_count += hit_cmp(&hits[i], hot_lib) == 0;
+		snprintf(p->hot_library, sizeof(p->hot_library), "%s", hot_lib->object);
+		w->hot_library = hot_lib->object;
 	}
 	if (hot_group || l->count) {
 		if (hot_group) {
@@ -410,8 +458,8 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 		const char *exe = exe_of(w, r->pid);
 		struct symbols_location loc;
 		symbols_resolve(syms, (pid_t)r->pid, r->ip, &loc);
-		bool fn = w->hot_function && *exe && strcmp(loc.object, exe) == 0 &&
-			  strcmp(loc.function, w->hot_function) == 0;
+		const char *in = w->hot_library ? w->hot_library : exe;
+		bool fn = w->hot_function && *in && strcmp(loc.object, in) == 0 && strcmp(loc.function, w->hot_function) == 0;
 		/* In the hot loop: in the hot function (a neighbouring function may lie inside the slack) and its range. */
 		bool loop = fn && p->hot_hi && r->pid == p->hot_pid && r->ip >= p->hot_lo && r->ip <= p->hot_hi;
 		hits[n++] = (struct fault_hit){ r->addr / PAGE_BYTES, r->time_ns, r->tid,

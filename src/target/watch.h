@@ -101,6 +101,7 @@ struct target_watch {
 	/* The hot function as the clock symbolizer names it, whole (profile.c): the profile's hot_exe_function is a
 	 * copy cut to its buffer, which a C++ template's name outgrows, so faults are matched against this. */
 	const char *hot_function;
+	const char *hot_library;	/* its shared object, as the clock symbolizer names it; NULL: the executable */
 	struct watch_proc *procs;
 	size_t n_procs, cap_procs;
 	unsigned procs_seen;		/* every process started, the command's included */

@@ -237,6 +237,22 @@ static enum check_status status_of(const struct analysis *a, const char *id, con
 	return (enum check_status)-1;
 }
 
+/* The first-touch trap in a shared library's function that a stub executable calls (broken-first_touch_lib). */
+static void in_library(struct sample_profile *p)
+{
+	first_touch(p);
+	p->clock_libs = p->clock_own;
+	p->clock_own = 0;
+	snprintf(p->hot_library, sizeof(p->hot_library), "/usr/lib/libkernel.so.1");
+}
+
+/* The first-touch trap in hand-written assembly that no symbol or unwind entry covers (broken-first_touch_asm). */
+static void uncovered_code(struct sample_profile *p)
+{
+	first_touch(p);
+	snprintf(p->hot_exe_function, sizeof(p->hot_exe_function), "[unknown]");
+}
+
 static void test_checks(void)
 {
 	static const char *const ids[] = { "hot_loop", "first_touch_in_timed_loop", "sequential_page_order",
@@ -254,6 +270,9 @@ static void test_checks(void)
 		{ __LINE__, "correct", NULL, { P, P, S, S, P, P, P, P }, "could not tell" },
 		{ __LINE__, "first touch in the loop", first_touch, { P, W, P, P, P, P, P, P }, "first touch" },
 		{ __LINE__, "sequential scan", sequential, { P, W, W, P, P, P, P, P }, "ascending" },
+		{ __LINE__, "in a library", in_library, { P, W, P, P, P, P, P, P }, "chase, in libkernel.so.1: the busiest" },
+		{ __LINE__, "in code no symbol covers", uncovered_code, { P, W, P, P, P, P, P, P },
+		  "hot loop in code no symbol covers" },
 		{ __LINE__, "one page offset", same_offset, { P, W, P, W, P, P, P, P }, "1/64" },
 		{ __LINE__, "zero page", zero_page, { P, P, S, S, W, P, P, P }, "zero page" },
 		{ __LINE__, "THP in a 4k region", thp, { P, P, S, S, P, W, P, P }, "MADV_HUGEPAGE" },
