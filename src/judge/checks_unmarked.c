@@ -148,12 +148,31 @@ static bool span_seen(const struct sample_profile *p)
 
 /*
  * Whether the clock reads say which faults were timed: the span seen, and the
- * hot thread's faults on the region placed in time. Then a fault between its
- * first and last read is a timed one, whatever instruction took it.
+ * hot thread's faults on the region placed in time. Then a fault in a window
+ * the hot loop ran in is a timed one, whatever instruction took it; a window
+ * around other work (an interpreter starting, a log line) times nothing the
+ * check speaks of, and a hot loop in no window is untimed. A report from
+ * before the windows were recorded: a fault between the first and last read.
  */
 static bool timed_by_clock(const struct sample_profile *p)
 {
 	return span_seen(p) && p->clocks.region_faults >= UNMARKED_MIN_FAULTS;
+}
+
+/* "inside the clock windows its hot loop ran in (3 of its 236)", or for an older report the span. */
+static const char *timed_where(const struct sample_clocks *c, bool inside, char *buf, size_t len)
+{
+	if (c->measured_known && !c->measured_windows)
+		snprintf(buf, len, "outside every clock window (its hot loop ran in none of its %llu)",
+			 (unsigned long long)c->windows);
+	else if (c->measured_known)
+		snprintf(buf, len, "%s the clock windows its hot loop ran in (%llu of its %llu windows)",
+			 inside ? "inside" : "outside", (unsigned long long)c->measured_windows,
+			 (unsigned long long)c->windows);
+	else
+		snprintf(buf, len, "%s (%.4g ms)", inside ? "between its first and last clock read" :
+			 "outside its clock reads' span", (double)c->span_ns / 1e6);
+	return buf;
 }
 
 /* first_touch_in_timed_loop from the clock reads: the faults between the hot thread's first and last read. */
@@ -161,23 +180,25 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 						struct analysis *a)
 {
 	const struct sample_clocks *c = &p->clocks;
+	uint64_t timed = c->measured_known ? c->region_faults_measured : c->region_faults_in_span;
+	char where[120];
 
-	if (share(c->region_faults_in_span, c->region_faults) >= FIRST_TOUCH_LOOP_SHARE)
+	if (share(timed, c->region_faults) >= FIRST_TOUCH_LOOP_SHARE)
 		return checks_add(a, def, CHECK_WARN,
 				  "%llu of the hot thread's %llu page faults on %s (%.1f MiB, %.2f faults per page) "
-				  "came between its first and last clock read (%.4g ms), most from %s: the timed code "
-				  "is the memory's first touch, so it times page faults (about a microsecond each) "
-				  "with the accesses; write every page before the clock starts (an init pass, memset) "
-				  "or prefault it (MAP_POPULATE, MADV_POPULATE_WRITE)",
-				  (unsigned long long)c->region_faults_in_span, (unsigned long long)c->region_faults,
-				  p->fault_region, mib(p->fault_region_end - p->fault_region_start),
-				  p->faults.faults_per_page, (double)c->span_ns / 1e6,
+				  "came %s, most from %s: the timed code is the memory's first touch, so it times page "
+				  "faults (about a microsecond each) with the accesses; write every page before the "
+				  "clock starts (an init pass, memset) or prefault it (MAP_POPULATE, "
+				  "MADV_POPULATE_WRITE)",
+				  (unsigned long long)timed, (unsigned long long)c->region_faults, p->fault_region,
+				  mib(p->fault_region_end - p->fault_region_start), p->faults.faults_per_page,
+				  timed_where(c, true, where, sizeof(where)),
 				  *p->faults.function ? base_name(p->faults.function) : "?");
 	return checks_add(a, def, CHECK_PASS,
-			  "%llu of the hot thread's %llu page faults on %s came outside its clock reads' span (%.4g ms), "
-			  "most from %s%s: the memory was first touched before the timing",
-			  (unsigned long long)(c->region_faults - c->region_faults_in_span),
-			  (unsigned long long)c->region_faults, p->fault_region, (double)c->span_ns / 1e6,
+			  "%llu of the hot thread's %llu page faults on %s came %s, most from %s%s: the memory was first "
+			  "touched before the timing",
+			  (unsigned long long)(c->region_faults - timed), (unsigned long long)c->region_faults,
+			  p->fault_region, timed_where(c, false, where, sizeof(where)),
 			  *p->faults.function ? base_name(p->faults.function) : "?",
 			  share(p->faults.in_hot_loop, p->faults.faults) >= FIRST_TOUCH_LOOP_SHARE
 				  ? ", the hottest loop of the run, untimed"
@@ -222,6 +243,10 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 	if (timed_by_clock(p)) {
 		checks_evidence(c, "hot_thread_faults", (double)p->clocks.region_faults);
 		checks_evidence(c, "faults_between_clock_reads", (double)p->clocks.region_faults_in_span);
+		if (p->clocks.measured_known) {
+			checks_evidence(c, "measured_windows", (double)p->clocks.measured_windows);
+			checks_evidence(c, "faults_in_measured_windows", (double)p->clocks.region_faults_measured);
+		}
 	}
 }
 

@@ -574,7 +574,15 @@ struct sample_clocks {
 	uint64_t hot_samples_in_span;	/* of those, between its first and last read: the timed CPU time */
 	uint64_t hot_kernel_in_span;	/* of those, in the kernel: its faults, and the probes' traps around each read */
 	uint64_t region_faults;		/* the hot thread's page faults on the fault region, in all */
-	uint64_t region_faults_in_span;	/* of those, between its first and last read: timed faults */
+	uint64_t region_faults_in_span;	/* of those, between its first and last read */
+	/*
+	 * The windows the hot loop ran in: those holding a cpu-clock sample of the hot thread in the hot function,
+	 * or a page fault it took there. A program that reads the clock besides timing its loop (an interpreter
+	 * starting up, a log line) has windows around its other work too, and a fault in one is not timed.
+	 */
+	bool measured_known;		/* worked out (reports before it was recorded: not) */
+	uint64_t measured_windows;	/* of windows */
+	uint64_t region_faults_measured;	/* of region_faults, inside those windows: timed faults */
 	bool cpus_known;		/* the cpu-clock samples said their CPU */
 	uint64_t cpu_moves;		/* the hot thread's samples on another CPU than its sample before, in all */
 	uint64_t cpu_moves_in_span;	/* of those, both samples between its first and last read: timed moves */

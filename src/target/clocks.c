@@ -341,6 +341,80 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 	free(work);
 }
 
+/* A window the hot loop ran in holds at least this share of marks against its cpu-clock samples. */
+#define CLOCKS_MEASURED_SHARE 0.1
+
+/* The index of the last of t[0..n) (sorted) at or before x; n when none is. */
+static size_t last_at_or_before(const uint64_t *t, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : n;
+}
+
+/* The window (reads[w], reads[w + 1]) of sorted reads[0..k) that holds t; k when none does. */
+static size_t window_of(const uint64_t *reads, size_t k, uint64_t t)
+{
+	size_t w = last_at_or_before(reads, k, t);
+
+	return w + 1 < k ? w : k;
+}
+
+bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, const uint64_t *marks,
+		     size_t n_marks, const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo,
+		     uint64_t hi, struct sample_clocks *out)
+{
+	size_t n = 0, k = 0;
+
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		n += lists[fn].count;
+	uint64_t *reads = malloc((n ? n : 1) * sizeof(*reads));
+	uint64_t(*count)[2] = calloc(n ? n : 1, sizeof(*count));	/* per window: marks, cpu-clock samples */
+	if (!reads || !count) {
+		free(reads);
+		free(count);
+		return false;
+	}
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		for (size_t i = 0; i < lists[fn].count; i++)
+			if (lists[fn].items[i].tid == hot_tid)
+				reads[k++] = lists[fn].items[i].time_ns;
+	qsort(reads, k, sizeof(*reads), u64_cmp);
+	for (size_t i = 0, w; i < n_marks; i++)
+		if ((w = window_of(reads, k, marks[i])) < k)
+			count[w][0]++;
+	for (size_t i = 0, w; cpu && i < cpu->count; i++)
+		if (cpu->items[i].tid == hot_tid && (w = window_of(reads, k, cpu->items[i].time_ns)) < k)
+			count[w][1]++;
+	/*
+	 * A window the hot loop ran in: its marks are a tenth of its cpu-clock samples or more (a window too short for
+	 * a sample needs one). A mark or two of the hot function's in a long window of other work (an interpreter's
+	 * eval loop calling a 64 MiB memset) does not make that work the timed loop.
+	 */
+	for (size_t w = 0; w + 1 < k; w++)
+		if (count[w][0] && (double)count[w][0] >= CLOCKS_MEASURED_SHARE * (double)count[w][1])
+			out->measured_windows++;
+		else
+			count[w][0] = 0;
+	for (size_t i = 0, w; faults && i < faults->count; i++) {
+		const struct sample_record *r = &faults->items[i];
+		out->region_faults_measured += r->tid == hot_tid && r->addr >= lo && r->addr < hi &&
+					       (w = window_of(reads, k, r->time_ns)) < k && count[w][0];
+	}
+	out->measured_known = true;
+	free(reads);
+	free(count);
+	return true;
+}
+
 /* Whether a sample of the hot thread lies between its first and last read; counts it in *all either way. */
 static bool in_span(const struct sample_record *r, uint32_t hot_tid, const struct sample_clocks *c, uint64_t *all)
 {

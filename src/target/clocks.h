@@ -51,6 +51,19 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 		    struct sample_clocks *out);
 
 /*
+ * The windows between the hot thread's consecutive reads (lists, as for
+ * clocks_profile) that the hot loop ran in: those where marks[0..n_marks) (the
+ * times the hot function ran on it: its cpu-clock samples there and the faults
+ * it took) are a tenth of the hot thread's cpu-clock samples (cpu) or more; and
+ * the hot thread's page faults on [lo, hi) (faults; NULL: none sampled) inside
+ * those windows: out->measured_windows, region_faults_measured and
+ * measured_known. Pure; false when out of memory.
+ */
+bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, const uint64_t *marks,
+		     size_t n_marks, const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo,
+		     uint64_t hi, struct sample_clocks *out);
+
+/*
  * What lies between the hot thread's first and last read (out->first_read_ns
  * and last_read_ns, from clocks_profile): its cpu-clock samples (cpu) and its
  * page faults on [lo, hi) (faults; NULL: none sampled), in all and in that

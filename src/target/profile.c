@@ -212,6 +212,18 @@ static uint32_t busiest_process(const struct clock_hit *hits, size_t n, uint64_t
 	return pid;
 }
 
+/* The times the hot thread ran the hot function, from its cpu-clock samples there (into w->hot_marks). */
+static void mark_hot(struct target_watch *w, const struct clock_hit *hits, size_t n, const struct clock_hit *hot_group,
+		     uint32_t hot_tid)
+{
+	free(w->hot_marks);
+	w->n_hot_marks = 0;
+	w->hot_marks = hot_group ? malloc((n ? n : 1) * sizeof(*w->hot_marks)) : NULL;
+	for (size_t i = 0; i < n && w->hot_marks; i++)
+		if (hits[i].r->tid == hot_tid && hit_cmp(&hits[i], hot_group) == 0)
+			w->hot_marks[w->n_hot_marks++] = hits[i].r->time_ns;
+}
+
 /* The top functions, the hot function of the program's own executable, its hot loop and hot thread. */
 static int clock_profile(struct target_watch *w, struct sample_profile *p)
 {
@@ -322,6 +334,7 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		for (size_t i = 0; i < l->count && hot_group; i++)
 			if (hit_cmp(&hits[i], hot_group) == 0 && hits[i].r->pid == p->hot_pid)
 				ips[n++] = hits[i].r->ip;
+		mark_hot(w, hits, l->count, hot_group, p->hot_tid);
 		qsort(ips, n, sizeof(*ips), u64_cmp);
 		snprintf(p->program, sizeof(p->program), "%s", exe_of(w, p->hot_pid));
 		p->program_pid = p->hot_pid;
@@ -451,6 +464,10 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 	if (!hits)
 		return -ENOMEM;
 	struct sample_fault_pattern *f = &p->faults;
+	/* The hot thread's faults in the hot function mark it running too: a window too short for a cpu-clock sample. */
+	uint64_t *marks = w->hot_marks ? realloc(w->hot_marks, (w->n_hot_marks + l->count + 1) * sizeof(*marks)) : NULL;
+	if (marks)
+		w->hot_marks = marks;
 	for (size_t i = 0; i < l->count; i++) {
 		const struct sample_record *r = &l->items[i];
 		if (r->pid != reg->pid || r->addr < reg->start || r->addr >= reg->end)
@@ -466,6 +483,8 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 						(unsigned)((r->addr % PAGE_BYTES) / 64), loop, loc.object, loc.function };
 		f->in_hot_loop += loop;
 		f->in_hot_function += fn;
+		if (fn && marks && r->tid == p->hot_tid)
+			w->hot_marks[w->n_hot_marks++] = r->time_ns;
 	}
 	f->faults = n;
 	/* The function most faults came from. */

@@ -773,6 +773,7 @@ void target_watch_close(struct target_state *st)
 	for (size_t i = 0; i < w->n_regions; i++)
 		free(w->regions[i].pts);
 	free(w->poll_us);
+	free(w->hot_marks);
 	free(w->procs);
 	free(w->switches);
 	free(w->aff);

@@ -102,6 +102,10 @@ struct target_watch {
 	 * copy cut to its buffer, which a C++ template's name outgrows, so faults are matched against this. */
 	const char *hot_function;
 	const char *hot_library;	/* its shared object, as the clock symbolizer names it; NULL: the executable */
+	/* When the hot thread ran the hot function: its cpu-clock samples there and the faults it took there
+	 * (CLOCK_MONOTONIC ns, unsorted), for the clock windows it ran in (clocks_measured). */
+	uint64_t *hot_marks;
+	size_t n_hot_marks;
 	struct watch_proc *procs;
 	size_t n_procs, cap_procs;
 	unsigned procs_seen;		/* every process started, the command's included */

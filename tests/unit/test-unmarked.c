@@ -617,6 +617,94 @@ static void expect_span_unseen(const struct sample_profile *p, const char *name,
 	analysis_free(&a);
 }
 
+/*
+ * An interpreter's run (python3.11 timing a loop with perf_counter): reads at startup, a 64 MiB memset between the
+ * last of them and the timing's first read, then the timed loop. The faults are between the first and last read,
+ * but not in a window the hot loop ran in: one stray sample of it in the memset's window (1 of 276) does not make
+ * that window timed. Then the same faults taken by the hot loop inside its window: timed.
+ */
+static void test_clock_measured(void)
+{
+	static struct sample_record reads[4], cpu[400], faults[8192];
+	struct sample_list lists[SAMPLE_CLOCK_FNS] = { { 0 } };
+	const uint64_t res[SAMPLE_CLOCK_IDS] = { 1, 1, 1, 1, 1, 4000000, 4000000, 1, 0 };
+	const uint64_t base = 0x7f0000000000ull, ms = 1000000;
+	static uint64_t marks[8192 + 400];
+	size_t n_marks = 0;
+	struct sample_profile p;
+	struct analysis a;
+	const char *msg;
+
+	const uint64_t at[4] = { 1 * ms, 1 * ms + 100000, 70 * ms, 100 * ms };
+	for (size_t i = 0; i < 4; i++)
+		reads[i] = (struct sample_record){ .tid = 42, .time_ns = at[i], .regs = { 1 }, .n_regs = 1 };
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ reads, 4, 4 };
+	/* cpu-clock every 250 us from 1.2 ms: 276 in the memset's window, the rest in the timed loop's. */
+	for (size_t i = 0; i < 400; i++) {
+		cpu[i] = (struct sample_record){ .tid = 42, .time_ns = 1200000 + i * 250000, .cpu = -1 };
+		if (cpu[i].time_ns > 70 * ms || i == 100)
+			marks[n_marks++] = cpu[i].time_ns;	/* in the hot function */
+	}
+	for (size_t i = 0; i < 8192; i++)
+		faults[i] = (struct sample_record){ .tid = 42, .addr = base + i * 4096, .time_ns = 2 * ms + i * 7000 };
+	struct sample_list cl = { cpu, 400, 400 }, fl = { faults, 8192, 8192 };
+	correct(&p);
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &cl, &fl, base, base + (32u << 20), &p.clocks) &&
+		      p.clocks.measured_known && p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0 &&
+		      p.clocks.region_faults_in_span == 8192,
+	      "memset outside the timed window: %llu windows measured, %llu faults in them, %llu in the span",
+	      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.region_faults_measured,
+	      (unsigned long long)p.clocks.region_faults_in_span);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_PASS &&
+		      strstr(msg, "outside the clock windows its hot loop ran in (1 of its 3 windows)"),
+	      "an interpreter's memset before its timing: %s", msg);
+	analysis_free(&a);
+
+	/* The hot loop takes the faults itself, inside its window, 3 us apart: each fault marks it running. */
+	for (size_t i = 0; i < 8192; i++) {
+		faults[i].time_ns = 71 * ms + i * 3000;
+		marks[n_marks++] = faults[i].time_ns;
+	}
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &cl, &fl, base, base + (32u << 20), &p.clocks) &&
+		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 8192,
+	      "first touch in the timed window: %llu windows, %llu faults", (unsigned long long)p.clocks.measured_windows,
+	      (unsigned long long)p.clocks.region_faults_measured);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "inside the clock windows"),
+	      "the timed loop's first touch: %s", msg);
+	analysis_free(&a);
+
+	/* A window too short for a cpu-clock sample (2 us, around one fault the hot loop took) is one it ran in. */
+	reads[1].time_ns = faults[0].time_ns - 1000;
+	reads[2].time_ns = faults[0].time_ns + 1000;
+	p.clocks = (struct sample_clocks){ 0 };
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &cl, &fl, base, base + (32u << 20), &p.clocks) &&
+		      p.clocks.measured_windows == 2,
+	      "a window too short for a sample: %llu windows", (unsigned long long)p.clocks.measured_windows);
+
+	/* The hot loop (the initialisation that took the faults) ran before the first read: untimed, as a deleted
+	 * timed loop leaves it (broken-deleted_loop). */
+	for (size_t i = 0; i < 4; i++)
+		reads[i].time_ns = 200 * ms + i * 1000;
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &cl, &fl, base, base + (32u << 20), &p.clocks) &&
+		      p.clocks.measured_windows == 0 && p.clocks.region_faults_measured == 0,
+	      "no window: %llu", (unsigned long long)p.clocks.measured_windows);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_PASS && strstr(msg, "ran in none of its 3"),
+	      "a hot loop in no window: %s", msg);
+	analysis_free(&a);
+}
+
 static void test_clock_span(void)
 {
 	static struct sample_record reads[3], cpu[400], faults[8192];
@@ -826,6 +914,7 @@ int main(void)
 	test_rejudge_build();
 	test_clocks();
 	test_clock_span();
+	test_clock_measured();
 	test_clock_thin();
 	return check_finish();
 }
