@@ -1,17 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""A benchmark in an interpreter, as a pyperf user writes one: pinned, then 40 passes over one byte of each page of
-64 MiB, timed with time.perf_counter(). The interpreter reads the clock from its startup on, not only around the
-timed loop. `prefault` (correct): a bytearray, which CPython zeroes with memset before the clock starts.
-`first_touch` (the trap): an anonymous mmap, which the timed loop touches first."""
+"""A benchmark in an interpreter, as a pyperf user writes one: 40 passes over one byte of each page of 64 MiB, timed
+with time.perf_counter(), pinned from outside (tlbprof run --cpu N, as pyperf --affinity or taskset). The
+interpreter reads the clock from its startup on, not only around the timed loop. `prefault` (correct): a bytearray,
+which CPython zeroes with memset before the clock starts. `first_touch` (the trap): an anonymous mmap, which the
+timed loop touches first."""
 import mmap
-import os
 import sys
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "prefault"
 SIZE = 64 << 20
-os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 buf = bytearray(SIZE) if MODE == "prefault" else mmap.mmap(-1, SIZE)
 t0 = time.perf_counter()
 for _ in range(40):

@@ -175,6 +175,27 @@ static const char *timed_where(const struct sample_clocks *c, bool inside, char 
 	return buf;
 }
 
+/*
+ * Whether the fault records the kernel dropped could carry a share of faults
+ * across threshold: part of whole seen, with every lost one on either side.
+ */
+static bool lost_could_flip(uint64_t part, uint64_t whole, uint64_t lost, double threshold)
+{
+	return lost && share(part, whole + lost) < threshold && share(part + lost, whole + lost) >= threshold;
+}
+
+/* The could-not-tell of a share the lost fault records could carry either way. */
+static struct analysis_check *lost_skip(const struct analysis_check_def *def, const struct sample_profile *p,
+					uint64_t part, uint64_t whole, const char *what, struct analysis *a)
+{
+	return checks_add(a, def, CHECK_SKIP,
+			  "could not tell, because %llu page-fault records were lost (the ring filled before tlbprof "
+			  "drained it): %llu of the %llu faults seen %s, and with the lost ones the share lies anywhere "
+			  "from %.0f %% to %.0f %%, either side of half", (unsigned long long)p->faults_lost,
+			  (unsigned long long)part, (unsigned long long)whole, what,
+			  100 * share(part, whole + p->faults_lost), 100 * share(part + p->faults_lost, whole + p->faults_lost));
+}
+
 /* first_touch_in_timed_loop from the clock reads: the faults between the hot thread's first and last read. */
 static struct analysis_check *first_touch_timed(const struct analysis_check_def *def, const struct sample_profile *p,
 						struct analysis *a)
@@ -183,6 +204,8 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 	uint64_t timed = c->measured_known ? c->region_faults_measured : c->region_faults_in_span;
 	char where[120];
 
+	if (lost_could_flip(timed, c->region_faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
+		return lost_skip(def, p, timed, c->region_faults, "were timed", a);
 	if (share(timed, c->region_faults) >= FIRST_TOUCH_LOOP_SHARE)
 		return checks_add(a, def, CHECK_WARN,
 				  "%llu of the hot thread's %llu page faults on %s (%.1f MiB, %.2f faults per page) "
@@ -220,6 +243,8 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 			       (unsigned long long)p->fault_samples);
 	else if (timed_by_clock(p))
 		c = first_touch_timed(def, p, a);
+	else if (lost_could_flip(f->in_hot_loop, f->faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
+		c = lost_skip(def, p, f->in_hot_loop, f->faults, "came from the hot loop", a);
 	else if (f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE)
 		c = checks_add(a, def, CHECK_WARN,
 			       "%llu of the %llu page faults on %s (%.1f MiB, %.2f faults per page) came from the hot loop in "
@@ -240,6 +265,7 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 	checks_evidence(c, "faults_per_page", f->faults_per_page);
 	checks_evidence(c, "in_hot_loop", (double)f->in_hot_loop);
 	checks_evidence(c, "in_hot_function", (double)f->in_hot_function);
+	checks_evidence(c, "lost_records", (double)p->faults_lost);
 	if (timed_by_clock(p)) {
 		checks_evidence(c, "hot_thread_faults", (double)p->clocks.region_faults);
 		checks_evidence(c, "faults_between_clock_reads", (double)p->clocks.region_faults_in_span);

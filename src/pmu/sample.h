@@ -129,7 +129,10 @@ struct sample_info {
 	uint64_t mmaps, tasks;		/* mapping records; fork, exit and exec records handed over */
 	uint64_t switches;		/* PERF_RECORD_SWITCH handed over (sample_options.context_switch) */
 	uint64_t lost;			/* records the kernel dropped because the ring was full (PERF_RECORD_LOST
-					 * and PERF_RECORD_LOST_SAMPLES): drain more often, or a bigger ring */
+					 * and PERF_RECORD_LOST_SAMPLES; for page faults, at the final drain, the
+					 * faults the event counted beyond the samples handed over, which a ring
+					 * that filled at the end reports in no record): drain more often, or a
+					 * bigger ring */
 	uint64_t throttled;		/* PERF_RECORD_THROTTLE: the kernel stopped sampling for a tick */
 	uint64_t not_missed;		/* IBS op samples not handed over: no load or store, or an L1 dTLB hit */
 	uint64_t other_records;		/* records of other types, skipped */
@@ -150,6 +153,8 @@ struct sample_record {
 	int32_t cpu;			/* PERF_SAMPLE_CPU; -1 when not asked for */
 	uint64_t regs[SAMPLE_MAX_REGS];	/* the user registers of sample_options.regs_user, lowest bit first */
 	unsigned n_regs;		/* how many came (0: none asked for, or a kernel thread's sample) */
+	bool spread;			/* a copy standing for CPU time before a slower-rate sample
+					 * (watch_clock_spread()): its time is a guess within that period */
 };
 
 /* A mapping record (PERF_RECORD_MMAP2, or PERF_RECORD_MMAP from old kernels). */
@@ -613,6 +618,7 @@ struct sample_profile {
 	bool clock_user_only;		/* perf_event_paranoid kept the kernel side out */
 	uint64_t clock_period_ns;	/* the CPU time each sample kept stands for (0: not sampled) */
 	uint64_t clock_samples;
+	uint64_t clock_lost;		/* cpu-clock records the kernel dropped, its ring full */
 	uint64_t clock_own, clock_vdso, clock_kernel, clock_libs, clock_unknown;	/* by where the IP was */
 	struct sample_hot_function hot[5];	/* most samples first */
 	size_t n_hot;
@@ -631,6 +637,8 @@ struct sample_profile {
 	bool faults_sampled;
 	char faults_error[256];
 	uint64_t fault_samples;
+	uint64_t faults_lost;		/* page-fault records the kernel dropped, its ring full: the faults seen
+					 * are fewer than the faults taken */
 	bool has_pattern;
 	struct sample_fault_pattern faults;	/* on the big region with the most faults */
 	char fault_region[160];

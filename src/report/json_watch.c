@@ -105,6 +105,7 @@ static json_t *clock_json(const struct sample_profile *p)
 	json_object_set_new(o, "period_ns", count(p->clock_period_ns));
 	json_object_set_new(o, "user_only", json_boolean(p->clock_user_only));
 	json_object_set_new(o, "samples", count(p->clock_samples));
+	json_object_set_new(o, "lost", count(p->clock_lost));
 	json_object_set_new(o, "shares", json_pack("{s:o, s:o, s:o, s:o, s:o}", "own", report_json_num((double)p->clock_own / n),
 						   "vdso", report_json_num((double)p->clock_vdso / n), "kernel",
 						   report_json_num((double)p->clock_kernel / n), "libraries",
@@ -134,6 +135,7 @@ static json_t *faults_json(const struct sample_profile *p)
 	json_object_set_new(o, "sampled", json_boolean(p->faults_sampled));
 	json_object_set_new(o, "error", *p->faults_error ? report_json_text(p->faults_error) : json_null());
 	json_object_set_new(o, "samples", count(p->fault_samples));
+	json_object_set_new(o, "lost", count(p->faults_lost));
 	if (!p->has_pattern) {
 		json_object_set_new(o, "region", json_null());
 		return o;
@@ -314,6 +316,7 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 	get_str(p->clock_error, sizeof(p->clock_error), c, "error");
 	p->clock_user_only = json_is_true(json_object_get(c, "user_only"));
 	p->clock_samples = get_u64(c, "samples");
+	p->clock_lost = get_u64(c, "lost");	/* absent before it was recorded: 0 */
 	p->clock_period_ns = get_u64(c, "period_ns");
 	p->clock_own = get_share(shares, "own", p->clock_samples);
 	p->clock_vdso = get_share(shares, "vdso", p->clock_samples);
@@ -360,6 +363,7 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	p->faults_sampled = json_is_true(json_object_get(f, "sampled"));
 	get_str(p->faults_error, sizeof(p->faults_error), f, "error");
 	p->fault_samples = get_u64(f, "samples");
+	p->faults_lost = get_u64(f, "lost");
 	if (!json_is_object(region))
 		return;
 	p->has_pattern = true;

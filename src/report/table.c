@@ -144,6 +144,11 @@ static void print_target(const struct target_report *t, FILE *f)
 	fputc('\n', f);
 	print_intervals(tr, f);
 	print_threads(tr, f);
+	if (tr->watched && (tr->profile.faults_lost || tr->profile.clock_lost))
+		term_note(f, "watch: %llu page-fault and %llu cpu-clock record%s lost (a ring full before tlbprof drained "
+			  "it): the checks that count them say so\n", (unsigned long long)tr->profile.faults_lost,
+			  (unsigned long long)tr->profile.clock_lost,
+			  tr->profile.faults_lost + tr->profile.clock_lost == 1 ? "" : "s");
 	if (tr->sampled) {
 		const struct sample_summary *sum = &tr->sample_summary;
 		term_note(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,

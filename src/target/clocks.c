@@ -341,9 +341,6 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 	free(work);
 }
 
-/* A window the hot loop ran in holds at least this share of marks against its cpu-clock samples. */
-#define CLOCKS_MEASURED_SHARE 0.1
-
 /* The index of the last of t[0..n) (sorted) at or before x; n when none is. */
 static size_t last_at_or_before(const uint64_t *t, size_t n, uint64_t x)
 {
@@ -368,8 +365,16 @@ static size_t window_of(const uint64_t *reads, size_t k, uint64_t t)
 	return w + 1 < k ? w : k;
 }
 
-bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, const uint64_t *marks,
-		     size_t n_marks, const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo,
+/* Windows by their marks' weight, the heaviest first. */
+static int weight_desc(const void *x, const void *y)
+{
+	uint64_t a = ((const uint64_t *)x)[0], b = ((const uint64_t *)y)[0];
+
+	return a > b ? -1 : a < b;
+}
+
+bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
+		     const struct clocks_mark *marks, size_t n_marks, const struct sample_list *faults, uint64_t lo,
 		     uint64_t hi, struct sample_clocks *out)
 {
 	size_t n = 0, k = 0;
@@ -377,10 +382,12 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 		n += lists[fn].count;
 	uint64_t *reads = malloc((n ? n : 1) * sizeof(*reads));
-	uint64_t(*count)[2] = calloc(n ? n : 1, sizeof(*count));	/* per window: marks, cpu-clock samples */
-	if (!reads || !count) {
+	uint64_t(*by)[2] = calloc(n ? n : 1, sizeof(*by));	/* per window: its marks' weight, its index */
+	bool *measured = calloc(n ? n : 1, sizeof(*measured));
+	if (!reads || !by || !measured) {
 		free(reads);
-		free(count);
+		free(by);
+		free(measured);
 		return false;
 	}
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
@@ -388,30 +395,32 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 			if (lists[fn].items[i].tid == hot_tid)
 				reads[k++] = lists[fn].items[i].time_ns;
 	qsort(reads, k, sizeof(*reads), u64_cmp);
-	for (size_t i = 0, w; i < n_marks; i++)
-		if ((w = window_of(reads, k, marks[i])) < k)
-			count[w][0]++;
-	for (size_t i = 0, w; cpu && i < cpu->count; i++)
-		if (cpu->items[i].tid == hot_tid && (w = window_of(reads, k, cpu->items[i].time_ns)) < k)
-			count[w][1]++;
-	/*
-	 * A window the hot loop ran in: its marks are a tenth of its cpu-clock samples or more (a window too short for
-	 * a sample needs one). A mark or two of the hot function's in a long window of other work (an interpreter's
-	 * eval loop calling a 64 MiB memset) does not make that work the timed loop.
-	 */
+	uint64_t total = 0;
+	for (size_t w = 0; w < k; w++)
+		by[w][1] = w;
+	for (size_t i = 0, w; i < n_marks; i++) {
+		if ((w = window_of(reads, k, marks[i].t)) >= k)
+			continue;
+		by[w][0] += marks[i].weight;
+		total += marks[i].weight;
+		measured[w] |= marks[i].weight == 0;	/* the hot loop took a fault there */
+	}
+	qsort(by, k, sizeof(*by), weight_desc);
+	for (size_t i = 0, sum = 0; i < k && by[i][0] && (double)sum < CLOCKS_MEASURED_SHARE * (double)total; i++) {
+		sum += by[i][0];
+		measured[by[i][1]] = true;
+	}
 	for (size_t w = 0; w + 1 < k; w++)
-		if (count[w][0] && (double)count[w][0] >= CLOCKS_MEASURED_SHARE * (double)count[w][1])
-			out->measured_windows++;
-		else
-			count[w][0] = 0;
+		out->measured_windows += measured[w];
 	for (size_t i = 0, w; faults && i < faults->count; i++) {
 		const struct sample_record *r = &faults->items[i];
 		out->region_faults_measured += r->tid == hot_tid && r->addr >= lo && r->addr < hi &&
-					       (w = window_of(reads, k, r->time_ns)) < k && count[w][0];
+					       (w = window_of(reads, k, r->time_ns)) < k && measured[w];
 	}
 	out->measured_known = true;
 	free(reads);
-	free(count);
+	free(by);
+	free(measured);
 	return true;
 }
 

@@ -50,17 +50,30 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, const struct clocks_switches *sw,
 		    struct sample_clocks *out);
 
+/* When the hot thread ran the hot function: a cpu-clock sample there, or a page fault it took there. */
+struct clocks_mark {
+	uint64_t t;			/* CLOCK_MONOTONIC ns: a sample's own time, not a spread copy's guess */
+	uint32_t weight;		/* the CPU time it stands for, in fast-rate periods (a slow-rate sample and
+					 * its spread copies: 40); 0 for a fault */
+};
+
+/* The hot loop's windows hold at least this share of the weight of its cpu-clock marks in windows. */
+#define CLOCKS_MEASURED_SHARE 0.9
+
 /*
  * The windows between the hot thread's consecutive reads (lists, as for
- * clocks_profile) that the hot loop ran in: those where marks[0..n_marks) (the
- * times the hot function ran on it: its cpu-clock samples there and the faults
- * it took) are a tenth of the hot thread's cpu-clock samples (cpu) or more; and
- * the hot thread's page faults on [lo, hi) (faults; NULL: none sampled) inside
- * those windows: out->measured_windows, region_faults_measured and
- * measured_known. Pure; false when out of memory.
+ * clocks_profile) that the hot loop ran in, from marks[0..n_marks): the
+ * windows holding the most weight of its cpu-clock marks, from the heaviest,
+ * until they hold CLOCKS_MEASURED_SHARE of all the weight in windows (a stray
+ * sample of the hot function in a window of other work, an interpreter's eval
+ * loop calling a 64 MiB memset, is not its timed loop), and every window
+ * holding a fault it took (a window too short for a sample); and the hot
+ * thread's page faults on [lo, hi) (faults; NULL: none sampled) inside those
+ * windows: out->measured_windows, region_faults_measured and measured_known.
+ * Pure; false when out of memory.
  */
-bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, const uint64_t *marks,
-		     size_t n_marks, const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo,
+bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
+		     const struct clocks_mark *marks, size_t n_marks, const struct sample_list *faults, uint64_t lo,
 		     uint64_t hi, struct sample_clocks *out);
 
 /*

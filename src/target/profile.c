@@ -212,16 +212,29 @@ static uint32_t busiest_process(const struct clock_hit *hits, size_t n, uint64_t
 	return pid;
 }
 
-/* The times the hot thread ran the hot function, from its cpu-clock samples there (into w->hot_marks). */
+/*
+ * The times the hot thread ran the hot function, from its cpu-clock samples there (into w->hot_marks). A slow-rate
+ * sample's spread copies (watch_clock_spread(): just before it in the list) add to its weight at its own time:
+ * their times are guesses over the 10 ms before it, and fell before the read that started the timing (python3.11:
+ * up to 8 ms of its timed loop's samples before its perf_counter()).
+ */
 static void mark_hot(struct target_watch *w, const struct clock_hit *hits, size_t n, const struct clock_hit *hot_group,
 		     uint32_t hot_tid)
 {
+	uint32_t copies = 0;
+
 	free(w->hot_marks);
 	w->n_hot_marks = 0;
 	w->hot_marks = hot_group ? malloc((n ? n : 1) * sizeof(*w->hot_marks)) : NULL;
-	for (size_t i = 0; i < n && w->hot_marks; i++)
+	for (size_t i = 0; i < n && w->hot_marks; i++) {
+		if (hits[i].r->spread) {
+			copies++;
+			continue;
+		}
 		if (hits[i].r->tid == hot_tid && hit_cmp(&hits[i], hot_group) == 0)
-			w->hot_marks[w->n_hot_marks++] = hits[i].r->time_ns;
+			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ hits[i].r->time_ns, copies + 1 };
+		copies = 0;
+	}
 }
 
 /* The top functions, the hot function of the program's own executable, its hot loop and hot thread. */
@@ -257,7 +270,12 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 	qsort(sorted, l->count, sizeof(*sorted), hit_cmp);
 	uint32_t busiest = busiest_process(hits, l->count, ips);
 	const struct clock_hit *hot_group = NULL, *hot_lib = NULL;
-	uint64_t own_in = 0, lib_in = 0;
+	uint64_t own_in = 0, lib_in = 0, lib_object_in = 0;
+	struct lib_run {
+		const char *object;
+		uint64_t in, best_in;
+		const struct clock_hit *best;
+	} lib_run = { 0 };
 	for (size_t i = 0, j; i < l->count; i = j) {
 		uint64_t in = 0;
 		for (j = i; j < l->count && hit_cmp(&sorted[i], &sorted[j]) == 0; j++)
@@ -274,9 +292,24 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 			hot_group = &sorted[i];
 			p->hot_exe_count = count;
 		}
-		if (sorted[i].where == WHERE_LIBS && strcmp(sorted[i].function, SYMBOLS_UNKNOWN) != 0 && in > lib_in) {
-			lib_in = in;
-			hot_lib = &sorted[i];
+		/*
+		 * A library's hot function is the busiest library's (its samples in all, in the busiest process): an
+		 * interpreter's time spreads over many functions of libpython, where one memset of libc can hold more
+		 * than any one of them. Groups of one object are contiguous, sorted.
+		 */
+		if (sorted[i].where == WHERE_LIBS) {
+			if (sorted[i].object != lib_run.object)
+				lib_run = (struct lib_run){ .object = sorted[i].object };
+			lib_run.in += in;
+			if (strcmp(sorted[i].function, SYMBOLS_UNKNOWN) != 0 && in > lib_run.best_in) {
+				lib_run.best_in = in;
+				lib_run.best = &sorted[i];
+			}
+			if (lib_run.best && lib_run.in > lib_object_in) {
+				lib_object_in = lib_run.in;
+				lib_in = lib_run.best_in;
+				hot_lib = lib_run.best;
+			}
 		}
 		size_t at = p->n_hot;
 		while (at > 0 && p->hot[at - 1].count < count)
@@ -465,7 +498,8 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 		return -ENOMEM;
 	struct sample_fault_pattern *f = &p->faults;
 	/* The hot thread's faults in the hot function mark it running too: a window too short for a cpu-clock sample. */
-	uint64_t *marks = w->hot_marks ? realloc(w->hot_marks, (w->n_hot_marks + l->count + 1) * sizeof(*marks)) : NULL;
+	struct clocks_mark *marks = w->hot_marks ? realloc(w->hot_marks, (w->n_hot_marks + l->count + 1) * sizeof(*marks))
+						 : NULL;
 	if (marks)
 		w->hot_marks = marks;
 	for (size_t i = 0; i < l->count; i++) {
@@ -484,7 +518,7 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 		f->in_hot_loop += loop;
 		f->in_hot_function += fn;
 		if (fn && marks && r->tid == p->hot_tid)
-			w->hot_marks[w->n_hot_marks++] = r->time_ns;
+			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ r->time_ns, 0 };
 	}
 	f->faults = n;
 	/* The function most faults came from. */
@@ -621,6 +655,7 @@ int watch_clock_spread(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns
 		for (uint64_t k = n; k-- > 0;) {
 			struct sample_record c = *r;
 			c.time_ns = r->time_ns - (k * fast_ns < r->time_ns ? k * fast_ns : 0);
+			c.spread = k > 0;
 			if (sample_list_append(&out, &c) != 0) {
 				sample_list_free(&out);
 				return -ENOMEM;

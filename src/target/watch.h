@@ -20,6 +20,9 @@
 #define WATCH_MAX_TRACKED 64
 /* Points kept per region while watching: halved (every other one dropped) when full. */
 #define WATCH_MAX_POINTS 256
+/* The page-fault session's ring per CPU, at most (512 pages: 2 MiB), and all CPUs' rings together, at most. */
+#define WATCH_FAULT_RING_PAGES 512
+#define WATCH_FAULT_RINGS_BYTES (32ull << 20)
 
 /* One VMA of an smaps file, as watch_smaps_parse() hands it over. */
 struct watch_vma {
@@ -104,7 +107,7 @@ struct target_watch {
 	const char *hot_library;	/* its shared object, as the clock symbolizer names it; NULL: the executable */
 	/* When the hot thread ran the hot function: its cpu-clock samples there and the faults it took there
 	 * (CLOCK_MONOTONIC ns, unsorted), for the clock windows it ran in (clocks_measured). */
-	uint64_t *hot_marks;
+	struct clocks_mark *hot_marks;
 	size_t n_hot_marks;
 	struct watch_proc *procs;
 	size_t n_procs, cap_procs;

@@ -326,8 +326,8 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 		       &p->clocks);
 	clocks_span(&w->clock.samples, p->has_pattern ? faults : NULL, p->fault_region_start, p->fault_region_end,
 		    p->hot_tid, &p->clocks);
-	(void)clocks_measured(lists, p->hot_tid, w->hot_marks, w->n_hot_marks, &w->clock.samples,
-			      p->has_pattern ? faults : NULL, p->fault_region_start, p->fault_region_end, &p->clocks);
+	(void)clocks_measured(lists, p->hot_tid, w->hot_marks, w->n_hot_marks, p->has_pattern ? faults : NULL,
+			      p->fault_region_start, p->fault_region_end, &p->clocks);
 	/* A hot thread followed after it started: its samples before its probes opened may hide unseen reads. */
 	for (size_t i = 0; i < w->n_clock_threads && p->hot_tid != w->clocks.pid; i++) {
 		const struct watch_clock_thread *t = w->clock_threads[i];

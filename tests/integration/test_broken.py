@@ -94,9 +94,10 @@ for name, wrapper, want in CASES:
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "r.json")
             interpreted = name.startswith("interpreted_")
-            command = [sys.executable, SCRIPT, name.split("_", 1)[1]] if interpreted else \
-                [*wrapper, os.path.join(BROKEN, "broken-" + name)]
-            p = subprocess.run([TLBPROF, "run", "--json", out, "--quiet", "--fail-on", "never", "--", *command],
+            # Pinned from outside, as pyperf --affinity does: tlbprof run --cpu.
+            command = ["--cpu", str(min(os.sched_getaffinity(0))), "--", sys.executable, SCRIPT,
+                       name.split("_", 1)[1]] if interpreted else ["--", *wrapper, os.path.join(BROKEN, "broken-" + name)]
+            p = subprocess.run([TLBPROF, "run", "--json", out, "--quiet", "--fail-on", "never", *command],
                                capture_output=True, text=True, timeout=120, env=ENV)
             if p.returncode != 0 or not os.path.exists(out):
                 fail(f"{name}: exit {p.returncode}: {p.stderr.strip()}")

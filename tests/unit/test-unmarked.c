@@ -237,6 +237,19 @@ static enum check_status status_of(const struct analysis *a, const char *id, con
 	return (enum check_status)-1;
 }
 
+/* The first-touch trap, with more fault records lost (a ring full) than faults seen: it could be either way. */
+static void records_lost(struct sample_profile *p)
+{
+	first_touch(p);
+	p->faults_lost = 9000;
+}
+
+/* A few fault records lost, too few to make the faults seen outside the hot loop half: the pass stands. */
+static void few_lost(struct sample_profile *p)
+{
+	p->faults_lost = 100;
+}
+
 /* The first-touch trap in a shared library's function that a stub executable calls (broken-first_touch_lib). */
 static void in_library(struct sample_profile *p)
 {
@@ -270,6 +283,8 @@ static void test_checks(void)
 		{ __LINE__, "correct", NULL, { P, P, S, S, P, P, P, P }, "could not tell" },
 		{ __LINE__, "first touch in the loop", first_touch, { P, W, P, P, P, P, P, P }, "first touch" },
 		{ __LINE__, "sequential scan", sequential, { P, W, W, P, P, P, P, P }, "ascending" },
+		{ __LINE__, "records lost", records_lost, { P, S, P, P, P, P, P, P }, "anywhere from 48 % to 100 %" },
+		{ __LINE__, "a few records lost", few_lost, { P, P, S, S, P, P, P, P }, "could not tell" },
 		{ __LINE__, "in a library", in_library, { P, W, P, P, P, P, P, P }, "chase, in libkernel.so.1: the busiest" },
 		{ __LINE__, "in code no symbol covers", uncovered_code, { P, W, P, P, P, P, P, P },
 		  "hot loop in code no symbol covers" },
@@ -620,8 +635,9 @@ static void expect_span_unseen(const struct sample_profile *p, const char *name,
 /*
  * An interpreter's run (python3.11 timing a loop with perf_counter): reads at startup, a 64 MiB memset between the
  * last of them and the timing's first read, then the timed loop. The faults are between the first and last read,
- * but not in a window the hot loop ran in: one stray sample of it in the memset's window (1 of 276) does not make
- * that window timed. Then the same faults taken by the hot loop inside its window: timed.
+ * but not in a window the hot loop ran in: one stray sample of it in the memset's window, against the 62 of the
+ * timed loop's window, does not make that window timed. Then the same faults taken by the hot loop inside its
+ * window: timed.
  */
 static void test_clock_measured(void)
 {
@@ -629,7 +645,7 @@ static void test_clock_measured(void)
 	struct sample_list lists[SAMPLE_CLOCK_FNS] = { { 0 } };
 	const uint64_t res[SAMPLE_CLOCK_IDS] = { 1, 1, 1, 1, 1, 4000000, 4000000, 1, 0 };
 	const uint64_t base = 0x7f0000000000ull, ms = 1000000;
-	static uint64_t marks[8192 + 400];
+	static struct clocks_mark marks[8192 + 400];
 	size_t n_marks = 0;
 	struct sample_profile p;
 	struct analysis a;
@@ -639,11 +655,12 @@ static void test_clock_measured(void)
 	for (size_t i = 0; i < 4; i++)
 		reads[i] = (struct sample_record){ .tid = 42, .time_ns = at[i], .regs = { 1 }, .n_regs = 1 };
 	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ reads, 4, 4 };
-	/* cpu-clock every 250 us from 1.2 ms: 276 in the memset's window, the rest in the timed loop's. */
+	/* cpu-clock every 250 us from 1.2 ms: 276 in the memset's window, the rest in the timed loop's, half of those
+	 * in the hot function; and one stray sample of it in the memset's window. */
 	for (size_t i = 0; i < 400; i++) {
 		cpu[i] = (struct sample_record){ .tid = 42, .time_ns = 1200000 + i * 250000, .cpu = -1 };
-		if (cpu[i].time_ns > 70 * ms || i == 100)
-			marks[n_marks++] = cpu[i].time_ns;	/* in the hot function */
+		if ((cpu[i].time_ns > 70 * ms && i % 2) || i == 100)
+			marks[n_marks++] = (struct clocks_mark){ cpu[i].time_ns, 1 };
 	}
 	for (size_t i = 0; i < 8192; i++)
 		faults[i] = (struct sample_record){ .tid = 42, .addr = base + i * 4096, .time_ns = 2 * ms + i * 7000 };
@@ -652,7 +669,7 @@ static void test_clock_measured(void)
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &cl, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_known && p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0 &&
 		      p.clocks.region_faults_in_span == 8192,
 	      "memset outside the timed window: %llu windows measured, %llu faults in them, %llu in the span",
@@ -664,15 +681,26 @@ static void test_clock_measured(void)
 	      "an interpreter's memset before its timing: %s", msg);
 	analysis_free(&a);
 
+	/* The same with the loop's samples at the slow rate: one a 10 ms, standing for 40 each, in the timed window. */
+	n_marks = 0;
+	marks[n_marks++] = (struct clocks_mark){ 30 * ms, 1 };
+	for (uint64_t t = 80 * ms; t < 100 * ms; t += 10 * ms)
+		marks[n_marks++] = (struct clocks_mark){ t, 40 };
+	p.clocks = (struct sample_clocks){ 0 };
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0,
+	      "slow-rate weights: %llu windows, %llu faults", (unsigned long long)p.clocks.measured_windows,
+	      (unsigned long long)p.clocks.region_faults_measured);
+
 	/* The hot loop takes the faults itself, inside its window, 3 us apart: each fault marks it running. */
 	for (size_t i = 0; i < 8192; i++) {
 		faults[i].time_ns = 71 * ms + i * 3000;
-		marks[n_marks++] = faults[i].time_ns;
+		marks[n_marks++] = (struct clocks_mark){ faults[i].time_ns, 0 };
 	}
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &cl, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 8192,
 	      "first touch in the timed window: %llu windows, %llu faults", (unsigned long long)p.clocks.measured_windows,
 	      (unsigned long long)p.clocks.region_faults_measured);
@@ -681,13 +709,14 @@ static void test_clock_measured(void)
 	      "the timed loop's first touch: %s", msg);
 	analysis_free(&a);
 
-	/* A window too short for a cpu-clock sample (2 us, around one fault the hot loop took) is one it ran in. */
+	/* A window too short for a sample (2 us, around one fault the hot loop took) is one it ran in. */
 	reads[1].time_ns = faults[0].time_ns - 1000;
 	reads[2].time_ns = faults[0].time_ns + 1000;
 	p.clocks = (struct sample_clocks){ 0 };
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &cl, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 2,
-	      "a window too short for a sample: %llu windows", (unsigned long long)p.clocks.measured_windows);
+	      "a window too short for a sample, and the timed loop's: %llu windows",
+	      (unsigned long long)p.clocks.measured_windows);
 
 	/* The hot loop (the initialisation that took the faults) ran before the first read: untimed, as a deleted
 	 * timed loop leaves it (broken-deleted_loop). */
@@ -696,7 +725,7 @@ static void test_clock_measured(void)
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &cl, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 0 && p.clocks.region_faults_measured == 0,
 	      "no window: %llu", (unsigned long long)p.clocks.measured_windows);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
@@ -903,6 +932,8 @@ static void test_clock_thin(void)
 	CHECK(s.items[4].ip == 0x1004 && s.items[19].ip == 0x1004 && s.items[19].time_ns == slow &&
 		      s.items[4].time_ns == slow - 15 * 250000 && s.items[20].ip == 0x1005,
 	      "copies of each late sample, 250 us apart, the last at its own time");
+	CHECK(!s.items[3].spread && s.items[4].spread && s.items[18].spread && !s.items[19].spread,
+	      "the copies marked spread, the samples themselves and the early ones not");
 	sample_list_free(&s);
 }
 
