@@ -632,6 +632,18 @@ static void expect_span_unseen(const struct sample_profile *p, const char *name,
 	analysis_free(&a);
 }
 
+/* first_touch_in_timed_loop on p is want, its message holding says. */
+static void expect_first_touch(const struct sample_profile *p, enum check_status want, const char *says,
+			       const char *name)
+{
+	struct analysis a;
+	const char *msg;
+
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, p) == 0, "analysed");
+	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == want && strstr(msg, says), "%s: %s", name, msg);
+	analysis_free(&a);
+}
+
 /*
  * An interpreter's run (python3.11 timing a loop with perf_counter): reads at startup, a 64 MiB memset between the
  * last of them and the timing's first read, then the timed loop. The faults are between the first and last read,
@@ -648,8 +660,6 @@ static void test_clock_measured(void)
 	static struct clocks_mark marks[8192 + 400];
 	size_t n_marks = 0;
 	struct sample_profile p;
-	struct analysis a;
-	const char *msg;
 
 	const uint64_t at[4] = { 1 * ms, 1 * ms + 100000, 70 * ms, 100 * ms };
 	for (size_t i = 0; i < 4; i++)
@@ -675,11 +685,8 @@ static void test_clock_measured(void)
 	      "memset outside the timed window: %llu windows measured, %llu faults in them, %llu in the span",
 	      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.region_faults_measured,
 	      (unsigned long long)p.clocks.region_faults_in_span);
-	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
-	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_PASS &&
-		      strstr(msg, "outside the clock windows its hot loop ran in (1 of its 3 windows)"),
-	      "an interpreter's memset before its timing: %s", msg);
-	analysis_free(&a);
+	expect_first_touch(&p, CHECK_PASS, "outside the clock windows its hot loop ran in (1 of its 3 windows)",
+			   "an interpreter's memset before its timing");
 
 	/* The same with the loop's samples at the slow rate: one a 10 ms, standing for 40 each, in the timed window. */
 	n_marks = 0;
@@ -704,10 +711,7 @@ static void test_clock_measured(void)
 		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 8192,
 	      "first touch in the timed window: %llu windows, %llu faults", (unsigned long long)p.clocks.measured_windows,
 	      (unsigned long long)p.clocks.region_faults_measured);
-	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
-	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_WARN && strstr(msg, "inside the clock windows"),
-	      "the timed loop's first touch: %s", msg);
-	analysis_free(&a);
+	expect_first_touch(&p, CHECK_WARN, "inside the clock windows", "the timed loop's first touch");
 
 	/* A window too short for a sample (2 us, around one fault the hot loop took) is one it ran in. */
 	reads[1].time_ns = faults[0].time_ns - 1000;
@@ -728,10 +732,7 @@ static void test_clock_measured(void)
 	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 0 && p.clocks.region_faults_measured == 0,
 	      "no window: %llu", (unsigned long long)p.clocks.measured_windows);
-	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
-	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_PASS && strstr(msg, "ran in none of its 3"),
-	      "a hot loop in no window: %s", msg);
-	analysis_free(&a);
+	expect_first_touch(&p, CHECK_PASS, "ran in none of its 3", "a hot loop in no window");
 }
 
 static void test_clock_span(void)
