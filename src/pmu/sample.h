@@ -153,6 +153,8 @@ struct sample_record {
 	int32_t cpu;			/* PERF_SAMPLE_CPU; -1 when not asked for */
 	uint64_t regs[SAMPLE_MAX_REGS];	/* the user registers of sample_options.regs_user, lowest bit first */
 	unsigned n_regs;		/* how many came (0: none asked for, or a kernel thread's sample) */
+	uint64_t period;		/* the CPU time (ns) a cpu-clock sample of tlbprof run stands for, as its
+					 * thread's event was set (watch_clock_periods()); 0 elsewhere */
 	bool spread;			/* a copy standing for CPU time before a slower-rate sample
 					 * (watch_clock_spread()): its time is a guess within that period */
 };

@@ -717,14 +717,14 @@ static void clock_one_rate(struct target_watch *w, struct sample_profile *p)
 	p->clock_period_ns = w->clock.s ? SAMPLE_CPU_CLOCK_PERIOD_NS : 0;
 	if (!w->clock_slow_ns)
 		return;
+	if (watch_clock_periods(&w->clock.samples, w->clock_slow_ns, SAMPLE_CPU_CLOCK_PERIOD_NS,
+				SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) != 0)
+		return;	/* out of memory: the samples as taken, the closer figure */
 	for (size_t i = 0; i < w->clock.samples.count; i++)
-		slow += w->clock.samples.items[i].time_ns >= w->clock_slow_ns;
+		slow += w->clock.samples.items[i].period == SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS;
 	if (slow < WATCH_CLOCK_THIN_MIN_SLOW) {
-		if (watch_clock_spread(&w->clock.samples, w->clock_slow_ns, SAMPLE_CPU_CLOCK_PERIOD_NS,
-				       SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) != 0)
-			p->clock_period_ns = SAMPLE_CPU_CLOCK_PERIOD_NS;	/* mixed: the closer figure */
-	} else if (watch_clock_thin(&w->clock.samples, w->start_ns, w->clock_slow_ns,
-				    SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) == 0) {
+		(void)watch_clock_spread(&w->clock.samples, SAMPLE_CPU_CLOCK_PERIOD_NS);	/* failed: as taken */
+	} else if (watch_clock_thin(&w->clock.samples, w->start_ns, SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) == 0) {
 		p->clock_period_ns = SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS;
 	}
 }

@@ -201,18 +201,30 @@ void target_watch_finish(struct target_state *st);
 void target_watch_close(struct target_state *st);
 
 /*
- * Thin l's samples taken before before_ns to one per thread and period_ns of
- * time since start_ns (the first of each), so that they stand for the same
- * CPU time as those taken at period_ns after. Pure. Returns 0 or -ENOMEM.
+ * Each sample's period (sample_record.period): fast_ns before from_ns (when
+ * the rate was lowered), and after it slow_ns, but fast_ns for a thread with
+ * two samples after from_ns + slow_ns less than slow_ns / 2 apart.
+ * PERF_EVENT_IOC_PERIOD reaches only the events tlbprof opened, on the
+ * command's first thread: a thread or process started before it keeps the fast
+ * period in its inherited event (OpenMP's worker: a sample every 0.33 ms where
+ * its master took one every 14 ms), and PERF_SAMPLE_PERIOD goes on saying the
+ * old one either way. Pure. Returns 0 or -ENOMEM.
  */
-int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t before_ns, uint64_t period_ns);
+int watch_clock_periods(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns, uint64_t slow_ns);
+/*
+ * Thin l's samples of a period under period_ns to one per thread and period_ns
+ * of time since start_ns (the first of each), so that they stand for the same
+ * CPU time as those taken at period_ns. Pure. Returns 0 or -ENOMEM.
+ */
+int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t period_ns);
 /*
  * The other way to one rate, for a command that ran too briefly at the slow
- * rate for thinning to leave enough samples: each sample from from_ns on
- * stands for slow_ns / fast_ns samples, copies 'fast_ns' apart before it (same
- * thread, IP and CPU). Pure. Returns 0 or -ENOMEM (l is then unchanged).
+ * rate for thinning to leave enough samples: each sample of a period above
+ * fast_ns stands for period / fast_ns samples, copies 'fast_ns' apart before it
+ * (same thread, IP and CPU; marked spread). Pure. Returns 0 or -ENOMEM (l is
+ * then unchanged).
  */
-int watch_clock_spread(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns, uint64_t slow_ns);
+int watch_clock_spread(struct sample_list *l, uint64_t fast_ns);
 /* Below this many samples at the slow rate, the early ones are kept and the slow ones spread instead. */
 #define WATCH_CLOCK_THIN_MIN_SLOW 100u
 

@@ -912,7 +912,10 @@ static void test_clock_thin(void)
 		r[l.count++] = (struct sample_record){ .tid = 10 + (uint32_t)(i % 2), .time_ns = start + i * 250000 };
 	for (size_t i = 0; i < 50; i++)
 		r[l.count++] = (struct sample_record){ .tid = 10, .time_ns = slow + i * 4000000 };
-	CHECK(watch_clock_thin(&l, start, slow, 4000000) == 0, "thinned");
+	CHECK(watch_clock_periods(&l, slow, 250000, 4000000) == 0 && r[0].period == 250000 &&
+		      r[449].period == 4000000, "periods %llu, %llu", (unsigned long long)r[0].period,
+	      (unsigned long long)r[449].period);
+	CHECK(watch_clock_thin(&l, start, 4000000) == 0, "thinned");
 	size_t t10 = 0, t11 = 0, late = 0;
 	for (size_t i = 0; i < l.count; i++) {
 		t10 += r[i].tid == 10 && r[i].time_ns < slow;
@@ -929,13 +932,35 @@ static void test_clock_thin(void)
 											  : slow + (i - 4) * 4000000 };
 		CHECK(sample_list_append(&s, &x) == 0, "appended");
 	}
-	CHECK(watch_clock_spread(&s, slow, 250000, 4000000) == 0 && s.count == 4 + 3 * 16, "spread to %zu", s.count);
+	CHECK(watch_clock_periods(&s, slow, 250000, 4000000) == 0 && watch_clock_spread(&s, 250000) == 0 &&
+		      s.count == 4 + 3 * 16, "spread to %zu", s.count);
 	CHECK(s.items[4].ip == 0x1004 && s.items[19].ip == 0x1004 && s.items[19].time_ns == slow &&
 		      s.items[4].time_ns == slow - 15 * 250000 && s.items[20].ip == 0x1005,
 	      "copies of each late sample, 250 us apart, the last at its own time");
 	CHECK(!s.items[3].spread && s.items[4].spread && s.items[18].spread && !s.items[19].spread,
 	      "the copies marked spread, the samples themselves and the early ones not");
 	sample_list_free(&s);
+
+	/*
+	 * A worker started before the rate was lowered keeps the fast rate (its inherited event never saw the
+	 * change), beside its first thread at the slow one: the worker's samples stand for 250 us each, not 4 ms.
+	 */
+	struct sample_list m = { 0 };
+	for (size_t i = 0; i < 160; i++) {
+		struct sample_record x = { .tid = 11, .time_ns = slow + i * 250000 };
+		CHECK(sample_list_append(&m, &x) == 0, "appended");
+		if (i % 16 == 0) {
+			x.tid = 10;
+			CHECK(sample_list_append(&m, &x) == 0, "appended");
+		}
+	}
+	CHECK(watch_clock_periods(&m, slow, 250000, 4000000) == 0 && watch_clock_spread(&m, 250000) == 0 &&
+		      m.count == 160 + 10 * 16, "a fast worker beside a slow thread: %zu samples", m.count);
+	size_t worker = 0;
+	for (size_t i = 0; i < m.count; i++)
+		worker += m.items[i].tid == 11;
+	CHECK(worker == 160, "the worker's samples kept as taken: %zu", worker);
+	sample_list_free(&m);
 }
 
 int main(void)
