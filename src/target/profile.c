@@ -282,38 +282,14 @@ static void hot_thread(const struct target_watch *w, const uint64_t *keys, size_
 	}
 }
 
-/* The top functions, the hot function of the program's own executable, its hot loop and hot thread. */
-static int clock_profile(struct target_watch *w, struct sample_profile *p)
+/*
+ * The top functions into p->hot, and the hot function's group of sorted[0..n) (hits[0..n) in sample order): the
+ * busiest process's hottest of its own code, or of its busiest library where its own code had too few samples to
+ * locate a loop (hot_library). NULL when none.
+ */
+static const struct clock_hit *rank_groups(struct target_watch *w, const struct clock_hit *sorted,
+					   const struct clock_hit *hits, size_t n, uint32_t busiest, struct sample_profile *p)
 {
-	const struct sample_list *l = &w->clock.samples;
-	struct clock_hit *hits = calloc(l->count ? l->count : 1, sizeof(*hits));
-	uint64_t *ips = calloc(l->count ? l->count : 1, sizeof(*ips));
-	uint64_t *by_where[] = { &p->clock_own, &p->clock_vdso, &p->clock_kernel, &p->clock_libs, &p->clock_unknown };
-
-	if (!hits || !ips) {
-		free(hits);
-		free(ips);
-		return -ENOMEM;
-	}
-	p->clock_samples = l->count;
-	for (size_t i = 0; i < l->count; i++) {
-		struct symbols_location loc;
-		symbols_resolve(w->clock.syms, (pid_t)l->items[i].pid, l->items[i].ip, &loc);
-		/* Own code: the image the sample's own process ran (the command's, or one it started). */
-		hits[i] = (struct clock_hit){ loc.object, loc.function, loc.unnamed, &l->items[i],
-					      classify(&loc, l->items[i].ip, exe_of(w, l->items[i].pid)) };
-		(*by_where[hits[i].where])++;
-	}
-	/* Group by function; keep the top ones (insertion into a short sorted list). */
-	struct clock_hit *sorted = malloc((l->count ? l->count : 1) * sizeof(*sorted));
-	if (!sorted) {
-		free(hits);
-		free(ips);
-		return -ENOMEM;
-	}
-	memcpy(sorted, hits, l->count * sizeof(*sorted));
-	qsort(sorted, l->count, sizeof(*sorted), hit_cmp);
-	uint32_t busiest = busiest_process(hits, l->count, ips);
 	const struct clock_hit *hot_group = NULL, *hot_lib = NULL;
 	uint64_t own_in = 0, lib_in = 0, lib_object_in = 0;
 	struct lib_run {
@@ -321,9 +297,9 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		uint64_t in, best_in;
 		const struct clock_hit *best;
 	} lib_run = { 0 };
-	for (size_t i = 0, j; i < l->count; i = j) {
+	for (size_t i = 0, j; i < n; i = j) {
 		uint64_t in = 0;
-		for (j = i; j < l->count && hit_cmp(&sorted[i], &sorted[j]) == 0; j++)
+		for (j = i; j < n && hit_cmp(&sorted[i], &sorted[j]) == 0; j++)
 			in += sorted[j].r->pid == busiest;
 		uint64_t count = j - i;
 		/*
@@ -367,7 +343,7 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		snprintf(p->hot[at].object, sizeof(p->hot[at].object), "%s", sorted[i].object);
 		shown_name(p->hot[at].function, sizeof(p->hot[at].function), "", sorted[i].function);
 		p->hot[at].count = count;
-		p->hot[at].share = (double)count / (double)l->count;
+		p->hot[at].share = (double)count / (double)n;
 	}
 	/*
 	 * Where the busiest process's own code had too few samples to locate a loop and a library function more,
@@ -377,11 +353,47 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 	if (hot_lib && lib_in > own_in && own_in < HOT_LOOP_MIN_SAMPLES) {
 		hot_group = hot_lib;
 		p->hot_exe_count = 0;
-		for (size_t i = 0; i < l->count; i++)
+		for (size_t i = 0; i < n; i++)
 			p->hot_exe_count += hit_cmp(&hits[i], hot_lib) == 0;
 		snprintf(p->hot_library, sizeof(p->hot_library), "%s", hot_lib->object);
 		w->hot_library = hot_lib->object;
 	}
+	return hot_group;
+}
+
+/* The top functions, the hot function of the program's own executable, its hot loop and hot thread. */
+static int clock_profile(struct target_watch *w, struct sample_profile *p)
+{
+	const struct sample_list *l = &w->clock.samples;
+	struct clock_hit *hits = calloc(l->count ? l->count : 1, sizeof(*hits));
+	uint64_t *ips = calloc(l->count ? l->count : 1, sizeof(*ips));
+	uint64_t *by_where[] = { &p->clock_own, &p->clock_vdso, &p->clock_kernel, &p->clock_libs, &p->clock_unknown };
+
+	if (!hits || !ips) {
+		free(hits);
+		free(ips);
+		return -ENOMEM;
+	}
+	p->clock_samples = l->count;
+	for (size_t i = 0; i < l->count; i++) {
+		struct symbols_location loc;
+		symbols_resolve(w->clock.syms, (pid_t)l->items[i].pid, l->items[i].ip, &loc);
+		/* Own code: the image the sample's own process ran (the command's, or one it started). */
+		hits[i] = (struct clock_hit){ loc.object, loc.function, loc.unnamed, &l->items[i],
+					      classify(&loc, l->items[i].ip, exe_of(w, l->items[i].pid)) };
+		(*by_where[hits[i].where])++;
+	}
+	/* Group by function; keep the top ones (insertion into a short sorted list). */
+	struct clock_hit *sorted = malloc((l->count ? l->count : 1) * sizeof(*sorted));
+	if (!sorted) {
+		free(hits);
+		free(ips);
+		return -ENOMEM;
+	}
+	memcpy(sorted, hits, l->count * sizeof(*sorted));
+	qsort(sorted, l->count, sizeof(*sorted), hit_cmp);
+	uint32_t busiest = busiest_process(hits, l->count, ips);
+	const struct clock_hit *hot_group = rank_groups(w, sorted, hits, l->count, busiest, p);
 	if (hot_group || l->count) {
 		if (hot_group) {
 			shown_name(p->hot_exe_function, sizeof(p->hot_exe_function), "", hot_group->function);
