@@ -202,7 +202,7 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 	}
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE: {
-		struct sample_record r;
+		struct sample_record r = { 0 };	/* period and spread are the watch's, not the record's */
 
 		if (!decode_sample(&c, info, &r))
 			break;
