@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Trap: the timed loop is the first touch of malloc'd memory, in a shared library (lib_kernel.c) that this stub
+ * Trap: the timed loop is the first touch of malloc'd memory, in a shared library (lib_kernel.c) that this launcher
  * calls, as an interpreter built --enable-shared runs its code from libpython. Its own code takes no samples.
  */
 #include "broken.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The timed kernel of broken-first_touch_lib, in a shared library: the executable is a stub that calls it, as
+ * The timed kernel of broken-first_touch_lib, in a shared library: the executable is a launcher that calls it, as
  * python3.11 built --enable-shared calls libpython. The trap is in the library: its timed loop is the memory's
  * first touch. Timed with the time stamp counter (x86-64; elsewhere not timed), so no traced clock read says which
  * faults were timed: only the hot loop's code can, and that is the library's.

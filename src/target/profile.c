@@ -347,7 +347,7 @@ static const struct clock_hit *rank_groups(struct target_watch *w, const struct 
 	}
 	/*
 	 * Where the busiest process's own code had too few samples to locate a loop and a library function more,
-	 * the program's code is in its libraries (an interpreter built --enable-shared: python3.11 is a stub that
+	 * the program's code is in its libraries (an interpreter built --enable-shared: python3.11 is a launcher that
 	 * calls libpython): that function is the hot one.
 	 */
 	if (hot_lib && lib_in > own_in && own_in < HOT_LOOP_MIN_SAMPLES) {

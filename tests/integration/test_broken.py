@@ -36,7 +36,7 @@ CASES = [
     # The timed kernel in hand-written assembly that no symbol or unwind entry covers, stripped, timed with rdtsc (as
     # likwid-bench's): its code is the hot loop, not the initialisation routine beside it.
     ("first_touch_asm", [], {"first_touch_in_timed_loop"}),
-    # The timed loop in a shared library that a stub executable calls (python3.11 built --enable-shared calls
+    # The timed loop in a shared library that a launcher executable calls (python3.11 built --enable-shared calls
     # libpython): the executable's own code has no samples, the hot loop is the library's. Run directly, and through a
     # shell that first spends more CPU time in its own code than the benchmark's executable does.
     ("first_touch_lib", [], {"first_touch_in_timed_loop"}),

@@ -250,7 +250,7 @@ static void few_lost(struct sample_profile *p)
 	p->faults_lost = 100;
 }
 
-/* The first-touch trap in a shared library's function that a stub executable calls (broken-first_touch_lib). */
+/* The first-touch trap in a shared library's function that a launcher executable calls (broken-first_touch_lib). */
 static void in_library(struct sample_profile *p)
 {
 	first_touch(p);
