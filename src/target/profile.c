@@ -45,6 +45,13 @@ static int u64_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+static int u32_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
 static int i64_cmp(const void *x, const void *y)
 {
 	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
@@ -188,6 +195,23 @@ static void loop_code(struct target_watch *w, struct sample_profile *p)
 	(void)code_read(first.object, start, lo, last.elf_addr + HOT_LOOP_SLACK_BYTES, &p->code);
 }
 
+/* The value most often in sorted v[0..n) (the first of a tie) and, in *count, how often; 0 and 0 when n is 0. */
+static uint64_t most_common(const uint64_t *v, size_t n, size_t *count)
+{
+	size_t run = 0;
+	uint64_t value = 0;
+
+	*count = 0;
+	for (size_t i = 0; i < n; i++) {
+		run = i > 0 && v[i] == v[i - 1] ? run + 1 : 1;
+		if (run > *count) {
+			*count = run;
+			value = v[i];
+		}
+	}
+	return value;
+}
+
 /*
  * The process with the most samples in user space (its own code and its libraries), 0 when none: the
  * benchmark, not the shell or version manager's shim that started it, whose own code the benchmark's may
@@ -195,21 +219,13 @@ static void loop_code(struct target_watch *w, struct sample_profile *p)
  */
 static uint32_t busiest_process(const struct clock_hit *hits, size_t n, uint64_t *tmp)
 {
-	size_t m = 0, best = 0, run = 0;
-	uint32_t pid = 0;
+	size_t m = 0, count;
 
 	for (size_t i = 0; i < n; i++)
 		if (hits[i].where == WHERE_OWN || hits[i].where == WHERE_LIBS)
 			tmp[m++] = hits[i].r->pid;
 	qsort(tmp, m, sizeof(*tmp), u64_cmp);
-	for (size_t i = 0; i < m; i++) {
-		run = i > 0 && tmp[i] == tmp[i - 1] ? run + 1 : 1;
-		if (run > best) {
-			best = run;
-			pid = (uint32_t)tmp[i];
-		}
-	}
-	return pid;
+	return (uint32_t)most_common(tmp, m, &count);
 }
 
 /*
@@ -257,16 +273,9 @@ static uint64_t reads_of(const struct target_watch *w, uint32_t tid)
  */
 static void hot_thread(const struct target_watch *w, const uint64_t *keys, size_t n, struct sample_profile *p)
 {
-	size_t best = 0, timing = 0, run = 0;
-	uint64_t best_key = 0, timing_key = 0;
+	size_t best, timing = 0, run = 0;
+	uint64_t best_key = most_common(keys, n, &best), timing_key = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		run = i > 0 && keys[i] == keys[i - 1] ? run + 1 : 1;
-		if (run > best) {
-			best = run;
-			best_key = keys[i];
-		}
-	}
 	for (size_t i = 0; i < n; i++) {
 		run = i > 0 && keys[i] == keys[i - 1] ? run + 1 : 1;
 		bool last = i + 1 == n || keys[i + 1] != keys[i];
@@ -694,11 +703,10 @@ int watch_clock_periods(struct sample_list *l, uint64_t from_ns, uint64_t fast_n
 		if (keys[i].tid == keys[i - 1].tid && keys[i].time_ns - keys[i - 1].time_ns < slow_ns / 2 &&
 		    (!n_fast || fast[n_fast - 1] != keys[i].tid))
 			fast[n_fast++] = keys[i].tid;
+	/* fast[] is in tid order, as the keys were. */
 	for (size_t i = 0; i < l->count; i++) {
 		struct sample_record *r = &l->items[i];
-		bool kept_fast = false;
-		for (size_t k = 0; k < n_fast && !kept_fast; k++)
-			kept_fast = fast[k] == r->tid;
+		bool kept_fast = bsearch(&r->tid, fast, n_fast, sizeof(*fast), u32_cmp) != NULL;
 		r->period = r->time_ns < from_ns || kept_fast ? fast_ns : slow_ns;
 	}
 	free(keys);
