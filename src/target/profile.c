@@ -3,6 +3,7 @@
 #include "target/watch.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,42 +254,92 @@ static void mark_hot(struct target_watch *w, const struct clock_hit *hits, size_
 	}
 }
 
-/* The clock reads of thread tid that the probes saw. */
-static uint64_t reads_of(const struct target_watch *w, uint32_t tid)
+/* The threads that the clock probes saw read a clock, sorted and unique, into tids (n of them); -ENOMEM. */
+static int clock_readers(const struct target_watch *w, uint32_t **tids, size_t *n)
 {
-	uint64_t n = 0;
+	size_t all = 0, k = 0;
 
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
+		all += w->clockfn[fn].samples.count;
+	*n = 0;
+	if (!(*tids = malloc((all ? all : 1) * sizeof(**tids))))
+		return -ENOMEM;
+	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 		for (size_t i = 0; i < w->clockfn[fn].samples.count; i++)
-			n += w->clockfn[fn].samples.items[i].tid == tid;
-	return n;
+			(*tids)[k++] = w->clockfn[fn].samples.items[i].tid;
+	qsort(*tids, k, sizeof(**tids), u32_cmp);
+	for (size_t i = 0; i < k; i++)
+		if (!*n || (*tids)[*n - 1] != (*tids)[i])
+			(*tids)[(*n)++] = (*tids)[i];
+	return 0;
+}
+
+static bool reads_clock(uint32_t tid, const uint32_t *readers, size_t n_readers)
+{
+	return n_readers && bsearch(&tid, readers, n_readers, sizeof(*readers), u32_cmp) != NULL;
+}
+
+static int share_key_cmp(const void *x, const void *y)
+{
+	const struct watch_thread_hits *a = x, *b = y;
+
+	return a->key < b->key ? -1 : a->key > b->key;
 }
 
 /*
- * The hot thread, from keys[0..n) ((tid << 32) | pid of each sample in the hot function, sorted): the one with
- * the most; but where another has a quarter as many or more (and enough to locate a loop) and reads the clock
- * while it does not, that one. A parallel loop's threads run it alike, and one of them times it: OpenMP's master
- * runs its share and reads omp_get_wtime(), where the busiest worker read no clock and the clock checks could not
- * tell. A quarter: with other work on the machine the master's share fell under half in 1 run of 10.
+ * The hot thread's key ((tid << 32) | pid) from the samples in the hot function (keys[0..n), sorted; hits for
+ * which of them the kernel took, not spread copies); 0 when none.
  */
-static void hot_thread(const struct target_watch *w, const uint64_t *keys, size_t n, struct sample_profile *p)
+static uint64_t choose_hot_thread(const struct target_watch *w, const uint64_t *keys, size_t n,
+				  const struct clock_hit *hits, size_t n_hits, const struct clock_hit *hot_group)
 {
-	size_t best, timing = 0, run = 0;
-	uint64_t best_key = most_common(keys, n, &best), timing_key = 0;
+	struct watch_thread_hits *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	uint32_t *readers = NULL;
+	size_t n_readers = 0, m = 0;
 
+	if (!tmp || clock_readers(w, &readers, &n_readers) != 0) {
+		free(tmp);
+		return most_common(keys, n, &m);	/* out of memory: the busiest, as without probes */
+	}
 	for (size_t i = 0; i < n; i++) {
-		run = i > 0 && keys[i] == keys[i - 1] ? run + 1 : 1;
-		bool last = i + 1 == n || keys[i + 1] != keys[i];
-		if (last && 4 * run >= best && run >= HOT_LOOP_MIN_SAMPLES && run > timing && keys[i] != best_key &&
-		    reads_of(w, (uint32_t)(keys[i] >> 32)))
-			timing = run, timing_key = keys[i];
+		if (!m || tmp[m - 1].key != keys[i])
+			tmp[m++] = (struct watch_thread_hits){ keys[i], 0, 0,
+							       reads_clock((uint32_t)(keys[i] >> 32), readers, n_readers) };
+		tmp[m - 1].weight++;
 	}
-	if (timing && !reads_of(w, (uint32_t)(best_key >> 32)))
-		best_key = timing_key;
-	if (n) {
-		p->hot_tid = (uint32_t)(best_key >> 32);
-		p->hot_pid = (uint32_t)best_key;
+	for (size_t i = 0; i < n_hits; i++) {
+		if (hits[i].r->spread || (hot_group && hit_cmp(&hits[i], hot_group) != 0))
+			continue;
+		struct watch_thread_hits k = { .key = ((uint64_t)hits[i].r->tid << 32) | hits[i].r->pid };
+		struct watch_thread_hits *t = bsearch(&k, tmp, m, sizeof(*tmp), share_key_cmp);
+		if (t)
+			t->taken++;
 	}
+	uint64_t key = watch_hot_thread(tmp, m);
+	free(readers);
+	free(tmp);
+	return key;
+}
+
+uint64_t watch_hot_thread(const struct watch_thread_hits *t, size_t n)
+{
+	const struct watch_thread_hits *best = NULL, *timing = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (!best || t[i].weight > best->weight)
+			best = &t[i];
+	if (!best || best->reads)
+		return best ? best->key : 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!t[i].reads || !t[i].taken || !t[i].weight || !best->taken)
+			continue;
+		/* Under a quarter only where the samples the kernel took say so, two standard errors of the log ratio. */
+		double se = sqrt(1.0 / (double)t[i].taken + 1.0 / (double)best->taken);
+		if (log((double)t[i].weight / (double)best->weight) >= log(0.25) - 2 * se &&
+		    (!timing || t[i].weight > timing->weight))
+			timing = &t[i];
+	}
+	return (timing ? timing : best)->key;
 }
 
 /*
@@ -420,7 +471,11 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 			if (!hot_group || hit_cmp(&hits[i], hot_group) == 0)
 				ips[n++] = ((uint64_t)hits[i].r->tid << 32) | hits[i].r->pid;
 		qsort(ips, n, sizeof(*ips), u64_cmp);
-		hot_thread(w, ips, n, p);
+		if (n) {
+			uint64_t key = choose_hot_thread(w, ips, n, hits, l->count, hot_group);
+			p->hot_tid = (uint32_t)(key >> 32);
+			p->hot_pid = (uint32_t)key;
+		}
 		n = 0;
 		for (size_t i = 0; i < l->count && hot_group; i++)
 			if (hit_cmp(&hits[i], hot_group) == 0 && hits[i].r->pid == p->hot_pid)

@@ -706,9 +706,9 @@ void target_watch_tick(struct target_state *st)
 /*
  * The samples at one rate, so that each stands for the same CPU time: the
  * early 4 kHz ones thinned to the slow rate when the command ran long enough
- * at it (WATCH_CLOCK_THIN_MIN_SLOW samples, 1 s of CPU); otherwise the slow
- * ones spread to the fast rate, since a command of 100-1000 ms thinned would
- * keep too few samples to find its hot loop in.
+ * at it (WATCH_CLOCK_THIN_MIN_SLOW samples, 10 s of CPU); otherwise the slow
+ * ones spread to the fast rate, since a command of 0.1-10 s thinned would
+ * keep too few samples of a short hot loop to find it or its thread.
  */
 static void clock_one_rate(struct target_watch *w, struct sample_profile *p)
 {

@@ -200,6 +200,29 @@ void target_watch_finish(struct target_state *st);
 /* Free everything; tolerates one never opened. */
 void target_watch_close(struct target_state *st);
 
+/* A thread's samples in the hot function. */
+struct watch_thread_hits {
+	uint64_t key;		/* (tid << 32) | pid */
+	size_t weight;		/* samples, spread copies included: its CPU time there, at one rate */
+	size_t taken;		/* of them, the samples the kernel took: the evidence behind the weight */
+	bool reads;		/* the thread read a clock */
+};
+
+/*
+ * The hot thread's key from its threads' hits t[0..n): the one with the most
+ * weight; but where it reads no clock and another that does has a quarter as
+ * much or more, that one (the heaviest such). A parallel loop's threads run
+ * it alike and one of them times it: OpenMP's master runs its share and reads
+ * omp_get_wtime(), where the busiest worker reads no clock and the clock
+ * checks could not tell. A quarter: with other work on the machine the
+ * master's share fell under half in 1 run of 10. Under a quarter only where
+ * the samples taken say so (the log of the ratio below log 1/4 by two
+ * standard errors, sqrt(1/taken + 1/taken)): after 100 ms the rate is 100 Hz,
+ * and a 55 ms parallel loop kept 1 to 6 samples a thread, each spread 40
+ * times, so master and worker differed 5 to 1 by chance and a rule on the
+ * weight alone picked the worker in 1 run of 6. Pure; 0 when n is 0.
+ */
+uint64_t watch_hot_thread(const struct watch_thread_hits *t, size_t n);
 /*
  * Each sample's period (sample_record.period): fast_ns before from_ns (when
  * the rate was lowered), and after it slow_ns, but fast_ns for a thread with
@@ -225,8 +248,14 @@ int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t period_n
  * then unchanged).
  */
 int watch_clock_spread(struct sample_list *l, uint64_t fast_ns);
-/* Below this many samples at the slow rate, the early ones are kept and the slow ones spread instead. */
-#define WATCH_CLOCK_THIN_MIN_SLOW 100u
+/*
+ * Below this many samples at the slow rate (10 s of CPU), the early ones are
+ * kept and the slow ones spread instead: at most 40 000 copies (4 MB). At
+ * 100 (1 s), a command that ran a shell's second of CPU before its benchmark
+ * kept 5 samples of a 55 ms parallel loop in all, too few to tell its threads
+ * apart.
+ */
+#define WATCH_CLOCK_THIN_MIN_SLOW 1000u
 
 /*
  * The profile from what was watched (profile.c): the cpu-clock shares and the

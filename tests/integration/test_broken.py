@@ -23,6 +23,10 @@ FORKED = ["sh", "-c", '"$0"; exit $?']	# a shell that forks the benchmark and wa
 # time, a quarter of the benchmark's (30000 rounds took as much as the benchmark with LD_LIBRARY_PATH set, as meson
 # sets it, and then the shell is the busiest process in fact).
 BUSY_FORKED = ["sh", "-c", 'i=0; while [ $i -lt 10000 ]; do i=$((i+1)); done; "$0"; exit $?']
+# A shell that runs some 1.5 s of CPU and then execs the benchmark: the benchmark runs wholly at the slow cpu-clock
+# rate (100 Hz, from 100 ms on). The build before 10 s of CPU were needed for thinning kept 5 of the loop's samples
+# in all, and took a worker for the hot thread in 3 of 10 runs.
+SLOW_EXEC = ["sh", "-c", 'i=0; while [ $i -lt 1300000 ]; do i=$((i+1)); done; exec "$0"']
 KERNEL_DECODED = "[unknown], the kernel (3 or 10 instructions, and up to 16 bytes past its last sample) decoded"
 # benchmark, wrapper, the checks that must warn (of the unmarked ones and build_optimised)
 CASES = [
@@ -64,6 +68,8 @@ CASES = [
     ("correct_asm", [], set()),
     # OpenMP: its threads run the hot loop alike, its master alone times it; the hot thread is the master.
     ("parallel", [], set()),
+    # The same at 100 Hz: a 55 ms loop keeps 1 to 9 samples a thread, and the master must still be the hot thread.
+    ("parallel", SLOW_EXEC, set()),
     # Interpreted (examples/broken/interpreted.py, run by this test's own Python): the interpreter reads the clock
     # from its startup on, so a memset before the timing lies between its first and last read, but in no window
     # its hot loop ran in.
@@ -131,7 +137,9 @@ for name, wrapper, want in CASES:
             clock = r["target"]["watch"]["cpu_clock"]
             if name == "parallel" and r["target"]["watch"]["clocks"]["hot_reads"] < 20:
                 fail(f"parallel: the hot thread {clock.get('hot_tid')} read the clock "
-                     f"{r['target']['watch']['clocks']['hot_reads']} times: not the master, which times the loop")
+                     f"{r['target']['watch']['clocks']['hot_reads']} times: not the master "
+                     f"{r['target']['watch']['clocks']['pid']}, which times the loop (samples at "
+                     f"{clock['period_ns']} ns, {clock['hot_function_samples']} in {clock['hot_function']})")
             if interpreted:
                 continue	# an interpreter's own functions: nothing of the examples' below applies
             unnamed = name.endswith("_stripped")

@@ -963,6 +963,28 @@ static void test_clock_thin(void)
 	sample_list_free(&m);
 }
 
+/* Master (tid 10) and worker (tid 11) in the hot function: weight and samples taken each; which reads a clock. */
+static uint32_t hot_of(size_t w10, size_t t10, bool r10, size_t w11, size_t t11, bool r11)
+{
+	const struct watch_thread_hits t[] = { { (10ull << 32) | 7, w10, t10, r10 }, { (11ull << 32) | 7, w11, t11, r11 } };
+
+	return (uint32_t)(watch_hot_thread(t, 2) >> 32);
+}
+
+static void test_hot_thread(void)
+{
+	/* At 100 Hz, a 55 ms share: the master 1 sample, the worker 5, each spread 40 times; the master reads. */
+	CHECK(hot_of(40, 1, true, 200, 5, false) == 10, "the timing master, 1 sample taken beside the worker's 5");
+	CHECK(hot_of(40, 1, false, 200, 5, false) == 11, "no reads: the busiest");
+	CHECK(hot_of(40, 1, true, 200, 5, true) == 11, "both read: the busiest");
+	/* At 4 kHz the evidence is there: a quarter as many reads enough, a twentieth not (a monitoring thread). */
+	CHECK(hot_of(50, 50, true, 200, 200, false) == 10, "a quarter of the busiest's samples");
+	CHECK(hot_of(40, 40, true, 200, 200, false) == 10, "a fifth: within the noise of 40 samples");
+	CHECK(hot_of(10, 10, true, 200, 200, false) == 11, "a twentieth of 200 samples: the busiest");
+	CHECK(hot_of(0, 0, true, 200, 200, false) == 11, "a reader with no sample there is not the hot thread");
+	CHECK(watch_hot_thread(NULL, 0) == 0, "no samples: 0");
+}
+
 int main(void)
 {
 	test_parsers();
@@ -973,5 +995,6 @@ int main(void)
 	test_clock_span();
 	test_clock_measured();
 	test_clock_thin();
+	test_hot_thread();
 	return check_finish();
 }
