@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Trap: a window too short for its clock. clock() counts CPU time in microseconds (CLOCKS_PER_SEC is
- * 10^6), and each round here times 200 accesses, some 20 us: a reading is off by up to a whole tick, 5 % of
- * the round, and the rounding does not average out, since every round starts on the same kind of boundary.
+ * 10^6), and each round here times 16000 accesses of a chain on 16 pages, some 20 us: a reading is off by up
+ * to a whole tick, 5 % of the round, and the rounding does not average out, since every round starts on the
+ * same kind of boundary. The chain stays in the L1 cache and the L1 dTLB, so a host short of memory does not
+ * stretch the rounds past 100 ticks (a chain on 8192 pages read 100-185 us under CI's load).
  */
 #include "broken.h"
 
 int main(void)
 {
 	char *buf = malloc(REGION_BYTES);
-	uint64_t n = 200, rounds = 40;
+	uint64_t n = 16000, rounds = 40;
 	clock_t total = 0;
 
 	pin_self();
 	madvise(buf, REGION_BYTES, MADV_NOHUGEPAGE);
-	void **p = build_chain(buf, REGION_BYTES / PAGE, 11);
-	p = chase(p, 100000);
+	void **p = build_chain(buf, 16, 11);
+	p = chase(p, 30000000);	/* some 35 ms untimed: enough samples to find the loop and see the pinning */
 	clock_t warm = clock();
 	p = chase(p, n);
 	total += clock() - warm;
