@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* C++ (and legacy Rust) symbol names as people read them, through the C++ runtime's own demangler. */
+/* C++ and legacy Rust symbol names as people read them, through the C++ runtime's own demangler. */
 #pragma once
 
 /*

@@ -73,6 +73,10 @@ CASES = [
     # Interpreted (examples/broken/interpreted.py, run by this test's own Python): the interpreter reads the clock
     # from its startup on, so a memset before the timing lies between its first and last read, but in no window
     # its hot loop ran in.
+    # Rust: vec![0u8; n] is a fresh zeroed mapping that the timed loop touches first; its twin writes it before. The
+    # hot function is shown as rustc-demangle and perf show it, without the legacy name's hash.
+    ("rust_first_touch", [], {"first_touch_in_timed_loop"}),
+    ("rust_correct", [], set()),
     ("interpreted_prefault", [], set()),
     ("interpreted_first_touch", [], {"first_touch_in_timed_loop"}),
 ]
@@ -93,11 +97,11 @@ ENV = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
 PINS_SELF = {"first_touch", "zero_page", "sequential", "sequential_stripped", "sequential_cxx", "same_offset",
              "thp_4k", "coarse_clock", "coarse_clock_static", "clock_per_access", "short_window", "deleted_loop",
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
-             "correct_asm", "first_touch_lib", "parallel"}
+             "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct"}
 fail = Failures()
 for name, wrapper, want in CASES:
-    if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name == "parallel"):
-        print(f"{name}: not built (no static C library, C++ compiler or OpenMP, or not x86-64, here): skipped")
+    if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name == "parallel" or name.startswith("rust_")):
+        print(f"{name}: not built (no static C library, C++ or Rust compiler or OpenMP, or not x86-64, here): skipped")
         continue
     pinned_seen = 0
     for rep in range(REPS):
@@ -162,6 +166,9 @@ for name, wrapper, want in CASES:
             if name.endswith("_cxx") and not (clock.get("hot_function") or "").startswith(
                     "memory_latency_benchmark_suite_for_address_translation::first_touch_page_walkers::"):
                 fail(f"{name}: hot function {clock.get('hot_function')!r}, not demangled")
+            if name.startswith("rust_") and clock.get("hot_function") != f"broken_{name}::touch":
+                fail(f"{name}: hot function {clock.get('hot_function')!r} (want broken_{name}::touch, demangled, "
+                     "without its hash)")
             build = [c for c in r["analysis"]["checks"] if c["id"] == "build_optimised"]
             inferred = bool(build) and build[0]["evidence"].get("inferred") == 1
             if name == "homework_O0" and not inferred:

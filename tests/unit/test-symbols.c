@@ -812,6 +812,21 @@ static void test_demangle(void)
 	}
 	CHECK(strcmp(a, "bench::Chase::run(long) const") == 0, "%s", a);
 	CHECK(b && strcmp(b, "foo::bar<char, 4096u>::walk(char*, unsigned long)") == 0, "%s", b ? b : "(null)");
+	/* Rust's legacy names (rustc 1.95, a crate's own functions): without the hash, the escapes decoded. */
+	const char *rust[][2] = {
+		{ "_ZN5bench5chase17h8705838f9352c96cE", "bench::chase" },
+		{ "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h6da2fe1e9562590cE",
+		  "std::rt::lang_start::{{closure}}" },
+		{ "_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$"
+		  "17h0123456789abcdefE",
+		  "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>" },
+		{ "_ZN5bench5chase17h0123456789abcdegE", "bench::chase::h0123456789abcdeg" },	/* not a hash: as it is */
+	};
+	for (size_t i = 0; i < sizeof(rust) / sizeof(rust[0]); i++) {
+		char *r = demangle(rust[i][0]);
+		CHECK(r && strcmp(r, rust[i][1]) == 0, "%s: %s", rust[i][0], r ? r : "(null)");
+		free(r);
+	}
 	CHECK(!demangle("main") && !demangle("__memset_avx512_unaligned_erms") && !demangle("_Znot a name") &&
 		      !demangle("sub_1a6e0") && !demangle(NULL),
 	      "C names, unnamed functions and garbage are not demangled");
