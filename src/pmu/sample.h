@@ -340,15 +340,38 @@ struct sample_list {
 int sample_list_append(struct sample_list *list, const struct sample_record *r);
 /* Free the items; the list is empty again. */
 void sample_list_free(struct sample_list *list);
+/*
+ * Keep every other block of `block` samples of list (the 1st, 3rd, ...), in
+ * order: half of them, each run of consecutive samples within a block kept
+ * whole. Pure.
+ */
+void sample_list_decimate(struct sample_list *list, size_t block);
+
+/*
+ * The most samples a collector with a cap keeps (25 MiB of records), and the
+ * blocks it keeps them in. Past the cap it keeps one block of
+ * SAMPLE_KEEP_BLOCK consecutive samples in 2, then in 4, and so on: each kept
+ * sample then stands for one_in, and a run of consecutive faults (a loop's
+ * ascending pages, a read fault and the write after it) stays whole in its
+ * block. Every page fault is a sample: 4 GiB first-touched on 4 KiB pages is
+ * a million of them, which held 259 MB of tlbprof's memory, and a database's
+ * 100 GiB buffer pool would have held 6 GB beside the benchmark.
+ */
+#define SAMPLE_KEEP_MAX (1u << 18)
+#define SAMPLE_KEEP_BLOCK 256u
 
 /*
  * A ready sink: samples are appended to list; mapping records are added to
  * syms and fork/exec records applied to it (syms may be NULL). Both are the
- * caller's; they must outlive the drains.
+ * caller's; they must outlive the drains. With cap (a multiple of
+ * 2 * SAMPLE_KEEP_BLOCK; 0: none), at most cap samples are kept, as above.
  */
 struct sample_collector {
 	struct sample_list *list;
 	struct symbols *syms;
+	size_t cap;
+	uint64_t seen;		/* samples handed to it */
+	uint64_t one_in;	/* each kept sample stands for this many (1, or 0 before the first) */
 };
 
 void sample_collector_sink(struct sample_collector *c, struct sample_sink *sink);
@@ -379,7 +402,8 @@ struct sample_region_count {
 };
 
 struct sample_summary {
-	uint64_t samples;		/* samples summarised */
+	uint64_t samples;		/* samples summarised (all handed over, where a capped collector kept some) */
+	uint64_t kept_one_in;		/* each sample summarised stood for this many (sample_summary_scale()) */
 	uint64_t lost;			/* records lost, as given */
 	uint64_t unresolved_ip;		/* samples whose instruction address has no function */
 	uint64_t unresolved_addr;	/* samples whose data address is 0 or in no known mapping */
@@ -402,6 +426,11 @@ struct sample_summary {
 int sample_summarize(const struct sample_record *samples, size_t n, uint64_t lost, struct symbols *syms,
 		     size_t top_n, struct sample_summary *out);
 void sample_summary_free(struct sample_summary *summary);
+/*
+ * The counts of a summary of a capped collector's kept samples as counts of
+ * all (c->seen of them, each kept one standing for c->one_in): shares stay.
+ */
+void sample_summary_scale(struct sample_summary *summary, const struct sample_collector *c);
 
 /* ---- watching an unmarked command (tlbprof run): what its samples and its /proc files showed ---------------- */
 
@@ -638,7 +667,9 @@ struct sample_profile {
 	/* page-fault samples */
 	bool faults_sampled;
 	char faults_error[256];
-	uint64_t fault_samples;
+	uint64_t fault_samples;		/* handed over by the kernel, kept or not */
+	uint64_t faults_one_in;		/* each fault sample kept stands for this many (SAMPLE_KEEP_MAX): the
+					 * fault counts below are the kept ones times it; 0 or 1: all kept */
 	uint64_t faults_lost;		/* page-fault records the kernel dropped, its ring full: the faults seen
 					 * are fewer than the faults taken */
 	bool has_pattern;

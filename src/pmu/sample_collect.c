@@ -34,11 +34,40 @@ void sample_list_free(struct sample_list *list)
 	*list = (struct sample_list){ 0 };
 }
 
+void sample_list_decimate(struct sample_list *list, size_t block)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < list->count; i++)
+		if ((i / block) % 2 == 0)
+			list->items[k++] = list->items[i];
+	list->count = k;
+}
+
+/*
+ * Sample n (from 0) is kept while its block's index is a multiple of one_in: the kept blocks are then
+ * those of index 0, one_in, 2 one_in, ... in order, and dropping every other one of them leaves the multiples of
+ * 2 one_in, so the rule holds on as one_in doubles. The cap is a multiple of two blocks, so it is reached at the
+ * end of a kept block.
+ */
 static int collect_sample(void *ctx, const struct sample_record *r)
 {
 	struct sample_collector *c = ctx;
+	uint64_t n = c->seen++;
 
-	return c->list ? sample_list_append(c->list, r) : 0;
+	if (!c->one_in)
+		c->one_in = 1;
+	if (!c->list)
+		return 0;
+	if (c->cap && (n / SAMPLE_KEEP_BLOCK) % c->one_in)
+		return 0;
+	if (c->cap && c->list->count >= c->cap) {
+		sample_list_decimate(c->list, SAMPLE_KEEP_BLOCK);
+		c->one_in *= 2;
+		if ((n / SAMPLE_KEEP_BLOCK) % c->one_in)
+			return 0;
+	}
+	return sample_list_append(c->list, r);
 }
 
 static int collect_mmap(void *ctx, const struct sample_mmap *m)
@@ -301,4 +330,26 @@ out:
 	free(fgroups);
 	free(rgroups);
 	return err;
+}
+
+void sample_summary_scale(struct sample_summary *summary, const struct sample_collector *c)
+{
+	uint64_t x = c->one_in > 1 ? c->one_in : 1;
+
+	summary->kept_one_in = x;
+	if (x == 1)
+		return;
+	summary->samples = c->seen;
+	summary->unresolved_ip *= x;
+	summary->unresolved_addr *= x;
+	for (int l = 0; l < SAMPLE_TLB_LEVELS; l++)
+		summary->tlb_levels[l] *= x;
+	for (size_t i = 0; i < summary->n_functions; i++) {
+		summary->functions[i].count *= x;
+		summary->functions[i].walks *= x;
+	}
+	for (size_t i = 0; i < summary->n_regions; i++) {
+		summary->regions[i].count *= x;
+		summary->regions[i].walks *= x;
+	}
 }

@@ -573,6 +573,7 @@ static json_t *sampling_json(const struct target_result *tr)
 	json_object_set_new(o, "exclude_kernel", json_boolean(si->exclude_kernel));
 	json_object_set_new(o, "note", report_json_text(si->note));
 	json_object_set_new(o, "samples", json_integer((json_int_t)sum->samples));
+	json_object_set_new(o, "kept_one_in", json_integer((json_int_t)(sum->kept_one_in ? sum->kept_one_in : 1)));
 	json_object_set_new(o, "lost", json_integer((json_int_t)si->lost));
 	json_object_set_new(o, "throttled", json_integer((json_int_t)si->throttled));
 	json_object_set_new(o, "not_missed", json_integer((json_int_t)si->not_missed));

@@ -135,6 +135,7 @@ static json_t *faults_json(const struct sample_profile *p)
 	json_object_set_new(o, "sampled", json_boolean(p->faults_sampled));
 	json_object_set_new(o, "error", *p->faults_error ? report_json_text(p->faults_error) : json_null());
 	json_object_set_new(o, "samples", count(p->fault_samples));
+	json_object_set_new(o, "kept_one_in", count(p->faults_one_in > 1 ? p->faults_one_in : 1));
 	json_object_set_new(o, "lost", count(p->faults_lost));
 	if (!p->has_pattern) {
 		json_object_set_new(o, "region", json_null());
@@ -363,6 +364,7 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	p->faults_sampled = json_is_true(json_object_get(f, "sampled"));
 	get_str(p->faults_error, sizeof(p->faults_error), f, "error");
 	p->fault_samples = get_u64(f, "samples");
+	p->faults_one_in = get_u64(f, "kept_one_in");	/* absent before the cap: 0, all kept */
 	p->faults_lost = get_u64(f, "lost");
 	if (!json_is_object(region))
 		return;

@@ -149,10 +149,19 @@ static void print_target(const struct target_report *t, FILE *f)
 			  "it): the checks that count them say so\n", (unsigned long long)tr->profile.faults_lost,
 			  (unsigned long long)tr->profile.clock_lost,
 			  tr->profile.faults_lost + tr->profile.clock_lost == 1 ? "" : "s");
+	if (tr->watched && tr->profile.faults_one_in > 1)
+		term_note(f, "watch: %llu page faults sampled, 1 block of %u in %llu kept (%u records at most): the "
+			  "fault counts are the kept ones times %llu\n", (unsigned long long)tr->profile.fault_samples,
+			  SAMPLE_KEEP_BLOCK, (unsigned long long)tr->profile.faults_one_in, SAMPLE_KEEP_MAX,
+			  (unsigned long long)tr->profile.faults_one_in);
 	if (tr->sampled) {
 		const struct sample_summary *sum = &tr->sample_summary;
 		term_note(f, "%s sampled: %llu (%llu lost)%s%s\n", tr->sample_requested, (unsigned long long)sum->samples,
 			(unsigned long long)tr->sample_info.lost, *tr->sample_info.note ? "; " : "", tr->sample_info.note);
+		if (sum->kept_one_in > 1)
+			term_note(f, "  1 block of %u in %llu kept (%u records at most): the counts below are the kept "
+				  "ones times %llu\n", SAMPLE_KEEP_BLOCK, (unsigned long long)sum->kept_one_in,
+				  SAMPLE_KEEP_MAX, (unsigned long long)sum->kept_one_in);
 		if (tr->sample_info.source != SAMPLE_SOURCE_SOFTWARE) {
 			char raised[96] = "";
 

@@ -580,14 +580,32 @@ static int loop_pattern(struct fault_hit *hits, size_t n, struct sample_fault_pa
 	return 0;
 }
 
-/* Per watched region, its faults; for the most faulted one, the pattern and its cross with the hot loop. */
+/* The counts of a pattern found on the kept samples, as counts of all: each kept one stands for x. */
+static void scale_pattern(struct sample_fault_pattern *f, uint64_t x)
+{
+	f->faults *= x;
+	f->pages *= x;
+	f->in_hot_loop *= x;
+	f->in_hot_function *= x;
+	f->function_faults *= x;
+	f->loop_touches *= x;
+	f->steps *= x;
+	f->steps_next_page *= x;
+	f->step_mode_count *= x;
+	f->offset_mode_count *= x;
+}
+
+/*
+ * Per watched region, its faults; for the most faulted one, the pattern and its cross with the hot loop. Past
+ * SAMPLE_KEEP_MAX, l holds one block of consecutive faults in p->faults_one_in: counts are the kept ones times it,
+ * and each ratio (faults per page, a step's share, a share inside the hot loop) is the kept samples' own.
+ */
 static int fault_profile(struct target_watch *w, const struct sample_list *l, struct symbols *syms,
 			 struct sample_profile *p)
 {
 	uint64_t counts[WATCH_MAX_TRACKED] = { 0 };
 	size_t best = WATCH_MAX_TRACKED;
 
-	p->fault_samples = l->count;
 	for (size_t i = 0; i < l->count; i++)
 		for (size_t k = 0; k < w->n_regions; k++)
 			if (l->items[i].pid == w->regions[k].r.pid && l->items[i].addr >= w->regions[k].r.start &&
@@ -595,8 +613,9 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 				counts[k]++;
 				break;
 			}
+	uint64_t x = p->faults_one_in > 1 ? p->faults_one_in : 1;	/* what a kept sample stands for */
 	for (size_t k = 0; k < w->n_regions; k++) {
-		w->regions[k].r.faults = counts[k];
+		w->regions[k].r.faults = x * counts[k];
 		if (counts[k] && (best == WATCH_MAX_TRACKED || counts[k] > counts[best]))
 			best = k;
 	}
@@ -647,10 +666,11 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 	qsort(hits, n, sizeof(*hits), fault_page_cmp);
 	for (size_t i = 0; i < n; i++)
 		f->pages += i == 0 || hits[i].page != hits[i - 1].page;
-	reg->fault_pages = f->pages;
 	f->faults_per_page = f->pages ? (double)f->faults / (double)f->pages : 0;
 	int rc = loop_pattern(hits, n, f);
 	free(hits);
+	scale_pattern(f, x);
+	reg->fault_pages = f->pages;
 	p->has_pattern = rc == 0;
 	snprintf(p->fault_region, sizeof(p->fault_region), "%s", *reg->name ? reg->name : SYMBOLS_ANON);
 	p->fault_region_start = reg->start;

@@ -28,7 +28,8 @@ void target_sampling_open(struct target_state *st)
 		so.note = opt->sample_event->note;
 	}
 	st->syms = symbols_new();
-	st->collector = (struct sample_collector){ .list = &st->samples, .syms = st->syms };
+	st->collector = (struct sample_collector){ .list = &st->samples, .syms = st->syms,
+						   .cap = so.custom_event ? 0 : SAMPLE_KEEP_MAX };
 	sample_collector_sink(&st->collector, &st->sink);
 	if (!st->syms)
 		snprintf(tr->sample_error, sizeof(tr->sample_error), "out of memory");
@@ -46,11 +47,13 @@ void target_sampling_finish(struct target_state *st)
 	if (sample_summarize(st->samples.items, st->samples.count, tr->sample_info.lost, st->syms, st->opt->sample_top,
 			     &tr->sample_summary) != 0)
 		snprintf(tr->sample_error, sizeof(tr->sample_error), "out of memory summarising the samples");
+	sample_summary_scale(&tr->sample_summary, &st->collector);
 	for (size_t i = 0; i < st->out->n; i++)
 		if (st->out->phases[i].target)
 			st->out->phases[i].target->samples_in_phase =
-				st->out->phases[i].spec.workload == &workload_command ? (int64_t)st->samples.count : 0;
+				st->out->phases[i].spec.workload == &workload_command ? (int64_t)st->collector.seen : 0;
 	/* A slot's windows do not overlap and were closed in time order: one binary search per sample and slot. */
+	uint64_t x = st->collector.one_in > 1 ? st->collector.one_in : 1;	/* what a kept sample stands for */
 	for (int k = 0; k < 2; k++) {
 		const struct slot *sl = &st->slot[k];
 		for (size_t j = 0; j < st->samples.count; j++) {
@@ -64,7 +67,7 @@ void target_sampling_finish(struct target_state *st)
 					hi = mid;
 			}
 			if (lo < sl->n_windows && sl->windows[lo].begin_ns <= t)
-				st->out->phases[sl->windows[lo].phase].target->samples_in_phase++;
+				st->out->phases[sl->windows[lo].phase].target->samples_in_phase += (int64_t)x;
 		}
 	}
 }

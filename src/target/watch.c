@@ -584,7 +584,8 @@ void watch_session_open_into(struct target_watch *w, struct watch_session *ws, p
 {
 	ws->w = w;
 	ws->syms = symbols_new();
-	ws->collector = (struct sample_collector){ .list = into ? into : &ws->samples, .syms = ws->syms };
+	ws->collector = (struct sample_collector){ .list = into ? into : &ws->samples, .syms = ws->syms,
+						   .cap = so && !so->custom_event ? SAMPLE_KEEP_MAX : 0 };
 	sample_collector_sink(&ws->collector, &ws->wrapped);
 	ws->sink = (struct sample_sink){ .sample = note_sample, .mmap = note_mmap, .task = note_task, .ctx = ws };
 	if (!ws->syms)
@@ -778,6 +779,9 @@ void target_watch_finish(struct target_state *st)
 	} else if (!w->own_faults) {
 		p->faults_lost = st->tr->sample_info.lost;
 	}
+	const struct sample_collector *fc = w->own_faults ? &w->faults.collector : &st->collector;
+	p->fault_samples = fc->seen;
+	p->faults_one_in = fc->one_in ? fc->one_in : 1;
 	clock_one_rate(w, p);
 	p->polls = w->polls;
 	p->poll_interval_ms = (double)WATCH_POLL_INTERVAL_NS / 1e6;
@@ -785,6 +789,10 @@ void target_watch_finish(struct target_state *st)
 	if (watch_profile_build(w, faults_ok ? faults : NULL, fsyms, p) == 0)
 		st->tr->watched = true;
 	watch_clocks_finish(w, faults_ok ? faults : NULL, p);
+	/* The clock windows' faults, as the pattern's (fault_profile()): the kept ones stand for faults_one_in each. */
+	p->clocks.region_faults *= p->faults_one_in;
+	p->clocks.region_faults_in_span *= p->faults_one_in;
+	p->clocks.region_faults_measured *= p->faults_one_in;
 }
 
 void target_watch_close(struct target_state *st)

@@ -418,4 +418,24 @@ with tempfile.TemporaryDirectory() as d:
         print(f"records lost: {pf['lost']} page-fault records of {pf['lost'] + pf['samples']}; "
               f"first_touch_in_timed_loop: {first.get('status')}: {first.get('message', '')[:160]}")
 
+# Past SAMPLE_KEEP_MAX (262144) fault samples the watch keeps one block of 256 consecutive ones in 2, then 4: its
+# memory stays bounded (a million faults held 259 MB before), and the counts are the kept ones times one_in. 400000
+# first touches in one ascending loop: 1 in 2 kept, every count within 1 % of the truth, the step still one page.
+PAGES = 400000
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "r.json")
+    p = subprocess.run([TLBPROF, "run", "--json", out, "--fail-on", "never", "--",
+                        os.environ["TLBPROF_TEST_SAMPLE_TARGET"], str(PAGES)],
+                       capture_output=True, text=True, timeout=120)
+    pf = json.load(open(out))["target"]["watch"]["page_faults"] if os.path.exists(out) else {}
+    near = lambda x: x is not None and abs(x - PAGES) <= PAGES // 100
+    if p.returncode != 0 or pf.get("kept_one_in") != 2 or pf["samples"] + pf["lost"] < PAGES or \
+            not near(pf.get("faults")) or not near(pf.get("pages")) or not near(pf.get("in_hot_loop")) or \
+            pf.get("step_mode_pages") != 1 or "1 block of 256 in 2 kept" not in p.stdout:
+        fail(f"fault samples past the cap: exit {p.returncode}, page_faults {pf}, the table: "
+             f"{[x for x in p.stdout.splitlines() if 'kept' in x]}")
+    else:
+        print(f"fault samples past the cap: {pf['samples']} seen, 1 in {pf['kept_one_in']} kept; "
+              f"{pf['faults']} faults on {pf['pages']} pages ({PAGES} touched), step {pf['step_mode_pages']}")
+
 fail.finish(f"all run checks passed ({len(TRAPS)} example benchmarks)")

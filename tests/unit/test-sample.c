@@ -480,6 +480,52 @@ static int __attribute__((noinline)) summary_cold_function(int n)
 	return sink;
 }
 
+/*
+ * A collector with a cap of four blocks, fed 40 blocks in order: the kept samples are whole blocks whose index is a
+ * multiple of one_in, and each stands for one_in of the samples handed over; a summary of them counts all.
+ */
+static void test_collector_cap(void)
+{
+	struct sample_list list = { 0 };
+	struct sample_collector c = { .list = &list, .cap = 4 * SAMPLE_KEEP_BLOCK };
+	struct sample_sink sink;
+	const size_t n = 40 * SAMPLE_KEEP_BLOCK + 7;
+
+	sample_collector_sink(&c, &sink);
+	for (size_t i = 0; i < n; i++) {
+		struct sample_record r = { .pid = 1, .tid = 1, .ip = i, .addr = 0x1000 };
+		CHECK(sink.sample(sink.ctx, &r) == 0, "sample %zu taken", i);
+	}
+	/* Full at 1 in 1, 2, 4 and 8 (blocks up to 3, 6, 12, 24), then at 1 in 16 blocks 0, 16 and 32 (of 41). */
+	CHECK(c.seen == n && c.one_in == 16, "seen %llu, one in %llu", (unsigned long long)c.seen,
+	      (unsigned long long)c.one_in);
+	CHECK(list.count == 3 * SAMPLE_KEEP_BLOCK, "kept %zu", list.count);
+	bool whole = true;
+	for (size_t i = 0; i < list.count; i++)
+		whole &= list.items[i].ip == (i / SAMPLE_KEEP_BLOCK) * 16 * SAMPLE_KEEP_BLOCK + i % SAMPLE_KEEP_BLOCK;
+	CHECK(whole, "the kept samples are blocks 0, 16 and 32, whole and in order");
+
+	struct sample_summary sum;
+	CHECK(sample_summarize(list.items, list.count, 0, NULL, 4, &sum) == 0, "summarised");
+	sample_summary_scale(&sum, &c);
+	CHECK(sum.samples == n && sum.kept_one_in == 16 && sum.unresolved_ip == 16 * list.count,
+	      "the summary counts all: %llu samples, %llu unresolved", (unsigned long long)sum.samples,
+	      (unsigned long long)sum.unresolved_ip);
+	sample_summary_free(&sum);
+
+	/* Without a cap every sample is kept. */
+	struct sample_list all = { 0 };
+	struct sample_collector u = { .list = &all };
+	sample_collector_sink(&u, &sink);
+	for (size_t i = 0; i < n; i++) {
+		struct sample_record r = { .pid = 1, .tid = 1, .ip = i };
+		CHECK(sink.sample(sink.ctx, &r) == 0, "sample %zu taken", i);
+	}
+	CHECK(all.count == n && u.one_in == 1, "uncapped: %zu kept", all.count);
+	sample_list_free(&list);
+	sample_list_free(&all);
+}
+
 static void test_summary(void)
 {
 	const size_t region_bytes = 1u << 20;
@@ -850,6 +896,7 @@ int main(void)
 	test_ring_order();
 	test_collector();
 	test_summary();
+	test_collector_cap();
 	test_open_errors();
 	sampled = test_live();
 	if (check_failures == 0 && !sampled) {
