@@ -46,6 +46,12 @@
 #define EMPTY_WINDOW_NS 1000000
 #define EMPTY_MIN_CPU_NS 5e6
 /*
+ * Where this share of the process's cpu-clock samples in the hot function (EMPTY_MIN_CPU_NS of them at least) lies
+ * between the hot thread's reads, the reads time that loop, whoever runs it: a main thread that starts workers,
+ * reads the clock, joins them and reads it again spends its own CPU time outside the span.
+ */
+#define EMPTY_LOOP_IN_SPAN 0.9
+/*
  * With this many windows or more, the windows themselves say whether the reads time work: a quarter of them
  * holding more than the traps' jitter beyond the traps around them (window_work_p75_ns) is a timed loop,
  * however few cpu-clock samples fell between the reads. A span of many short windows is a few ms in all, a
@@ -268,6 +274,9 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		in_ns = (double)c->span_ns;
 	double timed = cpu_ns > 0 ? (in_ns < cpu_ns ? in_ns / cpu_ns : 1) : 0;
 	uint64_t longest = c->switches_known ? c->window_max_on_cpu_ns : c->window_max_ns;
+	/* The hot loop between the reads, run by the process's other threads (a thread that joins its workers). */
+	bool others = (double)c->loop_weight * period >= EMPTY_MIN_CPU_NS &&
+		      (double)c->loop_weight_in_span >= EMPTY_LOOP_IN_SPAN * (double)c->loop_weight;
 	timed_how(c, in_ns, cpu_ns, how, sizeof(how));
 	if (!c->windows)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread read its clock only once: "
@@ -290,6 +299,14 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",
 				 (unsigned long long)c->hot_samples, cpu_ns / 1e6);
+	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS && others)
+		chk = checks_add(a, def, CHECK_PASS,
+				 "the hot thread's clock reads time little of its own CPU time (%.1f %% lay between its "
+				 "first and last read: %s), but %.0f %% of its process's cpu-clock samples in the hot "
+				 "function (%.3g ms) lay between them: it times a loop its other threads run (it starts "
+				 "them, or wakes them, and waits)", 100 * timed, how,
+				 100 * (double)c->loop_weight_in_span / (double)c->loop_weight,
+				 (double)c->loop_weight * period / 1e6);
 	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS && work_timed)
 		chk = checks_add(a, def, CHECK_PASS,
 				 "the hot thread's clock reads time little of its CPU time (%.1f %% lay between its first "
@@ -316,6 +333,8 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	checks_evidence(chk, "span_ns", (double)c->span_ns);
 	checks_evidence(chk, "window_max_ns", (double)c->window_max_ns);
 	checks_evidence(chk, "window_work_p75_ns", (double)c->window_work_p75_ns);
+	checks_evidence(chk, "loop_samples", (double)c->loop_weight);
+	checks_evidence(chk, "loop_samples_in_span", (double)c->loop_weight_in_span);
 	if (c->switches_known) {
 		checks_evidence(chk, "span_on_cpu_ns", (double)c->span_on_cpu_ns);
 		checks_evidence(chk, "window_max_on_cpu_ns", (double)c->window_max_on_cpu_ns);

@@ -148,7 +148,7 @@ static bool span_seen(const struct sample_profile *p)
 
 /*
  * Whether the clock reads say which faults were timed: the span seen, and the
- * hot thread's faults on the region placed in time. Then a fault in a window
+ * faults of the hot thread's process on the region placed in time. Then a fault in a window
  * the hot loop ran in is a timed one, whatever instruction took it; a window
  * around other work (an interpreter starting, a log line) times nothing the
  * check speaks of, and a hot loop in no window is untimed. A report from
@@ -208,7 +208,8 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 		return lost_skip(def, p, timed, c->region_faults, "were timed", a);
 	if (share(timed, c->region_faults) >= FIRST_TOUCH_LOOP_SHARE)
 		return checks_add(a, def, CHECK_WARN,
-				  "%llu of the hot thread's %llu page faults on %s (%.1f MiB, %.2f faults per page) "
+				  "%llu of the %llu page faults of the hot thread's process on %s (%.1f MiB, %.2f faults "
+				  "per page) "
 				  "came %s, most from %s: the timed code is the memory's first touch, so it times page "
 				  "faults (about a microsecond each) with the accesses; write every page before the "
 				  "clock starts (an init pass, memset) or prefault it (MAP_POPULATE, "
@@ -218,7 +219,8 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 				  timed_where(c, true, where, sizeof(where)),
 				  *p->faults.function ? base_name(p->faults.function) : "?");
 	return checks_add(a, def, CHECK_PASS,
-			  "%llu of the hot thread's %llu page faults on %s came %s, most from %s%s: the memory was first "
+			  "%llu of the %llu page faults of the hot thread's process on %s came %s, most from %s%s: the "
+			  "memory was first "
 			  "touched before the timing",
 			  (unsigned long long)(c->region_faults - timed), (unsigned long long)c->region_faults,
 			  p->fault_region, timed_where(c, false, where, sizeof(where)),
@@ -267,7 +269,7 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 	checks_evidence(c, "in_hot_function", (double)f->in_hot_function);
 	checks_evidence(c, "lost_records", (double)p->faults_lost);
 	if (timed_by_clock(p)) {
-		checks_evidence(c, "hot_thread_faults", (double)p->clocks.region_faults);
+		checks_evidence(c, "process_faults", (double)p->clocks.region_faults);
 		checks_evidence(c, "faults_between_clock_reads", (double)p->clocks.region_faults_in_span);
 		if (p->clocks.measured_known) {
 			checks_evidence(c, "measured_windows", (double)p->clocks.measured_windows);

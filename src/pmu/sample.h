@@ -609,7 +609,8 @@ struct sample_clocks {
 	uint64_t hot_samples;		/* the hot thread's cpu-clock samples, in all */
 	uint64_t hot_samples_in_span;	/* of those, between its first and last read: the timed CPU time */
 	uint64_t hot_kernel_in_span;	/* of those, in the kernel: its faults, and the probes' traps around each read */
-	uint64_t region_faults;		/* the hot thread's page faults on the fault region, in all */
+	uint64_t region_faults;		/* the page faults of the hot thread's process on the fault region (its
+					 * other threads' too: a parallel loop's workers), in all */
 	uint64_t region_faults_in_span;	/* of those, between its first and last read */
 	/*
 	 * The windows the hot loop ran in: those holding a cpu-clock sample of the hot thread in the hot function,
@@ -619,6 +620,12 @@ struct sample_clocks {
 	bool measured_known;		/* worked out (reports before it was recorded: not) */
 	uint64_t measured_windows;	/* of windows */
 	uint64_t region_faults_measured;	/* of region_faults, inside those windows: timed faults */
+	/*
+	 * The cpu-clock samples of the hot thread's process in the hot function (any thread; a slow-rate one
+	 * weighing what it stands for), and of them those between the hot thread's first and last read: a thread
+	 * that starts workers and joins them between two reads times their loop, which it runs none of.
+	 */
+	uint64_t loop_weight, loop_weight_in_span;
 	bool cpus_known;		/* the cpu-clock samples said their CPU */
 	uint64_t cpu_moves;		/* the hot thread's samples on another CPU than its sample before, in all */
 	uint64_t cpu_moves_in_span;	/* of those, both samples between its first and last read: timed moves */

@@ -209,6 +209,9 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "region_faults", count(c->region_faults));
 	json_object_set_new(o, "region_faults_in_span", c->windows ? count(c->region_faults_in_span) : json_null());
 	json_object_set_new(o, "measured_windows", c->windows && c->measured_known ? count(c->measured_windows) : json_null());
+	json_object_set_new(o, "loop_samples", c->windows && c->measured_known ? count(c->loop_weight) : json_null());
+	json_object_set_new(o, "loop_samples_in_span",
+			    c->windows && c->measured_known ? count(c->loop_weight_in_span) : json_null());
 	json_object_set_new(o, "region_faults_in_measured_windows",
 			    c->windows && c->measured_known ? count(c->region_faults_measured) : json_null());
 	json_object_set_new(o, "cpu_moves", c->cpus_known ? count(c->cpu_moves) : json_null());
@@ -457,6 +460,8 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->region_faults_in_span = get_u64(o, "region_faults_in_span");
 	c->measured_known = json_is_integer(json_object_get(o, "measured_windows"));	/* absent before: the span */
 	c->measured_windows = get_u64(o, "measured_windows");
+	c->loop_weight = get_u64(o, "loop_samples");	/* absent before: 0, the process's loop unknown */
+	c->loop_weight_in_span = get_u64(o, "loop_samples_in_span");
 	c->region_faults_measured = get_u64(o, "region_faults_in_measured_windows");
 	c->cpus_known = json_is_integer(json_object_get(o, "cpu_moves"));
 	c->cpu_moves = get_u64(o, "cpu_moves");

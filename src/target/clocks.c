@@ -373,7 +373,7 @@ static int weight_desc(const void *x, const void *y)
 	return a > b ? -1 : a < b;
 }
 
-bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
+bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, uint32_t hot_pid,
 		     const struct clocks_mark *marks, size_t n_marks, const struct sample_list *faults, uint64_t lo,
 		     uint64_t hi, struct sample_clocks *out)
 {
@@ -398,6 +398,10 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	uint64_t total = 0;
 	for (size_t w = 0; w < k; w++)
 		by[w][1] = w;
+	for (size_t i = 0; k && i < n_marks; i++) {
+		out->loop_weight += marks[i].weight;
+		out->loop_weight_in_span += marks[i].t >= reads[0] && marks[i].t <= reads[k - 1] ? marks[i].weight : 0;
+	}
 	for (size_t i = 0, w; i < n_marks; i++) {
 		if ((w = window_of(reads, k, marks[i].t)) >= k)
 			continue;
@@ -414,7 +418,7 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 		out->measured_windows += measured[w];
 	for (size_t i = 0, w; faults && i < faults->count; i++) {
 		const struct sample_record *r = &faults->items[i];
-		out->region_faults_measured += r->tid == hot_tid && r->addr >= lo && r->addr < hi &&
+		out->region_faults_measured += r->pid == hot_pid && r->addr >= lo && r->addr < hi &&
 					       (w = window_of(reads, k, r->time_ns)) < k && measured[w];
 	}
 	out->measured_known = true;
@@ -424,24 +428,26 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	return true;
 }
 
-/* Whether a sample of the hot thread lies between its first and last read; counts it in *all either way. */
-static bool in_span(const struct sample_record *r, uint32_t hot_tid, const struct sample_clocks *c, uint64_t *all)
+/* Whether a sample of thread tid (process pid where tid is 0) lies between the hot thread's first and last read;
+ * counts it in *all either way. */
+static bool in_span(const struct sample_record *r, uint32_t tid, uint32_t pid, const struct sample_clocks *c,
+		    uint64_t *all)
 {
-	if (r->tid != hot_tid)
+	if (tid ? r->tid != tid : r->pid != pid)
 		return false;
 	(*all)++;
 	return c->windows && r->time_ns >= c->first_read_ns && r->time_ns <= c->last_read_ns;
 }
 
 void clocks_span(const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo, uint64_t hi,
-		 uint32_t hot_tid, struct sample_clocks *out)
+		 uint32_t hot_tid, uint32_t hot_pid, struct sample_clocks *out)
 {
 	const struct sample_record *prev = NULL;
 	bool prev_in = false;
 
 	for (size_t i = 0; cpu && i < cpu->count; i++) {
 		const struct sample_record *r = &cpu->items[i];
-		bool in = in_span(r, hot_tid, out, &out->hot_samples);
+		bool in = in_span(r, hot_tid, 0, out, &out->hot_samples);
 		out->hot_samples_in_span += in;
 		out->hot_kernel_in_span += in && r->ip >= SAMPLE_KERNEL_HALF;
 		if (r->tid != hot_tid || r->cpu < 0)
@@ -457,6 +463,6 @@ void clocks_span(const struct sample_list *cpu, const struct sample_list *faults
 	for (size_t i = 0; faults && i < faults->count; i++) {
 		const struct sample_record *r = &faults->items[i];
 		if (r->addr >= lo && r->addr < hi)
-			out->region_faults_in_span += in_span(r, hot_tid, out, &out->region_faults);
+			out->region_faults_in_span += in_span(r, 0, hot_pid, out, &out->region_faults);
 	}
 }

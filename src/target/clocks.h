@@ -67,21 +67,23 @@ struct clocks_mark {
  * until they hold CLOCKS_MEASURED_SHARE of all the weight in windows (a stray
  * sample of the hot function in a window of other work, an interpreter's eval
  * loop calling a 64 MiB memset, is not its timed loop), and every window
- * holding a fault it took (a window too short for a sample); and the hot
- * thread's page faults on [lo, hi) (faults; NULL: none sampled) inside those
- * windows: out->measured_windows, region_faults_measured and measured_known.
- * Pure; false when out of memory.
+ * holding a fault it took (a window too short for a sample); and the page
+ * faults of the hot thread's process hot_pid on [lo, hi) (faults; NULL: none
+ * sampled; a parallel loop's workers fault inside the timer's windows) inside those
+ * windows: out->measured_windows, region_faults_measured and measured_known;
+ * and the marks' weight, in all and between the first and last read
+ * (loop_weight, loop_weight_in_span). Pure; false when out of memory.
  */
-bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
+bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, uint32_t hot_pid,
 		     const struct clocks_mark *marks, size_t n_marks, const struct sample_list *faults, uint64_t lo,
 		     uint64_t hi, struct sample_clocks *out);
 
 /*
  * What lies between the hot thread's first and last read (out->first_read_ns
- * and last_read_ns, from clocks_profile): its cpu-clock samples (cpu) and its
- * page faults on [lo, hi) (faults; NULL: none sampled), in all and in that
- * span, and its moves between CPUs (consecutive samples of cpu, in time
+ * and last_read_ns, from clocks_profile): its cpu-clock samples (cpu) and the
+ * page faults of its process hot_pid on [lo, hi) (faults; NULL: none sampled),
+ * in all and in that span, and its moves between CPUs (consecutive samples of cpu, in time
  * order, on different CPUs), in all and inside the span. Pure.
  */
 void clocks_span(const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo, uint64_t hi,
-		 uint32_t hot_tid, struct sample_clocks *out);
+		 uint32_t hot_tid, uint32_t hot_pid, struct sample_clocks *out);

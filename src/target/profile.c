@@ -46,13 +46,6 @@ static int u64_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static int u32_cmp(const void *x, const void *y)
-{
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 static int i64_cmp(const void *x, const void *y)
 {
 	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
@@ -230,13 +223,15 @@ static uint32_t busiest_process(const struct clock_hit *hits, size_t n, uint64_t
 }
 
 /*
- * The times the hot thread ran the hot function, from its cpu-clock samples there (into w->hot_marks). A slow-rate
- * sample's spread copies (watch_clock_spread(): just before it in the list) add to its weight at its own time:
- * their times are guesses over the 10 ms before it, and fell before the read that started the timing (python3.11:
- * up to 8 ms of its timed loop's samples before its perf_counter()).
+ * The times the hot thread's process ran the hot function, from the cpu-clock samples of any of its threads there
+ * (into w->hot_marks): a parallel loop's workers run it inside the windows of the thread that times it, which may
+ * hold none of its samples (watch_hot_thread()). A slow-rate sample's spread copies (watch_clock_spread(): just
+ * before it in the list) add to its weight at its own time: their times are guesses over the 10 ms before it, and
+ * fell before the read that started the timing (python3.11: up to 8 ms of its timed loop's samples before its
+ * perf_counter()).
  */
 static void mark_hot(struct target_watch *w, const struct clock_hit *hits, size_t n, const struct clock_hit *hot_group,
-		     uint32_t hot_tid)
+		     uint32_t hot_pid)
 {
 	uint32_t copies = 0;
 
@@ -248,35 +243,58 @@ static void mark_hot(struct target_watch *w, const struct clock_hit *hits, size_
 			copies++;
 			continue;
 		}
-		if (hits[i].r->tid == hot_tid && hit_cmp(&hits[i], hot_group) == 0)
+		if (hits[i].r->pid == hot_pid && hit_cmp(&hits[i], hot_group) == 0)
 			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ hits[i].r->time_ns, copies + 1 };
 		copies = 0;
 	}
 }
 
-/* The threads that the clock probes saw read a clock, sorted and unique, into tids (n of them); -ENOMEM. */
-static int clock_readers(const struct target_watch *w, uint32_t **tids, size_t *n)
+/* A thread that the clock probes saw read a clock, and its first and last read. */
+struct reader {
+	uint32_t tid, pid;
+	uint64_t first, last;
+};
+
+static int reader_cmp(const void *x, const void *y)
+{
+	const struct reader *a = x, *b = y;
+
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* The threads that read a clock, sorted by tid and unique, with their read spans, into *out (n of them); -ENOMEM. */
+static int clock_readers(const struct target_watch *w, struct reader **out, size_t *n)
 {
 	size_t all = 0, k = 0;
+	struct reader *r;
 
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 		all += w->clockfn[fn].samples.count;
 	*n = 0;
-	if (!(*tids = malloc((all ? all : 1) * sizeof(**tids))))
+	if (!(*out = r = malloc((all ? all : 1) * sizeof(*r))))
 		return -ENOMEM;
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
-		for (size_t i = 0; i < w->clockfn[fn].samples.count; i++)
-			(*tids)[k++] = w->clockfn[fn].samples.items[i].tid;
-	qsort(*tids, k, sizeof(**tids), u32_cmp);
-	for (size_t i = 0; i < k; i++)
-		if (!*n || (*tids)[*n - 1] != (*tids)[i])
-			(*tids)[(*n)++] = (*tids)[i];
+		for (size_t i = 0; i < w->clockfn[fn].samples.count; i++) {
+			const struct sample_record *x = &w->clockfn[fn].samples.items[i];
+			r[k++] = (struct reader){ x->tid, x->pid, x->time_ns, x->time_ns };
+		}
+	qsort(r, k, sizeof(*r), reader_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (*n && r[*n - 1].tid == r[i].tid) {
+			r[*n - 1].first = r[i].first < r[*n - 1].first ? r[i].first : r[*n - 1].first;
+			r[*n - 1].last = r[i].last > r[*n - 1].last ? r[i].last : r[*n - 1].last;
+		} else {
+			r[(*n)++] = r[i];
+		}
+	}
 	return 0;
 }
 
-static bool reads_clock(uint32_t tid, const uint32_t *readers, size_t n_readers)
+static const struct reader *reader_of(uint32_t tid, const struct reader *readers, size_t n_readers)
 {
-	return n_readers && bsearch(&tid, readers, n_readers, sizeof(*readers), u32_cmp) != NULL;
+	const struct reader key = { .tid = tid };
+
+	return n_readers ? bsearch(&key, readers, n_readers, sizeof(*readers), reader_cmp) : NULL;
 }
 
 static int share_key_cmp(const void *x, const void *y)
@@ -287,24 +305,59 @@ static int share_key_cmp(const void *x, const void *y)
 }
 
 /*
+ * Each thread's share of the heaviest's samples in the hot function (the ones the kernel took: a spread copy's
+ * time is a guess) that lie between its first and last clock read, into t[i].bracketed.
+ */
+static void bracket_heaviest(struct watch_thread_hits *t, size_t m, const struct reader *readers, size_t n_readers,
+			     const struct clock_hit *hits, size_t n_hits, const struct clock_hit *hot_group)
+{
+	const struct watch_thread_hits *best = NULL;
+	size_t all = 0;
+
+	for (size_t i = 0; i < m; i++)
+		if (!best || t[i].weight > best->weight)
+			best = &t[i];
+	if (!best)
+		return;
+	for (size_t i = 0; i < n_hits; i++) {
+		const struct sample_record *r = hits[i].r;
+		if (r->spread || (((uint64_t)r->tid << 32) | r->pid) != best->key ||
+		    (hot_group && hit_cmp(&hits[i], hot_group) != 0))
+			continue;
+		all++;
+		for (size_t k = 0; k < m; k++) {
+			const struct reader *rd = reader_of((uint32_t)(t[k].key >> 32), readers, n_readers);
+			t[k].bracketed += rd && r->time_ns >= rd->first && r->time_ns <= rd->last;
+		}
+	}
+	for (size_t k = 0; k < m; k++)
+		t[k].bracketed = all ? t[k].bracketed / (double)all : 0;
+}
+
+/*
  * The hot thread's key ((tid << 32) | pid) from the samples in the hot function (keys[0..n), sorted; hits for
- * which of them the kernel took, not spread copies); 0 when none.
+ * which of them the kernel took, not spread copies), and the threads of the heaviest one's process that read a
+ * clock and ran none of them; 0 when none.
  */
 static uint64_t choose_hot_thread(const struct target_watch *w, const uint64_t *keys, size_t n,
 				  const struct clock_hit *hits, size_t n_hits, const struct clock_hit *hot_group)
 {
-	struct watch_thread_hits *tmp = malloc((n ? n : 1) * sizeof(*tmp));
-	uint32_t *readers = NULL;
+	struct reader *readers = NULL;
 	size_t n_readers = 0, m = 0;
+	uint64_t key;
 
-	if (!tmp || clock_readers(w, &readers, &n_readers) != 0) {
-		free(tmp);
+	if (clock_readers(w, &readers, &n_readers) != 0)
 		return most_common(keys, n, &m);	/* out of memory: the busiest, as without probes */
+	struct watch_thread_hits *tmp = malloc((n + n_readers + 1) * sizeof(*tmp));
+	if (!tmp) {
+		free(readers);
+		return most_common(keys, n, &m);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!m || tmp[m - 1].key != keys[i])
 			tmp[m++] = (struct watch_thread_hits){ keys[i], 0, 0,
-							       reads_clock((uint32_t)(keys[i] >> 32), readers, n_readers) };
+							       reader_of((uint32_t)(keys[i] >> 32), readers, n_readers),
+							       0 };
 		tmp[m - 1].weight++;
 	}
 	for (size_t i = 0; i < n_hits; i++) {
@@ -315,7 +368,15 @@ static uint64_t choose_hot_thread(const struct target_watch *w, const uint64_t *
 		if (t)
 			t->taken++;
 	}
-	uint64_t key = watch_hot_thread(tmp, m);
+	/* The readers that ran none of the hot function's samples: a master whose share fell between samples. */
+	size_t with_samples = m;
+	for (size_t i = 0; i < n_readers; i++) {
+		struct watch_thread_hits k = { .key = ((uint64_t)readers[i].tid << 32) | readers[i].pid };
+		if (!bsearch(&k, tmp, with_samples, sizeof(*tmp), share_key_cmp))
+			tmp[m++] = (struct watch_thread_hits){ k.key, 0, 0, true, 0 };
+	}
+	bracket_heaviest(tmp, m, readers, n_readers, hits, n_hits, hot_group);
+	key = watch_hot_thread(tmp, m);
 	free(readers);
 	free(tmp);
 	return key;
@@ -328,15 +389,18 @@ uint64_t watch_hot_thread(const struct watch_thread_hits *t, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (!best || t[i].weight > best->weight)
 			best = &t[i];
-	if (!best || best->reads)
-		return best ? best->key : 0;
+	if (!best || best->reads || !best->weight)
+		return best && best->weight ? best->key : 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!t[i].reads || !t[i].taken || !t[i].weight || !best->taken)
+		if (!t[i].reads || (uint32_t)t[i].key != (uint32_t)best->key)
 			continue;
 		/* Under a quarter only where the samples the kernel took say so, two standard errors of the log ratio. */
-		double se = sqrt(1.0 / (double)t[i].taken + 1.0 / (double)best->taken);
-		if (log((double)t[i].weight / (double)best->weight) >= log(0.25) - 2 * se &&
-		    (!timing || t[i].weight > timing->weight))
+		bool share = t[i].taken && t[i].weight && best->taken &&
+			     log((double)t[i].weight / (double)best->weight) >=
+				     log(0.25) - 2 * sqrt(1.0 / (double)t[i].taken + 1.0 / (double)best->taken);
+		if ((share || t[i].bracketed >= WATCH_HOT_BRACKETED) &&
+		    (!timing || t[i].weight > timing->weight ||
+		     (t[i].weight == timing->weight && t[i].bracketed > timing->bracketed)))
 			timing = &t[i];
 	}
 	return (timing ? timing : best)->key;
@@ -480,7 +544,7 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 		for (size_t i = 0; i < l->count && hot_group; i++)
 			if (hit_cmp(&hits[i], hot_group) == 0 && hits[i].r->pid == p->hot_pid)
 				ips[n++] = hits[i].r->ip;
-		mark_hot(w, hits, l->count, hot_group, p->hot_tid);
+		mark_hot(w, hits, l->count, hot_group, p->hot_pid);
 		qsort(ips, n, sizeof(*ips), u64_cmp);
 		snprintf(p->program, sizeof(p->program), "%s", exe_of(w, p->hot_pid));
 		p->program_pid = p->hot_pid;
@@ -629,7 +693,7 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 	if (!hits)
 		return -ENOMEM;
 	struct sample_fault_pattern *f = &p->faults;
-	/* The hot thread's faults in the hot function mark it running too: a window too short for a cpu-clock sample. */
+	/* Faults in the hot function mark it running too: a window too short for a cpu-clock sample. */
 	struct clocks_mark *marks = w->hot_marks ? realloc(w->hot_marks, (w->n_hot_marks + l->count + 1) * sizeof(*marks))
 						 : NULL;
 	if (marks)
@@ -649,7 +713,7 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 						(unsigned)((r->addr % PAGE_BYTES) / 64), loop, loc.object, loc.function };
 		f->in_hot_loop += loop;
 		f->in_hot_function += fn;
-		if (fn && marks && r->tid == p->hot_tid)
+		if (fn && marks && r->pid == p->hot_pid)
 			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ r->time_ns, 0 };
 	}
 	f->faults = n;
@@ -728,117 +792,5 @@ int watch_profile_build(struct target_watch *w, const struct sample_list *faults
 	if (faults && fault_syms && fault_profile(w, faults, fault_syms, p) != 0)
 		return -ENOMEM;
 	regions_profile(w, w->start_ns, p);
-	return 0;
-}
-
-struct thin_key {
-	uint32_t tid;
-	uint64_t bucket, time_ns;
-	size_t index;
-};
-
-static int thin_cmp(const void *x, const void *y)
-{
-	const struct thin_key *a = x, *b = y;
-
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	if (a->bucket != b->bucket)
-		return a->bucket < b->bucket ? -1 : 1;
-	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
-}
-
-/* Thread, then time. */
-static int tid_time_cmp(const void *x, const void *y)
-{
-	const struct thin_key *a = x, *b = y;
-
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
-}
-
-int watch_clock_periods(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns, uint64_t slow_ns)
-{
-	struct thin_key *keys = calloc(l->count ? l->count : 1, sizeof(*keys));
-	uint32_t *fast = calloc(l->count ? l->count : 1, sizeof(*fast));
-	size_t n = 0, n_fast = 0;
-
-	if (!keys || !fast) {
-		free(keys);
-		free(fast);
-		return -ENOMEM;
-	}
-	/* From a slow period on: the timer armed at the fast one may fire once more after the change. */
-	for (size_t i = 0; i < l->count; i++)
-		if (l->items[i].time_ns >= from_ns + slow_ns)
-			keys[n++] = (struct thin_key){ .tid = l->items[i].tid, .time_ns = l->items[i].time_ns };
-	qsort(keys, n, sizeof(*keys), tid_time_cmp);
-	for (size_t i = 1; i < n; i++)
-		if (keys[i].tid == keys[i - 1].tid && keys[i].time_ns - keys[i - 1].time_ns < slow_ns / 2 &&
-		    (!n_fast || fast[n_fast - 1] != keys[i].tid))
-			fast[n_fast++] = keys[i].tid;
-	/* fast[] is in tid order, as the keys were. */
-	for (size_t i = 0; i < l->count; i++) {
-		struct sample_record *r = &l->items[i];
-		bool kept_fast = bsearch(&r->tid, fast, n_fast, sizeof(*fast), u32_cmp) != NULL;
-		r->period = r->time_ns < from_ns || kept_fast ? fast_ns : slow_ns;
-	}
-	free(keys);
-	free(fast);
-	return 0;
-}
-
-int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t period_ns)
-{
-	struct thin_key *keys = calloc(l->count ? l->count : 1, sizeof(*keys));
-	bool *drop = calloc(l->count ? l->count : 1, sizeof(*drop));
-	size_t n = 0, k = 0;
-
-	if (!keys || !drop) {
-		free(keys);
-		free(drop);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < l->count; i++) {
-		const struct sample_record *r = &l->items[i];
-		uint64_t since = r->time_ns > start_ns ? r->time_ns - start_ns : 0;
-		if (r->period < period_ns)
-			keys[n++] = (struct thin_key){ r->tid, since / period_ns, r->time_ns, i };
-	}
-	qsort(keys, n, sizeof(*keys), thin_cmp);
-	for (size_t i = 1; i < n; i++)
-		drop[keys[i].index] = keys[i].tid == keys[i - 1].tid && keys[i].bucket == keys[i - 1].bucket;
-	for (size_t i = 0; i < l->count; i++)
-		if (!drop[i]) {
-			l->items[k] = l->items[i];
-			l->items[k++].period = period_ns;
-		}
-	l->count = k;
-	free(keys);
-	free(drop);
-	return 0;
-}
-
-int watch_clock_spread(struct sample_list *l, uint64_t fast_ns)
-{
-	struct sample_list out = { 0 };
-
-	for (size_t i = 0; i < l->count; i++) {
-		const struct sample_record *r = &l->items[i];
-		uint64_t n = fast_ns && r->period > fast_ns ? r->period / fast_ns : 1;
-		for (uint64_t k = n; k-- > 0;) {
-			struct sample_record c = *r;
-			c.time_ns = r->time_ns - (k * fast_ns < r->time_ns ? k * fast_ns : 0);
-			c.spread = k > 0;
-			c.period = fast_ns;
-			if (sample_list_append(&out, &c) != 0) {
-				sample_list_free(&out);
-				return -ENOMEM;
-			}
-		}
-	}
-	sample_list_free(l);
-	*l = out;
 	return 0;
 }

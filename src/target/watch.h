@@ -206,23 +206,35 @@ struct watch_thread_hits {
 	size_t weight;		/* samples, spread copies included: its CPU time there, at one rate */
 	size_t taken;		/* of them, the samples the kernel took: the evidence behind the weight */
 	bool reads;		/* the thread read a clock */
+	double bracketed;	/* the share of the heaviest thread's samples taken there that lie between
+				 * this thread's first and last clock read */
 };
+
+/* A reader whose reads bracket this share of the heaviest thread's samples in the hot function times them. */
+#define WATCH_HOT_BRACKETED 0.9
 
 /*
  * The hot thread's key from its threads' hits t[0..n): the one with the most
- * weight; but where it reads no clock and another that does has a quarter as
- * much or more, that one (the heaviest such). A parallel loop's threads run
- * it alike and one of them times it: OpenMP's master runs its share and reads
+ * weight; but where it reads no clock, the heaviest thread of its process
+ * that does and either has a quarter of its weight or more, or reads around
+ * WATCH_HOT_BRACKETED of its samples. A parallel loop's threads run it alike
+ * and one of them times it: OpenMP's master runs its share and reads
  * omp_get_wtime(), where the busiest worker reads no clock and the clock
  * checks could not tell. A quarter: with other work on the machine the
  * master's share fell under half in 1 run of 10. Under a quarter only where
  * the samples taken say so (the log of the ratio below log 1/4 by two
  * standard errors, sqrt(1/taken + 1/taken)): after 100 ms the rate is 100 Hz,
- * and a 55 ms parallel loop kept 1 to 6 samples a thread, each spread 40
+ * and a 55 ms parallel loop kept 1 to 9 samples a thread, each spread 40
  * times, so master and worker differed 5 to 1 by chance and a rule on the
- * weight alone picked the worker in 1 run of 6. Pure; 0 when n is 0.
+ * weight alone picked the worker in 1 run of 6. Around the samples: the
+ * master's share then sometimes holds none at all (in a full suite run here),
+ * and a main thread that starts workers, reads the clock, joins them and
+ * reads it again runs none of the loop either. Pure; 0 when no thread has
+ * weight.
  */
 uint64_t watch_hot_thread(const struct watch_thread_hits *t, size_t n);
+
+/* The cpu-clock samples at one rate (clock_rate.c). */
 /*
  * Each sample's period (sample_record.period): fast_ns before from_ns (when
  * the rate was lowered), and after it slow_ns, but fast_ns for a thread with

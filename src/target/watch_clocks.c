@@ -325,8 +325,8 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 	clocks_profile(lists, p->hot_tid, res, tck > 0 ? 1000000000u / (uint64_t)tck : 10000000u, sw_known ? &sw : NULL,
 		       &p->clocks);
 	clocks_span(&w->clock.samples, p->has_pattern ? faults : NULL, p->fault_region_start, p->fault_region_end,
-		    p->hot_tid, &p->clocks);
-	(void)clocks_measured(lists, p->hot_tid, w->hot_marks, w->n_hot_marks, p->has_pattern ? faults : NULL,
+		    p->hot_tid, p->hot_pid, &p->clocks);
+	(void)clocks_measured(lists, p->hot_tid, p->hot_pid, w->hot_marks, w->n_hot_marks, p->has_pattern ? faults : NULL,
 			      p->fault_region_start, p->fault_region_end, &p->clocks);
 	/* A hot thread followed after it started: its samples before its probes opened may hide unseen reads. */
 	for (size_t i = 0; i < w->n_clock_threads && p->hot_tid != w->clocks.pid; i++) {

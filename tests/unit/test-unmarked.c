@@ -678,8 +678,8 @@ static void test_clock_measured(void)
 	correct(&p);
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_known && p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0 &&
 		      p.clocks.region_faults_in_span == 8192,
 	      "memset outside the timed window: %llu windows measured, %llu faults in them, %llu in the span",
@@ -694,7 +694,7 @@ static void test_clock_measured(void)
 	for (uint64_t t = 80 * ms; t < 100 * ms; t += 10 * ms)
 		marks[n_marks++] = (struct clocks_mark){ t, 40 };
 	p.clocks = (struct sample_clocks){ 0 };
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0,
 	      "slow-rate weights: %llu windows, %llu faults", (unsigned long long)p.clocks.measured_windows,
 	      (unsigned long long)p.clocks.region_faults_measured);
@@ -706,8 +706,8 @@ static void test_clock_measured(void)
 	}
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 8192,
 	      "first touch in the timed window: %llu windows, %llu faults", (unsigned long long)p.clocks.measured_windows,
 	      (unsigned long long)p.clocks.region_faults_measured);
@@ -717,7 +717,7 @@ static void test_clock_measured(void)
 	reads[1].time_ns = faults[0].time_ns - 1000;
 	reads[2].time_ns = faults[0].time_ns + 1000;
 	p.clocks = (struct sample_clocks){ 0 };
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 2,
 	      "a window too short for a sample, and the timed loop's: %llu windows",
 	      (unsigned long long)p.clocks.measured_windows);
@@ -728,8 +728,8 @@ static void test_clock_measured(void)
 		reads[i].time_ns = 200 * ms + i * 1000;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
-	CHECK(clocks_measured(lists, 42, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 0 && p.clocks.region_faults_measured == 0,
 	      "no window: %llu", (unsigned long long)p.clocks.measured_windows);
 	expect_first_touch(&p, CHECK_PASS, "ran in none of its 3", "a hot loop in no window");
@@ -759,7 +759,7 @@ static void test_clock_span(void)
 	first_touch(&p);	/* the hottest loop took the faults: the IPs alone would call them timed */
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.span_ns == 160000 && p.clocks.hot_samples == 399 && p.clocks.hot_samples_in_span == 0,
 	      "span %llu ns, hot samples %llu, in span %llu", (unsigned long long)p.clocks.span_ns,
 	      (unsigned long long)p.clocks.hot_samples, (unsigned long long)p.clocks.hot_samples_in_span);
@@ -772,6 +772,19 @@ static void test_clock_span(void)
 	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == CHECK_PASS && strstr(msg, "outside"),
 	      "faults before the first read: %s", msg);
 	analysis_free(&a);
+	/* The same reads around a loop other threads ran (a main thread joining its workers): 90 % of its process's
+	 * samples in the hot function lay between them, so the reads time that loop. */
+	p.clocks.loop_weight = 200;
+	p.clocks.loop_weight_in_span = 190;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS && strstr(msg, "other threads"),
+	      "a loop of other threads between the reads: %s", msg);
+	analysis_free(&a);
+	p.clocks.loop_weight_in_span = 170;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN, "85 %% of it between them: %s", msg);
+	analysis_free(&a);
+	p.clocks.loop_weight = p.clocks.loop_weight_in_span = 0;
 
 	/* The reads bracket the faulting loop and most of the CPU time: timed faults, a full window; one move inside
 	 * the span (to CPU 1 at sample 200, 51 ms) and one after the last read (back to CPU 0 at sample 380, 96 ms). */
@@ -781,7 +794,7 @@ static void test_clock_span(void)
 		cpu[i].cpu = i >= 200 && i < 380 ? 1 : 0;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.cpus_known && p.clocks.cpu_moves == 2 && p.clocks.cpu_moves_in_span == 1, "moves %llu, in span %llu",
 	      (unsigned long long)p.clocks.cpu_moves, (unsigned long long)p.clocks.cpu_moves_in_span);
 	CHECK(p.clocks.region_faults_in_span == 8192 && p.clocks.hot_samples_in_span == 356,
@@ -819,7 +832,7 @@ static void test_clock_span(void)
 	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ rounds, 81, 81 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.hot_samples_in_span == 0 && p.clocks.window_work_p75_ns == 25000,
 	      "no sample in the span, 25 us beyond the traps: %llu samples, %llu ns",
 	      (unsigned long long)p.clocks.hot_samples_in_span, (unsigned long long)p.clocks.window_work_p75_ns);
@@ -833,7 +846,7 @@ static void test_clock_span(void)
 		rounds[i].time_ns = 101000000 + i * 19000 + i % 3 * 500;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "deleted"),
 	      "a deleted loop timed 40 times: %s", msg);
@@ -856,13 +869,13 @@ static void test_clock_span(void)
 	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ rounds, 2, 2 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "by wall time, a 1.2 ms window: %s", msg);
 	analysis_free(&a);
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, &sw, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.switches_known && p.clocks.window_max_on_cpu_ns == 200000 && p.clocks.span_on_cpu_ns == 200000,
 	      "on a CPU: longest window %llu ns, span %llu ns", (unsigned long long)p.clocks.window_max_on_cpu_ns,
 	      (unsigned long long)p.clocks.span_on_cpu_ns);
@@ -877,7 +890,7 @@ static void test_clock_span(void)
 	const struct clocks_switches none = { spells, 1 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, &none, &p.clocks);
-	clocks_span(&cl, &fl, base, base + (32u << 20), 42, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.hot_samples_in_span == 0 && p.clocks.span_on_cpu_ns == 3000000, "span on a CPU %llu ns",
 	      (unsigned long long)p.clocks.span_on_cpu_ns);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
@@ -983,6 +996,17 @@ static void test_hot_thread(void)
 	CHECK(hot_of(10, 10, true, 200, 200, false) == 11, "a twentieth of 200 samples: the busiest");
 	CHECK(hot_of(0, 0, true, 200, 200, false) == 11, "a reader with no sample there is not the hot thread");
 	CHECK(watch_hot_thread(NULL, 0) == 0, "no samples: 0");
+
+	/* A reader with no sample there: chosen where its reads bracket the busiest's samples, as a master whose share
+	 * fell between two samples at 100 Hz, or a main thread that joins its workers between two reads. */
+	struct watch_thread_hits t[] = { { (11ull << 32) | 7, 200, 5, false, 0 }, { (10ull << 32) | 7, 0, 0, true, 1.0 },
+					 { (12ull << 32) | 8, 0, 0, true, 1.0 } };
+	CHECK(watch_hot_thread(t, 2) >> 32 == 10, "a reader around all of the worker's samples");
+	t[1].bracketed = 0.5;
+	CHECK(watch_hot_thread(t, 2) >> 32 == 11, "a reader around half of them: the busiest");
+	CHECK(watch_hot_thread(t, 3) >> 32 == 11, "a reader in another process is never the hot thread");
+	t[0].weight = t[0].taken = 0;
+	CHECK(watch_hot_thread(t, 2) == 0, "no thread with a sample there: 0");
 }
 
 int main(void)
