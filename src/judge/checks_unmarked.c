@@ -544,28 +544,32 @@ void checks_exec_image(const struct analysis_check_def *def, const struct analys
 /*
  * cpu_migrations counts the whole command's moves. Where the hot thread's clock
  * reads were seen to the last and its cpu-clock samples say their CPU, what
- * matters is whether it moved between its first and last read: a move there
- * is timed, one before (a benchmark that pins itself, its setup) is not.
+ * matters is whether a thread of its process moved between its first and last
+ * read: a move there is timed (a parallel loop's worker moving mid-loop), one
+ * before (a benchmark that pins itself, its setup, a worker started on its
+ * CPU) is not.
  */
 static void rejudge_migrations_timed(const struct sample_profile *p, struct analysis_check *c)
 {
 	const struct sample_clocks *k = &p->clocks;
 
-	if (!span_seen(p) || !k->cpus_known || k->hot_samples_in_span < UNMARKED_MIN_CLOCK_SAMPLES)
+	/* Enough samples in the span: the hot thread's own, or its process's in the hot function (a joining timer). */
+	uint64_t in_span = k->hot_samples_in_span > k->loop_weight_in_span ? k->hot_samples_in_span : k->loop_weight_in_span;
+	if (!span_seen(p) || !k->cpus_known || in_span < UNMARKED_MIN_CLOCK_SAMPLES)
 		return;
 	if (!k->cpu_moves_in_span) {
 		c->status = CHECK_PASS;
 		snprintf(c->message, sizeof(c->message),
-			 "the moves counted fell outside the hot thread's timed span: its cpu-clock samples saw it move %llu "
-			 "time(s) in all, and none of its %llu samples between its first and last clock read was on "
-			 "another CPU than the one before", (unsigned long long)k->cpu_moves,
-			 (unsigned long long)k->hot_samples_in_span);
+			 "the moves counted fell outside the hot thread's timed span: the cpu-clock samples of its process "
+			 "saw its threads move %llu time(s) in all, and none between its first and last clock read (%llu "
+			 "samples there) on another CPU than the same thread's before", (unsigned long long)k->cpu_moves,
+			 (unsigned long long)in_span);
 	} else {
 		snprintf(c->message, sizeof(c->message),
-			 "the hot thread moved between CPUs %llu time(s) between its first and last clock read (of %llu "
-			 "moves its cpu-clock samples saw): timed moves, so caches and TLBs went cold mid-measurement; "
-			 "pin it (tlbprof run --cpu N, taskset -c N, or sched_setaffinity in the benchmark)",
-			 (unsigned long long)k->cpu_moves_in_span, (unsigned long long)k->cpu_moves);
+			 "the hot thread's process moved its threads between CPUs %llu time(s) between the hot thread's "
+			 "first and last clock read (of %llu moves its cpu-clock samples saw): timed moves, so caches and "
+			 "TLBs went cold mid-measurement; pin it (tlbprof run --cpu N, taskset -c N, or sched_setaffinity "
+			 "in the benchmark)", (unsigned long long)k->cpu_moves_in_span, (unsigned long long)k->cpu_moves);
 	}
 	checks_evidence(c, "moves_between_clock_reads", (double)k->cpu_moves_in_span);
 	checks_evidence(c, "moves_seen", (double)k->cpu_moves);

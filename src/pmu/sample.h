@@ -627,8 +627,10 @@ struct sample_clocks {
 	 */
 	uint64_t loop_weight, loop_weight_in_span;
 	bool cpus_known;		/* the cpu-clock samples said their CPU */
-	uint64_t cpu_moves;		/* the hot thread's samples on another CPU than its sample before, in all */
-	uint64_t cpu_moves_in_span;	/* of those, both samples between its first and last read: timed moves */
+	uint64_t cpu_moves;		/* samples of a thread of the hot thread's process on another CPU than that
+					 * thread's sample before, in all (the hot thread's own, before) */
+	uint64_t cpu_moves_in_span;	/* of those, both samples between the hot thread's first and last read:
+					 * timed moves */
 };
 
 /* "clock_gettime", "gettimeofday", "time", "clock", "times"; "?" out of range. */

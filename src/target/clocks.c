@@ -442,23 +442,37 @@ static bool in_span(const struct sample_record *r, uint32_t tid, uint32_t pid, c
 void clocks_span(const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo, uint64_t hi,
 		 uint32_t hot_tid, uint32_t hot_pid, struct sample_clocks *out)
 {
-	const struct sample_record *prev = NULL;
-	bool prev_in = false;
+	/* Each thread's sample before, for the moves of the process's threads: at most CLOCKS_MOVE_THREADS of them. */
+	struct {
+		uint32_t tid;
+		int32_t cpu;
+		bool in;
+	} last[CLOCKS_MOVE_THREADS];
+	size_t n_last = 0;
 
 	for (size_t i = 0; cpu && i < cpu->count; i++) {
 		const struct sample_record *r = &cpu->items[i];
 		bool in = in_span(r, hot_tid, 0, out, &out->hot_samples);
 		out->hot_samples_in_span += in;
 		out->hot_kernel_in_span += in && r->ip >= SAMPLE_KERNEL_HALF;
-		if (r->tid != hot_tid || r->cpu < 0)
+		if (r->pid != hot_pid || r->cpu < 0)
 			continue;
 		out->cpus_known = true;
-		if (prev && prev->cpu != r->cpu) {
+		in = out->windows && r->time_ns >= out->first_read_ns && r->time_ns <= out->last_read_ns;
+		size_t k = 0;
+		while (k < n_last && last[k].tid != r->tid)
+			k++;
+		if (k == n_last && n_last == CLOCKS_MOVE_THREADS)
+			continue;
+		if (k < n_last && last[k].cpu != r->cpu) {
 			out->cpu_moves++;
-			out->cpu_moves_in_span += in && prev_in;
+			out->cpu_moves_in_span += in && last[k].in;
 		}
-		prev = r;
-		prev_in = in;
+		if (k == n_last)
+			n_last++;
+		last[k].tid = r->tid;
+		last[k].cpu = r->cpu;
+		last[k].in = in;
 	}
 	for (size_t i = 0; faults && i < faults->count; i++) {
 		const struct sample_record *r = &faults->items[i];

@@ -82,8 +82,11 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
  * What lies between the hot thread's first and last read (out->first_read_ns
  * and last_read_ns, from clocks_profile): its cpu-clock samples (cpu) and the
  * page faults of its process hot_pid on [lo, hi) (faults; NULL: none sampled),
- * in all and in that span, and its moves between CPUs (consecutive samples of cpu, in time
- * order, on different CPUs), in all and inside the span. Pure.
+ * in all and in that span, and the moves between CPUs of the process's threads
+ * (consecutive samples of one thread, in time order, on different CPUs; the
+ * first CLOCKS_MOVE_THREADS threads), in all and inside the span: a parallel
+ * loop's worker that moves inside the timer's span is a timed move. Pure.
  */
+#define CLOCKS_MOVE_THREADS 64
 void clocks_span(const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo, uint64_t hi,
 		 uint32_t hot_tid, uint32_t hot_pid, struct sample_clocks *out);

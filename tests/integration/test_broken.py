@@ -70,6 +70,9 @@ CASES = [
     ("parallel", [], set()),
     # The same at 100 Hz: a 55 ms loop keeps 1 to 9 samples a thread, and the master must still be the hot thread.
     ("parallel", SLOW_EXEC, set()),
+    # pthreads: the main thread reads the clock, releases two workers, joins them and reads it again; it runs none of
+    # the loop, and is the hot thread all the same.
+    ("joined", [], set()),
     # Interpreted (examples/broken/interpreted.py, run by this test's own Python): the interpreter reads the clock
     # from its startup on, so a memset before the timing lies between its first and last read, but in no window
     # its hot loop ran in.
@@ -139,6 +142,11 @@ for name, wrapper, want in CASES:
             if name.endswith("_static") != probed.endswith("broken-" + name):
                 fail(f"{name}: the clock probes went on {probed} (want the program itself only when it is static)")
             clock = r["target"]["watch"]["cpu_clock"]
+            if name == "joined" and (r["target"]["watch"]["clocks"]["hot_reads"] != 2 or
+                                     clock.get("hot_tid") != r["target"]["watch"]["clocks"]["pid"]):
+                fail(f"joined: the hot thread {clock.get('hot_tid')} read the clock "
+                     f"{r['target']['watch']['clocks']['hot_reads']} times: not the main thread "
+                     f"{r['target']['watch']['clocks']['pid']}, which times the workers' loop")
             if name == "parallel" and r["target"]["watch"]["clocks"]["hot_reads"] < 20:
                 fail(f"parallel: the hot thread {clock.get('hot_tid')} read the clock "
                      f"{r['target']['watch']['clocks']['hot_reads']} times: not the master "

@@ -376,7 +376,7 @@ static void test_rejudge(void)
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0, "analysed");
 	set_status(&a, "cpu_migrations", CHECK_WARN);
 	CHECK(analysis_check_unmarked(&a, NULL, 0, &p) == 0, "unmarked checks");
-	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_WARN && strstr(msg, "1 time(s) between its first and last"),
+	CHECK(status_of(&a, "cpu_migrations", &msg) == CHECK_WARN && strstr(msg, "1 time(s) between the hot thread's first and last"),
 	      "a timed move: %s", msg);
 	analysis_free(&a);
 }
