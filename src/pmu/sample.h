@@ -371,8 +371,11 @@ struct sample_collector {
 	struct symbols *syms;
 	size_t cap;
 	uint64_t seen;		/* samples handed to it */
-	uint64_t one_in;	/* each kept sample stands for this many (1, or 0 before the first) */
+	uint64_t one_in;	/* each kept sample stands for this many: read it with sample_collector_one_in() */
 };
+
+/* What each sample c kept stands for: 1 until its cap was reached, then 2, 4, ... */
+uint64_t sample_collector_one_in(const struct sample_collector *c);
 
 void sample_collector_sink(struct sample_collector *c, struct sample_sink *sink);
 

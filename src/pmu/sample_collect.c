@@ -50,21 +50,24 @@ void sample_list_decimate(struct sample_list *list, size_t block)
  * 2 one_in, so the rule holds on as one_in doubles. The cap is a multiple of two blocks, so it is reached at the
  * end of a kept block.
  */
+uint64_t sample_collector_one_in(const struct sample_collector *c)
+{
+	return c->one_in > 1 ? c->one_in : 1;	/* zero-initialised: none dropped yet */
+}
+
 static int collect_sample(void *ctx, const struct sample_record *r)
 {
 	struct sample_collector *c = ctx;
-	uint64_t n = c->seen++;
+	uint64_t n = c->seen++, one_in = sample_collector_one_in(c);
 
-	if (!c->one_in)
-		c->one_in = 1;
 	if (!c->list)
 		return 0;
-	if (c->cap && (n / SAMPLE_KEEP_BLOCK) % c->one_in)
+	if (c->cap && (n / SAMPLE_KEEP_BLOCK) % one_in)
 		return 0;
 	if (c->cap && c->list->count >= c->cap) {
 		sample_list_decimate(c->list, SAMPLE_KEEP_BLOCK);
-		c->one_in *= 2;
-		if ((n / SAMPLE_KEEP_BLOCK) % c->one_in)
+		c->one_in = one_in *= 2;
+		if ((n / SAMPLE_KEEP_BLOCK) % one_in)
 			return 0;
 	}
 	return sample_list_append(c->list, r);
@@ -334,7 +337,7 @@ out:
 
 void sample_summary_scale(struct sample_summary *summary, const struct sample_collector *c)
 {
-	uint64_t x = c->one_in > 1 ? c->one_in : 1;
+	uint64_t x = sample_collector_one_in(c);
 
 	summary->kept_one_in = x;
 	if (x == 1)

@@ -53,7 +53,7 @@ void target_sampling_finish(struct target_state *st)
 			st->out->phases[i].target->samples_in_phase =
 				st->out->phases[i].spec.workload == &workload_command ? (int64_t)st->collector.seen : 0;
 	/* A slot's windows do not overlap and were closed in time order: one binary search per sample and slot. */
-	uint64_t x = st->collector.one_in > 1 ? st->collector.one_in : 1;	/* what a kept sample stands for */
+	uint64_t x = sample_collector_one_in(&st->collector);	/* what a kept sample stands for */
 	for (int k = 0; k < 2; k++) {
 		const struct slot *sl = &st->slot[k];
 		for (size_t j = 0; j < st->samples.count; j++) {

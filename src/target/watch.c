@@ -781,7 +781,7 @@ void target_watch_finish(struct target_state *st)
 	}
 	const struct sample_collector *fc = w->own_faults ? &w->faults.collector : &st->collector;
 	p->fault_samples = fc->seen;
-	p->faults_one_in = fc->one_in ? fc->one_in : 1;
+	p->faults_one_in = sample_collector_one_in(fc);
 	clock_one_rate(w, p);
 	p->polls = w->polls;
 	p->poll_interval_ms = (double)WATCH_POLL_INTERVAL_NS / 1e6;

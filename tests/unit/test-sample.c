@@ -497,7 +497,7 @@ static void test_collector_cap(void)
 		CHECK(sink.sample(sink.ctx, &r) == 0, "sample %zu taken", i);
 	}
 	/* Full at 1 in 1, 2, 4 and 8 (blocks up to 3, 6, 12, 24), then at 1 in 16 blocks 0, 16 and 32 (of 41). */
-	CHECK(c.seen == n && c.one_in == 16, "seen %llu, one in %llu", (unsigned long long)c.seen,
+	CHECK(c.seen == n && sample_collector_one_in(&c) == 16, "seen %llu, one in %llu", (unsigned long long)c.seen,
 	      (unsigned long long)c.one_in);
 	CHECK(list.count == 3 * SAMPLE_KEEP_BLOCK, "kept %zu", list.count);
 	bool whole = true;
@@ -521,7 +521,7 @@ static void test_collector_cap(void)
 		struct sample_record r = { .pid = 1, .tid = 1, .ip = i };
 		CHECK(sink.sample(sink.ctx, &r) == 0, "sample %zu taken", i);
 	}
-	CHECK(all.count == n && u.one_in == 1, "uncapped: %zu kept", all.count);
+	CHECK(all.count == n && sample_collector_one_in(&u) == 1, "uncapped: %zu kept", all.count);
 	sample_list_free(&list);
 	sample_list_free(&all);
 }
