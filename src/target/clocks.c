@@ -428,6 +428,12 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	return true;
 }
 
+/* Whether time t lies between the hot thread's first and last read. */
+static bool between_reads(uint64_t t, const struct sample_clocks *c)
+{
+	return c->windows && t >= c->first_read_ns && t <= c->last_read_ns;
+}
+
 /* Whether a sample of thread tid (process pid where tid is 0) lies between the hot thread's first and last read;
  * counts it in *all either way. */
 static bool in_span(const struct sample_record *r, uint32_t tid, uint32_t pid, const struct sample_clocks *c,
@@ -436,7 +442,7 @@ static bool in_span(const struct sample_record *r, uint32_t tid, uint32_t pid, c
 	if (tid ? r->tid != tid : r->pid != pid)
 		return false;
 	(*all)++;
-	return c->windows && r->time_ns >= c->first_read_ns && r->time_ns <= c->last_read_ns;
+	return between_reads(r->time_ns, c);
 }
 
 void clocks_span(const struct sample_list *cpu, const struct sample_list *faults, uint64_t lo, uint64_t hi,
@@ -458,7 +464,7 @@ void clocks_span(const struct sample_list *cpu, const struct sample_list *faults
 		if (r->pid != hot_pid || r->cpu < 0)
 			continue;
 		out->cpus_known = true;
-		in = out->windows && r->time_ns >= out->first_read_ns && r->time_ns <= out->last_read_ns;
+		in = between_reads(r->time_ns, out);
 		size_t k = 0;
 		while (k < n_last && last[k].tid != r->tid)
 			k++;

@@ -305,54 +305,44 @@ static int share_key_cmp(const void *x, const void *y)
 }
 
 /*
- * Each thread's share of the heaviest's samples in the hot function (the ones the kernel took: a spread copy's
- * time is a guess) that lie between its first and last clock read, into t[i].bracketed.
+ * Each thread's share of times[0..n_times) (the heaviest thread's samples in the hot function) that lie between
+ * its first and last clock read, into t[k].bracketed.
  */
 static void bracket_heaviest(struct watch_thread_hits *t, size_t m, const struct reader *readers, size_t n_readers,
-			     const struct clock_hit *hits, size_t n_hits, const struct clock_hit *hot_group)
+			     const uint64_t *times, size_t n_times)
 {
-	const struct watch_thread_hits *best = NULL;
-	size_t all = 0;
-
-	for (size_t i = 0; i < m; i++)
-		if (!best || t[i].weight > best->weight)
-			best = &t[i];
-	if (!best)
-		return;
-	for (size_t i = 0; i < n_hits; i++) {
-		const struct sample_record *r = hits[i].r;
-		if (r->spread || (((uint64_t)r->tid << 32) | r->pid) != best->key ||
-		    (hot_group && hit_cmp(&hits[i], hot_group) != 0))
-			continue;
-		all++;
-		for (size_t k = 0; k < m; k++) {
-			const struct reader *rd = reader_of((uint32_t)(t[k].key >> 32), readers, n_readers);
-			t[k].bracketed += rd && r->time_ns >= rd->first && r->time_ns <= rd->last;
-		}
+	for (size_t k = 0; k < m; k++) {
+		const struct reader *rd = reader_of((uint32_t)(t[k].key >> 32), readers, n_readers);
+		size_t in = 0;
+		for (size_t i = 0; rd && i < n_times; i++)
+			in += times[i] >= rd->first && times[i] <= rd->last;
+		t[k].bracketed = n_times ? (double)in / (double)n_times : 0;
 	}
-	for (size_t k = 0; k < m; k++)
-		t[k].bracketed = all ? t[k].bracketed / (double)all : 0;
 }
 
 /*
  * The hot thread's key ((tid << 32) | pid) from the samples in the hot function (keys[0..n), sorted; hits for
- * which of them the kernel took, not spread copies), and the threads of the heaviest one's process that read a
- * clock and ran none of them; 0 when none.
+ * which of them the kernel took, not spread copies, whose times are real where a copy's are guesses), and the
+ * threads of the heaviest one's process that read a clock and ran none of them; 0 when none.
  */
 static uint64_t choose_hot_thread(const struct target_watch *w, const uint64_t *keys, size_t n,
 				  const struct clock_hit *hits, size_t n_hits, const struct clock_hit *hot_group)
 {
 	struct reader *readers = NULL;
-	size_t n_readers = 0, m = 0;
+	size_t n_readers = 0, m = 0, n_times = 0;
 	uint64_t key;
 
 	if (clock_readers(w, &readers, &n_readers) != 0)
 		return most_common(keys, n, &m);	/* out of memory: the busiest, as without probes */
 	struct watch_thread_hits *tmp = malloc((n + n_readers + 1) * sizeof(*tmp));
-	if (!tmp) {
+	uint64_t *times = malloc((n ? n : 1) * sizeof(*times));	/* the heaviest's taken samples: at most n */
+	if (!tmp || !times) {
 		free(readers);
+		free(tmp);
+		free(times);
 		return most_common(keys, n, &m);
 	}
+	const struct watch_thread_hits *heaviest = NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!m || tmp[m - 1].key != keys[i])
 			tmp[m++] = (struct watch_thread_hits){ keys[i], 0, 0,
@@ -360,6 +350,9 @@ static uint64_t choose_hot_thread(const struct target_watch *w, const uint64_t *
 							       0 };
 		tmp[m - 1].weight++;
 	}
+	for (size_t i = 0; i < m; i++)
+		if (!heaviest || tmp[i].weight > heaviest->weight)
+			heaviest = &tmp[i];
 	for (size_t i = 0; i < n_hits; i++) {
 		if (hits[i].r->spread || (hot_group && hit_cmp(&hits[i], hot_group) != 0))
 			continue;
@@ -367,6 +360,8 @@ static uint64_t choose_hot_thread(const struct target_watch *w, const uint64_t *
 		struct watch_thread_hits *t = bsearch(&k, tmp, m, sizeof(*tmp), share_key_cmp);
 		if (t)
 			t->taken++;
+		if (t && t == heaviest)
+			times[n_times++] = hits[i].r->time_ns;
 	}
 	/* The readers that ran none of the hot function's samples: a master whose share fell between samples. */
 	size_t with_samples = m;
@@ -375,10 +370,11 @@ static uint64_t choose_hot_thread(const struct target_watch *w, const uint64_t *
 		if (!bsearch(&k, tmp, with_samples, sizeof(*tmp), share_key_cmp))
 			tmp[m++] = (struct watch_thread_hits){ k.key, 0, 0, true, 0 };
 	}
-	bracket_heaviest(tmp, m, readers, n_readers, hits, n_hits, hot_group);
+	bracket_heaviest(tmp, m, readers, n_readers, times, n_times);
 	key = watch_hot_thread(tmp, m);
 	free(readers);
 	free(tmp);
+	free(times);
 	return key;
 }
 
@@ -677,7 +673,7 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 				counts[k]++;
 				break;
 			}
-	uint64_t x = p->faults_one_in > 1 ? p->faults_one_in : 1;	/* what a kept sample stands for */
+	uint64_t x = p->faults_one_in;	/* what a kept sample stands for: 1 or more (target_watch_finish()) */
 	for (size_t k = 0; k < w->n_regions; k++) {
 		w->regions[k].r.faults = x * counts[k];
 		if (counts[k] && (best == WATCH_MAX_TRACKED || counts[k] > counts[best]))
