@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Checks of an unmarked command (tlbprof run), from what watching it found: smaps, affinity, cpu-clock, faults. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -306,7 +307,7 @@ void checks_sequential_page_order(const struct analysis_check_def *def, const st
 	if (f->steps && mode >= SEQUENTIAL_STEP_SHARE)
 		c = checks_add(a, def, CHECK_WARN,
 			       "the hot loop in %s first touched %llu pages of %s with a constant step of %lld page%s (%.0f %% "
-			       "of its steps): a one-access-per-page scan in %s order, which prefetchers and page-table "
+			       "of its steps): it walks its pages in %s order, which prefetchers and page-table "
 			       "lines already in the cache serve without the walks it means to time; visit the pages in a "
 			       "random order (a random single-cycle pointer chase)", short_fn(p),
 			       (unsigned long long)f->loop_touches, p->fault_region, (long long)f->step_mode_pages,
@@ -324,32 +325,60 @@ void checks_sequential_page_order(const struct analysis_check_def *def, const st
 	checks_evidence(c, "next_page_share", share(f->steps_next_page, f->steps));
 }
 
+/*
+ * The first touches same_page_offset judges: those no scan explains (a report from before scan_touches: all).
+ * A scan meets each page at its first line going up and its last going down, one line of it read or all.
+ */
+static void judged_offsets(const struct sample_fault_pattern *f, struct sample_touch_offsets *o)
+{
+	if (f->scan_known) {
+		*o = f->other;
+		return;
+	}
+	*o = (struct sample_touch_offsets){ f->loop_touches, f->offset_mode, f->offset_mode_count, f->distinct_lines };
+}
+
 void checks_same_page_offset(const struct analysis_check_def *def, const struct analysis_input *in,
 			     struct analysis *a)
 {
 	const struct sample_profile *p = in->profile;
 	const struct sample_fault_pattern *f = &p->faults;
+	struct sample_touch_offsets o;
 	struct analysis_check *c;
+	char scans[96] = "";
 
 	if (no_loop_touches(def, p, a))
 		return;
-	double mode = share(f->offset_mode_count, f->loop_touches);
-	if (mode >= SAME_OFFSET_SHARE)
+	judged_offsets(f, &o);
+	double mode = share(o.mode_count, o.touches);
+	if (f->scan_known && f->scan_touches)
+		snprintf(scans, sizeof(scans), " (and %llu a scan's, not judged)",
+			 (unsigned long long)f->scan_touches);
+	if (o.touches < UNMARKED_MIN_FAULTS)
+		c = checks_add(a, def, CHECK_SKIP, "could not tell, because %llu of the hot loop's %llu first touches of %s "
+			       "continue a scan (each at the edge line of a page beside one its thread first touched just "
+			       "before or after): a scan meets every page there whether it reads one line of it or all, and "
+			       "the %llu others are too few (under %d)", (unsigned long long)f->scan_touches,
+			       (unsigned long long)f->loop_touches, p->fault_region, (unsigned long long)o.touches,
+			       UNMARKED_MIN_FAULTS);
+	else if (mode >= SAME_OFFSET_SHARE)
 		c = checks_add(a, def, CHECK_WARN,
-			       "%.0f %% of the hot loop's %llu first touches of %s were at byte %llu of their page: accesses at "
-			       "one page offset use 1/64 of the cache sets (cache-set aliasing), so lines that would fit "
+			       "%.0f %% of the hot loop's %llu first touches of %s%s were at byte %llu of their page: accesses "
+			       "at one page offset use 1/64 of the cache sets (cache-set aliasing), so lines that would fit "
 			       "thrash and the latency is DRAM's, hiding the TLB's share; rotate each access's line inside "
-			       "its page (offset (i mod 64) x 64)", 100 * mode, (unsigned long long)f->loop_touches,
-			       p->fault_region, (unsigned long long)f->offset_mode);
+			       "its page (offset (i mod 64) x 64)", 100 * mode, (unsigned long long)o.touches,
+			       p->fault_region, scans, (unsigned long long)o.mode);
 	else
 		c = checks_add(a, def, CHECK_PASS,
-			       "the hot loop's %llu first touches of %s spread over %u of the 64 line offsets of a page "
-			       "(the most common holds %.0f %%)", (unsigned long long)f->loop_touches, p->fault_region,
-			       f->distinct_lines, 100 * mode);
+			       "the hot loop's %llu first touches of %s%s spread over %u of the 64 line offsets of a page "
+			       "(the most common holds %.0f %%)", (unsigned long long)o.touches, p->fault_region, scans,
+			       o.distinct_lines, 100 * mode);
 	checks_evidence(c, "first_touches", (double)f->loop_touches);
-	checks_evidence(c, "offset_mode_bytes", (double)f->offset_mode);
+	checks_evidence(c, "scan_first_touches", f->scan_known ? (double)f->scan_touches : NAN);
+	checks_evidence(c, "judged_first_touches", (double)o.touches);
+	checks_evidence(c, "offset_mode_bytes", (double)o.mode);
 	checks_evidence(c, "offset_mode_share", mode);
-	checks_evidence(c, "distinct_lines", f->distinct_lines);
+	checks_evidence(c, "distinct_lines", o.distinct_lines);
 }
 
 static bool no_regions(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)

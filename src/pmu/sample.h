@@ -502,6 +502,19 @@ struct sample_fault_pattern {
 	uint64_t offset_mode;		/* the most common in-page offset, to its 64-byte line */
 	uint64_t offset_mode_count;
 	unsigned distinct_lines;	/* distinct 64-byte line offsets among them (of 64) */
+	/*
+	 * Of loop_touches, those a scan explains (watch_touch_pattern()): at the
+	 * first line of a page whose page below the thread first touched among its
+	 * last WATCH_SCAN_STREAMS first touches, or at the last line of one whose
+	 * page above it did. A scan meets every page there, whether it reads one
+	 * line of it or all of them.
+	 */
+	uint64_t scan_touches;
+	bool scan_known;		/* false: a report written before scan_touches */
+	struct sample_touch_offsets {	/* the in-page offsets of the others (loop_touches - scan_touches) */
+		uint64_t touches, mode, mode_count;
+		unsigned distinct_lines;
+	} other;
 };
 
 /* A function of the cpu-clock profile. */

@@ -158,6 +158,13 @@ static json_t *faults_json(const struct sample_profile *p)
 	json_object_set_new(o, "offset_mode_bytes", f->offset_mode_count ? count(f->offset_mode) : json_null());
 	json_object_set_new(o, "offset_mode_count", count(f->offset_mode_count));
 	json_object_set_new(o, "distinct_lines", count(f->distinct_lines));
+	const struct sample_touch_offsets *q = &f->other;
+	bool k = f->scan_known;
+	json_object_set_new(o, "scan_first_touches", k ? count(f->scan_touches) : json_null());
+	json_object_set_new(o, "other_first_touches", k ? count(q->touches) : json_null());
+	json_object_set_new(o, "other_offset_mode_bytes", k && q->mode_count ? count(q->mode) : json_null());
+	json_object_set_new(o, "other_offset_mode_count", k ? count(q->mode_count) : json_null());
+	json_object_set_new(o, "other_distinct_lines", k ? count(q->distinct_lines) : json_null());
 	return o;
 }
 
@@ -390,6 +397,12 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	q->offset_mode = get_u64(f, "offset_mode_bytes");
 	q->offset_mode_count = get_u64(f, "offset_mode_count");
 	q->distinct_lines = (unsigned)get_u64(f, "distinct_lines");
+	q->scan_known = json_is_integer(json_object_get(f, "scan_first_touches"));
+	q->scan_touches = get_u64(f, "scan_first_touches");
+	q->other.touches = get_u64(f, "other_first_touches");
+	q->other.mode = get_u64(f, "other_offset_mode_bytes");
+	q->other.mode_count = get_u64(f, "other_offset_mode_count");
+	q->other.distinct_lines = (unsigned)get_u64(f, "other_distinct_lines");
 }
 
 /* The index i < n whose namer(i) is name; -1 for none (or no name). */

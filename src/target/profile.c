@@ -46,13 +46,6 @@ static int u64_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static int i64_cmp(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The image process pid ran last: the command's (its last exec), or one it started; "" when not followed. */
 static const char *exe_of(const struct target_watch *w, uint32_t pid)
 {
@@ -575,15 +568,6 @@ static int fault_page_cmp(const void *x, const void *y)
 	return a->t < b->t ? -1 : a->t > b->t;
 }
 
-static int fault_time_cmp(const void *x, const void *y)
-{
-	const struct fault_hit *a = x, *b = y;
-
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return a->t < b->t ? -1 : a->t > b->t;
-}
-
 static int fault_fn_cmp(const void *x, const void *y)
 {
 	const struct fault_hit *a = x, *b = y;
@@ -593,51 +577,20 @@ static int fault_fn_cmp(const void *x, const void *y)
 	return (uintptr_t)a->function < (uintptr_t)b->function ? -1 : (uintptr_t)a->function > (uintptr_t)b->function;
 }
 
-/* The steps and in-page offsets of the first touches the hot loop took (hits sorted by page, then time). */
-static int loop_pattern(struct fault_hit *hits, size_t n, struct sample_fault_pattern *f)
+/* The pattern of the first touches the hot loop took (hits sorted by page, then time): watch_touch_pattern(). */
+static int loop_pattern(const struct fault_hit *hits, size_t n, struct sample_fault_pattern *f)
 {
-	struct fault_hit *first = malloc((n ? n : 1) * sizeof(*first));
-	int64_t *steps = malloc((n ? n : 1) * sizeof(*steps));
-	unsigned lines[64] = { 0 };
-	size_t m = 0, s = 0;
+	struct watch_touch *first = malloc((n ? n : 1) * sizeof(*first));
+	size_t m = 0;
 
-	if (!first || !steps) {
-		free(first);
-		free(steps);
+	if (!first)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++)
-		if ((i == 0 || hits[i].page != hits[i - 1].page) && hits[i].in_loop)
-			first[m++] = hits[i];
-	qsort(first, m, sizeof(*first), fault_time_cmp);
-	for (size_t i = 0; i < m; i++) {
-		lines[first[i].line]++;
-		if (i > 0 && first[i].tid == first[i - 1].tid)
-			steps[s++] = (int64_t)(first[i].page - first[i - 1].page);
-	}
-	f->loop_touches = m;
-	for (unsigned k = 0; k < 64; k++) {
-		f->distinct_lines += lines[k] > 0;
-		if (lines[k] > f->offset_mode_count) {
-			f->offset_mode_count = lines[k];
-			f->offset_mode = k * 64u;
-		}
-	}
-	qsort(steps, s, sizeof(*steps), i64_cmp);
-	f->steps = s;
-	for (size_t i = 0, j; i < s; i = j) {
-		for (j = i; j < s && steps[j] == steps[i]; j++)
-			;
-		if (steps[i] == 1)
-			f->steps_next_page = j - i;
-		if (j - i > f->step_mode_count) {
-			f->step_mode_count = j - i;
-			f->step_mode_pages = steps[i];
-		}
-	}
+		if (i == 0 || hits[i].page != hits[i - 1].page)
+			first[m++] = (struct watch_touch){ hits[i].page, hits[i].t, hits[i].tid, hits[i].line, hits[i].in_loop };
+	int rc = watch_touch_pattern(first, m, f);
 	free(first);
-	free(steps);
-	return 0;
+	return rc;
 }
 
 /* The counts of a pattern found on the kept samples, as counts of all: each kept one stands for x. */
@@ -653,6 +606,9 @@ static void scale_pattern(struct sample_fault_pattern *f, uint64_t x)
 	f->steps_next_page *= x;
 	f->step_mode_count *= x;
 	f->offset_mode_count *= x;
+	f->scan_touches *= x;
+	f->other.touches *= x;
+	f->other.mode_count *= x;
 }
 
 /*

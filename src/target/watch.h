@@ -269,6 +269,29 @@ int watch_clock_spread(struct sample_list *l, uint64_t fast_ns);
  */
 #define WATCH_CLOCK_THIN_MIN_SLOW 1000u
 
+/* One page's first touch by the hot loop, from a page-fault sample. */
+struct watch_touch {
+	uint64_t page;			/* the address / 4096 */
+	uint64_t t;			/* ns */
+	uint32_t tid;
+	unsigned line;			/* its 64-byte line in the page, 0 to 63 */
+	bool in_loop;			/* taken in the hot loop; the others only explain a scan */
+};
+/*
+ * How far back in a thread's first touches a scan's previous page may lie:
+ * a loop over this many arrays at once (a STREAM triad has three, memcpy two)
+ * first touches each array's pages in turn.
+ */
+#define WATCH_SCAN_STREAMS 8
+/*
+ * The pattern of the hot loop's first touches into f, from the region's
+ * first touches t (any order; sorted here by thread, then time): the steps
+ * between a thread's consecutive ones in the loop, their in-page offsets,
+ * and which of them a scan explains (sample_fault_pattern.scan_touches),
+ * with the offsets of the others. Pure. Returns 0 or -ENOMEM.
+ */
+int watch_touch_pattern(struct watch_touch *t, size_t n, struct sample_fault_pattern *f);
+
 /*
  * The profile from what was watched (profile.c): the cpu-clock shares and the
  * hot loop, the fault pattern on the most faulted big region and its cross with

@@ -46,6 +46,10 @@ CASES = [
     ("first_touch_lib", [], {"first_touch_in_timed_loop"}),
     ("first_touch_lib", BUSY_FORKED, {"first_touch_in_timed_loop"}),
     ("same_offset", [], {"first_touch_in_timed_loop", "same_page_offset"}),
+    # A STREAM-style triad whose timed loop first touches its three arrays side by side: each page is met at its
+    # first line, as any scan meets it, so the offsets say nothing of where it reads (every line). The build before
+    # warned same_page_offset (100 % at byte 0).
+    ("stream_first_touch", [], {"first_touch_in_timed_loop"}),
     ("unpinned", [], {"pinning"}),
     ("thp_4k", [], {"thp_backed_region"}),
     ("coarse_clock", [], {"coarse_clock"}),
@@ -98,6 +102,7 @@ ENV = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
 # and the exit (the zombie keeps its mask) see the hot thread's one-CPU mask over its hot function's samples, so
 # pinning passes rather than could not tell. Allowed a could-not-tell in one run of ten, for a poll the host delayed.
 PINS_SELF = {"first_touch", "zero_page", "sequential", "sequential_stripped", "sequential_cxx", "same_offset",
+             "stream_first_touch",
              "thp_4k", "coarse_clock", "coarse_clock_static", "clock_per_access", "short_window", "deleted_loop",
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
              "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct"}

@@ -132,6 +132,33 @@ static void same_offset(struct sample_profile *p)
 	p->faults.distinct_lines = 1;
 }
 
+/* A scan over three arrays side by side, each page met at its first line: the offsets say nothing. */
+static void stream_scan(struct sample_profile *p)
+{
+	same_offset(p);
+	p->faults.scan_known = true;
+	p->faults.scan_touches = 8192;
+	p->faults.other = (struct sample_touch_offsets){ 0 };
+}
+
+/* Byte 0 of pages in a random order, a few of them beside the one touched before: the trap. */
+static void same_offset_scans_known(struct sample_profile *p)
+{
+	same_offset(p);
+	p->faults.scan_known = true;
+	p->faults.scan_touches = 12;
+	p->faults.other = (struct sample_touch_offsets){ 8180, 0, 8180, 1 };
+}
+
+/* A walk at rotating lines: the 1 in 64 at line 0 continue the scan, the others spread. */
+static void rotated_scans_known(struct sample_profile *p)
+{
+	sequential(p);
+	p->faults.scan_known = true;
+	p->faults.scan_touches = 128;
+	p->faults.other = (struct sample_touch_offsets){ 8064, 64, 128, 63 };
+}
+
 static void zero_page(struct sample_profile *p)
 {
 	p->regions[0].rss_max = 12288;
@@ -289,6 +316,11 @@ static void test_checks(void)
 		{ __LINE__, "in code no symbol covers", uncovered_code, { P, W, P, P, P, P, P, P },
 		  "hot loop in code no symbol covers" },
 		{ __LINE__, "one page offset", same_offset, { P, W, P, W, P, P, P, P }, "1/64" },
+		{ __LINE__, "one page offset, scans known", same_offset_scans_known, { P, W, P, W, P, P, P, P },
+		  "of [anon] (and 12 a scan's, not judged) were at byte 0" },
+		{ __LINE__, "a scan at the first lines", stream_scan, { P, W, P, S, P, P, P, P }, "continue a scan" },
+		{ __LINE__, "a walk at rotating lines", rotated_scans_known, { P, W, W, P, P, P, P, P },
+		  "8064 first touches of [anon] (and 128 a scan's, not judged) spread over 63" },
 		{ __LINE__, "zero page", zero_page, { P, P, S, S, W, P, P, P }, "zero page" },
 		{ __LINE__, "THP in a 4k region", thp, { P, P, S, S, P, W, P, P }, "MADV_HUGEPAGE" },
 		{ __LINE__, "not pinned", unpinned, { P, P, S, S, P, P, W, P }, "not pinned" },
@@ -1009,6 +1041,98 @@ static void test_hot_thread(void)
 	CHECK(watch_hot_thread(t, 2) == 0, "no thread with a sample there: 0");
 }
 
+enum { TOUCH_PAGES = 3000 };
+
+/* The pattern of n touches, t filled by the caller in any order. */
+static struct sample_fault_pattern touch_pattern(struct watch_touch *t, size_t n)
+{
+	struct sample_fault_pattern f = { 0 };
+
+	CHECK(watch_touch_pattern(t, n, &f) == 0, "watch_touch_pattern");
+	return f;
+}
+
+static void test_touch_pattern(void)
+{
+	static struct watch_touch t[3 * TOUCH_PAGES];
+	static uint32_t order[TOUCH_PAGES];
+	struct sample_fault_pattern f;
+	uint64_t seed = 7;
+	size_t n = 0;
+
+	/* Byte 0 of pages in a random order (Fisher-Yates, an LCG): the cache-set aliasing trap, next to no scan. */
+	for (size_t i = 0; i < TOUCH_PAGES; i++)
+		order[i] = (uint32_t)i;
+	for (size_t i = TOUCH_PAGES - 1; i > 0; i--) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		size_t j = (size_t)(seed >> 33) % (i + 1);
+		uint32_t x = order[i];
+		order[i] = order[j];
+		order[j] = x;
+	}
+	for (size_t i = 0; i < TOUCH_PAGES; i++)
+		t[i] = (struct watch_touch){ 1000 + order[i], i, 5, 0, true };
+	f = touch_pattern(t, TOUCH_PAGES);
+	CHECK(f.loop_touches == TOUCH_PAGES && f.scan_known && f.scan_touches < TOUCH_PAGES / 50,
+	      "random order: %llu of %llu a scan's", (unsigned long long)f.scan_touches,
+	      (unsigned long long)f.loop_touches);
+	CHECK(f.other.mode == 0 && f.other.mode_count == f.other.touches && f.other.distinct_lines == 1,
+	      "random order: %llu of %llu others at byte %llu", (unsigned long long)f.other.mode_count,
+	      (unsigned long long)f.other.touches, (unsigned long long)f.other.mode);
+
+	/* A triad: three arrays scanned side by side, every page met at its first line (each array's first page seen
+	 * from the page after it); given newest first. */
+	for (size_t i = 0; i < TOUCH_PAGES; i++)
+		for (size_t k = 0; k < 3; k++, n++)
+			t[3 * TOUCH_PAGES - 1 - n] = (struct watch_touch){ 1000 + k * 5000 + i, n, 5, 0, true };
+	f = touch_pattern(t, 3 * TOUCH_PAGES);
+	CHECK(f.scan_touches == 3 * TOUCH_PAGES && f.other.touches == 0 && f.offset_mode_count == 3 * TOUCH_PAGES,
+	      "triad: %llu a scan's, %llu others", (unsigned long long)f.scan_touches,
+	      (unsigned long long)f.other.touches);
+	CHECK(f.steps == 3 * TOUCH_PAGES - 1 && f.step_mode_pages == 5000 && f.step_mode_count == 2 * TOUCH_PAGES &&
+	      f.steps_next_page == 0,
+	      "triad: steps %llu, the most common %lld pages, %llu times", (unsigned long long)f.steps,
+	      (long long)f.step_mode_pages, (unsigned long long)f.step_mode_count);
+
+	/* Going down, each page met at its last line. */
+	for (size_t i = 0; i < TOUCH_PAGES; i++)
+		t[i] = (struct watch_touch){ 9000 - i, i, 5, 63, true };
+	f = touch_pattern(t, TOUCH_PAGES);
+	CHECK(f.scan_touches == TOUCH_PAGES && f.step_mode_pages == -1, "descending: %llu a scan's, step %lld",
+	      (unsigned long long)f.scan_touches, (long long)f.step_mode_pages);
+
+	/* A walk of one access a page at rotating lines: only those at line 0 after line 63 can be a scan's edge. */
+	for (size_t i = 0; i < TOUCH_PAGES; i++)
+		t[i] = (struct watch_touch){ 1000 + i, i, 5, (unsigned)(i % 64), true };
+	f = touch_pattern(t, TOUCH_PAGES);
+	CHECK(f.scan_touches == (TOUCH_PAGES - 1) / 64 && f.other.distinct_lines == 64 && f.steps_next_page ==
+	      TOUCH_PAGES - 1, "rotating lines: %llu a scan's, others over %u lines", (unsigned long long)f.scan_touches,
+	      f.other.distinct_lines);
+
+	/* Kept in blocks of 4 pages (sample_list_decimate()): each block's head is seen from the page after it. */
+	n = 0;
+	for (size_t i = 0; i < TOUCH_PAGES; i++)
+		if (i % 16 < 4)
+			t[n++] = (struct watch_touch){ 1000 + i, i, 5, 0, true };
+	f = touch_pattern(t, n);
+	CHECK(f.scan_touches == n, "blocks: %llu of %zu a scan's", (unsigned long long)f.scan_touches, n);
+
+	/* Every other page's fault outside the hot loop's range: they still carry the scan, and are not counted. */
+	for (size_t i = 0; i < TOUCH_PAGES; i++)
+		t[i] = (struct watch_touch){ 1000 + i, i, 5, 0, i % 2 == 0 };
+	f = touch_pattern(t, TOUCH_PAGES);
+	CHECK(f.loop_touches == TOUCH_PAGES / 2 && f.scan_touches == TOUCH_PAGES / 2 && f.steps_next_page == 0,
+	      "half outside the loop: %llu touches, %llu a scan's", (unsigned long long)f.loop_touches,
+	      (unsigned long long)f.scan_touches);
+
+	/* Two threads, each scanning its half, their faults interleaved in time: each thread's order is its own. */
+	for (size_t i = 0; i < TOUCH_PAGES; i++)
+		t[i] = (struct watch_touch){ 1000 + i / 2 + (i % 2) * TOUCH_PAGES, i, 5 + (uint32_t)(i % 2), 0, true };
+	f = touch_pattern(t, TOUCH_PAGES);
+	CHECK(f.scan_touches == TOUCH_PAGES && f.step_mode_pages == 1 && f.steps == TOUCH_PAGES - 2,
+	      "two threads: %llu a scan's, step %lld", (unsigned long long)f.scan_touches, (long long)f.step_mode_pages);
+}
+
 int main(void)
 {
 	test_parsers();
@@ -1020,5 +1144,6 @@ int main(void)
 	test_clock_measured();
 	test_clock_thin();
 	test_hot_thread();
+	test_touch_pattern();
 	return check_finish();
 }
