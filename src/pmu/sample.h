@@ -685,6 +685,13 @@ struct sample_profile {
 					 * locate a loop (an interpreter built --enable-shared) */
 	bool hot_exe_unnamed;		/* no symbol covers it: named by its unwind entry's start (sub_...) */
 	uint64_t hot_exe_count;
+	/*
+	 * "": none. Else the function of the program's own code that held the most
+	 * samples but fewer than hot_exe_function between the hot thread's first and
+	 * last clock read (its initialisation, say): the hot function is the timed one.
+	 */
+	char untimed_function[96];
+	uint64_t untimed_count;		/* its samples, in all */
 	uint64_t hot_lo, hot_hi;	/* the hot loop: the smallest IP range of that function holding 90 % of
 					 * its samples (runtime addresses of hot_tid's process) */
 	uint32_t hot_pid, hot_tid;	/* the thread with the most samples in it */

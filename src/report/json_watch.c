@@ -119,6 +119,9 @@ static json_t *clock_json(const struct sample_profile *p)
 	json_object_set_new(o, "hot_function_unnamed", json_boolean(p->hot_exe_unnamed));
 	json_object_set_new(o, "hot_library", *p->hot_library ? report_json_text(p->hot_library) : json_null());
 	json_object_set_new(o, "hot_function_samples", count(p->hot_exe_count));
+	json_object_set_new(o, "untimed_function", *p->untimed_function ? report_json_text(p->untimed_function)
+									 : json_null());
+	json_object_set_new(o, "untimed_function_samples", count(p->untimed_count));
 	json_object_set_new(o, "hot_loop", p->hot_hi ? json_pack("{s:o, s:o}", "start", hex(p->hot_lo), "end",
 								 hex(p->hot_hi))
 						    : json_null());
@@ -346,6 +349,8 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 	p->hot_exe_unnamed = json_is_true(json_object_get(c, "hot_function_unnamed"));
 	get_str(p->hot_library, sizeof(p->hot_library), c, "hot_library");
 	p->hot_exe_count = get_u64(c, "hot_function_samples");
+	get_str(p->untimed_function, sizeof(p->untimed_function), c, "untimed_function");
+	p->untimed_count = get_u64(c, "untimed_function_samples");
 	p->hot_lo = get_hex(loop, "start");
 	p->hot_hi = get_hex(loop, "end");
 	p->hot_tid = (uint32_t)get_u64(c, "hot_tid");

@@ -228,6 +228,11 @@ static void on_vma(void *ctx, const struct watch_vma *v)
 		wr->r.first_seen_ns = w->now_ns;
 		wr->r.resident_ns = -1;
 	}
+	wr->superseded = false;
+	for (size_t i = 0; i < w->n_regions; i++)
+		if (&w->regions[i] != wr && w->regions[i].r.pid == (uint32_t)w->cur_pid &&
+		    w->regions[i].r.start < v->end && w->regions[i].r.end > v->start)
+			w->regions[i].superseded = true;
 	struct sample_watch_region *r = &wr->r;
 	r->end = v->end;
 	snprintf(r->name, sizeof(r->name), "%.*s", (int)v->name_len, v->name);

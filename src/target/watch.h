@@ -48,6 +48,14 @@ struct watch_region {
 	size_t n_pts;
 	uint64_t stride;		/* keep every stride-th point (doubles when pts is full) */
 	uint64_t seen;
+	/*
+	 * A later poll showed its addresses in a mapping of another start: mmap
+	 * places a new anonymous mapping just below the last and the kernel merges
+	 * them, so the merged one starts lower and this entry, keyed by its start,
+	 * saw its memory only before it was written. Its faults and Rss are the
+	 * newer entry's.
+	 */
+	bool superseded;
 };
 
 /* A thread's mask, as the polls from t_first to t_last saw it (a mask held from one change to the next). */

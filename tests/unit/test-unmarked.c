@@ -159,6 +159,14 @@ static void rotated_scans_known(struct sample_profile *p)
 	p->faults.other = (struct sample_touch_offsets){ 8064, 64, 128, 63 };
 }
 
+/* The timed loop was chosen over the initialisation that ran more, outside the clock reads. */
+static void untimed_init(struct sample_profile *p)
+{
+	snprintf(p->untimed_function, sizeof(p->untimed_function), "main");
+	p->untimed_count = 240;
+	p->hot_exe_count = 180;
+}
+
 static void zero_page(struct sample_profile *p)
 {
 	p->regions[0].rss_max = 12288;
@@ -321,6 +329,8 @@ static void test_checks(void)
 		{ __LINE__, "a scan at the first lines", stream_scan, { P, W, P, S, P, P, P, P }, "continue a scan" },
 		{ __LINE__, "a walk at rotating lines", rotated_scans_known, { P, W, W, P, P, P, P, P },
 		  "8064 first touches of [anon] (and 128 a scan's, not judged) spread over 63" },
+		{ __LINE__, "initialisation outweighs the timed loop", untimed_init, { P, P, S, S, P, P, P, P },
+		  "(30 % of the CPU time, instructions 0x1000-0x1040), the code timed: main (40 %) ran more, outside" },
 		{ __LINE__, "zero page", zero_page, { P, P, S, S, W, P, P, P }, "zero page" },
 		{ __LINE__, "THP in a 4k region", thp, { P, P, S, S, P, W, P, P }, "MADV_HUGEPAGE" },
 		{ __LINE__, "not pinned", unpinned, { P, P, S, S, P, P, W, P }, "not pinned" },
@@ -463,6 +473,40 @@ static void test_rejudge_build(void)
 	      analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "build_optimised", &msg) == CHECK_SKIP && strstr(msg, "records no optimisation level"),
 	      "no code: still skipped: %s", msg);
+	analysis_free(&a);
+}
+
+/*
+ * An ascending first touch by the hot loop, which the clock reads show untimed: the loop is an initialisation
+ * (broken-rust_correct's write of every page), and the order checks cannot speak of the timed accesses.
+ */
+static void test_untimed_touches(void)
+{
+	struct sample_profile p;
+	struct analysis a;
+	const char *msg;
+
+	correct(&p);
+	sequential(&p);
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true, .windows = 1, .hot_reads = 2,
+					   .region_faults = 8192, .measured_known = true };
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "sequential_page_order", &msg) == CHECK_SKIP && strstr(msg, "are not the timed code's: it ran "
+	      "in none of the hot thread's 1 clock windows"), "untimed walk: %s", msg);
+	CHECK(status_of(&a, "same_page_offset", &msg) == CHECK_SKIP && strstr(msg, "not the timed code's"),
+	      "untimed walk, offsets: %s", msg);
+	analysis_free(&a);
+	/* 40 of 8192 faults timed: still not the timed code's. */
+	p.clocks.measured_windows = 1;
+	p.clocks.region_faults_measured = 40;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "sequential_page_order", &msg) == CHECK_SKIP && strstr(msg, "40 of the 8192 page faults"),
+	      "40 timed: %s", msg);
+	analysis_free(&a);
+	/* Timed, every fault: the walk is the timed code's, and warned. */
+	p.clocks.region_faults_measured = 8192;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "sequential_page_order", &msg) == CHECK_WARN, "timed walk: %s", msg);
 	analysis_free(&a);
 }
 
@@ -1145,5 +1189,6 @@ int main(void)
 	test_clock_thin();
 	test_hot_thread();
 	test_touch_pattern();
+	test_untimed_touches();
 	return check_finish();
 }
