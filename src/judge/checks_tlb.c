@@ -163,7 +163,15 @@ void checks_tlb_geometry(const struct analysis_check_def *def, const struct anal
 		tlb += a->knees[i].kind == KNEE_TLB;
 		cache += a->knees[i].kind == KNEE_CACHE;
 	}
-	if (!l1 && !l2 && doc && a->n_knees && !tlb)
+	if (env && doc && environment_tlb_disagrees(env))
+		c = checks_add(a, def, tlb ? CHECK_PASS : CHECK_WARN,
+			       "CPUID under %s reports L1 %u, L2 %u entries, the documented %s row L1 %u, L2 %u: "
+			       "hypervisors invent these leaves, so the sweep and its labels used the row: %zu tlb, %zu "
+			       "cache, %zu unknown of %zu knees%s", env->hypervisor, l1, l2, env->core_name,
+			       doc->l1d_4k_entries, doc->l2d_4k_entries, tlb, cache, a->n_knees - tlb - cache, a->n_knees,
+			       tlb ? "" : "; none is the row's either: the core may be misidentified, or the curve shows "
+					  "something else");
+	else if (!l1 && !l2 && doc && a->n_knees && !tlb)
 		c = checks_add(a, def, CHECK_WARN,
 			       "CPUID reports no TLB geometry%s, and none of the %zu knees is within %.0f %% of the %s "
 			       "row's capacities (L1 %u, L2 %u entries): the core may be misidentified (see "

@@ -405,9 +405,25 @@ void environment_identify_core(struct environment *env, double add_imm_per_cycle
 	snprintf(env->documented_tlb.source, sizeof(env->documented_tlb.source), "documented: %s", r->name);
 }
 
+/* CPUID's count c and the documented d disagree: both known, apart by more than ENV_TLB_AGREE either way. */
+static bool entries_disagree(unsigned c, unsigned d)
+{
+	return c && d && ((double)c > ENV_TLB_AGREE * d || (double)d > ENV_TLB_AGREE * c);
+}
+
+bool environment_tlb_disagrees(const struct environment *env)
+{
+	const struct env_tlb *c = &env->tlb, *d = &env->documented_tlb;
+
+	return *env->hypervisor && (entries_disagree(c->l1d_4k_entries, d->l1d_4k_entries) ||
+				    entries_disagree(c->l2d_4k_entries, d->l2d_4k_entries));
+}
+
 const struct env_tlb *environment_expected_tlb(const struct environment *env)
 {
-	if (env->tlb.l1d_4k_entries || env->tlb.l2d_4k_entries || !env->documented_tlb.l1d_4k_entries)
+	if (!env->documented_tlb.l1d_4k_entries || environment_tlb_disagrees(env))
+		return env->documented_tlb.l1d_4k_entries ? &env->documented_tlb : &env->tlb;
+	if (env->tlb.l1d_4k_entries || env->tlb.l2d_4k_entries)
 		return &env->tlb;
 	return &env->documented_tlb;
 }

@@ -108,6 +108,14 @@ static void print_tlb(const struct environment *env, FILE *f)
 	print_tlb_level(f, "L2 TLB 1G", env->tlb.l2d_1g_entries, env->tlb.l2d_1g_ways, 1ull << 30);
 	if (!env->tlb.l1d_4k_entries && !env->tlb.l2d_4k_entries)
 		fprintf(f, "  %-20s not reported\n", "geometry");
+	const struct env_tlb *doc = &env->documented_tlb;
+	if (environment_tlb_disagrees(env))
+		fprintf(f, "  %-20s the documented %s row, L1 %u, L2 %u entries: CPUID under %s disagrees, and\n"
+			"  %-20s hypervisors invent these leaves\n", "expected", env->core_name, doc->l1d_4k_entries,
+			doc->l2d_4k_entries, env->hypervisor, "");
+	else if (environment_expected_tlb(env) == doc && doc->l1d_4k_entries)
+		fprintf(f, "  %-20s the documented %s row, L1 %u, L2 %u entries\n", "expected", env->core_name,
+			doc->l1d_4k_entries, doc->l2d_4k_entries);
 }
 
 /* The Caches section: each cache's size, ways, line and sets. */

@@ -1112,6 +1112,53 @@ static void test_knee_labels(void)
 	fixture_free(r, N);
 }
 
+/*
+ * A VM whose CPUID invents an L2 TLB (bhyve on a Zen 5 host: L1 96, L2 128 entries, where AMD's guide says
+ * 4096): the documented row is expected and labels the rise at 4096; on bare metal CPUID's word stands.
+ */
+static void test_tlb_cpuid_disagrees(void)
+{
+	static const double grid[] = { 1, 2, 4, 8, 16, 32, 64, 81, 96, 128, 181, 256, 512, 1024, 2048, 2896, 3251,
+				       4096, 5793, 8192, 11585, 16384 };
+	enum { N = sizeof(grid) / sizeof(grid[0]) };
+	struct phase_result r[N];
+	struct analysis a;
+	struct environment env = { .turbo = -1, .hypervisor = "bhyve" };
+	struct timing_calibration clk = { .clock_overhead_ns = 20, .clock_resolution_ns = 1, .core_clock_ghz = 3 };
+
+	env.tlb = (struct env_tlb){ .l1d_4k_entries = 96, .l2d_4k_entries = 128, .source = "cpuid 0x80000005/6" };
+	env.documented_tlb = (struct env_tlb){ .l1d_4k_entries = 96, .l2d_4k_entries = 4096, .source = "documented: Zen 5" };
+	strcpy(env.core_name, "Zen 5");
+	CHECK(environment_tlb_disagrees(&env) && environment_expected_tlb(&env) == &env.documented_tlb,
+	      "bhyve: the row is expected");
+	for (size_t i = 0; i < N; i++) {
+		double x = grid[i], ns = x <= 96 ? 1.1 : x <= 4096 ? 6.5 : 45.0;
+		double s[3] = { ns * 0.99, ns, ns * 1.01 };
+		char name[48];
+		snprintf(name, sizeof(name), "tlbsize/4k/%.0fp/r0", x);
+		fixture_phase(&r[i], name, "4k", (uint64_t)x * 4096, 200000, s, 3, 0, -1);
+		r[i].spec.workload = workload_find("tlbsize");
+		r[i].slots = (uint64_t)x;
+	}
+	analysis_run(r, N, &env, &clk, &a);
+	CHECK(a.n_knees == 2 && a.knees[1].kind == KNEE_TLB && strcmp(a.knees[1].tlb.level, "L2 TLB") == 0 &&
+		      strstr(a.knees[1].evidence, "4096-entry L2 TLB (documented: Zen 5)"),
+	      "4096: the row's L2 TLB (%s)", a.n_knees == 2 ? a.knees[1].evidence : "");
+	const struct analysis_check *g = find_check(&a, "tlb_geometry");
+	CHECK(g && g->status == CHECK_PASS && strstr(g->message, "CPUID under bhyve reports L1 96, L2 128 entries, the "
+		      "documented Zen 5 row L1 96, L2 4096") && strstr(g->message, "2 tlb, 0 cache, 0 unknown of 2"),
+	      "geometry: %s", g ? g->message : "missing");
+	analysis_free(&a);
+
+	/* Within ENV_TLB_AGREE (3500 against 4096): CPUID's, as on bare metal with the same numbers. */
+	env.tlb.l2d_4k_entries = 3500;
+	CHECK(!environment_tlb_disagrees(&env) && environment_expected_tlb(&env) == &env.tlb, "3500: CPUID's");
+	env.tlb.l2d_4k_entries = 128;
+	env.hypervisor[0] = 0;
+	CHECK(!environment_tlb_disagrees(&env) && environment_expected_tlb(&env) == &env.tlb, "bare metal: CPUID's");
+	fixture_free(r, N);
+}
+
 /* The split between and within allocations, and what unstable and warmup_insufficient make of it. */
 static void test_allocations(void)
 {
@@ -1247,6 +1294,7 @@ int main(void)
 	test_stride_huge_twin();
 	test_tlbsize_knees();
 	test_knee_labels();
+	test_tlb_cpuid_disagrees();
 	test_allocations();
 	return check_finish();
 }
