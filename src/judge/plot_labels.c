@@ -86,7 +86,7 @@ void plot_add_tlbsize_markers(struct plot_chart_ctx *cx)
 		snprintf(label, sizeof(label), "knee %.0f (%s)", tk->knee.x_before, level ? level : "unknown");
 		add_marker(c, PLOT_MARKER_KNEE, tk->knee.x_before, tk->knee.x_after, NULL, label);
 	}
-	/* The capacities the knees were labelled against: CPUID's, else the documented core's. */
+	/* The capacities the knees were labelled against: CPUID's, else (or where a VM's disagrees) the documented core's. */
 	const struct env_tlb *tlb = env ? environment_expected_tlb(env) : NULL;
 	bool cpuid = tlb && env && tlb == &env->tlb;
 	const struct {
@@ -109,6 +109,11 @@ void plot_add_tlbsize_markers(struct plot_chart_ctx *cx)
 		plot_add_note(c, "Neither CPUID nor a documented core gives 4 KiB TLB capacities here (environment.tlb "
 				 "is null, and no row of the core table fits): the knees are labelled against the "
 				 "caches only.");
+	else if (!cpuid && environment_tlb_disagrees(env))
+		plot_add_note(c, "CPUID under %s reports L1 %u, L2 %u entries, other counts than the identified core's "
+				 "documented row, and hypervisors invent these leaves: the dashed lines are the row's "
+				 "capacities (environment.cpu.identification).", env->hypervisor, env->tlb.l1d_4k_entries,
+			      env->tlb.l2d_4k_entries);
 	else if (!cpuid)
 		plot_add_note(c, "CPUID reports no TLB here; the dashed lines are the documented capacities of the "
 				 "identified core (environment.cpu.identification).");

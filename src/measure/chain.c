@@ -168,7 +168,7 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 	uint64_t huge_pages = (bytes + (2u << 20) - 1) / (2u << 20), huge_touched = 0;
 	uint64_t *huge_seen = calloc((huge_pages + 63) / 64, sizeof(uint64_t));
 	const uint64_t *mem = copy;
-	uint64_t cur = start_addr, steps = 0, touched = 0, lines_used = 0;
+	uint64_t cur = start_addr, steps = 0, touched = 0, lines_used = 0, lo = UINT64_MAX, hi = 0;
 	/* Strides over the whole walk: the longest run of equal consecutive ones, where it starts, its stride. */
 	uint64_t prev_diff = 0, run = 0, best_run = 0, best_at = 0, best_diff = 0, repeats = 0;
 	char problem[160] = "";
@@ -210,6 +210,8 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 			break;
 		}
 		seen[w / 64] |= 1ull << (w % 64);
+		lo = cur < lo ? cur : lo;
+		hi = cur > hi ? cur : hi;
 		lines_used |= 1ull << (((cur - base_addr) & 4095) >> 6);
 		if (!(page_seen[pg / 64] & (1ull << (pg % 64)))) {
 			page_seen[pg / 64] |= 1ull << (pg % 64);
@@ -237,6 +239,7 @@ int chain_check_foreign(const void *copy, uint64_t base_addr, uint64_t bytes, ui
 	else if (!*problem)
 		snprintf(problem, sizeof(problem), "the walk did not return to its start");
 	walk->pages_covered = pages ? (double)touched / (double)pages : 0;
+	walk->span_bytes = steps ? hi - lo + 8 : 0;
 	/* One slot per 2 MiB page is a huge-page chase: its coverage counts in 2 MiB pages. */
 	double covered = walk->pages_covered;
 	if (huge_pages && (double)huge_touched / (double)huge_pages > covered)

@@ -84,6 +84,7 @@ struct chain_walk {
 	uint64_t cycle_slots;		/* steps until the walk came back to its start; 0 when it did not */
 	uint64_t expected_slots;	/* declared, else region bytes / the smallest gap between visited slots */
 	double pages_covered;		/* share of the region's 4 KiB pages the walk touched */
+	uint64_t span_bytes;		/* from the lowest visited slot to past the highest (8 bytes) */
 	bool aligned;			/* every visited slot sits at the same line of its cell (stride = the
 					 * smallest gap), as --layout aligned: its lines alias into few cache sets */
 };

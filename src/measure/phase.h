@@ -114,6 +114,7 @@ struct target_phase {
 	bool chain_inspected;		/* the chain was read from the process and self-checked */
 	uint64_t chain_cycle_slots;	/* slots on the cycle through chain_addr (0 when it never returned) */
 	double chain_pages_covered;	/* share of the region's 4 KiB pages the cycle touches */
+	uint64_t chain_span_bytes;	/* from its lowest slot to past its highest (not in reports) */
 	double *wall_ns;		/* wall time of each occurrence (owned) */
 	size_t n_wall;
 	double tlbprof_ns_total;	/* the same windows as tlbprof saw them (begin ack .. end line), summed */

@@ -183,6 +183,7 @@ void target_declared_inspect_chain(struct target_state *st, struct phase_result 
 		tp->chain_inspected = true;
 		tp->chain_cycle_slots = walk.cycle_slots;
 		tp->chain_pages_covered = walk.pages_covered;
+		tp->chain_span_bytes = walk.span_bytes;
 		if (!tp->slots_declared && walk.expected_slots > 1)
 			r->spec.stride_bytes = tp->region_bytes / walk.expected_slots;
 		r->spec.layout = walk.aligned ? LAYOUT_ALIGNED : LAYOUT_COLORED;

@@ -96,7 +96,15 @@ static void test_foreign_chain(void)
 	CHECK(walk.cycle_slots == N && walk.expected_slots == N, "cycle %llu of %llu", (unsigned long long)walk.cycle_slots,
 	      (unsigned long long)walk.expected_slots);
 	CHECK_NEAR(walk.pages_covered, 1.0, 1e-9);
+	CHECK(walk.span_bytes == (N - 1) * stride + 8, "span %llu", (unsigned long long)walk.span_bytes);
 	CHECK(walk.aligned, "every slot at its page start is the aligned layout");
+	/* The same chain in the first quarter of a region four times its size: it spans a quarter. */
+	uint64_t *big = calloc(4 * N * stride / 8, 8);
+	memcpy(big, mem, N * stride);
+	CHECK(chain_check_foreign(big, base, 4 * N * stride, base, N, out, &walk) == 0 &&
+		      walk.span_bytes == (N - 1) * stride + 8 && fabs(walk.pages_covered - 0.25) < 1e-9,
+	      "a quarter: span %llu, covered %g", (unsigned long long)walk.span_bytes, walk.pages_covered);
+	free(big);
 	CHECK(chain_check_foreign(mem, base, N * stride, base, N + 1, out, &walk) == 0 && out[0].status == CHECK_FAIL,
 	      "declared slots that the cycle does not hold fail");
 	free(mem);
