@@ -7,8 +7,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "judge/analysis_internal.h"
+#include "machine/cores.h"
 #include "measure/workload.h"
 
 enum { MAX_KNEES = 16, MAX_CURVE = 1024 };
@@ -113,29 +115,63 @@ static void match_tlb(struct tlb_knee *tk, const struct env_tlb *tlb)
 	}
 }
 
+/* Whether the OS reported any data cache size (sysfs, or CPUID's cache leaves). */
+static bool caches_reported(const struct environment *env)
+{
+	for (unsigned level = 1; env && level <= 3; level++)
+		if (environment_data_cache(env, level) && environment_data_cache(env, level)->size_bytes)
+			return true;
+	return false;
+}
+
 /*
- * The data cache level nearest the knee, from the caches the OS reports: it
- * fills at size / 64 B / LINES_PER_PAGE pages; the knee fits when its rise
- * ends no earlier than L1_EARLY (L1) or OUTER_EARLY (L2, L3) of that and
- * starts within KNEE_MATCH_TOLERANCE after it.
+ * The level's data cache bytes and line: the OS's, else, where it reports none (a bhyve guest on a Zen 5 host
+ * zeroes leaf 0x8000001d, and the sweep's L1d knee at 724..861 pages was unknown), the identified core's
+ * documented L1d, or its L2 where its parts have one size (source "documented: CORE"). 0 when neither.
+ */
+static uint64_t cache_bytes(const struct environment *env, unsigned level, double *line, const char **source)
+{
+	const struct env_cache *ch = environment_data_cache(env, level);
+	const struct core_row *r = env->core.row;
+
+	*line = ch && ch->line_bytes ? ch->line_bytes : 64;
+	*source = "sysfs";
+	if (caches_reported(env))
+		return ch ? ch->size_bytes : 0;
+	*source = env->documented_tlb.source;
+	if (!r || level > 2)
+		return 0;
+	if (level == 1)
+		return (uint64_t)r->l1d_kib << 10;
+	bool one = !r->l2_kib[0] != !r->l2_kib[1] || r->l2_kib[0] == r->l2_kib[1];
+	return one ? (uint64_t)(r->l2_kib[0] ? r->l2_kib[0] : r->l2_kib[1]) << 10 : 0;
+}
+
+/*
+ * The data cache level nearest the knee, from the caches the OS reports (else
+ * the documented core's, cache_bytes()): it fills at size / 64 B /
+ * LINES_PER_PAGE pages; the knee fits when its rise ends no earlier than
+ * L1_EARLY (L1) or OUTER_EARLY (L2, L3) of that and starts within
+ * KNEE_MATCH_TOLERANCE after it.
  */
 static void match_cache(struct tlb_knee *tk, const struct environment *env)
 {
 	static const char *const names[] = { NULL, "L1d", "L2", "L3" };
 
 	for (unsigned level = 1; env && level <= 3; level++) {
-		const struct env_cache *ch = environment_data_cache(env, level);
-		if (!ch || !ch->size_bytes)
+		double line;
+		const char *source;
+		uint64_t size = cache_bytes(env, level, &line, &source);
+		if (!size)
 			continue;
-		double line = ch->line_bytes ? ch->line_bytes : 64;
-		double pages = (double)ch->size_bytes / line / LINES_PER_PAGE;
+		double pages = (double)size / line / LINES_PER_PAGE;
 		double early = level == 1 ? L1_EARLY : OUTER_EARLY;
 		struct knee_capacity cap = {
 			.level = names[level],
 			.is_cache = true,
-			.count = (double)ch->size_bytes,
+			.count = (double)size,
 			.pages = pages,
-			.source = "sysfs",
+			.source = source,
 			.relative_error = rise_error(&tk->knee, pages),
 		};
 		cap.fits = cap.relative_error >= early - 1 && cap.relative_error <= KNEE_MATCH_TOLERANCE;
@@ -148,7 +184,10 @@ static const char *capacity_text(const struct knee_capacity *c, char *buf, size_
 {
 	if (!c->level)
 		return "";
-	if (c->is_cache)
+	if (c->is_cache && c->source && strcmp(c->source, "sysfs") != 0)
+		snprintf(buf, cap, "the %.0f KiB %s (%s; full at %.0f pages)", c->count / 1024, c->level, c->source,
+			 c->pages);
+	else if (c->is_cache)
 		snprintf(buf, cap, "the %.0f KiB %s (full at %.0f pages)", c->count / 1024, c->level, c->pages);
 	else
 		snprintf(buf, cap, "the %.0f-entry %s (%s)", c->count, c->level, c->source);
@@ -216,8 +255,11 @@ int analysis_build_knees(const struct phase_result *res, size_t n, const struct 
 		free(pts);
 		return -ENOMEM;
 	}
-	for (unsigned level = 1; env && level <= 3; level++)
-		caches_known |= environment_data_cache(env, level) && environment_data_cache(env, level)->size_bytes;
+	for (unsigned level = 1; env && level <= 3; level++) {
+		double line;
+		const char *source;
+		caches_known |= cache_bytes(env, level, &line, &source) > 0;
+	}
 	for (size_t i = 0; i < n && m < MAX_CURVE; i++) {
 		if (!analysis_measured_ok(&res[i]) || res[i].spec.workload->sweep != WORKLOAD_SWEEP_PAGE_COUNTS)
 			continue;

@@ -24,7 +24,8 @@ from report_check import validate  # noqa: E402
 
 TLBPROF = sys.argv[1]
 env = dict(os.environ)
-if os.environ.get("TLBPROF_TEST_SIMULATE_PMU"):
+SIMULATED = bool(os.environ.get("TLBPROF_TEST_SIMULATE_PMU"))
+if SIMULATED:
     env["TLBPROF_SIMULATE_PMU"] = os.environ["TLBPROF_TEST_SIMULATE_PMU"]
 p = subprocess.run([TLBPROF, "--pages", "4k,2m", "--size", "256M", "--iters", "2M", "--repeat", "3", "--cpu", "0",
                     "--controls", "none", "--quiet", "--fail-on", "never", "--json", "-"], capture_output=True,
@@ -90,7 +91,24 @@ for c in rep["analysis"]["comparisons"]:
     if c["method"] != "counters" or abs(total - c["delta_ns"]) > 1e-6 * max(1, abs(c["delta_ns"])):
         failures.append(f"{c['variant']}: method {c['method']}, parts {parts} sum {total}, delta {c['delta_ns']}")
 adds = next((c for c in rep["analysis"]["checks"] if c["id"] == "attribution_adds_up"), None)
-if adds and adds["status"] == "warn":
+
+
+def beyond_host(c):
+    """The counted parts exceed the delta this host measured beyond its noise."""
+    a = c["attribution"]
+    parts = (a["tlb_ns"] or 0) + (a["cache_ns"] or 0)
+    return a["noise_ns"] is not None and parts - c["delta_ns"] > a["noise_ns"]
+
+
+# The simulated PMU's walks cost what its model says, whatever this host does: where the host's 2m phase is no
+# faster than its 4k (a guest whose host backs it with small pages; a bhyve guest on a Zen 5 host read 2m 6-14 ns
+# slower in 2 runs of 4), the parts exceed the delta, and the check is right to warn. Then it must say exceed.
+counted = [c for c in rep["analysis"]["comparisons"] if c["method"] == "counters"]
+if adds and adds["status"] == "warn" and SIMULATED and counted and all(beyond_host(c) for c in counted) and \
+        "exceed the delta" in adds["message"]:
+    deltas = "; ".join(f"{c['delta_ns']:.1f} ns, tlb {c['attribution']['tlb_ns']:.1f} ns" for c in counted)
+    print(f"attribution_adds_up warned, rightly: the simulated walks exceed this host's own 4k-2m delta ({deltas})")
+elif adds and adds["status"] == "warn":
     failures.append(f"attribution_adds_up: {adds['message']}")
 for f in failures:
     print("FAIL:", f, file=sys.stderr)

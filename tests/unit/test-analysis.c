@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "judge/analysis.h"
+#include "machine/cores.h"
 #include "pmu/sample.h"
 #include "check.h"
 #include "fixtures.h"
@@ -1118,8 +1119,8 @@ static void test_knee_labels(void)
  */
 static void test_tlb_cpuid_disagrees(void)
 {
-	static const double grid[] = { 1, 2, 4, 8, 16, 32, 64, 81, 96, 128, 181, 256, 512, 1024, 2048, 2896, 3251,
-				       4096, 5793, 8192, 11585, 16384 };
+	static const double grid[] = { 1, 2, 4, 8, 16, 32, 64, 81, 96, 128, 181, 256, 362, 456, 512, 575, 645, 683, 724,
+				       813, 912, 1024, 1448, 2048, 2896, 3251, 4096, 4871, 5793, 8192, 11585, 16384 };
 	enum { N = sizeof(grid) / sizeof(grid[0]) };
 	struct phase_result r[N];
 	struct analysis a;
@@ -1129,10 +1130,14 @@ static void test_tlb_cpuid_disagrees(void)
 	env.tlb = (struct env_tlb){ .l1d_4k_entries = 96, .l2d_4k_entries = 128, .source = "cpuid 0x80000005/6" };
 	env.documented_tlb = (struct env_tlb){ .l1d_4k_entries = 96, .l2d_4k_entries = 4096, .source = "documented: Zen 5" };
 	strcpy(env.core_name, "Zen 5");
+	/* Nor does it report caches (leaf 0x8000001d zeroed, no sysfs sizes): the row's 48 KiB L1d labels its knee. */
+	for (const struct core_row *row = cores_table; row->name && !env.core.row; row++)
+		if (strcmp(row->name, "Zen 5") == 0)
+			env.core.row = row;
 	CHECK(environment_tlb_disagrees(&env) && environment_expected_tlb(&env) == &env.documented_tlb,
 	      "bhyve: the row is expected");
 	for (size_t i = 0; i < N; i++) {
-		double x = grid[i], ns = x <= 96 ? 1.1 : x <= 4096 ? 6.5 : 45.0;
+		double x = grid[i], ns = x <= 96 ? 1.1 : x <= 683 ? 3.3 : x <= 4096 ? 6.5 : 45.0;
 		double s[3] = { ns * 0.99, ns, ns * 1.01 };
 		char name[48];
 		snprintf(name, sizeof(name), "tlbsize/4k/%.0fp/r0", x);
@@ -1141,12 +1146,15 @@ static void test_tlb_cpuid_disagrees(void)
 		r[i].slots = (uint64_t)x;
 	}
 	analysis_run(r, N, &env, &clk, &a);
-	CHECK(a.n_knees == 2 && a.knees[1].kind == KNEE_TLB && strcmp(a.knees[1].tlb.level, "L2 TLB") == 0 &&
-		      strstr(a.knees[1].evidence, "4096-entry L2 TLB (documented: Zen 5)"),
-	      "4096: the row's L2 TLB (%s)", a.n_knees == 2 ? a.knees[1].evidence : "");
+	CHECK(a.n_knees == 3 && a.knees[2].kind == KNEE_TLB && strcmp(a.knees[2].tlb.level, "L2 TLB") == 0 &&
+		      strstr(a.knees[2].evidence, "4096-entry L2 TLB (documented: Zen 5)"),
+	      "4096: the row's L2 TLB (%s)", a.n_knees == 3 ? a.knees[2].evidence : "");
+	CHECK(a.n_knees == 3 && a.knees[1].kind == KNEE_CACHE && strcmp(a.knees[1].cache.level, "L1d") == 0 &&
+		      strstr(a.knees[1].evidence, "the 48 KiB L1d (documented: Zen 5; full at 683 pages)"),
+	      "683: the row's L1d (%s)", a.n_knees == 3 ? a.knees[1].evidence : "");
 	const struct analysis_check *g = find_check(&a, "tlb_geometry");
 	CHECK(g && g->status == CHECK_PASS && strstr(g->message, "CPUID under bhyve reports L1 96, L2 128 entries, the "
-		      "documented Zen 5 row L1 96, L2 4096") && strstr(g->message, "2 tlb, 0 cache, 0 unknown of 2"),
+		      "documented Zen 5 row L1 96, L2 4096") && strstr(g->message, "2 tlb, 1 cache, 0 unknown of 3"),
 	      "geometry: %s", g ? g->message : "missing");
 	analysis_free(&a);
 
