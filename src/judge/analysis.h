@@ -12,7 +12,7 @@
 #include "measure/phase.h"
 #include "machine/timing.h"
 
-#define ANALYSIS_MAX_EVIDENCE 8
+#define ANALYSIS_MAX_EVIDENCE 16
 
 /* The measured values a check or finding rests on, by name. */
 struct analysis_evidence {

@@ -238,6 +238,23 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 				  : "");
 }
 
+/*
+ * The hot loop ran only while it took its faults: 90 % or more of the hot function's weight (5 ms at least) lies
+ * between its first and last fault on the region. One pass over fresh memory looks the same as an initialisation
+ * and as a timed first pass: mbw fills its arrays once (make_array()) and copies them with memcpy and a loop of its
+ * own, and on a guest whose first touches wait for the host the fill was the hot loop, so that without its clock
+ * reads (gettimeofday is the vDSO's, untraceable) the fill was taken for the timed loop.
+ */
+#define ONE_PASS_SHARE 0.9
+#define ONE_PASS_MIN_WEIGHT 20
+static bool one_pass(const struct sample_profile *p)
+{
+	const struct sample_fault_pattern *f = &p->faults;
+
+	return f->weight_known && f->hot_weight >= ONE_PASS_MIN_WEIGHT &&
+	       share(f->hot_weight_faulting, f->hot_weight) >= ONE_PASS_SHARE;
+}
+
 void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, const struct analysis_input *in,
 				      struct analysis *a)
 {
@@ -255,6 +272,14 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 		c = first_touch_timed(def, p, a);
 	else if (lost_could_flip(f->in_hot_loop, f->faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
 		c = lost_skip(def, p, f->in_hot_loop, f->faults, "came from the hot loop", a);
+	else if (f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE &&
+		 one_pass(p))
+		c = checks_add(a, def, CHECK_SKIP,
+			       "could not tell, because the %llu page faults of the hot loop in %s on %s are all it did "
+			       "(%.0f %% of its CPU time came while it took them): one pass over fresh memory, as an "
+			       "initialisation makes, or a timed first touch; no clock read was traced to tell which",
+			       (unsigned long long)f->in_hot_loop, short_fn(p), p->fault_region,
+			       100 * share(f->hot_weight_faulting, f->hot_weight));
 	else if (f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE)
 		c = checks_add(a, def, CHECK_WARN,
 			       "%llu of the %llu page faults on %s (%.1f MiB, %.2f faults per page) came from the hot loop in "
@@ -276,6 +301,8 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 	checks_evidence(c, "in_hot_loop", (double)f->in_hot_loop);
 	checks_evidence(c, "in_hot_function", (double)f->in_hot_function);
 	checks_evidence(c, "lost_records", (double)p->faults_lost);
+	checks_evidence(c, "hot_share_while_faulting", f->weight_known && f->hot_weight
+							      ? share(f->hot_weight_faulting, f->hot_weight) : NAN);
 	if (timed_by_clock(p)) {
 		checks_evidence(c, "process_faults", (double)p->clocks.region_faults);
 		checks_evidence(c, "faults_between_clock_reads", (double)p->clocks.region_faults_in_span);
@@ -305,6 +332,14 @@ static bool no_loop_touches(const struct analysis_check_def *def, const struct s
 	 */
 	const struct sample_clocks *c = &p->clocks;
 	uint64_t timed = c->measured_known ? c->region_faults_measured : c->region_faults_in_span;
+	if (!timed_by_clock(p) && one_pass(p)) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot loop's %llu first touches of %s are all it "
+			   "did (%.0f %% of its CPU time came while it took them): one pass over fresh memory, as an "
+			   "initialisation makes, or a timed pass; no clock read was traced to tell which",
+			   (unsigned long long)p->faults.loop_touches, p->fault_region,
+			   100 * share(p->faults.hot_weight_faulting, p->faults.hot_weight));
+		return true;
+	}
 	if (timed_by_clock(p) && timed < UNMARKED_MIN_FAULTS) {
 		char why[160];
 		if (c->measured_known && !c->measured_windows)

@@ -515,6 +515,15 @@ struct sample_fault_pattern {
 		uint64_t touches, mode, mode_count;
 		unsigned distinct_lines;
 	} other;
+	/*
+	 * The hot function's cpu-clock weight in the hot thread's process (in
+	 * fast-rate periods), and its part between the hot loop's first and last
+	 * fault on the region: a loop that ran only while it faulted made one
+	 * pass over fresh memory, as an initialisation does. weight_known: false
+	 * in a report from before them.
+	 */
+	uint64_t hot_weight, hot_weight_faulting;
+	bool weight_known;
 };
 
 /* A function of the cpu-clock profile. */

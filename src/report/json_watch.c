@@ -168,6 +168,8 @@ static json_t *faults_json(const struct sample_profile *p)
 	json_object_set_new(o, "other_offset_mode_bytes", k && q->mode_count ? count(q->mode) : json_null());
 	json_object_set_new(o, "other_offset_mode_count", k ? count(q->mode_count) : json_null());
 	json_object_set_new(o, "other_distinct_lines", k ? count(q->distinct_lines) : json_null());
+	json_object_set_new(o, "hot_weight", f->weight_known ? count(f->hot_weight) : json_null());
+	json_object_set_new(o, "hot_weight_faulting", f->weight_known ? count(f->hot_weight_faulting) : json_null());
 	return o;
 }
 
@@ -408,6 +410,9 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	q->other.mode = get_u64(f, "other_offset_mode_bytes");
 	q->other.mode_count = get_u64(f, "other_offset_mode_count");
 	q->other.distinct_lines = (unsigned)get_u64(f, "other_distinct_lines");
+	q->weight_known = json_is_integer(json_object_get(f, "hot_weight"));
+	q->hot_weight = get_u64(f, "hot_weight");
+	q->hot_weight_faulting = get_u64(f, "hot_weight_faulting");
 }
 
 /* The index i < n whose namer(i) is name; -1 for none (or no name). */

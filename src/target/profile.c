@@ -669,6 +669,24 @@ static void scale_pattern(struct sample_fault_pattern *f, uint64_t x)
 	f->other.mode_count *= x;
 }
 
+/* The hot function's cpu-clock weight (w->hot_marks of a sample), all and between the hot loop's first and last fault. */
+static void loop_weight(const struct target_watch *w, const struct fault_hit *hits, size_t n,
+			struct sample_fault_pattern *f)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (hits[i].in_loop) {
+			lo = hits[i].t < lo ? hits[i].t : lo;
+			hi = hits[i].t > hi ? hits[i].t : hi;
+		}
+	for (size_t i = 0; i < w->n_hot_marks; i++) {
+		f->hot_weight += w->hot_marks[i].weight;
+		f->hot_weight_faulting += w->hot_marks[i].t >= lo && w->hot_marks[i].t <= hi ? w->hot_marks[i].weight : 0;
+	}
+	f->weight_known = true;
+}
+
 /*
  * Per watched region, its faults; for the most faulted one, the pattern and its cross with the hot loop. Past
  * SAMPLE_KEEP_MAX, l holds one block of consecutive faults in p->faults_one_in: counts are the kept ones times it,
@@ -731,6 +749,7 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ r->time_ns, 0 };
 	}
 	f->faults = n;
+	loop_weight(w, hits, n, f);
 	/* The function most faults came from. */
 	qsort(hits, n, sizeof(*hits), fault_fn_cmp);
 	for (size_t i = 0, j; i < n; i = j) {

@@ -159,6 +159,24 @@ static void rotated_scans_known(struct sample_profile *p)
 	p->faults.other = (struct sample_touch_offsets){ 8064, 64, 128, 63 };
 }
 
+/* An ascending first touch in one pass, all the loop did, and no clock read traced: mbw's fill of its arrays. */
+static void one_pass_fill(struct sample_profile *p)
+{
+	sequential(p);
+	p->faults.weight_known = true;
+	p->faults.hot_weight = 570;
+	p->faults.hot_weight_faulting = 570;
+}
+
+/* The same first touch as the first of many passes: a third of the loop's time came while it faulted. */
+static void first_of_many(struct sample_profile *p)
+{
+	sequential(p);
+	p->faults.weight_known = true;
+	p->faults.hot_weight = 600;
+	p->faults.hot_weight_faulting = 200;
+}
+
 /* The timed loop was chosen over the initialisation that ran more, outside the clock reads. */
 static void untimed_init(struct sample_profile *p)
 {
@@ -329,6 +347,9 @@ static void test_checks(void)
 		{ __LINE__, "a scan at the first lines", stream_scan, { P, W, P, S, P, P, P, P }, "continue a scan" },
 		{ __LINE__, "a walk at rotating lines", rotated_scans_known, { P, W, W, P, P, P, P, P },
 		  "8064 first touches of [anon] (and 128 a scan's, not judged) spread over 63" },
+		{ __LINE__, "one pass over fresh memory", one_pass_fill, { P, S, S, S, P, P, P, P },
+		  "are all it did (100 % of its CPU time came while it took them)" },
+		{ __LINE__, "the first of many passes", first_of_many, { P, W, W, P, P, P, P, P }, "first touch" },
 		{ __LINE__, "initialisation outweighs the timed loop", untimed_init, { P, P, S, S, P, P, P, P },
 		  "(30 % of the CPU time, instructions 0x1000-0x1040), the code timed: main (40 %) ran more, outside" },
 		{ __LINE__, "zero page", zero_page, { P, P, S, S, W, P, P, P }, "zero page" },
