@@ -680,7 +680,7 @@ static void loop_weight(const struct target_watch *w, const struct fault_hit *hi
 			lo = hits[i].t < lo ? hits[i].t : lo;
 			hi = hits[i].t > hi ? hits[i].t : hi;
 		}
-	for (size_t i = 0; i < w->n_hot_marks; i++) {
+	for (size_t i = 0; w->hot_marks && i < w->n_hot_marks; i++) {
 		f->hot_weight += w->hot_marks[i].weight;
 		f->hot_weight_faulting += w->hot_marks[i].t >= lo && w->hot_marks[i].t <= hi ? w->hot_marks[i].weight : 0;
 	}
