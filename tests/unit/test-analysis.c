@@ -1044,6 +1044,22 @@ static void test_tlbsize_knees(void)
 	fixture_free(r, N);
 }
 
+/* A tlbsize sweep over grid[0..n) pages reading levels[k] ns up to edges[k] pages, and levels[3] past them. */
+static void step_curve(struct phase_result *r, const double *grid, size_t n, const double edges[3],
+		       const double levels[4])
+{
+	for (size_t i = 0; i < n; i++) {
+		double x = grid[i], ns = x <= edges[0] ? levels[0] : x <= edges[1] ? levels[1] : x <= edges[2] ? levels[2]
+													  : levels[3];
+		double s[3] = { ns * 0.99, ns, ns * 1.01 };
+		char name[48];
+		snprintf(name, sizeof(name), "tlbsize/4k/%.0fp/r0", x);
+		fixture_phase(&r[i], name, "4k", (uint64_t)x * 4096, 200000, s, 3, 0, -1);
+		r[i].spec.workload = workload_find("tlbsize");
+		r[i].slots = (uint64_t)x;
+	}
+}
+
 /*
  * Which knee is which, on a curve with an L1 dTLB (64), the L1d filling
  * (48 KiB: 683 pages of one line and 1/8 page-table line) and an STLB (2048),
@@ -1066,15 +1082,8 @@ static void test_knee_labels(void)
 	env.caches[0] = (struct env_cache){ .level = 1, .type = "Data", .size_bytes = 48 << 10, .line_bytes = 64 };
 	env.caches[1] = (struct env_cache){ .level = 2, .type = "Unified", .size_bytes = 1280 << 10, .line_bytes = 64 };
 	env.n_caches = 2;
-	for (size_t i = 0; i < N; i++) {
-		double x = grid[i], ns = x <= 64 ? 1.5 : x <= 683 ? 4.0 : x <= 2048 ? 7.5 : 22.0;
-		double s[3] = { ns * 0.99, ns, ns * 1.01 };
-		char name[48];
-		snprintf(name, sizeof(name), "tlbsize/4k/%.0fp/r0", x);
-		fixture_phase(&r[i], name, "4k", (uint64_t)x * 4096, 200000, s, 3, 0, -1);
-		r[i].spec.workload = workload_find("tlbsize");
-		r[i].slots = (uint64_t)x;
-	}
+	static const double edges[3] = { 64, 683, 2048 }, levels[4] = { 1.5, 4.0, 7.5, 22.0 };
+	step_curve(r, grid, N, edges, levels);
 	analysis_run(r, N, &env, &clk, &a);
 	CHECK(a.n_knees == 3, "three knees: %zu", a.n_knees);
 	if (a.n_knees == 3) {
@@ -1136,15 +1145,8 @@ static void test_tlb_cpuid_disagrees(void)
 			env.core.row = row;
 	CHECK(environment_tlb_disagrees(&env) && environment_expected_tlb(&env) == &env.documented_tlb,
 	      "bhyve: the row is expected");
-	for (size_t i = 0; i < N; i++) {
-		double x = grid[i], ns = x <= 96 ? 1.1 : x <= 683 ? 3.3 : x <= 4096 ? 6.5 : 45.0;
-		double s[3] = { ns * 0.99, ns, ns * 1.01 };
-		char name[48];
-		snprintf(name, sizeof(name), "tlbsize/4k/%.0fp/r0", x);
-		fixture_phase(&r[i], name, "4k", (uint64_t)x * 4096, 200000, s, 3, 0, -1);
-		r[i].spec.workload = workload_find("tlbsize");
-		r[i].slots = (uint64_t)x;
-	}
+	static const double edges[3] = { 96, 683, 4096 }, levels[4] = { 1.1, 3.3, 6.5, 45.0 };
+	step_curve(r, grid, N, edges, levels);
 	analysis_run(r, N, &env, &clk, &a);
 	CHECK(a.n_knees == 3 && a.knees[2].kind == KNEE_TLB && strcmp(a.knees[2].tlb.level, "L2 TLB") == 0 &&
 		      strstr(a.knees[2].evidence, "4096-entry L2 TLB (documented: Zen 5)"),
