@@ -87,7 +87,6 @@ void checks_hot_loop(const struct analysis_check_def *def, const struct analysis
 	const struct sample_profile *p = in->profile;
 	struct analysis_check *c;
 	bool lib = *p->hot_library;
-
 	char timed[160] = "";
 
 	if (no_clock(def, p, a))
@@ -204,12 +203,18 @@ static struct analysis_check *lost_skip(const struct analysis_check_def *def, co
 			  100 * share(part, whole + p->faults_lost), 100 * share(part + p->faults_lost, whole + p->faults_lost));
 }
 
+/* The process's faults on the region that the timing holds: in the windows its hot loop ran in, else in the span. */
+static uint64_t timed_faults(const struct sample_clocks *c)
+{
+	return c->measured_known ? c->region_faults_measured : c->region_faults_in_span;
+}
+
 /* first_touch_in_timed_loop from the clock reads: the faults between the hot thread's first and last read. */
 static struct analysis_check *first_touch_timed(const struct analysis_check_def *def, const struct sample_profile *p,
 						struct analysis *a)
 {
 	const struct sample_clocks *c = &p->clocks;
-	uint64_t timed = c->measured_known ? c->region_faults_measured : c->region_faults_in_span;
+	uint64_t timed = timed_faults(c);
 	char where[120];
 
 	if (lost_could_flip(timed, c->region_faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
@@ -260,6 +265,8 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 {
 	const struct sample_profile *p = in->profile;
 	const struct sample_fault_pattern *f = &p->faults;
+	/* Without the clock reads: half or more of the region's faults came from the hot loop. */
+	bool from_loop = f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE;
 	struct analysis_check *c;
 
 	if (no_faults(def, p, a))
@@ -272,15 +279,14 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 		c = first_touch_timed(def, p, a);
 	else if (lost_could_flip(f->in_hot_loop, f->faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
 		c = lost_skip(def, p, f->in_hot_loop, f->faults, "came from the hot loop", a);
-	else if (f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE &&
-		 one_pass(p))
+	else if (from_loop && one_pass(p))
 		c = checks_add(a, def, CHECK_SKIP,
 			       "could not tell, because the %llu page faults of the hot loop in %s on %s are all it did "
 			       "(%.0f %% of its CPU time came while it took them): one pass over fresh memory, as an "
 			       "initialisation makes, or a timed first touch; no clock read was traced to tell which",
 			       (unsigned long long)f->in_hot_loop, short_fn(p), p->fault_region,
 			       100 * share(f->hot_weight_faulting, f->hot_weight));
-	else if (f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE)
+	else if (from_loop)
 		c = checks_add(a, def, CHECK_WARN,
 			       "%llu of the %llu page faults on %s (%.1f MiB, %.2f faults per page) came from the hot loop in "
 			       "%s: the timed loop is the memory's first touch, so it times page faults (about a "
@@ -330,8 +336,6 @@ static bool no_loop_touches(const struct analysis_check_def *def, const struct s
 	 * timed one: broken-rust_correct's write of every page, which on a Zen 5 guest outweighed the 8 ms its timed
 	 * loop ran, so that its order was taken for the timed accesses'.
 	 */
-	const struct sample_clocks *c = &p->clocks;
-	uint64_t timed = c->measured_known ? c->region_faults_measured : c->region_faults_in_span;
 	if (!timed_by_clock(p) && one_pass(p)) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot loop's %llu first touches of %s are all it "
 			   "did (%.0f %% of its CPU time came while it took them): one pass over fresh memory, as an "
@@ -340,6 +344,8 @@ static bool no_loop_touches(const struct analysis_check_def *def, const struct s
 			   100 * share(p->faults.hot_weight_faulting, p->faults.hot_weight));
 		return true;
 	}
+	const struct sample_clocks *c = &p->clocks;
+	uint64_t timed = timed_faults(c);
 	if (timed_by_clock(p) && timed < UNMARKED_MIN_FAULTS) {
 		char why[160];
 		if (c->measured_known && !c->measured_windows)

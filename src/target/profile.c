@@ -283,6 +283,12 @@ static int clock_readers(const struct target_watch *w, struct reader **out, size
 	return 0;
 }
 
+/* Whether time t lies between rd's first and last read (rd NULL: no reads, never). */
+static bool reads_bracket(const struct reader *rd, uint64_t t)
+{
+	return rd && t >= rd->first && t <= rd->last;
+}
+
 static const struct reader *reader_of(uint32_t tid, const struct reader *readers, size_t n_readers)
 {
 	const struct reader key = { .tid = tid };
@@ -308,7 +314,7 @@ static void bracket_heaviest(struct watch_thread_hits *t, size_t m, const struct
 		const struct reader *rd = reader_of((uint32_t)(t[k].key >> 32), readers, n_readers);
 		size_t in = 0;
 		for (size_t i = 0; rd && i < n_times; i++)
-			in += times[i] >= rd->first && times[i] <= rd->last;
+			in += reads_bracket(rd, times[i]);
 		t[k].bracketed = n_times ? (double)in / (double)n_times : 0;
 	}
 }
@@ -504,10 +510,11 @@ static void pick_thread(const struct target_watch *w, const struct clock_hit *hi
  * benchmark's initialisation can outweigh the loop it times: on a Zen 5 guest, whose first touches wait for the
  * host, broken-joined's main (writing three arrays) held 35 % of the CPU time and none of its samples between the
  * reads, its workers' triad all of theirs, and the checks judged the initialisation. NULL otherwise (a library's
- * hot function, as an interpreter's, is left as it is).
+ * hot function, as an interpreter's, is left as it is); *count: the group's samples in all, as rank_groups() counts.
  */
 static const struct clock_hit *timed_group(const struct target_watch *w, const struct clock_hit *sorted, size_t n,
-					   const struct clock_hit *hot_group, const struct sample_profile *p)
+					   const struct clock_hit *hot_group, const struct sample_profile *p,
+					   uint64_t *count)
 {
 	struct reader *readers = NULL;
 	size_t n_readers = 0;
@@ -521,17 +528,26 @@ static const struct clock_hit *timed_group(const struct target_watch *w, const s
 	for (size_t i = 0, j; rd && rd->last > rd->first && i < n; i = j) {
 		uint64_t in = 0;
 		for (j = i; j < n && hit_cmp(&sorted[i], &sorted[j]) == 0; j++)
-			in += sorted[j].r->pid == p->hot_pid && sorted[j].r->time_ns >= rd->first &&
-			      sorted[j].r->time_ns <= rd->last;
+			in += sorted[j].r->pid == p->hot_pid && reads_bracket(rd, sorted[j].r->time_ns);
 		if (hit_cmp(&sorted[i], hot_group) == 0) {
 			hot_in = in;
 		} else if (sorted[i].where == WHERE_OWN && in > best_in) {
 			best_in = in;
 			best = &sorted[i];
+			*count = j - i;
 		}
 	}
 	free(readers);
 	return best && best_in >= HOT_LOOP_MIN_SAMPLES && best_in > hot_in ? best : NULL;
+}
+
+/* Group g is the hot function: its name (as shown), whether a symbol names it, and its samples. */
+static void name_hot(struct target_watch *w, struct sample_profile *p, const struct clock_hit *g, uint64_t count)
+{
+	shown_name(p->hot_exe_function, sizeof(p->hot_exe_function), "", g->function);
+	w->hot_function = g->function;
+	p->hot_exe_unnamed = g->unnamed;
+	p->hot_exe_count = count;
 }
 
 /* The top functions, the hot function of the program's own executable, its hot loop and hot thread. */
@@ -568,23 +584,16 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 	uint32_t busiest = busiest_process(hits, l->count, ips);
 	const struct clock_hit *hot_group = rank_groups(w, sorted, hits, l->count, busiest, p);
 	if (hot_group || l->count) {
-		if (hot_group) {
-			shown_name(p->hot_exe_function, sizeof(p->hot_exe_function), "", hot_group->function);
-			w->hot_function = hot_group->function;
-			p->hot_exe_unnamed = hot_group->unnamed;
-		}
+		if (hot_group)
+			name_hot(w, p, hot_group, p->hot_exe_count);
 		pick_thread(w, hits, l->count, hot_group, ips, p);
-		const struct clock_hit *timed = timed_group(w, sorted, l->count, hot_group, p);
+		uint64_t timed_count = 0;
+		const struct clock_hit *timed = timed_group(w, sorted, l->count, hot_group, p, &timed_count);
 		if (timed) {
 			snprintf(p->untimed_function, sizeof(p->untimed_function), "%s", p->hot_exe_function);
 			p->untimed_count = p->hot_exe_count;
 			hot_group = timed;
-			shown_name(p->hot_exe_function, sizeof(p->hot_exe_function), "", hot_group->function);
-			w->hot_function = hot_group->function;
-			p->hot_exe_unnamed = hot_group->unnamed;
-			p->hot_exe_count = 0;
-			for (size_t i = 0; i < l->count; i++)
-				p->hot_exe_count += hit_cmp(&hits[i], hot_group) == 0;
+			name_hot(w, p, hot_group, timed_count);
 			pick_thread(w, hits, l->count, hot_group, ips, p);
 		}
 		size_t n = 0;
