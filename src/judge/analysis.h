@@ -17,6 +17,7 @@
 /* The measured values a check or finding rests on, by name. */
 struct analysis_evidence {
 	size_t n;
+	unsigned dropped;		/* values past ANALYSIS_MAX_EVIDENCE: the report says how many were lost */
 	struct {
 		const char *key;	/* static string */
 		double value;
@@ -174,7 +175,7 @@ struct analysis_finding {
 struct analysis_check {
 	const char *id;
 	enum check_status status;
-	char message[400];
+	char message[1024];		/* a longer one ends in "…" (analysis_text()) */
 	struct analysis_evidence evidence;
 };
 

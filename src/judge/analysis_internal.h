@@ -2,6 +2,7 @@
 /* What the files of the analysis (src/judge/analysis.c, attribution.c, checks*.c, ...) share; not for other modules. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -86,8 +87,15 @@ __attribute__((format(printf, 4, 5)))
 struct analysis_check *checks_add(struct analysis *a, const struct analysis_check_def *def, enum check_status st,
 				  const char *fmt, ...);
 
-/* Add key = value to e; past ANALYSIS_MAX_EVIDENCE items it is dropped. key is a static string. */
+/* Add key = value to e; past ANALYSIS_MAX_EVIDENCE items it is dropped and counted in e->dropped. key is static. */
 void analysis_evidence_add(struct analysis_evidence *e, const char *key, double value);
+
+/*
+ * A message into buf: one that does not fit is cut at a character and ends in "…", so that a reader sees text was
+ * lost (the tests fail a report that has one) rather than a sentence that stops mid-word. Returns whether it was cut.
+ */
+bool analysis_vtext(char *buf, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+bool analysis_text(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Add key = value to the evidence of check c. */
 void checks_evidence(struct analysis_check *c, const char *key, double value);

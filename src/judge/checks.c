@@ -123,7 +123,7 @@ struct analysis_check *checks_add(struct analysis *a, const struct analysis_chec
 	c->id = def->id;
 	c->status = st;
 	va_start(ap, fmt);
-	vsnprintf(c->message, sizeof(c->message), fmt, ap);
+	analysis_vtext(c->message, sizeof(c->message), fmt, ap);
 	va_end(ap);
 	return c;
 }

@@ -179,7 +179,7 @@ static void set_message(struct analysis_check *c, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(c->message, sizeof(c->message), fmt, ap);
+	analysis_vtext(c->message, sizeof(c->message), fmt, ap);
 	va_end(ap);
 }
 

@@ -656,17 +656,17 @@ static void rejudge_migrations_timed(const struct sample_profile *p, struct anal
 		return;
 	if (!k->cpu_moves_in_span) {
 		c->status = CHECK_PASS;
-		snprintf(c->message, sizeof(c->message),
-			 "the moves counted fell outside the hot thread's timed span: the cpu-clock samples of its process "
-			 "saw its threads move %llu time(s) in all, and none between its first and last clock read (%llu "
-			 "samples there) on another CPU than the same thread's before", (unsigned long long)k->cpu_moves,
-			 (unsigned long long)in_span);
+		analysis_text(c->message, sizeof(c->message),
+			      "the moves counted fell outside the hot thread's timed span: the cpu-clock samples of its process "
+			      "saw its threads move %llu time(s) in all, and none between its first and last clock read (%llu "
+			      "samples there) on another CPU than the same thread's before", (unsigned long long)k->cpu_moves,
+			      (unsigned long long)in_span);
 	} else {
-		snprintf(c->message, sizeof(c->message),
-			 "the hot thread's process moved its threads between CPUs %llu time(s) between the hot thread's "
-			 "first and last clock read (of %llu moves its cpu-clock samples saw): timed moves, so caches and "
-			 "TLBs went cold mid-measurement; pin it (tlbprof run --cpu N, taskset -c N, or sched_setaffinity "
-			 "in the benchmark)", (unsigned long long)k->cpu_moves_in_span, (unsigned long long)k->cpu_moves);
+		analysis_text(c->message, sizeof(c->message),
+			      "the hot thread's process moved its threads between CPUs %llu time(s) between the hot thread's "
+			      "first and last clock read (of %llu moves its cpu-clock samples saw): timed moves, so caches and "
+			      "TLBs went cold mid-measurement; pin it (tlbprof run --cpu N, taskset -c N, or sched_setaffinity "
+			      "in the benchmark)", (unsigned long long)k->cpu_moves_in_span, (unsigned long long)k->cpu_moves);
 	}
 	checks_evidence(c, "moves_between_clock_reads", (double)k->cpu_moves_in_span);
 	checks_evidence(c, "moves_seen", (double)k->cpu_moves);
@@ -694,11 +694,11 @@ static void rejudge_migrations(const struct sample_profile *p, struct analysis *
 			continue;
 		}
 		c->status = CHECK_PASS;
-		snprintf(c->message, sizeof(c->message),
-			 "the moves counted happened before the hot thread was pinned (the benchmark pinning itself at "
-			 "startup) or in other threads: the hot thread held a one-CPU Cpus_allowed_list, under which no "
-			 "move can happen, for %.0f %% of its sampled CPU time from its hot function on (see pinning)",
-			 100 * single);
+		analysis_text(c->message, sizeof(c->message),
+			      "the moves counted happened before the hot thread was pinned (the benchmark pinning itself at "
+			      "startup) or in other threads: the hot thread held a one-CPU Cpus_allowed_list, under which no "
+			      "move can happen, for %.0f %% of its sampled CPU time from its hot function on (see pinning)",
+			      100 * single);
 		checks_evidence(c, "pinned_share", single);
 	}
 }
@@ -732,16 +732,16 @@ static void rejudge_build(const struct sample_profile *p, struct analysis *a)
 		double stack = share(code->stack_accesses, code->instructions);
 		bool o0 = code->frame_pointer && code->reloaded_slots > 0 && stack >= UNOPTIMISED_STACK_SHARE;
 		c->status = o0 ? CHECK_WARN : CHECK_PASS;
-		snprintf(c->message, sizeof(c->message),
-			 o0 ? "inferred from its machine code (the ELF records no level): the hot loop of %s "
-			      "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
-			      "stored and reloaded each pass, behind a frame pointer: the marks of -O0, whose loop times "
-			      "the compiler's bookkeeping as well as the memory system; build the benchmark with -O2"
-			    : "inferred from its machine code (the ELF records no level): the hot loop of %s "
-			      "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
-			      "kept in memory: it keeps its variables in registers, as optimised code does",
-			 short_fn(p), (unsigned long long)code->loop_start, (unsigned long long)code->loop_end,
-			 code->stack_accesses, code->instructions, code->reloaded_slots);
+		analysis_text(c->message, sizeof(c->message),
+			      o0 ? "inferred from its machine code (the ELF records no level): the hot loop of %s "
+			           "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
+			           "stored and reloaded each pass, behind a frame pointer: the marks of -O0, whose loop times "
+			           "the compiler's bookkeeping as well as the memory system; build the benchmark with -O2"
+			         : "inferred from its machine code (the ELF records no level): the hot loop of %s "
+			           "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
+			           "kept in memory: it keeps its variables in registers, as optimised code does",
+			      short_fn(p), (unsigned long long)code->loop_start, (unsigned long long)code->loop_end,
+			      code->stack_accesses, code->instructions, code->reloaded_slots);
 		checks_evidence(c, "inferred", 1);
 		checks_evidence(c, "loop_instructions", code->instructions);
 		checks_evidence(c, "stack_accesses", code->stack_accesses);

@@ -105,16 +105,16 @@ void analysis_find_shrinking_speedup(const struct phase_result *res, struct anal
 			return;
 		char s0[SIZE_TEXT], s1[SIZE_TEXT];
 		const struct phase_result *b0 = &res[sweep[0]->baseline], *v0 = &res[sweep[0]->variant];
-		snprintf(f->message, sizeof(f->message),
-			 "from %s to %s the %s latency grows %.1f× (%.1f → %.1f ns, medians of the smaller and the "
-			 "larger sizes) while the %s → %s delta stays about the same (%.1f → %.1f ns): the speedup "
-			 "shrinks (%.2f× → %.2f×) although TLB misses "
-			 "grow, because a roughly constant translation cost is diluted by cache and DRAM latency that "
-			 "grow with the working set",
-			 format_bytes(b0->spec.size_bytes, s0, sizeof(s0)),
-			 format_bytes(res[sweep[m - 1]->baseline].spec.size_bytes, s1, sizeof(s1)), b0->spec.page.label,
-			 base_growth, lb.median, hb.median, b0->spec.page.label, v0->spec.page.label, ld.median, hd.median,
-			 ls.median, hs.median);
+		analysis_text(f->message, sizeof(f->message),
+			      "from %s to %s the %s latency grows %.1f× (%.1f → %.1f ns, medians of the smaller and the "
+			      "larger sizes) while the %s → %s delta stays about the same (%.1f → %.1f ns): the speedup "
+			      "shrinks (%.2f× → %.2f×) although TLB misses "
+			      "grow, because a roughly constant translation cost is diluted by cache and DRAM latency that "
+			      "grow with the working set",
+			      format_bytes(b0->spec.size_bytes, s0, sizeof(s0)),
+			      format_bytes(res[sweep[m - 1]->baseline].spec.size_bytes, s1, sizeof(s1)), b0->spec.page.label,
+			      base_growth, lb.median, hb.median, b0->spec.page.label, v0->spec.page.label, ld.median, hd.median,
+			      ls.median, hs.median);
 		finding_evidence(f, "sizes", (double)m);
 		finding_evidence(f, "base_growth", base_growth);
 		finding_evidence(f, "delta_growth", delta_growth);
@@ -179,14 +179,14 @@ void analysis_find_nested_paging(const struct phase_result *res, size_t n, const
 					 ? "larger guest pages do not help, so the guest page size is not the limit"
 					 : "larger guest pages help, so part of it is the guest's own TLB reach");
 	}
-	snprintf(f->message, sizeof(f->message),
-		 "under %s, %s is still %.1f ns per access (%.0f %%) slower than its packed control %s: in a guest "
-		 "every TLB entry maps the smaller of the guest and the host page, and a miss walks the host's tables "
-		 "too, so this is likely the host backing guest memory with smaller pages, or the wider span caching "
-		 "worse than the control%s. To confirm: back the guest with huge pages on the host, or count dTLB "
-		 "misses and walk cycles with a vPMU%s", env->hypervisor, v->spec.name, worst->variant_translation_ns,
-		 vm > 0 ? 100 * worst->variant_translation_ns / vm : 0, fits, big,
-		 count > 1 ? " (the largest of the sizes where it shows)" : "");
+	analysis_text(f->message, sizeof(f->message),
+		      "under %s, %s is still %.1f ns per access (%.0f %%) slower than its packed control %s: in a guest "
+		      "every TLB entry maps the smaller of the guest and the host page, and a miss walks the host's tables "
+		      "too, so this is likely the host backing guest memory with smaller pages, or the wider span caching "
+		      "worse than the control%s. To confirm: back the guest with huge pages on the host, or count dTLB "
+		      "misses and walk cycles with a vPMU%s", env->hypervisor, v->spec.name, worst->variant_translation_ns,
+		      vm > 0 ? 100 * worst->variant_translation_ns / vm : 0, fits, big,
+		      count > 1 ? " (the largest of the sizes where it shows)" : "");
 	finding_evidence(f, "variant_translation_ns", worst->variant_translation_ns);
 	finding_evidence(f, "variant_halfwidth_ns", worst->variant_halfwidth_ns);
 	finding_evidence(f, "huge_pages", (double)pages);
@@ -245,16 +245,16 @@ void analysis_find_layout_effect(const struct phase_result *res, size_t n, struc
 	if (!f)
 		return;
 	if (!differ)
-		snprintf(f->message, sizeof(f->message), "colored and aligned read the same within their 95 %% intervals: "
-			 "%s", list);
+		analysis_text(f->message, sizeof(f->message), "colored and aligned read the same within their 95 %% intervals: "
+			      "%s", list);
 	else
-		snprintf(f->message, sizeof(f->message), "the layout is part of the number: %s. %s; neither layout is how "
-			 "real data sits at every size, so read both", list,
-			 colored_slower ? "Where colored is slower, its data lines spread over every L2 set and compete there "
-					  "with the page-table lines the walks bring in, while aligned lines leave most sets "
-					  "to them"
-					: "Where aligned is slower, its lines fall in a few cache sets and evict each other "
-					  "(cache_set_aliasing)");
+		analysis_text(f->message, sizeof(f->message), "the layout is part of the number: %s. %s; neither layout is how "
+			      "real data sits at every size, so read both", list,
+			      colored_slower ? "Where colored is slower, its data lines spread over every L2 set and compete there "
+					       "with the page-table lines the walks bring in, while aligned lines leave most sets "
+					       "to them"
+					     : "Where aligned is slower, its lines fall in a few cache sets and evict each other "
+					       "(cache_set_aliasing)");
 	finding_evidence(f, "pairs", (double)pairs);
 	finding_evidence(f, "pairs_differ", (double)differ);
 	finding_evidence(f, "largest_relative_difference", worst);

@@ -2,6 +2,7 @@
 /* Per-phase statistics (latency, faults, allocations, packed control) and what the analysis reads off a phase. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,7 +145,33 @@ void analysis_evidence_add(struct analysis_evidence *e, const char *key, double 
 		e->items[e->n].key = key;
 		e->items[e->n].value = value;
 		e->n++;
+	} else {
+		e->dropped++;
 	}
+}
+
+bool analysis_vtext(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	static const char mark[] = "\u2026";	/* "…": 3 bytes */
+	int len = vsnprintf(buf, size, fmt, ap);
+
+	if (len < 0 || (size_t)len < size || size < sizeof(mark) + 1)
+		return false;
+	size_t at = size - sizeof(mark);
+	while (at > 0 && ((unsigned char)buf[at] & 0xc0) == 0x80)	/* not inside a UTF-8 sequence */
+		at--;
+	memcpy(buf + at, mark, sizeof(mark));
+	return true;
+}
+
+bool analysis_text(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	bool cut = analysis_vtext(buf, size, fmt, ap);
+	va_end(ap);
+	return cut;
 }
 
 /* ---- page faults ---- */

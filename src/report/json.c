@@ -451,6 +451,18 @@ static json_t *knee_capacity_json(const struct knee_capacity *c)
 			 "relative_error", report_json_num(c->relative_error), "fits", c->fits);
 }
 
+/* A check's or finding's evidence; values past ANALYSIS_MAX_EVIDENCE were dropped, and it says how many. */
+static json_t *evidence_json(const struct analysis_evidence *e)
+{
+	json_t *ev = json_object();
+
+	for (size_t k = 0; k < e->n; k++)
+		json_object_set_new(ev, e->items[k].key, report_json_num(e->items[k].value));
+	if (e->dropped)
+		json_object_set_new(ev, "evidence_dropped", json_integer(e->dropped));
+	return ev;
+}
+
 static json_t *analysis_json(const struct report_input *in)
 {
 	const struct analysis *a = in->analysis;
@@ -461,12 +473,9 @@ static json_t *analysis_json(const struct report_input *in)
 
 	for (size_t i = 0; i < a->n_checks; i++) {
 		const struct analysis_check *c = &a->checks[i];
-		json_t *ev = json_object();
-		for (size_t k = 0; k < c->evidence.n; k++)
-			json_object_set_new(ev, c->evidence.items[k].key, report_json_num(c->evidence.items[k].value));
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:o, s:o}", "id", c->id, "status",
 							check_status_name(c->status), "message", report_json_text(c->message),
-							"evidence", ev));
+							"evidence", evidence_json(&c->evidence)));
 	}
 	for (size_t i = 0; i < a->n_phases; i++) {
 		const struct phase_analysis *pa = &a->phases[i];
@@ -481,11 +490,8 @@ static json_t *analysis_json(const struct report_input *in)
 	}
 	for (size_t i = 0; i < a->n_findings; i++) {
 		const struct analysis_finding *f = &a->findings[i];
-		json_t *ev = json_object();
-		for (size_t k = 0; k < f->evidence.n; k++)
-			json_object_set_new(ev, f->evidence.items[k].key, report_json_num(f->evidence.items[k].value));
 		json_array_append_new(findings, json_pack("{s:s, s:o, s:o}", "id", f->id, "message", report_json_text(f->message),
-							  "evidence", ev));
+							  "evidence", evidence_json(&f->evidence)));
 	}
 	json_t *steps = json_array();
 	for (size_t i = 0; i < a->n_stride_steps; i++) {

@@ -258,6 +258,15 @@ def validate(rep, kind="written"):
         if ns and cyc and "samples" in cyc:
             need(len(cyc["samples"]) == len(ns["samples"]), f"{w}.cycles_per_access: one value per sample")
     an = rep["analysis"]
+    # Nothing the judge said was lost at its buffers: a message cut there ends in "…", and evidence past its cap is
+    # counted in evidence_dropped. Either is a defect of the check that wrote it, in any report.
+    for what in ("checks", "findings"):
+        for c in an.get(what) or []:
+            need(not c["message"].endswith("\u2026"), f"analysis.{what} {c['id']}: message cut at "
+                 f"{len(c['message'].encode())} bytes: {c['message'][:80]}…")
+            need("evidence_dropped" not in (c.get("evidence") or {}),
+                 f"analysis.{what} {c['id']}: {(c.get('evidence') or {}).get('evidence_dropped')} evidence value(s) "
+                 "dropped past the cap")
     for i, c in enumerate(an["comparisons"]):
         need(c["baseline"] in names and c["variant"] in names, f"analysis.comparisons[{i}] names unknown phases")
     if "phases" in an:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "judge/analysis.h"
+#include "judge/analysis_internal.h"
 #include "machine/cores.h"
 #include "pmu/sample.h"
 #include "check.h"
@@ -733,7 +734,7 @@ static void test_layout_effect(void)
 	fixture_free(s.r, s.n);
 
 	/* Colored alone, its 4 MiB of lines and 512 KiB of page-table lines past a 1 MiB L2: the pass says so. */
-	char msg[600];
+	char msg[1024];
 	scenario_clean(&s);
 	CHECK(status_of(&s, "cache_set_aliasing", msg, sizeof(msg)) == CHECK_PASS &&
 		      strstr(msg, "in chase/4k/256M/r0 its 4MiB of data lines and 512KiB of page-table lines exceed the "
@@ -1283,8 +1284,27 @@ static void test_man_checks(void)
 	CHECK(k == analysis_n_checks, "man/tlbprof.1 lists %zu checks, the table %zu", k, analysis_n_checks);
 }
 
+/* Text that outgrows its buffer ends in "…", whole characters before it; evidence past its cap is counted. */
+static void test_text_cut(void)
+{
+	char buf[16];
+	struct analysis_evidence e = { 0 };
+
+	CHECK(!analysis_text(buf, sizeof(buf), "%s", "fits in it") && strcmp(buf, "fits in it") == 0, "fits: %s", buf);
+	CHECK(!analysis_text(buf, sizeof(buf), "%s", "fifteen bytes!!") && strlen(buf) == 15, "exactly: %s", buf);
+	CHECK(analysis_text(buf, sizeof(buf), "%s", "sixteen bytes!!!") && strcmp(buf, "sixteen byte\u2026") == 0,
+	      "one over: %s", buf);
+	/* "×" (2 bytes) across the cut: left out whole, not split */
+	CHECK(analysis_text(buf, sizeof(buf), "%s", "1.18\u00d7 1.18\u00d7 1.18\u00d7") &&
+		      strcmp(buf, "1.18\u00d7 1.18\u2026") == 0, "a character across the cut: %s", buf);
+	for (int i = 0; i < ANALYSIS_MAX_EVIDENCE + 3; i++)
+		analysis_evidence_add(&e, "k", i);
+	CHECK(e.n == ANALYSIS_MAX_EVIDENCE && e.dropped == 3, "evidence kept %zu, dropped %u", e.n, e.dropped);
+}
+
 int main(void)
 {
+	test_text_cut();
 	test_cloud_xeon_counters();
 	test_differential();
 	test_headline_doubt();
