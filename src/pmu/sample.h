@@ -611,6 +611,13 @@ struct sample_clocks {
 	uint64_t window_min_ns, window_median_ns, window_max_ns;	/* min: about the probe's own trap */
 	uint64_t window_p90_ns;		/* the 90th percentile: the long windows, a preempted one or two aside */
 	/*
+	 * The hot thread's page faults inside its clock calls that fell in its windows (a process's first read faults
+	 * in the vDSO's data pages, its first probe hit maps the single-step page), and the time from those windows'
+	 * reads to the last such fault, taken out of them: the read's own cost, which the benchmark's clock, read at
+	 * the call's end, never sees (struct clocks_own).
+	 */
+	uint64_t window_call_faults, window_call_ns;
+	/*
 	 * Each window's time beyond the tenth percentile of the SAMPLE_CLOCK_FLOOR_WINDOWS around it (the probes' traps
 	 * as they cost at that moment, which moves with the host), at the upper quartile: what the windows time
 	 * besides the traps. A read around every access leaves next to nothing in every window; timing a loop
@@ -634,6 +641,12 @@ struct sample_clocks {
 	uint64_t hot_samples;		/* the hot thread's cpu-clock samples, in all */
 	uint64_t hot_samples_in_span;	/* of those, between its first and last read: the timed CPU time */
 	uint64_t hot_kernel_in_span;	/* of those, in the kernel: its faults, and the probes' traps around each read */
+	/*
+	 * The span ended before the cpu-clock sampler slowed to 100 Hz, the samples were kept at 4 kHz, and none was
+	 * lost or throttled away: one every 250 us the thread ran, none a spread copy, so their count in the span
+	 * measures its time there.
+	 */
+	bool span_fast_rate;
 	uint64_t region_faults;		/* the page faults of the hot thread's process on the fault region (its
 					 * other threads' too: a parallel loop's workers), in all */
 	uint64_t region_faults_in_span;	/* of those, between its first and last read */

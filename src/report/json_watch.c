@@ -210,6 +210,8 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "window_max_ns", c->windows ? count(c->window_max_ns) : json_null());
 	json_object_set_new(o, "window_p90_ns", c->windows ? count(c->window_p90_ns) : json_null());
 	json_object_set_new(o, "window_work_p75_ns", c->windows ? count(c->window_work_p75_ns) : json_null());
+	json_object_set_new(o, "window_call_faults", c->windows ? count(c->window_call_faults) : json_null());
+	json_object_set_new(o, "window_call_ns", c->windows ? count(c->window_call_ns) : json_null());
 	json_object_set_new(o, "window_max_on_cpu_ns",
 			    c->windows && c->switches_known ? count(c->window_max_on_cpu_ns) : json_null());
 	json_object_set_new(o, "span_on_cpu_ns", c->windows && c->switches_known ? count(c->span_on_cpu_ns) : json_null());
@@ -218,6 +220,7 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "cpu_samples", count(c->hot_samples));
 	json_object_set_new(o, "cpu_samples_in_span", c->windows ? count(c->hot_samples_in_span) : json_null());
 	json_object_set_new(o, "cpu_samples_in_span_kernel", c->windows ? count(c->hot_kernel_in_span) : json_null());
+	json_object_set_new(o, "span_fast_rate", c->windows ? json_boolean(c->span_fast_rate) : json_null());
 	json_object_set_new(o, "region_faults", count(c->region_faults));
 	json_object_set_new(o, "region_faults_in_span", c->windows ? count(c->region_faults_in_span) : json_null());
 	json_object_set_new(o, "measured_windows", c->windows && c->measured_known ? count(c->measured_windows) : json_null());
@@ -471,6 +474,8 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->window_max_ns = get_u64(o, "window_max_ns");
 	c->window_p90_ns = get_u64(o, "window_p90_ns");
 	c->window_work_p75_ns = get_u64(o, "window_work_p75_ns");
+	c->window_call_faults = get_u64(o, "window_call_faults");	/* absent before: none taken out */
+	c->window_call_ns = get_u64(o, "window_call_ns");
 	c->switches_known = json_is_integer(json_object_get(o, "span_on_cpu_ns"));
 	c->window_max_on_cpu_ns = get_u64(o, "window_max_on_cpu_ns");
 	c->span_on_cpu_ns = get_u64(o, "span_on_cpu_ns");
@@ -479,6 +484,7 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->hot_samples = get_u64(o, "cpu_samples");
 	c->hot_samples_in_span = get_u64(o, "cpu_samples_in_span");
 	c->hot_kernel_in_span = get_u64(o, "cpu_samples_in_span_kernel");	/* absent in older reports: 0, not judged */
+	c->span_fast_rate = json_is_true(json_object_get(o, "span_fast_rate"));	/* absent before: not judged by it */
 	c->region_faults = get_u64(o, "region_faults");
 	c->region_faults_in_span = get_u64(o, "region_faults_in_span");
 	c->measured_known = json_is_integer(json_object_get(o, "measured_windows"));	/* absent before: the span */

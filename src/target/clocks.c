@@ -139,6 +139,7 @@ bool clocks_static_program(const char *path)
 
 struct read_at {
 	uint64_t t;
+	uint64_t from;			/* the window that ends here starts: the read before, or its call's last fault */
 	int fn, id;
 };
 
@@ -271,7 +272,7 @@ static void on_cpu_windows(const struct read_at *reads, size_t k, const struct c
 		return;
 	out->switches_known = true;
 	for (size_t i = 1; i < k; i++) {
-		uint64_t on = reads[i].t - reads[i - 1].t - off_within(spells, n, &at, reads[i - 1].t, reads[i].t);
+		uint64_t on = reads[i].t - reads[i].from - off_within(spells, n, &at, reads[i].from, reads[i].t);
 		out->span_on_cpu_ns += on;
 		if (on > out->window_max_on_cpu_ns)
 			out->window_max_on_cpu_ns = on;
@@ -281,7 +282,7 @@ static void on_cpu_windows(const struct read_at *reads, size_t k, const struct c
 
 void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
 		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, const struct clocks_switches *sw,
-		    struct sample_clocks *out)
+		    const struct clocks_own *own, struct sample_clocks *out)
 {
 	size_t n = 0, k = 0;
 
@@ -319,8 +320,18 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 		}
 	qsort(reads, k, sizeof(*reads), read_cmp);
 	out->hot_reads = k;
-	for (size_t i = 1; i < k; i++)
-		gaps[i - 1] = reads[i].t - reads[i - 1].t;
+	/* Each window from its read, or from the last fault of that read's own call in it (struct clocks_own). */
+	for (size_t i = 1, o = 0; i < k; i++) {
+		reads[i].from = reads[i - 1].t;
+		for (; own && o < own->count && own->t[o] < reads[i].t; o++) {
+			if (own->t[o] < reads[i - 1].t)
+				continue;
+			out->window_call_faults++;
+			reads[i].from = own->t[o];
+		}
+		out->window_call_ns += reads[i].from - reads[i - 1].t;
+		gaps[i - 1] = reads[i].t - reads[i].from;
+	}
 	out->windows = k > 1 ? k - 1 : 0;
 	if (out->windows) {
 		out->window_work_p75_ns = local_work_p75(gaps, out->windows, work);

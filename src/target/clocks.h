@@ -39,16 +39,29 @@ struct clocks_switches {
 };
 
 /*
+ * The times of the hot thread's page faults inside its clock calls (their code in the vDSO, or the probes'
+ * single-step page, [uprobes]), in time order: a process's first clock read faults in the vDSO's data pages, and
+ * its first probe hit maps the kernel's single-step area, which a guest's fresh pages can make 0.1-1 ms. A probe
+ * fires at a call's entry, so that cost lands in the window after the read; the benchmark's own clock, read at
+ * the call's end, never sees it. clock_own_faults() (watch_clocks.c) finds them.
+ */
+struct clocks_own {
+	const uint64_t *t;
+	size_t count;
+};
+
+/*
  * The hot thread's clock reads (lists[fn]: each function's samples; a
  * clock_gettime sample's regs[0] is its clock id) into out: reads, the
  * windows between consecutive reads, clock ids and their resolutions
  * (resolution_ns[id], 0 when unknown), the coarsest clock read, and with sw
- * (NULL: no switches were recorded) the windows' time on a CPU. Pure but
- * for the caller's resolutions.
+ * (NULL: no switches were recorded) the windows' time on a CPU. With own
+ * (NULL: none known), a window starts at the last fault of the read's own
+ * call in it. Pure but for the caller's resolutions.
  */
 void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
 		    const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns, const struct clocks_switches *sw,
-		    struct sample_clocks *out);
+		    const struct clocks_own *own, struct sample_clocks *out);
 
 /* When the hot thread ran the hot function: a cpu-clock sample there, or a page fault it took there. */
 struct clocks_mark {

@@ -793,7 +793,7 @@ void target_watch_finish(struct target_state *st)
 	p->poll_us_median = w->n_poll_us ? stats_median(w->poll_us, w->n_poll_us) : 0;
 	if (watch_profile_build(w, faults_ok ? faults : NULL, fsyms, p) == 0)
 		st->tr->watched = true;
-	watch_clocks_finish(w, faults_ok ? faults : NULL, p);
+	watch_clocks_finish(w, faults_ok ? faults : NULL, fsyms, p);
 	/* The clock windows' faults, as the pattern's (fault_profile()): the kept ones stand for faults_one_in each. */
 	p->clocks.region_faults *= p->faults_one_in;
 	p->clocks.region_faults_in_span *= p->faults_one_in;

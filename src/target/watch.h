@@ -184,7 +184,8 @@ void watch_clock_follow(struct target_watch *w, uint32_t tid);
 void watch_clock_thread_ended(struct target_watch *w, uint32_t tid);
 void watch_clocks_tick(struct target_watch *w);
 void watch_clocks_release(struct target_watch *w);
-void watch_clocks_finish(struct target_watch *w, const struct sample_list *faults, struct sample_profile *p);
+void watch_clocks_finish(struct target_watch *w, const struct sample_list *faults, const struct symbols *fsyms,
+			 struct sample_profile *p);
 void watch_clocks_close(struct target_watch *w);
 
 /* Open the cpu-clock (and, unless --sample page-faults, a page-fault) sampler on the child before its exec. */

@@ -293,8 +293,59 @@ void watch_clocks_release(struct target_watch *w)
 		clock_fn_stop(w, fn);
 }
 
+static int time_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Whether ip or addr of process pid lies in a clock call's own pages: the vDSO's code, or the probes' [uprobes]. */
+static bool in_clock_call(const struct symbols *syms, uint32_t pid, uint64_t ip, uint64_t addr)
+{
+	static const char *const pages[] = { "[vdso]", "[uprobes]" };
+	const struct symbols_mapping *m[] = { symbols_mapping_find(syms, (pid_t)pid, ip),
+					      symbols_mapping_find(syms, (pid_t)pid, addr) };
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		for (size_t k = 0; m[i] && k < sizeof(pages) / sizeof(pages[0]); k++)
+			if (strcmp(m[i]->path, pages[k]) == 0)
+				return true;
+	return false;
+}
+
+/*
+ * The times of the hot thread's page faults inside its clock calls (struct clocks_own), sorted, into *out (NULL
+ * and 0 where none or out of memory: the windows as read). The fault session's mappings, from its mmap records,
+ * name the vDSO and the single-step page.
+ */
+static size_t clock_own_faults(const struct sample_list *faults, const struct symbols *syms, uint32_t hot_tid,
+			       uint64_t **out)
+{
+	size_t n = 0;
+
+	*out = NULL;
+	for (size_t i = 0; faults && syms && i < faults->count; i++) {
+		const struct sample_record *r = &faults->items[i];
+		if (r->tid != hot_tid || !in_clock_call(syms, r->pid, r->ip, r->addr))
+			continue;
+		uint64_t *grown = realloc(*out, (n + 1) * sizeof(**out));
+		if (!grown) {
+			free(*out);
+			*out = NULL;
+			return 0;
+		}
+		*out = grown;
+		(*out)[n++] = r->time_ns;
+	}
+	if (n)
+		qsort(*out, n, sizeof(**out), time_cmp);
+	return n;
+}
+
 /* After the profile (it names the hot thread): the hot thread's reads, windows and clocks. */
-void watch_clocks_finish(struct target_watch *w, const struct sample_list *faults, struct sample_profile *p)
+void watch_clocks_finish(struct target_watch *w, const struct sample_list *faults, const struct symbols *fsyms,
+			 struct sample_profile *p)
 {
 	struct sample_list lists[SAMPLE_CLOCK_FNS];
 	uint64_t res[SAMPLE_CLOCK_IDS] = { 0 };
@@ -322,10 +373,18 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 		sample_info_get(w->clock.s, &info);
 	const struct clocks_switches sw = { w->switches, w->n_switches };
 	bool sw_known = w->clock.s && !info.lost && !w->switches_short;
+	uint64_t *own_t;
+	size_t n_own = clock_own_faults(faults, fsyms, p->hot_tid, &own_t);
+	const struct clocks_own own = { own_t, n_own };
 	clocks_profile(lists, p->hot_tid, res, tck > 0 ? 1000000000u / (uint64_t)tck : 10000000u, sw_known ? &sw : NULL,
-		       &p->clocks);
+		       &own, &p->clocks);
+	free(own_t);
 	clocks_span(&w->clock.samples, p->has_pattern ? faults : NULL, p->fault_region_start, p->fault_region_end,
 		    p->hot_tid, p->hot_pid, &p->clocks);
+	/* None lost or throttled away: their count in the span measures the hot thread's time there. */
+	p->clocks.span_fast_rate = p->clocks.windows && p->clock_period_ns == SAMPLE_CPU_CLOCK_PERIOD_NS &&
+				   (!w->clock_slow_ns || p->clocks.last_read_ns < w->clock_slow_ns) && w->clock.s &&
+				   !info.lost && !info.throttled;
 	(void)clocks_measured(lists, p->hot_tid, p->hot_pid, w->hot_marks, w->n_hot_marks, p->has_pattern ? faults : NULL,
 			      p->fault_region_start, p->fault_region_end, &p->clocks);
 	/* A hot thread followed after it started: its samples before its probes opened may hide unseen reads. */

@@ -555,7 +555,7 @@ static void test_clocks(void)
 	lists[SAMPLE_CLOCK_TIMES] = (struct sample_list){ times_rec, 2, 2 };
 	correct(&p);
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, NULL, &p.clocks);
 	CHECK(p.clocks.hot_reads == 3000 && p.clocks.windows == 2999 && p.clocks.id_calls[1] == 2999,
 	      "reads %llu, windows %llu, CLOCK_MONOTONIC %llu: only the hot thread's", (unsigned long long)p.clocks.hot_reads,
 	      (unsigned long long)p.clocks.windows, (unsigned long long)p.clocks.id_calls[1]);
@@ -579,7 +579,7 @@ static void test_clocks(void)
 		gettime[i].time_ns = 1000000 + i * 15000;
 	lists[SAMPLE_CLOCK_TIMES].count = 0;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, NULL, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_WARN && strstr(msg, "every access"), "per access: %s", msg);
 	CHECK(status_of(&a, "coarse_clock", &msg) == CHECK_PASS, "CLOCK_MONOTONIC: %s", msg);
@@ -594,7 +594,7 @@ static void test_clocks(void)
 	for (size_t i = 0; i < 3000; i++)
 		gettime[i].time_ns = 1000000 + i * 15000;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, NULL, &p.clocks);
 	p.clocks.window_min_ns = 10360;
 	p.clocks.window_work_p75_ns = 6390;
 	p.clocks.hot_samples_in_span = 179;
@@ -624,7 +624,7 @@ static void test_clocks(void)
 	for (size_t i = 0; i < 3000; i++)
 		gettime[i].time_ns = 1000000 + (i < 1500 ? i * 12000 : 1500 * 12000 + (i - 1500) * 24000);
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, NULL, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_WARN && strstr(msg, "every access"),
 	      "the median (24 us) is 12 us beyond the shortest window, all of it the traps: %s", msg);
@@ -634,7 +634,7 @@ static void test_clocks(void)
 	for (size_t i = 0; i < 3000; i++)
 		gettime[i].time_ns = 1000000 + i * 14000 + (i + 2) / 3 * 100000;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 7, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 7, res, 10000000, NULL, NULL, &p.clocks);
 	CHECK(p.clocks.window_median_ns == 14000 && p.clocks.window_work_p75_ns == 100000,
 	      "median window %llu ns, work at the upper quartile %llu ns", (unsigned long long)p.clocks.window_median_ns,
 	      (unsigned long long)p.clocks.window_work_p75_ns);
@@ -774,7 +774,7 @@ static void test_clock_measured(void)
 	struct sample_list cl = { cpu, 400, 400 }, fl = { faults, 8192, 8192 };
 	correct(&p);
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_known && p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0 &&
@@ -802,7 +802,7 @@ static void test_clock_measured(void)
 		marks[n_marks++] = (struct clocks_mark){ faults[i].time_ns, 0 };
 	}
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 8192,
@@ -824,7 +824,7 @@ static void test_clock_measured(void)
 	for (size_t i = 0; i < 4; i++)
 		reads[i].time_ns = 200 * ms + i * 1000;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_windows == 0 && p.clocks.region_faults_measured == 0,
@@ -855,7 +855,7 @@ static void test_clock_span(void)
 	correct(&p);
 	first_touch(&p);	/* the hottest loop took the faults: the IPs alone would call them timed */
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.span_ns == 160000 && p.clocks.hot_samples == 399 && p.clocks.hot_samples_in_span == 0,
 	      "span %llu ns, hot samples %llu, in span %llu", (unsigned long long)p.clocks.span_ns,
@@ -890,7 +890,7 @@ static void test_clock_span(void)
 	for (size_t i = 0; i < 400; i++)
 		cpu[i].cpu = i >= 200 && i < 380 ? 1 : 0;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.cpus_known && p.clocks.cpu_moves == 2 && p.clocks.cpu_moves_in_span == 1, "moves %llu, in span %llu",
 	      (unsigned long long)p.clocks.cpu_moves, (unsigned long long)p.clocks.cpu_moves_in_span);
@@ -928,7 +928,7 @@ static void test_clock_span(void)
 						    .regs = { 1 }, .n_regs = 1 };
 	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ rounds, 81, 81 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.hot_samples_in_span == 0 && p.clocks.window_work_p75_ns == 25000,
 	      "no sample in the span, 25 us beyond the traps: %llu samples, %llu ns",
@@ -942,7 +942,7 @@ static void test_clock_span(void)
 	for (size_t i = 0; i < 81; i++)
 		rounds[i].time_ns = 101000000 + i * 19000 + i % 3 * 500;
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "deleted"),
@@ -965,13 +965,13 @@ static void test_clock_span(void)
 	rounds[1].time_ns = 102200000;
 	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ rounds, 2, 2 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "by wall time, a 1.2 ms window: %s", msg);
 	analysis_free(&a);
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, &sw, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, &sw, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.switches_known && p.clocks.window_max_on_cpu_ns == 200000 && p.clocks.span_on_cpu_ns == 200000,
 	      "on a CPU: longest window %llu ns, span %llu ns", (unsigned long long)p.clocks.window_max_on_cpu_ns,
@@ -986,12 +986,72 @@ static void test_clock_span(void)
 	rounds[1].time_ns = 104000000;
 	const struct clocks_switches none = { spells, 1 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, res, 10000000, &none, &p.clocks);
+	clocks_profile(lists, 42, res, 10000000, &none, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(p.clocks.hot_samples_in_span == 0 && p.clocks.span_on_cpu_ns == 3000000, "span on a CPU %llu ns",
 	      (unsigned long long)p.clocks.span_on_cpu_ns);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
 	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "3 ms timed on a CPU: %s", msg);
+	analysis_free(&a);
+	/*
+	 * The same 3 ms with the samples at 4 kHz through the span (span_fast_rate): none there says the thread did not
+	 * run those 3 ms, whatever its switches say; a vCPU the host stopped is on a CPU to the guest. Eight samples
+	 * (2 ms, and a period partly run) are half of it: the thread ran.
+	 */
+	p.clocks.span_fast_rate = true;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "host stopped") &&
+		      strstr(msg, "0.25 ms by its samples"),
+	      "3 ms on a CPU, no sample at 4 kHz: %s", msg);
+	analysis_free(&a);
+	p.clocks.hot_samples_in_span = 5;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "3 ms, 5 samples in it: %s", msg);
+	analysis_free(&a);
+	/* A deleted loop's reads 1.107 ms apart on a CPU with no sample between them (seen on a bhyve guest); had
+	 * the thread run them, 4 samples would be there, and 3 still say it did. */
+	rounds[1].time_ns = 102107000;
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &none, NULL, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "1.1 ms, the sample rate unknown: %s", msg);
+	analysis_free(&a);
+	p.clocks.span_fast_rate = true;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "deleted"),
+	      "1.1 ms on a CPU, no sample at 4 kHz: %s", msg);
+	analysis_free(&a);
+	p.clocks.hot_samples_in_span = 3;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "1.1 ms, 3 samples in it: %s", msg);
+	analysis_free(&a);
+	p.clock_lost = 1;
+	p.clocks.hot_samples_in_span = 0;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_PASS, "1.1 ms, samples lost: %s", msg);
+	analysis_free(&a);
+	p.clock_lost = 0;
+	/*
+	 * The same 1.107 ms window, 0.9 ms of it the first read's own call: its faults in the vDSO's data pages and
+	 * the probes' single-step page, the last 0.2 ms before the next read. Faults before the first read and after
+	 * the last are no window's.
+	 */
+	const uint64_t call_faults[] = { 100500000, 101020000, 101900000, 102200000 };
+	const struct clocks_own own = { call_faults, 4 };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &none, &own, &p.clocks);
+	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
+	CHECK(p.clocks.window_call_faults == 2 && p.clocks.window_call_ns == 900000 && p.clocks.window_max_ns == 207000 &&
+		      p.clocks.window_max_on_cpu_ns == 207000 && p.clocks.span_on_cpu_ns == 207000 &&
+		      p.clocks.span_ns == 1107000,
+	      "the call's own 0.9 ms out: %llu faults, %llu ns out, window %llu ns (%llu on a CPU), span %llu ns",
+	      (unsigned long long)p.clocks.window_call_faults, (unsigned long long)p.clocks.window_call_ns,
+	      (unsigned long long)p.clocks.window_max_ns, (unsigned long long)p.clocks.window_max_on_cpu_ns,
+	      (unsigned long long)p.clocks.span_ns);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "empty_timed_window", &msg) == CHECK_WARN && strstr(msg, "deleted"),
+	      "1.1 ms, 0.9 ms of it the first call's: %s", msg);
 	analysis_free(&a);
 
 	/* One window in four preempted for 4 ms: coarse_clock judges the 90th percentile, not the longest. */
@@ -1002,7 +1062,7 @@ static void test_clock_span(void)
 	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ many, 41, 41 };
 	const uint64_t us[SAMPLE_CLOCK_IDS] = { 1, 1, 1000, 1, 1, 4000000, 4000000, 1, 0 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
-	clocks_profile(lists, 42, us, 10000000, NULL, &p.clocks);
+	clocks_profile(lists, 42, us, 10000000, NULL, NULL, &p.clocks);
 	CHECK(p.clocks.window_max_ns == 4030000 && p.clocks.window_p90_ns == 30000, "max %llu, p90 %llu",
 	      (unsigned long long)p.clocks.window_max_ns, (unsigned long long)p.clocks.window_p90_ns);
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
