@@ -51,18 +51,38 @@ static bool uncovered(const struct sample_profile *p)
 	return strcmp(p->hot_exe_function, SYMBOLS_UNKNOWN) == 0;
 }
 
+/*
+ * Whether the hot loop is code compiled at run time that no perf map names: all of it is one group, so the loop's
+ * range, which holds most of its samples, may hold another compiled function too, as the one that first touches
+ * the memory (node's chase and the loop that built its chain).
+ */
+static bool unnamed_jit(const struct sample_profile *p)
+{
+	return p->hot_jit && uncovered(p);
+}
+
 /* The function without its object path, for messages. */
 static const char *short_fn(const struct sample_profile *p)
 {
+	if (unnamed_jit(p))
+		return "code compiled at run time";
 	if (uncovered(p))
 		return "code no symbol covers";
 	return *p->hot_exe_function ? p->hot_exe_function : "?";
 }
 
+/*
+ * The object's file name for a message: "libc.so.6:memset" from "/usr/lib/x86_64-linux-gnu/libc.so.6:memset".
+ * Only the object's directories go, those before the first ':': a JIT's function names a script by its path
+ * ("[anon]:JS:*build /tmp/js/chase.js:12:15").
+ */
 static const char *base_name(const char *path)
 {
-	const char *s = strrchr(path, '/');
+	const char *colon = strchr(path, ':'), *s = NULL;
 
+	for (const char *q = path; *q && (!colon || q < colon); q++)
+		if (*q == '/')
+			s = q;
 	return s ? s + 1 : path;
 }
 
@@ -96,7 +116,19 @@ void checks_hot_loop(const struct analysis_check_def *def, const struct analysis
 			 "clock reads", p->untimed_function, 100 * share(p->untimed_count, p->clock_samples));
 	double n = (double)p->clock_samples, kernel = (double)p->clock_kernel / n, own = (double)p->clock_own / n;
 	double vdso = (double)p->clock_vdso / n, libs = (double)p->clock_libs / n;
-	if (!*p->hot_exe_function)
+	if (p->hot_jit)
+		c = checks_add(a, def, CHECK_PASS,
+			       "the hot loop is in code compiled at run time (a JIT), in %s, which no file holds: %s (%.0f %% "
+			       "of the CPU time, instructions 0x%llx-0x%llx)%s; own code %.0f %%, libraries %.0f %%, [vdso] "
+			       "clock reads %.0f %%, kernel %.0f %%%s", p->hot_library,
+			       uncovered(p) ? "no symbol names it, so all of it counts as one function (a perf map, "
+					      "/tmp/perf-PID.map, names its functions: node --perf-basic-prof, java "
+					      "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit)"
+					    : p->hot_exe_function,
+			       100 * share(p->hot_exe_count, p->clock_samples), (unsigned long long)p->hot_lo,
+			       (unsigned long long)p->hot_hi, timed, 100 * own, 100 * libs, 100 * vdso, 100 * kernel,
+			       p->clock_user_only ? " (user space only: perf_event_paranoid kept the kernel out)" : "");
+	else if (!*p->hot_exe_function)
 		c = checks_add(a, def, CHECK_SKIP,
 			       "could not tell where the hot loop is, because no cpu-clock sample resolved to a function of "
 			       "the program's own executable (own %.0f %%, libraries %.0f %%, [vdso] %.0f %%, kernel %.0f %%)",
@@ -279,6 +311,14 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 		c = first_touch_timed(def, p, a);
 	else if (lost_could_flip(f->in_hot_loop, f->faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
 		c = lost_skip(def, p, f->in_hot_loop, f->faults, "came from the hot loop", a);
+	else if (from_loop && unnamed_jit(p))
+		c = checks_add(a, def, CHECK_SKIP,
+			       "could not tell, because the hot loop is code compiled at run time in %s that no symbol "
+			       "divides into functions: %llu of the %llu page faults on %s came from the range of its "
+			       "instructions, which may hold the compiled code that first touched the memory as well, and no "
+			       "clock read was traced to place them in time (a perf map names the JIT's functions: node "
+			       "--perf-basic-prof, java -XX:+DumpPerfMapAtExit)", p->hot_library,
+			       (unsigned long long)f->in_hot_loop, (unsigned long long)f->faults, p->fault_region);
 	else if (from_loop && one_pass(p))
 		c = checks_add(a, def, CHECK_SKIP,
 			       "could not tell, because the %llu page faults of the hot loop in %s on %s are all it did "
@@ -296,11 +336,12 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 			       mib(p->fault_region_end - p->fault_region_start), f->faults_per_page, short_fn(p));
 	else
 		c = checks_add(a, def, CHECK_PASS,
-			       "the %llu page faults on %s came from %s%s, not from the hot loop in %s: the memory was "
-			       "first touched before the measurement", (unsigned long long)f->faults, p->fault_region,
-			       *f->function ? base_name(f->function) : "?",
+			       "the %llu page faults on %s came from %s%s, not from the hot loop in %s: %s",
+			       (unsigned long long)f->faults, p->fault_region, *f->function ? base_name(f->function) : "?",
 			       f->in_hot_function ? " (in the hot function, outside the hot loop's instructions)" : "",
-			       short_fn(p));
+			       short_fn(p), span_seen(p) ? "the memory was first touched before the measurement"
+			       : "the hot loop did not first touch the memory; whether other code did inside the timing, "
+				 "no clock read seen can tell (see empty_timed_window)");
 	checks_evidence(c, "faults", (double)f->faults);
 	checks_evidence(c, "pages", (double)f->pages);
 	checks_evidence(c, "faults_per_page", f->faults_per_page);
@@ -336,6 +377,13 @@ static bool no_loop_touches(const struct analysis_check_def *def, const struct s
 	 * timed one: broken-rust_correct's write of every page, which on a Zen 5 guest outweighed the 8 ms its timed
 	 * loop ran, so that its order was taken for the timed accesses'.
 	 */
+	if (!timed_by_clock(p) && unnamed_jit(p)) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot loop is code compiled at run time in %s "
+			   "that no symbol divides into functions: its %llu first touches of %s may be another compiled "
+			   "function's (the one that wrote the memory first), and no clock read was traced to place them "
+			   "in time", p->hot_library, (unsigned long long)p->faults.loop_touches, p->fault_region);
+		return true;
+	}
 	if (!timed_by_clock(p) && one_pass(p)) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot loop's %llu first touches of %s are all it "
 			   "did (%.0f %% of its CPU time came while it took them): one pass over fresh memory, as an "

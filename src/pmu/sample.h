@@ -706,6 +706,8 @@ struct sample_profile {
 					 * holding it, where the executable's own code had too few samples to
 					 * locate a loop (an interpreter built --enable-shared) */
 	bool hot_exe_unnamed;		/* no symbol covers it: named by its unwind entry's start (sub_...) */
+	bool hot_jit;			/* it is code compiled at run time: hot_library names the anonymous
+					 * memory it ran from ("[anon]", a memfd), which no file holds */
 	uint64_t hot_exe_count;
 	/*
 	 * "": none. Else the function of the program's own code that held the most

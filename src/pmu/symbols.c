@@ -3,6 +3,7 @@
 #include "pmu/symbols.h"
 
 #include "grow.h"
+#include "pmu/symbols_jit.h"
 #include "pmu/symbols_object.h"
 
 #include <errno.h>
@@ -32,6 +33,7 @@ struct space {
 	pid_t pid;
 	struct mapping *maps;
 	size_t n, cap;
+	struct symbols_jit_map jit;	/* its JIT's perf map, loaded on the first address in anonymous code */
 };
 
 struct symbols {
@@ -164,8 +166,10 @@ void symbols_delete(struct symbols *syms)
 {
 	if (!syms)
 		return;
-	for (size_t i = 0; i < syms->n_spaces; i++)
+	for (size_t i = 0; i < syms->n_spaces; i++) {
 		free(syms->spaces[i].maps);
+		symbols_jit_free(&syms->spaces[i].jit);
+	}
 	free(syms->spaces);
 	for (size_t i = 0; i < syms->n_names; i++) {
 		symbols_object_free(&syms->names[i]->obj);
@@ -440,8 +444,10 @@ void symbols_exec(struct symbols *syms, pid_t pid)
 	bool found;
 	size_t i = syms ? space_index(syms, pid, &found) : 0;
 
-	if (syms && found)
+	if (syms && found) {
 		syms->spaces[i].n = 0;
+		symbols_jit_free(&syms->spaces[i].jit);
+	}
 }
 
 size_t symbols_mapping_count(const struct symbols *syms, pid_t pid)
@@ -502,6 +508,19 @@ void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symb
 		return;
 	}
 	out->object = mp->m.path[0] ? mp->m.path : SYMBOLS_ANON;
+	if (!obj && symbols_jit_memory(mp->m.path)) {
+		/* Code a JIT compiled: named by its perf map where it wrote one (node --perf-basic-prof). */
+		struct space *sp = space_get(syms, pid);
+		if (sp && !sp->jit.tried)
+			(void)symbols_jit_load(&sp->jit, pid);
+		const struct symbols_jit_entry *e = sp ? symbols_jit_find(&sp->jit, addr) : NULL;
+		if (e) {
+			out->function = e->name;
+			out->offset = addr - e->start;
+			out->resolved = true;
+		}
+		return;
+	}
 	if (!obj)
 		return;
 	out->elf_addr = vaddr;

@@ -117,8 +117,10 @@ struct symbols_location {
  * their sizes) and the load bias from the mapping's start and file offset and
  * the object's PT_LOAD headers (non-PIE executables, PIE executables and
  * shared objects alike). An address no symbol covers (a stripped executable)
- * resolves to the unnamed function its unwind entry bounds (unnamed). Anything
- * else that cannot be resolved (no mapping, anonymous or JIT memory, a
+ * resolves to the unnamed function its unwind entry bounds (unnamed). Code
+ * in anonymous or JIT memory resolves to its name in the JIT's perf map,
+ * /tmp/perf-PID.map, where there is one to trust (symbols_jit.h). Anything
+ * else that cannot be resolved (no mapping, JIT code no map names, a
  * deleted or unreadable file, an address no symbol or unwind entry covers)
  * gives SYMBOLS_UNKNOWN with the object when known. Never fails.
  */

@@ -118,6 +118,7 @@ static json_t *clock_json(const struct sample_profile *p)
 	json_object_set_new(o, "hot_function", *p->hot_exe_function ? report_json_text(p->hot_exe_function) : json_null());
 	json_object_set_new(o, "hot_function_unnamed", json_boolean(p->hot_exe_unnamed));
 	json_object_set_new(o, "hot_library", *p->hot_library ? report_json_text(p->hot_library) : json_null());
+	json_object_set_new(o, "hot_function_jit", json_boolean(p->hot_jit));
 	json_object_set_new(o, "hot_function_samples", count(p->hot_exe_count));
 	json_object_set_new(o, "untimed_function", *p->untimed_function ? report_json_text(p->untimed_function)
 									 : json_null());
@@ -353,6 +354,7 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 	get_str(p->hot_exe_function, sizeof(p->hot_exe_function), c, "hot_function");
 	p->hot_exe_unnamed = json_is_true(json_object_get(c, "hot_function_unnamed"));
 	get_str(p->hot_library, sizeof(p->hot_library), c, "hot_library");
+	p->hot_jit = json_is_true(json_object_get(c, "hot_function_jit"));	/* absent before: false */
 	p->hot_exe_count = get_u64(c, "hot_function_samples");
 	get_str(p->untimed_function, sizeof(p->untimed_function), c, "untimed_function");
 	p->untimed_count = get_u64(c, "untimed_function_samples");

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "pmu/demangle.h"
 #include "pmu/symbols.h"
+#include "pmu/symbols_jit.h"
 #include "pmu/symbols_unwind.h"
 
 #include <dlfcn.h>
@@ -834,8 +835,79 @@ static void test_demangle(void)
 	free(b);
 }
 
+/* A JIT's perf map: parsed, searched (the newer of two overlapping entries), and used by symbols_resolve(). */
+static void test_jit_map(void)
+{
+	static const char text[] = "7f0000001000 40 JS:*chase /tmp/a b.js:13:15\n"
+				   "0x7f0000001100 0x20 Builtin:Foo\r\n"
+				   "\n"
+				   "7f0000001000 zz no size\n"
+				   "7f0000002000 0 empty\n"
+				   "7f0000003000 10\n"
+				   "ffffffffffffff00 200 wraps\n"
+				   "7f0000001020 10 JS:~chase recompiled\n";
+	struct symbols_jit_map m = { 0 };
+
+	CHECK(symbols_jit_parse(&m, text, sizeof(text) - 1) == 0 && m.count == 3 && m.bad_lines == 4,
+	      "3 entries, 4 bad lines: %zu, %zu", m.count, m.bad_lines);
+	const struct symbols_jit_entry *e = symbols_jit_find(&m, 0x7f0000001008);
+	CHECK(e && strcmp(e->name, "JS:*chase /tmp/a b.js:13:15") == 0, "inside the first: %s", e ? e->name : "none");
+	e = symbols_jit_find(&m, 0x7f0000001024);
+	CHECK(e && strcmp(e->name, "JS:~chase recompiled") == 0, "the newer of two: %s", e ? e->name : "none");
+	e = symbols_jit_find(&m, 0x7f0000001110);
+	CHECK(e && strcmp(e->name, "Builtin:Foo") == 0, "0x and CRLF: %s", e ? e->name : "none");
+	CHECK(!symbols_jit_find(&m, 0x7f0000001040) && !symbols_jit_find(&m, 0x7f0000000fff) &&
+		      !symbols_jit_find(&m, 0x7f0000001120),
+	      "between, before and after the entries: none");
+	symbols_jit_free(&m);
+	CHECK(symbols_jit_memory("") && symbols_jit_memory("[anon]") && symbols_jit_memory("[anon:v8]") &&
+		      symbols_jit_memory("/memfd:doublemapper (deleted)") && !symbols_jit_memory("[heap]") &&
+		      !symbols_jit_memory("/usr/bin/node"),
+	      "which mappings a JIT compiles into");
+
+	/* Through symbols_resolve(): this process's anonymous mapping, named by /tmp/perf-PID.map. */
+	pid_t pid = getpid();
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL, "write %s", path);
+	if (!f)
+		return;
+	fputs("7e0000000100 80 LazyCompile:*loop x.js:1\n", f);
+	fclose(f);
+	struct symbols *syms = symbols_new();
+	const struct symbols_mapping anon = { .start = 0x7e0000000000, .end = 0x7e0000010000, .perms = "r-xp", .path = "" };
+	struct symbols_location loc;
+	CHECK(symbols_mapping_add(syms, pid, &anon) == 0, "mapping added");
+	symbols_resolve(syms, pid, 0x7e0000000110, &loc);
+	CHECK(loc.resolved && strcmp(loc.function, "LazyCompile:*loop x.js:1") == 0 && loc.offset == 0x10 &&
+		      strcmp(loc.object, SYMBOLS_ANON) == 0,
+	      "named by the map: %s in %s, +%" PRIu64, loc.function, loc.object, loc.offset);
+	symbols_resolve(syms, pid, 0x7e0000000200, &loc);
+	CHECK(!loc.resolved && strcmp(loc.function, SYMBOLS_UNKNOWN) == 0, "outside its entries: %s", loc.function);
+	symbols_delete(syms);
+	unlink(path);
+	/* A link is not followed, as perf does not trust one. */
+	char target[64];
+	snprintf(target, sizeof(target), "/tmp/perf-%d.target", (int)pid);
+	f = fopen(target, "w");
+	if (f) {
+		fputs("7e0000000100 80 Spoofed\n", f);
+		fclose(f);
+	}
+	CHECK(symlink(target, path) == 0, "link %s", path);
+	syms = symbols_new();
+	CHECK(symbols_mapping_add(syms, pid, &anon) == 0, "mapping added");
+	symbols_resolve(syms, pid, 0x7e0000000110, &loc);
+	CHECK(!loc.resolved, "through a link: %s", loc.function);
+	symbols_delete(syms);
+	unlink(path);
+	unlink(target);
+}
+
 int main(void)
 {
+	test_jit_map();
 	test_parse_line();
 	test_overlaps();
 	test_self();
