@@ -338,7 +338,9 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 		c = checks_add(a, def, CHECK_PASS,
 			       "the %llu page faults on %s came from %s%s, not from the hot loop in %s: %s",
 			       (unsigned long long)f->faults, p->fault_region, *f->function ? base_name(f->function) : "?",
-			       f->in_hot_function ? " (in the hot function, outside the hot loop's instructions)" : "",
+			       /* the top function is the hot one: it has no more faults than the hot function took */
+			       f->in_hot_function && f->in_hot_function >= f->function_faults
+			       ? " (in the hot function, outside the hot loop's instructions)" : "",
 			       short_fn(p), span_seen(p) ? "the memory was first touched before the measurement"
 			       : "the hot loop did not first touch the memory; whether other code did inside the timing, "
 				 "no clock read seen can tell (see empty_timed_window)");

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""tlbprof run on a benchmark a JIT compiles (examples/broken/jit.js under node): the hot loop is V8's code in
-anonymous memory, named by node's perf map (--perf-basic-prof: /tmp/perf-PID.map) where it writes one. The build
-before took the hottest function of node's own binary (1.7 % of the CPU time, V8's heap setup) for the hot loop,
-where the JIT code held 51 %, and named no JIT function even with a map."""
+"""tlbprof run on a benchmark a JIT compiles (examples/broken/jit.js under node, JitChase.java under HotSpot): the hot
+loop is the JIT's code in anonymous memory, named by the JIT's perf map (/tmp/perf-PID.map: node --perf-basic-prof,
+java -XX:+DumpPerfMapAtExit) where it writes one. The build before took the hottest function of node's own binary
+(1.7 % of the CPU time, V8's heap setup) for the hot loop, where the JIT code held 51 %, and named no JIT function
+even with a map."""
 import glob
 import json
 import os
@@ -15,10 +16,10 @@ import tempfile
 from report_check import Failures, ReportError, validate
 
 TLBPROF = sys.argv[1]
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "broken", "jit.js")
-NODE = shutil.which("node")
-if not NODE:
-    print("node is not installed here: no JIT to watch")
+BROKEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "broken")
+NODE, JAVA, JAVAC = shutil.which("node"), shutil.which("java"), shutil.which("javac")
+if not NODE and not (JAVA and JAVAC):
+    print("neither node nor a JDK is installed here: no JIT to watch")
     sys.exit(77)
 UNMARKED = {"hot_loop", "first_touch_in_timed_loop", "sequential_page_order", "same_page_offset", "zero_page_reads",
             "thp_backed_region", "pinning", "exec_image", "coarse_clock", "clock_per_access", "empty_timed_window"}
@@ -27,13 +28,22 @@ CPU = str(min(os.sched_getaffinity(0)))
 fail = Failures()
 
 
-def run(mode, perf_map):
+CLASSES = tempfile.mkdtemp()
+if JAVA and JAVAC:
+    subprocess.run([JAVAC, "-d", CLASSES, os.path.join(BROKEN, "JitChase.java")], check=True, timeout=120)
+MAP = {"node": ["--perf-basic-prof"], "java": ["-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit"]}
+
+
+def run(vm, mode, perf_map):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "r.json")
-        node = [NODE, "--perf-basic-prof"] if perf_map else [NODE]
+        command = [NODE, *MAP[vm], os.path.join(BROKEN, "jit.js"), mode] if vm == "node" else \
+            [JAVA, *MAP[vm], "-cp", CLASSES, "JitChase"]
+        if not perf_map:
+            command = [a for a in command if a not in MAP[vm]]
         # Pinned from outside, so that pinning and cpu_migrations have nothing to say.
         p = subprocess.run([TLBPROF, "run", "--cpu", CPU, "--json", out, "--quiet", "--fail-on", "never", "--",
-                            *node, SCRIPT, mode], capture_output=True, text=True, timeout=120, env=ENV,
+                            *command], capture_output=True, text=True, timeout=120, env=ENV,
                            cwd=d)	# where --perf-basic-prof leaves V8's isolate log
         r = json.load(open(out)) if p.returncode == 0 and os.path.exists(out) else None
     if r is None:
@@ -49,9 +59,16 @@ def run(mode, perf_map):
     return r, {c["id"]: c for c in r["analysis"]["checks"]}
 
 
-for mode, perf_map in (("correct", False), ("correct", True), ("first_touch", True)):
-    name = f"{mode}{' --perf-basic-prof' if perf_map else ''}"
-    r, checks = run(mode, perf_map)
+# The chase's name in each JIT's map: V8's "JS:*chase .../jit.js:29:15", HotSpot's OSR of main.
+CHASE = {"node": "chase", "java": "JitChase.main"}
+RUNS = [("node", "correct", False), ("node", "correct", True), ("node", "first_touch", True),
+        ("java", "correct", False), ("java", "correct", True)]
+for vm, mode, perf_map in RUNS:
+    if not (NODE if vm == "node" else JAVA and JAVAC):
+        print(f"{vm}: not installed here: skipped")
+        continue
+    name = f"{vm} {mode}{' ' + ' '.join(MAP[vm]) if perf_map else ''}"
+    r, checks = run(vm, mode, perf_map)
     if r is None:
         continue
     clock = r["target"]["watch"]["cpu_clock"]
@@ -64,8 +81,8 @@ for mode, perf_map in (("correct", False), ("correct", True), ("first_touch", Tr
         fail(f"{name}: hot_loop {said['hot_loop']}")
     if code.get("decoded") or "compiled at run time" not in (code.get("error") or ""):
         fail(f"{name}: the JIT code's bytes went with the process, yet hot_loop_code says {code}")
-    if perf_map and "chase" not in hot:
-        fail(f"{name}: hot function {hot!r}: the perf map names the chase (JS:*chase ...jit.js)")
+    if perf_map and CHASE[vm] not in hot:
+        fail(f"{name}: hot function {hot!r}: the perf map names the chase ({CHASE[vm]})")
     if not perf_map and hot != "[unknown]":
         fail(f"{name}: hot function {hot!r} without a perf map: want [unknown], all the JIT code as one")
     warned = sorted(k for k, c in checks.items() if k in UNMARKED and c["status"] in ("warn", "fail"))
@@ -74,7 +91,7 @@ for mode, perf_map in (("correct", False), ("correct", True), ("first_touch", Tr
     ft = checks["first_touch_in_timed_loop"]
     # The faults came from the chain's build: named by the map, else somewhere in the JIT code; never claimed to
     # be before the timing where no clock read placed them (node starts more threads than the probes follow).
-    if perf_map and not (ft["status"] == "pass" and "build" in ft["message"]):
+    if vm == "node" and perf_map and not (ft["status"] == "pass" and "build" in ft["message"]):
         fail(f"{name}: first_touch_in_timed_loop {said['first_touch_in_timed_loop']}: want the faults placed in "
              "build, by the perf map")
     if r["target"]["watch"]["clocks"]["threads_capped_at_ms"] is not None and "before the measurement" in ft["message"]:
@@ -82,4 +99,5 @@ for mode, perf_map in (("correct", False), ("correct", True), ("first_touch", Tr
              f"clock reads unseen: {ft['message']}")
     print(f"{name}: hot function {hot} ({clock['hot_function_samples']} samples); first_touch_in_timed_loop "
           f"{ft['status']}")
+shutil.rmtree(CLASSES)
 fail.finish("jit: the hot loop is the JIT code, named by its perf map where there is one")
