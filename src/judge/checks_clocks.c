@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Checks of an unmarked command's clock reads (tlbprof run), from uprobes on its libc's clock functions. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,14 @@
 #define CLOCK_TRAPS_KERNEL_SHARE 0.75
 #define CLOCK_TRAPS_WORK_TRAPS 4
 #define CLOCK_TRAPS_MIN_SAMPLES 50
+/*
+ * The windows the hot loop ran in say whether the reads are around its accesses: where they last, at the median,
+ * CLOCK_LOOP_TRAPS times a window of nothing but the traps (window_min_ns and their jitter), the reads time whole
+ * loops, however many other reads the thread made. A JVM's main thread read the clock 1505 times, its own reads
+ * at startup, 18 us apart, and its compiled chase ran in one window of 0.3 s between two System.nanoTime():
+ * the windows' upper quartile alone said "a read around every access".
+ */
+#define CLOCK_LOOP_TRAPS 10
 /*
  * A benchmark's clock reads time nothing when under EMPTY_TIMED_SHARE of the
  * hot thread's CPU time lies between its first and last read, and no window
@@ -143,6 +152,25 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 			   *missing ? missing : "none", elsewhere);
 		return false;
 	}
+	/*
+	 * Tracing stopped for a thread too many, and most of the hot loop ran after: the windows seen are the hot
+	 * thread's earlier reads, not the loop's. A JVM's main thread read the clock 1390 times before its 9th thread
+	 * stopped tracing at 163 ms, 18 us apart, and 1611 of its hot code's 1623 samples came after; clock_per_access
+	 * judged those reads "a read around every access". (A probe stopped at its budget is the reads' own doing, as
+	 * a read around every access exhausts it, and is judged.)
+	 */
+	double period = (double)(p->clock_period_ns ? p->clock_period_ns : SAMPLE_CPU_CLOCK_PERIOD_NS);
+	if (c->threads_capped && c->measured_known && (double)c->loop_weight * period >= EMPTY_MIN_CPU_NS &&
+	    2 * c->loop_weight_in_span < c->loop_weight) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because all tracing stopped at %llu ms, when the command "
+			   "started more threads than are followed (%u alive at once, %u in all), and %llu of the hot "
+			   "loop's %llu cpu-clock samples fell outside its first to last read seen: the windows seen are the hot "
+			   "thread's earlier reads, not its loop's", (unsigned long long)c->threads_capped_ms,
+			   SAMPLE_CLOCK_THREADS, SAMPLE_CLOCK_FOLLOWED,
+			   (unsigned long long)(c->loop_weight - c->loop_weight_in_span),
+			   (unsigned long long)c->loop_weight);
+		return false;
+	}
 	return true;
 }
 
@@ -207,10 +235,20 @@ void checks_clock_per_access(const struct analysis_check_def *def, const struct 
 	double kernel = c->hot_samples_in_span ? (double)c->hot_kernel_in_span / (double)c->hot_samples_in_span : 0;
 	bool traps = c->hot_samples_in_span >= CLOCK_TRAPS_MIN_SAMPLES && kernel >= CLOCK_TRAPS_KERNEL_SHARE &&
 		     work < CLOCK_TRAPS_WORK_TRAPS * c->window_min_ns;
+	bool loop_long = c->measured_known && c->measured_windows &&
+			 c->measured_window_median_ns >= CLOCK_LOOP_TRAPS * (c->window_min_ns + allow);
 	if (c->hot_reads < CLOCK_PER_ACCESS_MIN_READS)
 		chk = checks_add(a, def, CHECK_PASS,
 				 "the hot thread read the clock %llu times (median window %.3g ms), too few to be a read "
 				 "around every access", (unsigned long long)c->hot_reads, (double)c->window_median_ns / 1e6);
+	else if (loop_long)
+		chk = checks_add(a, def, CHECK_PASS,
+				 "the hot thread read the clock %llu times, but its hot loop ran in %llu of its windows, "
+				 "%.3g ms long at the median (over %d times a window of the probes' traps, %.3g us): its "
+				 "reads time whole loops; the others (a runtime's own, as a JVM's or an interpreter's "
+				 "at startup) are not around its accesses", (unsigned long long)c->hot_reads,
+				 (unsigned long long)c->measured_windows, (double)c->measured_window_median_ns / 1e6,
+				 CLOCK_LOOP_TRAPS, (double)(c->window_min_ns + allow) / 1e3);
 	else if (work < allow)
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread read the clock %llu times, and three quarters of its windows between "
@@ -237,6 +275,7 @@ void checks_clock_per_access(const struct analysis_check_def *def, const struct 
 				 "more beyond the probes' traps around them (over %.3g us, their jitter): its timed "
 				 "windows hold more than a few accesses", (unsigned long long)c->hot_reads,
 				 (double)work / 1e3, (double)allow / 1e3);
+	checks_evidence(chk, "measured_window_median_ns", c->measured_known ? (double)c->measured_window_median_ns : NAN);
 	checks_evidence(chk, "reads", (double)c->hot_reads);
 	checks_evidence(chk, "window_median_ns", (double)c->window_median_ns);
 	checks_evidence(chk, "window_min_ns", (double)c->window_min_ns);

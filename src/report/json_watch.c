@@ -225,6 +225,8 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "region_faults", count(c->region_faults));
 	json_object_set_new(o, "region_faults_in_span", c->windows ? count(c->region_faults_in_span) : json_null());
 	json_object_set_new(o, "measured_windows", c->windows && c->measured_known ? count(c->measured_windows) : json_null());
+	json_object_set_new(o, "measured_window_median_ns",
+			    c->windows && c->measured_known ? count(c->measured_window_median_ns) : json_null());
 	json_object_set_new(o, "loop_samples", c->windows && c->measured_known ? count(c->loop_weight) : json_null());
 	json_object_set_new(o, "loop_samples_in_span",
 			    c->windows && c->measured_known ? count(c->loop_weight_in_span) : json_null());
@@ -491,6 +493,7 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->region_faults_in_span = get_u64(o, "region_faults_in_span");
 	c->measured_known = json_is_integer(json_object_get(o, "measured_windows"));	/* absent before: the span */
 	c->measured_windows = get_u64(o, "measured_windows");
+	c->measured_window_median_ns = get_u64(o, "measured_window_median_ns");	/* absent before: 0, not judged */
 	c->loop_weight = get_u64(o, "loop_samples");	/* absent before: 0, the process's loop unknown */
 	c->loop_weight_in_span = get_u64(o, "loop_samples_in_span");
 	c->region_faults_measured = get_u64(o, "region_faults_in_measured_windows");

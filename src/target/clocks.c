@@ -384,6 +384,44 @@ static int weight_desc(const void *x, const void *y)
 	return a > b ? -1 : a < b;
 }
 
+static int len_cmp(const void *x, const void *y)
+{
+	uint64_t a = ((const uint64_t *)x)[0], b = ((const uint64_t *)y)[0];
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The length of the measured window that holds the hot loop's median weight (by[] holds each window's weight and
+ * index; those the loop only faulted in weigh nothing): where the loop's time went, a whole loop's one long window
+ * rather than a runtime's many short ones that its generated code also ran in (a JVM's interpreter is in the same
+ * anonymous memory as its compiled loop). The plain median where none weighs anything; 0 without a window.
+ */
+static uint64_t weighted_median_window(const uint64_t *reads, size_t k, const uint64_t (*by)[2], const bool *measured)
+{
+	uint64_t(*lw)[2] = malloc((k ? k : 1) * sizeof(*lw)), total = 0, sum = 0, median = 0;
+	size_t m = 0;
+
+	if (!lw)
+		return 0;
+	for (size_t i = 0; i < k; i++) {
+		size_t w = (size_t)by[i][1];
+		if (w + 1 < k && measured[w]) {
+			lw[m][0] = reads[w + 1] - reads[w];
+			lw[m++][1] = by[i][0];
+			total += by[i][0];
+		}
+	}
+	qsort(lw, m, sizeof(*lw), len_cmp);
+	for (size_t i = 0; i < m && !median; i++) {
+		sum += lw[i][1];
+		if (total ? 2 * sum >= total : i == m / 2)
+			median = lw[i][0];
+	}
+	free(lw);
+	return median;
+}
+
 bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, uint32_t hot_pid,
 		     const struct clocks_mark *marks, size_t n_marks, const struct sample_list *faults, uint64_t lo,
 		     uint64_t hi, struct sample_clocks *out)
@@ -432,6 +470,7 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 		out->region_faults_measured += r->pid == hot_pid && r->addr >= lo && r->addr < hi &&
 					       (w = window_of(reads, k, r->time_ns)) < k && measured[w];
 	}
+	out->measured_window_median_ns = weighted_median_window(reads, k, by, measured);
 	out->measured_known = true;
 	free(reads);
 	free(by);

@@ -586,6 +586,43 @@ static void test_clocks(void)
 	analysis_free(&a);
 
 	/*
+	 * The same 2999 windows of the traps, and a last one of 300 ms: a runtime's own reads at startup, then its
+	 * loop between two. The loop's samples (200 of them, every 250 us after the read before it) and two in the
+	 * short windows (its interpreter) put its median weight in the long window: whole loops.
+	 */
+	gettime[2999].time_ns = gettime[2998].time_ns + 300000000;
+	static struct clocks_mark loop_marks[202];
+	for (size_t i = 0; i < 200; i++)
+		loop_marks[i] = (struct clocks_mark){ gettime[2998].time_ns + 1000 + i * 250000, 1 };
+	loop_marks[200] = (struct clocks_mark){ gettime[10].time_ns + 100, 1 };
+	loop_marks[201] = (struct clocks_mark){ gettime[20].time_ns + 100, 1 };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 7, res, 10000000, NULL, NULL, &p.clocks);
+	CHECK(clocks_measured(lists, 7, 7, loop_marks, 202, NULL, 0, 0, &p.clocks) &&
+		      p.clocks.measured_window_median_ns == 300000000,
+	      "the loop's median weight in the 300 ms window: %llu ns, %llu windows",
+	      (unsigned long long)p.clocks.measured_window_median_ns, (unsigned long long)p.clocks.measured_windows);
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_PASS && strstr(msg, "whole loops"),
+	      "3000 reads, the loop in one 300 ms window: %s", msg);
+	analysis_free(&a);
+	/* Tracing stopped for a thread too many before the loop ran: its samples all after the last read seen. */
+	p.clocks.threads_capped = true;
+	p.clocks.threads_capped_ms = 163;
+	p.clocks.loop_weight_in_span = 12;
+	p.clocks.loop_weight = 1623;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_SKIP && strstr(msg, "earlier reads") &&
+		      status_of(&a, "coarse_clock", &msg) == CHECK_SKIP && strstr(msg, "1611 of the hot loop's 1623"),
+	      "capped before the loop: %s", msg);
+	analysis_free(&a);
+	p.clocks.loop_weight_in_span = 1000;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, &p) == 0, "analysed");
+	CHECK(status_of(&a, "clock_per_access", &msg) == CHECK_PASS, "capped, the loop mostly seen: %s", msg);
+	analysis_free(&a);
+	gettime[2999].time_ns = 1000000 + 2999 * 15000;
+
+	/*
 	 * A .ci/run dry run's case: under load a quarter of the windows held 6.4 us beyond the traps around them
 	 * (over the 5.2 us allowance), and the windows alone said work. 171 of 179 samples between the first and
 	 * last read were in the kernel, the traps: a read around every access. With 40 of 179 in the kernel (a
