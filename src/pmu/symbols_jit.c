@@ -67,7 +67,7 @@ int symbols_jit_parse(struct symbols_jit_map *m, const char *text, size_t len)
 		if (ok)
 			while (q < stop && *q == ' ')
 				q++;
-		if (!ok || q == stop) {
+		if (!ok || q == stop || !*q) {	/* no name, or one a NUL byte ends at once */
 			m->bad_lines++;
 			continue;
 		}

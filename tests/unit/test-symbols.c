@@ -845,11 +845,12 @@ static void test_jit_map(void)
 				   "7f0000002000 0 empty\n"
 				   "7f0000003000 10\n"
 				   "ffffffffffffff00 200 wraps\n"
-				   "7f0000001020 10 JS:~chase recompiled\n";
+				   "7f0000001020 10 JS:~chase recompiled\n"
+				   "7f0000004000 10 \0after a NUL\n";
 	struct symbols_jit_map m = { 0 };
 
-	CHECK(symbols_jit_parse(&m, text, sizeof(text) - 1) == 0 && m.count == 3 && m.bad_lines == 4,
-	      "3 entries, 4 bad lines: %zu, %zu", m.count, m.bad_lines);
+	CHECK(symbols_jit_parse(&m, text, sizeof(text) - 1) == 0 && m.count == 3 && m.bad_lines == 5,
+	      "3 entries, 5 bad lines (a name a NUL ends at once among them): %zu, %zu", m.count, m.bad_lines);
 	const struct symbols_jit_entry *e = symbols_jit_find(&m, 0x7f0000001008);
 	CHECK(e && strcmp(e->name, "JS:*chase /tmp/a b.js:13:15") == 0, "inside the first: %s", e ? e->name : "none");
 	e = symbols_jit_find(&m, 0x7f0000001024);
