@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Longest path a maps line may carry (PATH_MAX, plus " (deleted)"). */
@@ -37,6 +38,7 @@ struct space {
 };
 
 struct symbols {
+	int64_t born_s;			/* CLOCK_REALTIME seconds at symbols_new(): a JIT map older is stale */
 	struct space *spaces;		/* sorted by pid */
 	size_t n_spaces, cap_spaces;
 	struct name **names;
@@ -159,7 +161,12 @@ int symbols_maps_parse_line(const char *line, size_t len, struct symbols_mapping
 
 struct symbols *symbols_new(void)
 {
-	return calloc(1, sizeof(struct symbols));
+	struct symbols *syms = calloc(1, sizeof(struct symbols));
+	struct timespec now;
+
+	if (syms && clock_gettime(CLOCK_REALTIME, &now) == 0)
+		syms->born_s = (int64_t)now.tv_sec;
+	return syms;
 }
 
 void symbols_delete(struct symbols *syms)
@@ -512,7 +519,7 @@ void symbols_resolve(struct symbols *syms, pid_t pid, uint64_t addr, struct symb
 		/* Code a JIT compiled: named by its perf map where it wrote one (node --perf-basic-prof). */
 		struct space *sp = space_get(syms, pid);
 		if (sp && !sp->jit.tried)
-			(void)symbols_jit_load(&sp->jit, pid);
+			(void)symbols_jit_load(&sp->jit, pid, syms->born_s);
 		const struct symbols_jit_entry *e = sp ? symbols_jit_find(&sp->jit, addr) : NULL;
 		if (e) {
 			out->function = e->name;

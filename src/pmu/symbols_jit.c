@@ -84,7 +84,7 @@ int symbols_jit_parse(struct symbols_jit_map *m, const char *text, size_t len)
 	return 0;
 }
 
-int symbols_jit_load(struct symbols_jit_map *m, pid_t pid)
+int symbols_jit_load(struct symbols_jit_map *m, pid_t pid, int64_t since_s)
 {
 	char path[64];
 	struct stat st;
@@ -96,8 +96,9 @@ int symbols_jit_load(struct symbols_jit_map *m, pid_t pid)
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
+	/* A second of slack: a file system's times may be coarser than the clock's. */
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
-	    (uint64_t)st.st_size > JIT_MAP_MAX_BYTES) {
+	    (uint64_t)st.st_size > JIT_MAP_MAX_BYTES || (int64_t)st.st_mtim.tv_sec + 1 < since_s) {
 		close(fd);
 		return 0;	/* not one to trust, as perf does not */
 	}

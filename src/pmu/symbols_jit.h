@@ -30,9 +30,11 @@ int symbols_jit_parse(struct symbols_jit_map *m, const char *text, size_t len);
 
 /*
  * /tmp/perf-PID.map into m, once (m->tried): a regular file, not a link, owned by this user or root, as perf
- * requires before it trusts one. Returns 0 (m empty when there is none), or -errno of a read that failed.
+ * requires before it trusts one, and written at since_s (CLOCK_REALTIME seconds) or later: a map older is an
+ * earlier process's whose PID this one reuses (JITs leave their maps behind). Returns 0 (m empty when there is
+ * none), or -errno of a read that failed.
  */
-int symbols_jit_load(struct symbols_jit_map *m, pid_t pid);
+int symbols_jit_load(struct symbols_jit_map *m, pid_t pid, int64_t since_s);
 
 /* The entry holding addr, the newest of those that do (a JIT reuses freed code memory); NULL when none. */
 const struct symbols_jit_entry *symbols_jit_find(const struct symbols_jit_map *m, uint64_t addr);

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -886,6 +888,14 @@ static void test_jit_map(void)
 	      "named by the map: %s in %s, +%" PRIu64, loc.function, loc.object, loc.offset);
 	symbols_resolve(syms, pid, 0x7e0000000200, &loc);
 	CHECK(!loc.resolved && strcmp(loc.function, SYMBOLS_UNKNOWN) == 0, "outside its entries: %s", loc.function);
+	symbols_delete(syms);
+	/* Written an hour before the symbolizer began: an earlier process's, whose PID this one reuses. */
+	const struct timespec hour_ago[2] = { { time(NULL) - 3600, 0 }, { time(NULL) - 3600, 0 } };
+	CHECK(utimensat(AT_FDCWD, path, hour_ago, 0) == 0, "backdate %s", path);
+	syms = symbols_new();
+	CHECK(symbols_mapping_add(syms, pid, &anon) == 0, "mapping added");
+	symbols_resolve(syms, pid, 0x7e0000000110, &loc);
+	CHECK(!loc.resolved, "a stale map: %s", loc.function);
 	symbols_delete(syms);
 	unlink(path);
 	/* A link is not followed, as perf does not trust one. */
