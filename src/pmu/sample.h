@@ -657,7 +657,8 @@ struct sample_clocks {
 	 */
 	bool measured_known;		/* worked out (reports before it was recorded: not) */
 	uint64_t measured_windows;	/* of windows */
-	uint64_t measured_window_median_ns;	/* their median length: whole loops, or a read around each access */
+	uint64_t measured_window_median_ns;	/* the length of the one holding the loop's median sample (by
+						 * weight): whole loops, or a read around each access */
 	uint64_t region_faults_measured;	/* of region_faults, inside those windows: timed faults */
 	/*
 	 * The cpu-clock samples of the hot thread's process in the hot function (any thread; a slow-rate one
