@@ -80,7 +80,8 @@ int symbols_jit_parse(struct symbols_jit_map *m, const char *text, size_t len)
 		if (size > m->longest)
 			m->longest = size;
 	}
-	qsort(m->items, m->count, sizeof(*m->items), entry_cmp);
+	if (m->count > 1)	/* items is NULL without an entry, which qsort() must not be given */
+		qsort(m->items, m->count, sizeof(*m->items), entry_cmp);
 	return 0;
 }
 
