@@ -94,6 +94,12 @@ static void untraced(const struct sample_clocks *c, char *buf, size_t size)
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", sample_clock_fn_name(fn));
 }
 
+/* The CPU time one kept cpu-clock sample stands for. */
+static double clock_period(const struct sample_profile *p)
+{
+	return (double)(p->clock_period_ns ? p->clock_period_ns : SAMPLE_CPU_CLOCK_PERIOD_NS);
+}
+
 /* Whether the probes can speak for the hot thread; adds the skip that says why not. */
 static bool clocks_seen(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
 {
@@ -159,8 +165,7 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 	 * judged those reads "a read around every access". (A probe stopped at its budget is the reads' own doing, as
 	 * a read around every access exhausts it, and is judged.)
 	 */
-	double period = (double)(p->clock_period_ns ? p->clock_period_ns : SAMPLE_CPU_CLOCK_PERIOD_NS);
-	if (c->threads_capped && c->measured_known && (double)c->loop_weight * period >= EMPTY_MIN_CPU_NS &&
+	if (c->threads_capped && c->measured_known && (double)c->loop_weight * clock_period(p) >= EMPTY_MIN_CPU_NS &&
 	    2 * c->loop_weight_in_span < c->loop_weight) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because all tracing stopped at %llu ms, when the command "
 			   "started more threads than are followed (%u alive at once, %u in all), and %llu of the hot "
@@ -319,7 +324,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	 * else its samples, but no more than the span (one sample can land in a window far shorter than the
 	 * sampling period). Against all its CPU time, by its samples (hundreds of them: a few % either way).
 	 */
-	double period = (double)(p->clock_period_ns ? p->clock_period_ns : SAMPLE_CPU_CLOCK_PERIOD_NS);
+	double period = clock_period(p);
 	double cpu_ns = (double)c->hot_samples * period;
 	double in_ns = c->switches_known ? (double)c->span_on_cpu_ns : (double)c->hot_samples_in_span * period;
 	if (in_ns > (double)c->span_ns)

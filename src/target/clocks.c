@@ -384,13 +384,6 @@ static int weight_desc(const void *x, const void *y)
 	return a > b ? -1 : a < b;
 }
 
-static int len_cmp(const void *x, const void *y)
-{
-	uint64_t a = ((const uint64_t *)x)[0], b = ((const uint64_t *)y)[0];
-
-	return a < b ? -1 : a > b;
-}
-
 /*
  * The length of the measured window that holds the hot loop's median weight (by[] holds each window's weight and
  * index; those the loop only faulted in weigh nothing): where the loop's time went, a whole loop's one long window
@@ -412,7 +405,7 @@ static uint64_t weighted_median_window(const uint64_t *reads, size_t k, const ui
 			total += by[i][0];
 		}
 	}
-	qsort(lw, m, sizeof(*lw), len_cmp);
+	qsort(lw, m, sizeof(*lw), u64_cmp);	/* by length, each pair's first */
 	for (size_t i = 0; i < m && !median; i++) {
 		sum += lw[i][1];
 		if (total ? 2 * sum >= total : i == m / 2)

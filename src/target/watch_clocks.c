@@ -322,20 +322,18 @@ static bool in_clock_call(const struct symbols *syms, uint32_t pid, uint64_t ip,
 static size_t clock_own_faults(const struct sample_list *faults, const struct symbols *syms, uint32_t hot_tid,
 			       uint64_t **out)
 {
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 
 	*out = NULL;
 	for (size_t i = 0; faults && syms && i < faults->count; i++) {
 		const struct sample_record *r = &faults->items[i];
 		if (r->tid != hot_tid || !in_clock_call(syms, r->pid, r->ip, r->addr))
 			continue;
-		uint64_t *grown = realloc(*out, (n + 1) * sizeof(**out));
-		if (!grown) {
+		if (!array_grow((void **)out, &cap, n + 1, sizeof(**out), 8)) {
 			free(*out);
 			*out = NULL;
 			return 0;
 		}
-		*out = grown;
 		(*out)[n++] = r->time_ns;
 	}
 	if (n)

@@ -837,6 +837,23 @@ static void test_demangle(void)
 	free(b);
 }
 
+/* The anonymous code mapping the JIT map tests name, and whether a new symbolizer resolves addr in it. */
+static const struct symbols_mapping jit_anon = { .start = 0x7e0000000000, .end = 0x7e0000010000, .perms = "r-xp",
+						 .path = "" };
+
+static bool jit_named(pid_t pid, uint64_t addr)
+{
+	struct symbols *syms = symbols_new();
+	struct symbols_location loc;
+
+	CHECK(syms && symbols_mapping_add(syms, pid, &jit_anon) == 0, "mapping added");
+	if (!syms)
+		return false;
+	symbols_resolve(syms, pid, addr, &loc);
+	symbols_delete(syms);
+	return loc.resolved;
+}
+
 /* A JIT's perf map: parsed, searched (the newer of two overlapping entries), and used by symbols_resolve(). */
 static void test_jit_map(void)
 {
@@ -879,9 +896,8 @@ static void test_jit_map(void)
 	fputs("7e0000000100 80 LazyCompile:*loop x.js:1\n", f);
 	fclose(f);
 	struct symbols *syms = symbols_new();
-	const struct symbols_mapping anon = { .start = 0x7e0000000000, .end = 0x7e0000010000, .perms = "r-xp", .path = "" };
 	struct symbols_location loc;
-	CHECK(symbols_mapping_add(syms, pid, &anon) == 0, "mapping added");
+	CHECK(symbols_mapping_add(syms, pid, &jit_anon) == 0, "mapping added");
 	symbols_resolve(syms, pid, 0x7e0000000110, &loc);
 	CHECK(loc.resolved && strcmp(loc.function, "LazyCompile:*loop x.js:1") == 0 && loc.offset == 0x10 &&
 		      strcmp(loc.object, SYMBOLS_ANON) == 0,
@@ -892,11 +908,7 @@ static void test_jit_map(void)
 	/* Written an hour before the symbolizer began: an earlier process's, whose PID this one reuses. */
 	const struct timespec hour_ago[2] = { { time(NULL) - 3600, 0 }, { time(NULL) - 3600, 0 } };
 	CHECK(utimensat(AT_FDCWD, path, hour_ago, 0) == 0, "backdate %s", path);
-	syms = symbols_new();
-	CHECK(symbols_mapping_add(syms, pid, &anon) == 0, "mapping added");
-	symbols_resolve(syms, pid, 0x7e0000000110, &loc);
-	CHECK(!loc.resolved, "a stale map: %s", loc.function);
-	symbols_delete(syms);
+	CHECK(!jit_named(pid, 0x7e0000000110), "a stale map is not read");
 	unlink(path);
 	/* A link is not followed, as perf does not trust one. */
 	char target[64];
@@ -907,11 +919,7 @@ static void test_jit_map(void)
 		fclose(f);
 	}
 	CHECK(symlink(target, path) == 0, "link %s", path);
-	syms = symbols_new();
-	CHECK(symbols_mapping_add(syms, pid, &anon) == 0, "mapping added");
-	symbols_resolve(syms, pid, 0x7e0000000110, &loc);
-	CHECK(!loc.resolved, "through a link: %s", loc.function);
-	symbols_delete(syms);
+	CHECK(!jit_named(pid, 0x7e0000000110), "a map through a link is not read");
 	unlink(path);
 	unlink(target);
 }
