@@ -155,6 +155,10 @@ void checks_declared_accesses_plausible(const struct analysis_check_def *def, co
 void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* checks_unmarked.c: from what watching a tlbprof run command found (pmu/sample.h's sample_profile). */
+/* Skips def (adding it) when the cpu-clock samples cannot locate a loop: no sampling, or too few samples. */
+bool checks_no_clock(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a);
+/* The hot function without its object path, for messages. */
+const char *checks_short_fn(const struct sample_profile *p);
 void checks_hot_loop(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, const struct analysis_input *in,
 				      struct analysis *a);
@@ -167,6 +171,8 @@ void checks_thp_backed_region(const struct analysis_check_def *def, const struct
 			      struct analysis *a);
 void checks_pinning(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_exec_image(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+/* checks_code.c: from the hot loop's machine code. */
+void checks_load_dependence(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_coarse_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* The first clock function whose tracing stopped at its budget (the reads after it are unseen), or -1. */
 int checks_clock_stopped_fn(const struct sample_clocks *c);

@@ -68,6 +68,8 @@ const struct analysis_check_def analysis_checks[] = {
 	  .doc = "tlbprof run: tlbprof refused marker or control lines the command sent" },
 	{ .id = "hot_loop", .fn = checks_hot_loop, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: where the CPU time went (cpu-clock samples): the hot loop, [vdso] and the kernel" },
+	{ .id = "load_dependence", .fn = checks_load_dependence, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: latency declared, but no load in the hot loop takes its address from a load" },
 	{ .id = "first_touch_in_timed_loop", .fn = checks_first_touch_in_timed_loop, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: half of a big region's page faults were timed: the timed loop is its first touch" },
 	{ .id = "sequential_page_order", .fn = checks_sequential_page_order, .by = ANALYSIS_CHECK_BY_UNMARKED,

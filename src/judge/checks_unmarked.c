@@ -62,7 +62,7 @@ static bool unnamed_jit(const struct sample_profile *p)
 }
 
 /* The function without its object path, for messages. */
-static const char *short_fn(const struct sample_profile *p)
+const char *checks_short_fn(const struct sample_profile *p)
 {
 	if (unnamed_jit(p))
 		return "code compiled at run time";
@@ -86,7 +86,7 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static bool no_clock(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
+bool checks_no_clock(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
 {
 	if (!p->clock_sampled) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because the cpu-clock event could not sample the command: %s",
@@ -109,7 +109,7 @@ void checks_hot_loop(const struct analysis_check_def *def, const struct analysis
 	bool lib = *p->hot_library;
 	char timed[160] = "";
 
-	if (no_clock(def, p, a))
+	if (checks_no_clock(def, p, a))
 		return;
 	if (*p->untimed_function)
 		snprintf(timed, sizeof(timed), ", the code timed: %.60s (%.0f %%) ran more, outside the hot thread's "
@@ -137,7 +137,7 @@ void checks_hot_loop(const struct analysis_check_def *def, const struct analysis
 		c = checks_add(a, def, CHECK_PASS,
 			       "the hot loop is in %s%s%s%s%s (%.0f %% of the CPU time, instructions 0x%llx-0x%llx)%s; own "
 			       "code %.0f %%, libraries %.0f %%, [vdso] clock reads %.0f %%, kernel %.0f %%%s",
-			       uncovered(p) ? "the executable's code that no symbol or unwind entry covers" : short_fn(p),
+			       uncovered(p) ? "the executable's code that no symbol or unwind entry covers" : checks_short_fn(p),
 			       p->hot_exe_unnamed ? ", which no symbol names (stripped: bounded by its .eh_frame entry)"
 			       : uncovered(p) ? " (hand-written assembly without CFI directives, in a stripped file; perf "
 						"shows [unknown])" : "",
@@ -324,7 +324,7 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 			       "could not tell, because the %llu page faults of the hot loop in %s on %s are all it did "
 			       "(%.0f %% of its CPU time came while it took them): one pass over fresh memory, as an "
 			       "initialisation makes, or a timed first touch; no clock read was traced to tell which",
-			       (unsigned long long)f->in_hot_loop, short_fn(p), p->fault_region,
+			       (unsigned long long)f->in_hot_loop, checks_short_fn(p), p->fault_region,
 			       100 * share(f->hot_weight_faulting, f->hot_weight));
 	else if (from_loop)
 		c = checks_add(a, def, CHECK_WARN,
@@ -333,7 +333,7 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 			       "microsecond each) with the accesses; write every page before the clock starts (an init "
 			       "pass, memset) or prefault it (MAP_POPULATE, MADV_POPULATE_WRITE)",
 			       (unsigned long long)f->in_hot_loop, (unsigned long long)f->faults, p->fault_region,
-			       mib(p->fault_region_end - p->fault_region_start), f->faults_per_page, short_fn(p));
+			       mib(p->fault_region_end - p->fault_region_start), f->faults_per_page, checks_short_fn(p));
 	else
 		c = checks_add(a, def, CHECK_PASS,
 			       "the %llu page faults on %s came from %s%s, not from the hot loop in %s: %s",
@@ -341,7 +341,7 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 			       /* the top function is the hot one: it has no more faults than the hot function took */
 			       f->in_hot_function && f->in_hot_function >= f->function_faults
 			       ? " (in the hot function, outside the hot loop's instructions)" : "",
-			       short_fn(p), span_seen(p) ? "the memory was first touched before the measurement"
+			       checks_short_fn(p), span_seen(p) ? "the memory was first touched before the measurement"
 			       : "the hot loop did not first touch the memory; whether other code did inside the timing, "
 				 "no clock read seen can tell (see empty_timed_window)");
 	checks_evidence(c, "faults", (double)f->faults);
@@ -427,7 +427,7 @@ void checks_sequential_page_order(const struct analysis_check_def *def, const st
 			       "the hot loop in %s first touched %llu pages of %s with a constant step of %lld page%s (%.0f %% "
 			       "of its steps): it walks its pages in %s order, which prefetchers and page-table "
 			       "lines already in the cache serve without the walks it means to time; visit the pages in a "
-			       "random order (a random single-cycle pointer chase)", short_fn(p),
+			       "random order (a random single-cycle pointer chase)", checks_short_fn(p),
 			       (unsigned long long)f->loop_touches, p->fault_region, (long long)f->step_mode_pages,
 			       f->step_mode_pages == 1 || f->step_mode_pages == -1 ? "" : "s", 100 * mode,
 			       f->step_mode_pages == 1 ? "ascending" : "constant-stride");
@@ -617,7 +617,7 @@ void checks_pinning(const struct analysis_check_def *def, const struct analysis_
 	const struct sample_profile *p = in->profile;
 	struct analysis_check *c;
 
-	if (no_clock(def, p, a))
+	if (checks_no_clock(def, p, a))
 		return;
 	if (!p->hot_tid || !p->affinity_samples) {
 		checks_add(a, def, CHECK_SKIP, "could not tell, because %s", !p->hot_tid
@@ -790,7 +790,7 @@ static void rejudge_build(const struct sample_profile *p, struct analysis *a)
 			         : "inferred from its machine code (the ELF records no level): the hot loop of %s "
 			           "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
 			           "kept in memory: it keeps its variables in registers, as optimised code does",
-			      short_fn(p), (unsigned long long)code->loop_start, (unsigned long long)code->loop_end,
+			      checks_short_fn(p), (unsigned long long)code->loop_start, (unsigned long long)code->loop_end,
 			      code->stack_accesses, code->instructions, code->reloaded_slots);
 		checks_evidence(c, "inferred", 1);
 		checks_evidence(c, "loop_instructions", code->instructions);

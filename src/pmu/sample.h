@@ -537,6 +537,8 @@ struct sample_hot_function {
  * The hot loop's machine code, decoded (target/code.c): the marks an
  * unoptimised build leaves, for when the ELF records no optimisation level.
  */
+/* Bytes read past the loop's end, where the file has them, for its jump back. */
+#define SAMPLE_CODE_LATCH_BYTES 64u
 struct sample_code {
 	bool decoded;			/* the loop's bytes were read from the executable and decoded */
 	char error[160];		/* why not ("" when decoded) */
@@ -553,6 +555,21 @@ struct sample_code {
 	uint64_t tsc_read_at;		/* the first of them, in ELF addresses (0: none) */
 	uint64_t loop_head;		/* the nearest target before loop_start of a jump in the loop (0: none),
 					 * in ELF addresses: not in the report */
+	/*
+	 * What its loads wait on (code_loads()): the loop's body is the code
+	 * from the target of its jump back to that jump; a load is chained
+	 * when its address comes from a load of an earlier pass (p = *p,
+	 * i = next[i]), so each waits for the one before, as a latency
+	 * benchmark's must; independent loads overlap.
+	 */
+	bool body_recorded;		/* the load analysis ran (false: a report written before it) */
+	uint64_t body_start, body_end;	/* [body_start, body_end), ELF addresses; 0, 0: no jump back found */
+	unsigned loads;			/* memory reads in the body other than the loop's own variables (stack
+					 * slots and cells at fixed addresses); prefetches are no load */
+	unsigned chained_loads;		/* of those, the ones whose address comes from an earlier pass's load */
+	uint64_t chained_at;		/* the first chained load (0: none) */
+	unsigned calls;			/* calls in the body: code whose loads are not followed */
+	uint64_t call_at;		/* the first of them (0: none) */
 };
 
 /* The libc clock functions tlbprof run traces with uprobes (target/clocks.c). */

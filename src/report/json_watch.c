@@ -92,6 +92,19 @@ static json_t *code_json(const struct sample_code *c)
 	json_object_set_new(o, "reloaded_slots", count(c->reloaded_slots));
 	json_object_set_new(o, "tsc_reads", count(c->tsc_reads));
 	json_object_set_new(o, "tsc_read_at", c->tsc_reads ? hex(c->tsc_read_at) : json_null());
+	if (c->decoded && c->body_recorded && c->body_end) {
+		json_t *b = json_object();
+		json_object_set_new(b, "start", hex(c->body_start));
+		json_object_set_new(b, "end", hex(c->body_end));
+		json_object_set_new(b, "loads", count(c->loads));
+		json_object_set_new(b, "chained_loads", count(c->chained_loads));
+		json_object_set_new(b, "chained_load_at", c->chained_loads ? hex(c->chained_at) : json_null());
+		json_object_set_new(b, "calls", count(c->calls));
+		json_object_set_new(b, "call_at", c->calls ? hex(c->call_at) : json_null());
+		json_object_set_new(o, "body", b);
+	} else if (c->decoded && c->body_recorded) {
+		json_object_set_new(o, "body", json_null());
+	}
 	return o;
 }
 
@@ -377,6 +390,17 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 		p->code.reloaded_slots = (unsigned)get_u64(code, "reloaded_slots");
 		p->code.tsc_reads = (unsigned)get_u64(code, "tsc_reads");
 		p->code.tsc_read_at = get_hex(code, "tsc_read_at");
+		const json_t *body = json_object_get(code, "body");
+		p->code.body_recorded = body != NULL;
+		if (json_is_object(body)) {
+			p->code.body_start = get_hex(body, "start");
+			p->code.body_end = get_hex(body, "end");
+			p->code.loads = (unsigned)get_u64(body, "loads");
+			p->code.chained_loads = (unsigned)get_u64(body, "chained_loads");
+			p->code.chained_at = get_hex(body, "chained_load_at");
+			p->code.calls = (unsigned)get_u64(body, "calls");
+			p->code.call_at = get_hex(body, "call_at");
+		}
 	}
 }
 

@@ -18,7 +18,7 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e
 REPS = 1 if os.environ.get("TLBPROF_TEST_QUICK") else int(os.environ.get("TLBPROF_TEST_REPS", "10"))
 UNMARKED = {"hot_loop", "first_touch_in_timed_loop", "sequential_page_order", "same_page_offset", "zero_page_reads",
             "thp_backed_region", "pinning", "exec_image", "coarse_clock", "clock_per_access",
-            "empty_timed_window"}
+            "empty_timed_window", "load_dependence"}
 FORKED = ["sh", "-c", '"$0"; exit $?']	# a shell that forks the benchmark and waits for it
 # The same after spending CPU time in its own code first, as pyenv's shim (a bash script) does: samples in the
 # shell's own code and none in the benchmark's, whose code is in a shared library. About 15 ms of the shell's user

@@ -58,6 +58,10 @@ if rep:
         fail(f"correct: resident 1.0, a reference chase, VmFlags nh: {d}")
     if os.geteuid() == 0 and d["backing_source"] != "pagemap":
         fail(f"correct: as root the backing is read per page: {d['backing_source']}")
+    # Its hot loop's machine code chains its loads (p = *p): a latency, as declared.
+    c = checks["load_dependence"]
+    if c["status"] != "pass" or c["evidence"]["chained_loads"] < 1:
+        fail(f"correct: load_dependence must find the chase's chained load: {c['status']}: {c['message']}")
 
 # Random for 20 steps, then sequential: the whole walk is judged.
 rep, checks, ph = run("rotated")
@@ -119,5 +123,17 @@ if rep:
         fail(f"inflated: declared_accesses_plausible {c['status']}: {c['message']}")
     if checks["too_fast"]["status"] == "fail":
         fail("inflated: 10x inflated is still slower than an L1 hit: too_fast must not be what catches it")
+
+# "A chase" read through an index array of its slots, declared as latency accesses: its loads overlap.
+rep, checks, ph = run("overlapped")
+if rep:
+    c = checks["load_dependence"]
+    if c["status"] != "warn" or c["evidence"]["loads"] < 1 or c["evidence"]["chained_loads"] != 0:
+        fail(f"overlapped: load_dependence {c['status']}: {c['message']}")
+    body = ((rep["target"]["watch"]["cpu_clock"].get("hot_loop_code") or {}).get("body") or {})
+    if body.get("loads") != 2 or body.get("chained_load_at") is not None:
+        fail(f"overlapped: the gather's body holds two loads (at[k], then what it points to), none chained: {body}")
+    if checks["declared_accesses_plausible"]["status"] == "fail":
+        fail("overlapped: the count is honest; what is wrong is what the loads wait on")
 
 fail.finish("run-declared: every declared trap fires its check, the correct probe none")

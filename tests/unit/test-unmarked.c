@@ -1295,6 +1295,103 @@ static void test_touch_pattern(void)
 	      "two threads: %llu a scan's, step %lld", (unsigned long long)f.scan_touches, (long long)f.step_mode_pages);
 }
 
+/* load_dependence's rows: each changes the chase's decoded body in one way. */
+static void overlapped(struct sample_code *c)
+{
+	c->chained_loads = 0;
+	c->chained_at = 0;
+}
+
+static void calls_out(struct sample_code *c)
+{
+	overlapped(c);
+	c->calls = 1;
+	c->call_at = 0x1004;
+}
+
+static void stores_only(struct sample_code *c)
+{
+	overlapped(c);
+	c->loads = 0;
+}
+
+static void no_jump_back(struct sample_code *c)
+{
+	c->body_start = c->body_end = 0;
+}
+
+static void before_bodies(struct sample_code *c)
+{
+	c->body_recorded = false;
+}
+
+static void not_decoded(struct sample_code *c)
+{
+	c->decoded = false;
+	snprintf(c->error, sizeof(c->error), "no instruction decoded");
+}
+
+/* load_dependence: what the hot loop's loads wait on, from its decoded body; warned only against a declared latency. */
+static void test_load_dependence(void)
+{
+	struct sample_profile p;
+	struct analysis a;
+	const char *msg;
+	struct target_phase declared = { .has_accesses = true };
+	struct phase_result r = { .target = &declared };
+	const struct sample_code chase = { .decoded = true, .body_recorded = true, .body_start = 0x1000,
+					   .body_end = 0x100b, .loads = 1, .chained_loads = 1, .chained_at = 0x1000 };
+	static const struct {
+		int line;
+		const char *name;
+		void (*change)(struct sample_code *c);
+		bool latency_declared;
+		enum check_status want;
+		const char *says;
+	} rows[] = {
+		{ __LINE__, "a chase", NULL, true, CHECK_PASS, "is a chain: the load at 0x1000" },
+		{ __LINE__, "overlapped, nothing declared", overlapped, false, CHECK_PASS, "informational: none of the 1" },
+		{ __LINE__, "overlapped, latency declared", overlapped, true, CHECK_WARN,
+		  "1 phase(s) declare latency accesses, but none of the 1 loads" },
+		{ __LINE__, "a call in the body", calls_out, true, CHECK_SKIP, "calls out at 0x1004" },
+		{ __LINE__, "stores only", stores_only, true, CHECK_SKIP, "loads nothing but its own variables" },
+		{ __LINE__, "no jump back", no_jump_back, true, CHECK_SKIP, "leads back into it" },
+		{ __LINE__, "a report from before", before_bodies, true, CHECK_SKIP, "written before" },
+		{ __LINE__, "not decoded", not_decoded, true, CHECK_SKIP, "not decoded: no instruction decoded" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		correct(&p);
+		p.code = chase;
+		if (rows[i].change)
+			rows[i].change(&p.code);
+		size_t n = rows[i].latency_declared ? 1 : 0;
+		CHECK_ROW(rows[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0 &&
+				  analysis_check_unmarked(&a, n ? &r : NULL, n, &p) == 0, "%s: analysed", rows[i].name);
+		enum check_status st = status_of(&a, "load_dependence", &msg);
+		CHECK_ROW(rows[i].line, st == rows[i].want && strstr(msg, rows[i].says), "%s: %s: %s", rows[i].name,
+			  check_status_name(st) ? check_status_name(st) : "?", msg);
+		analysis_free(&a);
+	}
+	/* Declared latency, but the hot function holds under half the user code's samples: maybe the setup's loop. */
+	correct(&p);
+	p.code = chase;
+	overlapped(&p.code);
+	p.hot_exe_count = 200;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, &r, 1, &p) == 0, "analysed");
+	CHECK(status_of(&a, "load_dependence", &msg) == CHECK_PASS && strstr(msg, "informational"),
+	      "a hot loop with 38 %% of the user samples is not taken for the declared phase's: %s", msg);
+	analysis_free(&a);
+	/* A throughput phase declared beside it: which phase the loop is, the code cannot say. */
+	struct phase_result both[2] = { r, r };
+	both[1].spec.throughput = true;
+	p.hot_exe_count = 500;
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, both, 2, &p) == 0, "analysed");
+	CHECK(status_of(&a, "load_dependence", &msg) == CHECK_PASS && strstr(msg, "it declares throughput phases"),
+	      "latency and throughput declared: %s", msg);
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	test_parsers();
@@ -1308,5 +1405,6 @@ int main(void)
 	test_hot_thread();
 	test_touch_pattern();
 	test_untimed_touches();
+	test_load_dependence();
 	return check_finish();
 }

@@ -77,16 +77,34 @@ static void chase(void **p, uint64_t n)
 	sink = p;
 }
 
-/* Five marked occurrences of a chase of `real` accesses that declare `declared`. */
-static void phases(const char *name, struct tlbprof_phase *ph, void **start, uint64_t real, uint64_t declared)
+/*
+ * The same slots read through an index array in the chain's order: each
+ * address comes from the array, none from the last load, so the core
+ * overlaps them. noinline: one loop, the hot one, as a benchmark's own.
+ */
+static __attribute__((noinline)) void gather(char *const *at, size_t n, uint64_t real)
 {
-	chase(start, real);	/* warm-up on the same path */
-	ph->accesses = declared;
-	for (int rep = 0; rep < 5; rep++) {
-		if (tlbprof_phase_begin(name, ph) != 0)
+	uintptr_t sum = 0;
+
+	for (uint64_t i = 0, k = 0; i < real; i++, k = k + 1 == n ? 0 : k + 1)
+		sum += *(const uintptr_t *)at[k];
+	sink = (void *)sum;
+}
+
+/* Five marked occurrences of `real` accesses, chased (or gathered through at[0..n-1]), that declare `declared`. */
+static void phases(const char *name, struct tlbprof_phase *ph, void **start, char *const *at, size_t n,
+		   uint64_t real, uint64_t declared)
+{
+	for (int rep = -1; rep < 5; rep++) {	/* -1: the warm-up, on the same path */
+		if (rep == 0)
+			ph->accesses = declared;
+		if (rep >= 0 && tlbprof_phase_begin(name, ph) != 0)
 			perror("tlbprof_phase_begin");
-		chase(start, real);
-		if (tlbprof_phase_end(0, 0) != 0)
+		if (at)
+			gather(at, n, real);
+		else
+			chase(start, real);
+		if (rep >= 0 && tlbprof_phase_end(0, 0) != 0)
 			perror("tlbprof_phase_end");
 	}
 }
@@ -147,10 +165,22 @@ int main(int argc, char **argv)
 		if (strcmp(mode, "inflated") == 0)
 			declared = 10 * accesses;
 	}
+	/* Overlapped: the chain's slots in its order, read from an index array: "a chase" whose loads overlap. */
+	char **at = NULL;
+	if (strcmp(mode, "overlapped") == 0) {
+		accesses = declared = 20 * accesses;	/* overlapped, each a tenth of a chased one's time or less */
+		at = malloc(slots * sizeof(*at));
+		if (!at)
+			exit(3);
+		void **p = start;
+		for (size_t i = 0; i < slots; i++, p = (void **)*p)
+			at[i] = (char *)p;
+	}
 	ph.region = base;
 	ph.region_bytes = bytes;
 	ph.chain = start;
 	ph.slots = slots;
-	phases("chase", &ph, start, accesses, declared);
+	phases("chase", &ph, start, at, slots, accesses, declared);
+	free(at);
 	return 0;
 }

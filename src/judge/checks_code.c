@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* What the hot loop's machine code says it measures: whether its loads wait on one another (target/code.c). */
+#include <stdio.h>
+
+#include "judge/analysis_internal.h"
+
+/* A declared latency phase is taken for the hot loop's when the hot function holds at least this share of the
+ * cpu-clock samples in user code (its own and its libraries', not the kernel's faults or the vDSO's clock reads):
+ * a hottest loop with less may be the benchmark's setup, not what it times. */
+#define DECLARED_HOT_SHARE 0.5
+
+/* Declared phases of each kind: latency (accesses= without kind=throughput) and throughput. */
+static void declared_kinds(const struct analysis_input *in, size_t *latency, size_t *throughput)
+{
+	*latency = *throughput = 0;
+	for (size_t i = 0; i < in->n; i++) {
+		const struct phase_result *r = &in->results[i];
+		if (!r->target || !r->target->has_accesses)
+			continue;
+		if (r->spec.throughput)
+			(*throughput)++;
+		else
+			(*latency)++;
+	}
+}
+
+/* The reason the code says nothing of the loads, or NULL when it does. */
+static const char *unknown_why(const struct sample_profile *p, char *buf, size_t len)
+{
+	const struct sample_code *code = &p->code;
+
+	if (!p->hot_hi)
+		return "no hot loop was located (see hot_loop)";
+	if (!code->decoded) {
+		snprintf(buf, len, "the hot loop's code was not decoded: %s",
+			 *code->error ? code->error : "no reason given");
+		return buf;
+	}
+	if (!code->body_recorded)
+		return "this report was written before tlbprof followed the hot loop's loads";
+	if (!code->body_end) {
+		snprintf(buf, len, "no jump in the hot loop's code (0x%llx-0x%llx, or %u bytes past it) leads back into it, "
+			 "so its body is unknown", (unsigned long long)code->loop_start, (unsigned long long)code->loop_end,
+			 SAMPLE_CODE_LATCH_BYTES);
+		return buf;
+	}
+	if (code->calls) {
+		snprintf(buf, len, "the hot loop's body (0x%llx-0x%llx) calls out at 0x%llx, and the loads of the code "
+			 "it calls are not followed", (unsigned long long)code->body_start,
+			 (unsigned long long)code->body_end, (unsigned long long)code->call_at);
+		return buf;
+	}
+	if (!code->loads) {
+		snprintf(buf, len, "the hot loop's body (0x%llx-0x%llx) loads nothing but its own variables (stack "
+			 "slots, cells at fixed addresses)", (unsigned long long)code->body_start,
+			 (unsigned long long)code->body_end);
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * A latency benchmark chains its loads (p = *p: each address comes from the
+ * last load), so that each access waits for the one before. Loads whose
+ * addresses come from a counter, an index array or a generator overlap, as
+ * many as the core keeps in flight, and the time per access is a
+ * throughput, several times below the latency of one access and the page
+ * walk behind it. That is right for a scan or GUPS and wrong for a latency:
+ * the check warns only where the benchmark declared latency accesses and
+ * no throughput phase, and the hot loop holds most of the CPU time.
+ */
+void checks_load_dependence(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_code *code = &p->code;
+	struct analysis_check *c;
+	char why[320];
+	size_t latency, throughput;
+
+	if (checks_no_clock(def, p, a))
+		return;
+	declared_kinds(in, &latency, &throughput);
+	uint64_t user = p->clock_own + p->clock_libs;
+	double hot = user ? (double)p->hot_exe_count / (double)user : 0;
+	const char *unknown = unknown_why(p, why, sizeof(why));
+	if (unknown)
+		c = checks_add(a, def, CHECK_SKIP, "could not tell what the hot loop's loads wait on, because %s", unknown);
+	else if (code->chained_loads)
+		c = checks_add(a, def, CHECK_PASS,
+			       "the hot loop of %s is a chain: the load at 0x%llx takes its address from a load of the pass "
+			       "before (%u of its %u loads, body 0x%llx-0x%llx), so each access waits for the one before "
+			       "it: its time per access is a latency", checks_short_fn(p),
+			       (unsigned long long)code->chained_at, code->chained_loads, code->loads,
+			       (unsigned long long)code->body_start, (unsigned long long)code->body_end);
+	else if (latency && !throughput && hot >= DECLARED_HOT_SHARE)
+		c = checks_add(a, def, CHECK_WARN,
+			       "%zu phase(s) declare latency accesses, but none of the %u loads in the hot loop of %s (body "
+			       "0x%llx-0x%llx, %.0f %% of the CPU time in user code) takes its address from a load of an earlier pass: "
+			       "the core overlaps them (memory-level parallelism), so the time per access is a throughput, "
+			       "several times below the latency of one access and of the page walk behind it; chain the "
+			       "loads (each address read from the last load, as tlbprof's chase does), or declare "
+			       "kind=throughput", latency, code->loads, checks_short_fn(p),
+			       (unsigned long long)code->body_start, (unsigned long long)code->body_end, 100 * hot);
+	else
+		c = checks_add(a, def, CHECK_PASS,
+			       "informational: none of the %u loads in the hot loop of %s (body 0x%llx-0x%llx) takes its "
+			       "address from a load of an earlier pass, so they overlap (memory-level parallelism) and its "
+			       "time per access is a throughput (a scan's bandwidth, random updates as GUPS), not the "
+			       "latency of one access; a latency benchmark chains its loads (p = *p)%s",
+			       code->loads, checks_short_fn(p), (unsigned long long)code->body_start,
+			       (unsigned long long)code->body_end,
+			       throughput ? "; it declares throughput phases" : "");
+	checks_evidence(c, "loads", code->loads);
+	checks_evidence(c, "chained_loads", code->chained_loads);
+	checks_evidence(c, "calls", code->calls);
+	checks_evidence(c, "declared_latency_phases", (double)latency);
+	checks_evidence(c, "declared_throughput_phases", (double)throughput);
+	checks_evidence(c, "hot_function_user_share", hot);
+}
