@@ -44,6 +44,12 @@ static const char *unknown_why(const struct sample_profile *p, char *buf, size_t
 			 SAMPLE_CODE_LATCH_BYTES);
 		return buf;
 	}
+	if (!code->body_followed) {
+		snprintf(buf, len, "the hot loop's body (0x%llx-0x%llx) is %u instructions, more than the %u followed "
+			 "(an interpreter's dispatch loop)", (unsigned long long)code->body_start,
+			 (unsigned long long)code->body_end, code->body_instructions, SAMPLE_CODE_MAX_BODY);
+		return buf;
+	}
 	if (code->calls) {
 		snprintf(buf, len, "the hot loop's body (0x%llx-0x%llx) calls out at 0x%llx, and the loads of the code "
 			 "it calls are not followed", (unsigned long long)code->body_start,

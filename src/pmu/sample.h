@@ -539,6 +539,8 @@ struct sample_hot_function {
  */
 /* Bytes read past the loop's end, where the file has them, for its jump back. */
 #define SAMPLE_CODE_LATCH_BYTES 64u
+/* Loop bodies longer than this (an interpreter's dispatch loop) are not followed. */
+#define SAMPLE_CODE_MAX_BODY 4096u
 struct sample_code {
 	bool decoded;			/* the loop's bytes were read from the executable and decoded */
 	char error[160];		/* why not ("" when decoded) */
@@ -564,6 +566,8 @@ struct sample_code {
 	 */
 	bool body_recorded;		/* the load analysis ran (false: a report written before it) */
 	uint64_t body_start, body_end;	/* [body_start, body_end), ELF addresses; 0, 0: no jump back found */
+	unsigned body_instructions;
+	bool body_followed;		/* false: longer than SAMPLE_CODE_MAX_BODY instructions, not followed */
 	unsigned loads;			/* memory reads in the body other than the loop's own variables (stack
 					 * slots and cells at fixed addresses); prefetches are no load */
 	unsigned chained_loads;		/* of those, the ones whose address comes from an earlier pass's load */

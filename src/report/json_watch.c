@@ -96,6 +96,8 @@ static json_t *code_json(const struct sample_code *c)
 		json_t *b = json_object();
 		json_object_set_new(b, "start", hex(c->body_start));
 		json_object_set_new(b, "end", hex(c->body_end));
+		json_object_set_new(b, "instructions", count(c->body_instructions));
+		json_object_set_new(b, "followed", json_boolean(c->body_followed));
 		json_object_set_new(b, "loads", count(c->loads));
 		json_object_set_new(b, "chained_loads", count(c->chained_loads));
 		json_object_set_new(b, "chained_load_at", c->chained_loads ? hex(c->chained_at) : json_null());
@@ -395,6 +397,8 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 		if (json_is_object(body)) {
 			p->code.body_start = get_hex(body, "start");
 			p->code.body_end = get_hex(body, "end");
+			p->code.body_instructions = (unsigned)get_u64(body, "instructions");
+			p->code.body_followed = json_is_true(json_object_get(body, "followed"));
 			p->code.loads = (unsigned)get_u64(body, "loads");
 			p->code.chained_loads = (unsigned)get_u64(body, "chained_loads");
 			p->code.chained_at = get_hex(body, "chained_load_at");

@@ -67,8 +67,6 @@ static bool prologue(const cs_insn *insn, size_t n)
  * no index), as -O0 keeps every variable. Every other read is a load.
  */
 #define CODE_MAX_CELLS 128
-/* Bodies longer than this (an interpreter's dispatch loop) are not followed. */
-#define CODE_MAX_BODY 4096
 /* Passes over the body: a chain that needs more to reach an address is not seen. */
 #define CODE_PASSES 4
 
@@ -308,14 +306,18 @@ static void code_loads(csh cs, const cs_insn *insn, size_t n, uint64_t lo, uint6
 	size_t first, last;
 
 	out->body_recorded = true;
-	if (!loop_body(cs, insn, n, lo, hi, &first, &last) || last - first >= CODE_MAX_BODY)
+	if (!loop_body(cs, insn, n, lo, hi, &first, &last))
 		return;
 	out->body_start = insn[first].address;
 	out->body_end = insn[last].address + insn[last].size;
+	out->body_instructions = (unsigned)(last - first + 1);
+	if (out->body_instructions > SAMPLE_CODE_MAX_BODY)
+		return;
+	out->body_followed = true;
 	struct flow *f = calloc(1, sizeof(*f));
 	bool *chained = calloc(last - first + 1, sizeof(*chained));
 	if (!f || !chained) {
-		out->body_start = out->body_end = 0;
+		out->body_followed = false;
 		goto out;
 	}
 	f->cs = cs;

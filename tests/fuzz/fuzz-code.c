@@ -25,7 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (c.chained_loads > c.loads || (c.chained_loads && (c.chained_at < c.body_start || c.chained_at >= c.body_end)))
 		abort();
-	if (!c.body_end && (c.loads || c.calls))
+	if ((!c.body_end || !c.body_followed) && (c.loads || c.calls))
+		abort();	/* no body, or one too long to follow: nothing counted */
+	if (c.body_followed && (!c.body_end || !c.body_instructions || c.body_instructions > SAMPLE_CODE_MAX_BODY))
 		abort();
 	if (c.calls && (c.call_at < c.body_start || c.call_at >= c.body_end))
 		abort();

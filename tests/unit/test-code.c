@@ -140,7 +140,8 @@ int main(void)
 
 	/* What the loops' loads wait on: chains, and loads that overlap. */
 	CHECK(code_describe(gcc_o2, sizeof(gcc_o2), 0x1070, 0x10d0, 0x10db, &c) == 0 && c.body_recorded &&
-		      c.body_start == 0x10d0 && c.body_end == 0x10db && c.loads == 1 && c.chained_loads == 1 &&
+		      c.body_start == 0x10d0 && c.body_end == 0x10db && c.body_instructions == 3 && c.body_followed &&
+		      c.loads == 1 && c.chained_loads == 1 &&
 		      c.chained_at == 0x10d0 && c.calls == 0,
 	      "-O2 chase p = a[p]: body 0x%llx-0x%llx, %u loads, %u chained at 0x%llx", (unsigned long long)c.body_start,
 	      (unsigned long long)c.body_end, c.loads, c.chained_loads, (unsigned long long)c.chained_at);
@@ -168,6 +169,15 @@ int main(void)
 		      c.body_end == 0x1f,
 	      "a jump back past the last sample: body 0x%llx-0x%llx", (unsigned long long)c.body_start,
 	      (unsigned long long)c.body_end);
+	/* A body longer than is followed (an interpreter's dispatch loop): 4100 nops and a jmp back over them. */
+	static uint8_t long_body[4105];
+	memset(long_body, 0x90, 4100);
+	const int32_t back = -(int32_t)sizeof(long_body);
+	long_body[4100] = 0xe9;
+	memcpy(long_body + 4101, &back, sizeof(back));
+	CHECK(code_describe(long_body, sizeof(long_body), 0x1000, 0x1000, 0x1000 + sizeof(long_body), &c) == 0 &&
+		      c.body_start == 0x1000 && c.body_instructions == 4101 && !c.body_followed && c.loads == 0,
+	      "a long body: %u instructions, followed %d", c.body_instructions, c.body_followed);
 	/* Its jump back before the decoded code: no body. */
 	CHECK(code_describe(gcc_o2 + at_sub, sizeof(gcc_o2) - at_sub, 0x10d5, 0x10d5, 0x10db, &c) == 0 &&
 		      c.body_recorded && c.body_start == 0 && c.body_end == 0 && c.loads == 0,

@@ -1315,6 +1315,13 @@ static void stores_only(struct sample_code *c)
 	c->loads = 0;
 }
 
+static void too_long(struct sample_code *c)
+{
+	c->body_instructions = 5000;
+	c->body_followed = false;
+	c->loads = c->chained_loads = 0;
+}
+
 static void no_jump_back(struct sample_code *c)
 {
 	c->body_start = c->body_end = 0;
@@ -1340,7 +1347,8 @@ static void test_load_dependence(void)
 	struct target_phase declared = { .has_accesses = true };
 	struct phase_result r = { .target = &declared };
 	const struct sample_code chase = { .decoded = true, .body_recorded = true, .body_start = 0x1000,
-					   .body_end = 0x100b, .loads = 1, .chained_loads = 1, .chained_at = 0x1000 };
+					   .body_end = 0x100b, .body_instructions = 3, .body_followed = true,
+					   .loads = 1, .chained_loads = 1, .chained_at = 0x1000 };
 	static const struct {
 		int line;
 		const char *name;
@@ -1356,6 +1364,7 @@ static void test_load_dependence(void)
 		{ __LINE__, "a call in the body", calls_out, true, CHECK_SKIP, "calls out at 0x1004" },
 		{ __LINE__, "stores only", stores_only, true, CHECK_SKIP, "loads nothing but its own variables" },
 		{ __LINE__, "no jump back", no_jump_back, true, CHECK_SKIP, "leads back into it" },
+		{ __LINE__, "an interpreter's loop", too_long, true, CHECK_SKIP, "is 5000 instructions, more than the 4096" },
 		{ __LINE__, "a report from before", before_bodies, true, CHECK_SKIP, "written before" },
 		{ __LINE__, "not decoded", not_decoded, true, CHECK_SKIP, "not decoded: no instruction decoded" },
 	};
