@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the hot loop's machine code says it measures: whether its loads wait on one another (target/code.c). */
 #include <stdio.h>
+#include <string.h>
 
 #include "judge/analysis_internal.h"
 
@@ -8,6 +9,14 @@
  * cpu-clock samples in user code (its own and its libraries', not the kernel's faults or the vDSO's clock reads):
  * a hottest loop with less may be the benchmark's setup, not what it times. */
 #define DECLARED_HOT_SHARE 0.5
+
+/* The hot function's share of the cpu-clock samples in user code. */
+static double hot_user_share(const struct sample_profile *p)
+{
+	uint64_t user = p->clock_own + p->clock_libs;
+
+	return user ? (double)p->hot_exe_count / (double)user : 0;
+}
 
 /* Declared phases of each kind: latency (accesses= without kind=throughput) and throughput. */
 static void declared_kinds(const struct analysis_input *in, size_t *latency, size_t *throughput)
@@ -86,8 +95,7 @@ void checks_load_dependence(const struct analysis_check_def *def, const struct a
 	if (checks_no_clock(def, p, a))
 		return;
 	declared_kinds(in, &latency, &throughput);
-	uint64_t user = p->clock_own + p->clock_libs;
-	double hot = user ? (double)p->hot_exe_count / (double)user : 0;
+	double hot = hot_user_share(p);
 	const char *unknown = unknown_why(p, why, sizeof(why));
 	if (unknown)
 		c = checks_add(a, def, CHECK_SKIP, "could not tell what the hot loop's loads wait on, because %s", unknown);
@@ -122,4 +130,35 @@ void checks_load_dependence(const struct analysis_check_def *def, const struct a
 	checks_evidence(c, "declared_latency_phases", (double)latency);
 	checks_evidence(c, "declared_throughput_phases", (double)throughput);
 	checks_evidence(c, "hot_function_user_share", hot);
+}
+
+/*
+ * declared_accesses_plausible warns that a phase is too fast per declared
+ * access and gives two causes: fewer accesses than declared, or loads that
+ * overlap. The hot loop's code tells them apart where it was followed and
+ * the loop holds most of the user code's samples (as load_dependence asks).
+ */
+void checks_rejudge_declared(const struct sample_profile *p, struct analysis *a)
+{
+	const struct sample_code *code = &p->code;
+	char why[320];
+
+	if (unknown_why(p, why, sizeof(why)) || hot_user_share(p) < DECLARED_HOT_SHARE)
+		return;
+	for (size_t i = 0; i < a->n_checks; i++) {
+		struct analysis_check *c = &a->checks[i];
+		if (strcmp(c->id, "declared_accesses_plausible") != 0 || c->status != CHECK_WARN)
+			continue;
+		char was[sizeof(c->message)];
+		snprintf(was, sizeof(was), "%s", c->message);
+		if (code->chained_loads)
+			analysis_text(c->message, sizeof(c->message), "%s. Its hot loop chains its loads (the load at 0x%llx "
+				      "takes its address from the last pass's, load_dependence): the count is what is off",
+				      was, (unsigned long long)code->chained_at);
+		else
+			analysis_text(c->message, sizeof(c->message), "%s. None of its hot loop's %u loads is chained "
+				      "(load_dependence): they overlap, so it is what the loads wait on that is off, not "
+				      "necessarily the count", was, code->loads);
+		checks_evidence(c, "hot_loop_chained_loads", code->chained_loads);
+	}
 }

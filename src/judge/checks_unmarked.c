@@ -810,6 +810,7 @@ int analysis_check_unmarked(struct analysis *a, const struct phase_result *resul
 	checks_run(&in, ANALYSIS_CHECK_BY_UNMARKED, a);
 	rejudge_migrations(profile, a);
 	rejudge_build(profile, a);
+	checks_rejudge_declared(profile, a);
 	analysis_finish(results, a);
 	return 0;
 }

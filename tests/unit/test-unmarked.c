@@ -1391,6 +1391,38 @@ static void test_load_dependence(void)
 	CHECK(status_of(&a, "load_dependence", &msg) == CHECK_PASS && strstr(msg, "informational"),
 	      "a hot loop with 38 %% of the user samples is not taken for the declared phase's: %s", msg);
 	analysis_free(&a);
+	/*
+	 * declared_accesses_plausible's warning names the cause the code shows: the count, for a chase; what the loads
+	 * wait on, for overlapped loads; neither where the hot loop holds under half the user code's samples.
+	 */
+	static const struct {
+		int line;
+		bool chained;
+		uint64_t hot;
+		const char *says, *not_says;
+	} causes[] = {
+		{ __LINE__, true, 500, "Its hot loop chains its loads (the load at 0x1000", "None of" },
+		{ __LINE__, false, 500, "None of its hot loop's 1 loads is chained", "chains its loads" },
+		{ __LINE__, false, 200, "too fast", "load_dependence" },
+	};
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+		correct(&p);
+		p.code = chase;
+		if (!causes[i].chained)
+			overlapped(&p.code);
+		p.hot_exe_count = causes[i].hot;
+		CHECK_ROW(causes[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0, "analysed");
+		for (size_t k = 0; k < a.n_checks; k++)
+			if (strcmp(a.checks[k].id, "declared_accesses_plausible") == 0) {
+				a.checks[k].status = CHECK_WARN;
+				snprintf(a.checks[k].message, sizeof(a.checks[k].message), "too fast");
+			}
+		CHECK_ROW(causes[i].line, analysis_check_unmarked(&a, &r, 1, &p) == 0, "analysed");
+		CHECK_ROW(causes[i].line, status_of(&a, "declared_accesses_plausible", &msg) == CHECK_WARN &&
+				  strstr(msg, causes[i].says) && !strstr(msg, causes[i].not_says),
+			  "declared_accesses_plausible: %s", msg);
+		analysis_free(&a);
+	}
 	/* A throughput phase declared beside it: which phase the loop is, the code cannot say. */
 	struct phase_result both[2] = { r, r };
 	both[1].spec.throughput = true;
