@@ -3,6 +3,7 @@
 #include "pmu/symbols.h"
 
 #include "grow.h"
+#include "readall.h"
 #include "pmu/symbols_jit.h"
 #include "pmu/symbols_object.h"
 
@@ -17,6 +18,8 @@
 
 /* Longest path a maps line may carry (PATH_MAX, plus " (deleted)"). */
 #define SYMBOLS_PATH_MAX 4200
+/* The most of /proc/PID/maps read: 100 000 mappings are some 10 MB. */
+#define SYMBOLS_MAPS_MAX_BYTES (256u << 20)
 
 /* An interned path: every mapping of the same path shares the string and the object. */
 struct name {
@@ -385,35 +388,16 @@ int symbols_maps_parse(struct symbols *syms, pid_t pid, const char *text, size_t
 int symbols_maps_read(struct symbols *syms, pid_t pid)
 {
 	char path[64], *buf = NULL;
-	size_t len = 0, cap = 0;
-	int fd, ret;
+	size_t cap = 0;
 
 	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t got;
-
-		if (!array_grow((void **)&buf, &cap, len + 65536, 1, 8)) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		got = read(fd, buf + len, cap - len);
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			goto out;
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
-	ret = symbols_maps_parse(syms, pid, buf, len, NULL);
-out:
-	free(buf);
+	ssize_t len = read_all(fd, &buf, &cap, SYMBOLS_MAPS_MAX_BYTES);
 	close(fd);
+	int ret = len < 0 ? (int)len : symbols_maps_parse(syms, pid, buf, (size_t)len, NULL);
+	free(buf);
 	return ret;
 }
 

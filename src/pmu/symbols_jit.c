@@ -3,6 +3,7 @@
 #include "pmu/symbols_jit.h"
 
 #include "grow.h"
+#include "readall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -103,20 +104,12 @@ int symbols_jit_load(struct symbols_jit_map *m, pid_t pid, int64_t since_s)
 		close(fd);
 		return 0;	/* not one to trust, as perf does not */
 	}
-	char *text = malloc((size_t)st.st_size + 1);
-	size_t have = 0;
-	while (text && have < (size_t)st.st_size) {
-		ssize_t r = read(fd, text + have, (size_t)st.st_size - have);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		have += (size_t)r;
-	}
+	/* Read to its end: a JIT still running may have appended since the fstat(). */
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t have = read_all(fd, &text, &cap, JIT_MAP_MAX_BYTES);
 	close(fd);
-	if (!text)
-		return -ENOMEM;
-	int rc = symbols_jit_parse(m, text, have);
+	int rc = have < 0 ? (have == -EFBIG ? 0 : (int)have) : symbols_jit_parse(m, text, (size_t)have);
 	free(text);
 	return rc;
 }

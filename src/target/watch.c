@@ -18,6 +18,7 @@
 
 #include "grow.h"
 #include "parse.h"
+#include "readall.h"
 #include "machine/timing.h"
 #include "pmu/symbols.h"
 #include "stats.h"
@@ -141,35 +142,19 @@ int watch_status_rss(const char *text, size_t len, uint64_t *rss_bytes)
 
 /* ---- reading /proc ------------------------------------------------------------ */
 
+/* The most of one /proc file read: a process's smaps with 100 000 mappings is some 30 MB. */
+#define WATCH_PROC_MAX_BYTES (256u << 20)
+
 /* Read a whole /proc file into w->buf (NUL-terminated). Returns its length or -errno. */
 static ssize_t read_proc(struct target_watch *w, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
 
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		if (w->buf_cap - len < 4096) {
-			size_t cap = w->buf_cap ? w->buf_cap * 2 : 65536;
-			char *b = realloc(w->buf, cap);
-			if (!b) {
-				close(fd);
-				return -ENOMEM;
-			}
-			w->buf = b;
-			w->buf_cap = cap;
-		}
-		ssize_t r = read(fd, w->buf + len, w->buf_cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-	}
+	ssize_t n = read_all(fd, &w->buf, &w->buf_cap, WATCH_PROC_MAX_BYTES);
 	close(fd);
-	w->buf[len] = '\0';
-	return (ssize_t)len;
+	return n;
 }
 
 static void region_point(struct watch_region *wr, const struct sample_watch_point *pt)
