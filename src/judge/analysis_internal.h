@@ -173,7 +173,7 @@ void checks_pinning(const struct analysis_check_def *def, const struct analysis_
 void checks_exec_image(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* checks_code.c: from the hot loop's machine code. */
 void checks_load_dependence(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
-/* Where declared_accesses_plausible warned, which of its two causes the hot loop's code shows. */
+/* Where declared_accesses_plausible warned or too_fast failed, which of their two causes the hot loop's code shows. */
 void checks_rejudge_declared(const struct sample_profile *p, struct analysis *a);
 void checks_coarse_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* The first clock function whose tracing stopped at its budget (the reads after it are unseen), or -1. */

@@ -133,10 +133,11 @@ void checks_load_dependence(const struct analysis_check_def *def, const struct a
 }
 
 /*
- * declared_accesses_plausible warns that a phase is too fast per declared
- * access and gives two causes: fewer accesses than declared, or loads that
- * overlap. The hot loop's code tells them apart where it was followed and
- * the loop holds most of the user code's samples (as load_dependence asks).
+ * declared_accesses_plausible (warn) and too_fast (fail) give two causes
+ * for a phase too fast per declared access: fewer accesses than declared,
+ * or loads that overlap. The hot loop's code tells them apart where it was
+ * followed and the loop holds most of the user code's samples (as
+ * load_dependence asks).
  */
 void checks_rejudge_declared(const struct sample_profile *p, struct analysis *a)
 {
@@ -147,7 +148,8 @@ void checks_rejudge_declared(const struct sample_profile *p, struct analysis *a)
 		return;
 	for (size_t i = 0; i < a->n_checks; i++) {
 		struct analysis_check *c = &a->checks[i];
-		if (strcmp(c->id, "declared_accesses_plausible") != 0 || c->status != CHECK_WARN)
+		if (!((strcmp(c->id, "declared_accesses_plausible") == 0 && c->status == CHECK_WARN) ||
+		      (strcmp(c->id, "too_fast") == 0 && c->status == CHECK_FAIL)))
 			continue;
 		char was[sizeof(c->message)];
 		snprintf(was, sizeof(was), "%s", c->message);

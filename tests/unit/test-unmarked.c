@@ -1412,15 +1412,20 @@ static void test_load_dependence(void)
 			overlapped(&p.code);
 		p.hot_exe_count = causes[i].hot;
 		CHECK_ROW(causes[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0, "analysed");
-		for (size_t k = 0; k < a.n_checks; k++)
-			if (strcmp(a.checks[k].id, "declared_accesses_plausible") == 0) {
-				a.checks[k].status = CHECK_WARN;
-				snprintf(a.checks[k].message, sizeof(a.checks[k].message), "too fast");
+		for (size_t k = 0; k < a.n_checks; k++) {
+			struct analysis_check *c = &a.checks[k];
+			if (strcmp(c->id, "declared_accesses_plausible") == 0 || strcmp(c->id, "too_fast") == 0) {
+				c->status = strcmp(c->id, "too_fast") == 0 ? CHECK_FAIL : CHECK_WARN;
+				snprintf(c->message, sizeof(c->message), "too fast");
 			}
+		}
 		CHECK_ROW(causes[i].line, analysis_check_unmarked(&a, &r, 1, &p) == 0, "analysed");
 		CHECK_ROW(causes[i].line, status_of(&a, "declared_accesses_plausible", &msg) == CHECK_WARN &&
 				  strstr(msg, causes[i].says) && !strstr(msg, causes[i].not_says),
 			  "declared_accesses_plausible: %s", msg);
+		CHECK_ROW(causes[i].line, status_of(&a, "too_fast", &msg) == CHECK_FAIL && strstr(msg, causes[i].says) &&
+				  !strstr(msg, causes[i].not_says),
+			  "too_fast: %s", msg);
 		analysis_free(&a);
 	}
 	/* A throughput phase declared beside it: which phase the loop is, the code cannot say. */
