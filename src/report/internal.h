@@ -77,8 +77,13 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 struct sample_profile;
 struct sample_watch_region;
 json_t *report_watch_json(const struct sample_profile *p);
-/* target.watch read back into *p (missing fields are 0). Returns 0, or -EINVAL when w is not an object. */
+/*
+ * target.watch read back into *p (missing or null fields are 0, false, "").
+ * Returns 0, or -EINVAL when w is not an object or a field present is of
+ * the wrong type: report_watch_error() then names the first such field.
+ */
 int report_watch_read(const json_t *w, struct sample_profile *p);
+const char *report_watch_error(void);
 /* target.intervals (run -I): null without -I, else interval_ms, end_ns and each counting counter's values. */
 struct target_result;
 json_t *report_intervals_json(const struct target_result *tr);

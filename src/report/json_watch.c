@@ -5,6 +5,7 @@
  * whole command's counts over time under run -I.
  */
 #include <errno.h>
+#include <limits.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -290,33 +291,109 @@ json_t *report_watch_json(const struct sample_profile *p)
 
 /* ---- reading it back (tlbprof analyze of a run report: the unmarked checks judge it again) ---------------- */
 
+/*
+ * The reader is strict, as the rest of analyze's is: a field that is
+ * present, not null and of the wrong type is the report's error (exit 2,
+ * named), never a quiet 0 that a check would then judge. Absent or null
+ * fields read as 0, false or "", as reports before them hold none. The
+ * first bad field is kept with the section it was read in (one reader per
+ * thread).
+ */
+static _Thread_local struct {
+	char section[48];
+	char bad[200];
+} wr;
+
+/* Where the fields read next are: name, or name[i] for an array's element (i >= 0). */
+static void section(const char *name, long i)
+{
+	if (i < 0)
+		snprintf(wr.section, sizeof(wr.section), "%s", name);
+	else
+		snprintf(wr.section, sizeof(wr.section), "%s[%ld]", name, i);
+}
+
+static void bad_field(const char *key, const char *want)
+{
+	if (!wr.bad[0])
+		snprintf(wr.bad, sizeof(wr.bad), "target.watch%s%s%s%s: not %s", *wr.section ? "." : "", wr.section,
+			 *key ? "." : "", key, want);
+}
+
+/* The field, or NULL where it is absent or null. */
+static const json_t *field(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_null(v) ? NULL : v;
+}
+
 static uint64_t get_u64(const json_t *o, const char *key)
 {
-	json_t *v = json_object_get(o, key);
+	const json_t *v = field(o, key);
 
+	if (v && !(json_is_integer(v) && json_integer_value(v) >= 0))
+		bad_field(key, "a count (a non-negative integer)");
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* A count kept in an unsigned: one beyond it is as wrong as a negative one. */
+static unsigned get_count(const json_t *o, const char *key)
+{
+	uint64_t n = get_u64(o, key);
+
+	if (n > UINT_MAX)
+		bad_field(key, "a count below 2^32");
+	return n > UINT_MAX ? 0 : (unsigned)n;
 }
 
 static uint64_t get_hex(const json_t *o, const char *key)
 {
-	const char *s = json_string_value(json_object_get(o, key));
+	const json_t *v = field(o, key);
+	const char *s = json_string_value(v);
 
+	if (v && (!s || strncmp(s, "0x", 2) != 0 || !s[2] || strlen(s) > 18 || s[2 + strspn(s + 2, "0123456789abcdef")]))
+		bad_field(key, "an address (0x and up to 16 lower-case hex digits)");
 	return s ? strtoull(s, NULL, 16) : 0;
 }
 
 static void get_str(char *buf, size_t size, const json_t *o, const char *key)
 {
-	const char *s = json_string_value(json_object_get(o, key));
+	const json_t *v = field(o, key);
+	const char *s = json_string_value(v);
 
+	if (v && !s)
+		bad_field(key, "a string");
 	snprintf(buf, size, "%s", s ? s : "");
+}
+
+static bool get_bool(const json_t *o, const char *key)
+{
+	const json_t *v = field(o, key);
+
+	if (v && !json_is_boolean(v))
+		bad_field(key, "true or false");
+	return json_is_true(v);
+}
+
+/* A finite number; 0 where absent or null. */
+static double get_num(const json_t *o, const char *key)
+{
+	const json_t *v = field(o, key);
+
+	if (v && (!json_is_number(v) || !isfinite(json_number_value(v))))
+		bad_field(key, "a number");
+	return json_number_value(v);
 }
 
 /* A share of n samples back into a count (they were written as count / n). */
 static uint64_t get_share(const json_t *shares, const char *key, uint64_t n)
 {
-	json_t *v = json_object_get(shares, key);
+	double v = get_num(shares, key);
 
-	return json_is_number(v) ? (uint64_t)(json_number_value(v) * (double)n + 0.5) : 0;
+	if (v < 0 || v > 1)
+		bad_field(key, "a share from 0 to 1");
+	return v >= 0 && v <= 1 ? (uint64_t)(v * (double)n + 0.5) : 0;
 }
 
 static void read_regions(const json_t *a, struct sample_profile *p)
@@ -324,20 +401,21 @@ static void read_regions(const json_t *a, struct sample_profile *p)
 	for (size_t i = 0; i < json_array_size(a) && p->n_regions < SAMPLE_WATCH_MAX_REGIONS; i++) {
 		const json_t *o = json_array_get(a, i);
 		struct sample_watch_region *r = &p->regions[p->n_regions++];
+		section("regions", (long)i);
 		const char *thp = json_string_value(json_object_get(o, "thp_control"));
 		json_t *res = json_object_get(o, "resident_ms");
 		r->pid = (uint32_t)get_u64(o, "pid");
 		get_str(r->name, sizeof(r->name), o, "name");
 		r->start = get_hex(o, "start");
 		r->end = get_hex(o, "end");
-		r->anonymous = json_is_true(json_object_get(o, "anonymous"));
+		r->anonymous = get_bool(o, "anonymous");
 		r->vm_hg = thp && strcmp(thp, "MADV_HUGEPAGE") == 0;
 		r->vm_nh = thp && strcmp(thp, "MADV_NOHUGEPAGE") == 0;
 		r->kernel_page_bytes = get_u64(o, "kernel_page_bytes");
 		r->rss_max = get_u64(o, "rss_max_bytes");
 		r->anon_huge_max = get_u64(o, "anon_huge_max_bytes");
 		r->hugetlb_max = get_u64(o, "hugetlb_max_bytes");
-		r->first_seen_ns = (uint64_t)(json_number_value(json_object_get(o, "first_seen_ms")) * 1e6);
+		r->first_seen_ns = (uint64_t)(get_num(o, "first_seen_ms") * 1e6);
 		r->resident_ns = json_is_number(res) ? (int64_t)(json_number_value(res) * 1e6) : -1;
 		r->faults = get_u64(o, "faults");
 		r->fault_pages = get_u64(o, "fault_pages");
@@ -349,61 +427,75 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 	const json_t *shares = json_object_get(c, "shares"), *loop = json_object_get(c, "hot_loop");
 	const json_t *fns = json_object_get(c, "top_functions");
 
-	p->clock_sampled = json_is_true(json_object_get(c, "sampled"));
+	section("cpu_clock", -1);
+	p->clock_sampled = get_bool(c, "sampled");
 	get_str(p->clock_error, sizeof(p->clock_error), c, "error");
-	p->clock_user_only = json_is_true(json_object_get(c, "user_only"));
+	p->clock_user_only = get_bool(c, "user_only");
 	p->clock_samples = get_u64(c, "samples");
 	p->clock_lost = get_u64(c, "lost");	/* absent before it was recorded: 0 */
 	p->clock_period_ns = get_u64(c, "period_ns");
+	section("cpu_clock.shares", -1);
 	p->clock_own = get_share(shares, "own", p->clock_samples);
 	p->clock_vdso = get_share(shares, "vdso", p->clock_samples);
 	p->clock_kernel = get_share(shares, "kernel", p->clock_samples);
 	p->clock_libs = get_share(shares, "libraries", p->clock_samples);
 	p->clock_unknown = get_share(shares, "unknown", p->clock_samples);
+	section("cpu_clock", -1);
 	for (size_t i = 0; i < json_array_size(fns) && p->n_hot < sizeof(p->hot) / sizeof(p->hot[0]); i++) {
 		const json_t *f = json_array_get(fns, i);
 		struct sample_hot_function *h = &p->hot[p->n_hot++];
+		section("cpu_clock.top_functions", (long)i);
 		get_str(h->object, sizeof(h->object), f, "object");
 		get_str(h->function, sizeof(h->function), f, "function");
 		h->count = get_u64(f, "count");
-		h->share = json_number_value(json_object_get(f, "share"));
+		h->share = get_num(f, "share");
 	}
+	section("cpu_clock", -1);
 	get_str(p->hot_exe_function, sizeof(p->hot_exe_function), c, "hot_function");
-	p->hot_exe_unnamed = json_is_true(json_object_get(c, "hot_function_unnamed"));
+	p->hot_exe_unnamed = get_bool(c, "hot_function_unnamed");
 	get_str(p->hot_library, sizeof(p->hot_library), c, "hot_library");
-	p->hot_jit = json_is_true(json_object_get(c, "hot_function_jit"));	/* absent before: false */
+	p->hot_jit = get_bool(c, "hot_function_jit");	/* absent before: false */
 	p->hot_exe_count = get_u64(c, "hot_function_samples");
 	get_str(p->untimed_function, sizeof(p->untimed_function), c, "untimed_function");
 	p->untimed_count = get_u64(c, "untimed_function_samples");
+	section("cpu_clock.hot_loop", -1);
 	p->hot_lo = get_hex(loop, "start");
 	p->hot_hi = get_hex(loop, "end");
+	section("cpu_clock", -1);
 	p->hot_tid = (uint32_t)get_u64(c, "hot_tid");
 	const json_t *code = json_object_get(c, "hot_loop_code");
 	if (json_is_object(code)) {
-		p->code.decoded = json_is_true(json_object_get(code, "decoded"));
+		section("cpu_clock.hot_loop_code", -1);
+		p->code.decoded = get_bool(code, "decoded");
 		get_str(p->code.error, sizeof(p->code.error), code, "error");
 		p->code.function_start = get_hex(code, "function_start");
 		p->code.loop_start = get_hex(code, "start");
 		p->code.loop_end = get_hex(code, "end");
-		p->code.frame_pointer = json_is_true(json_object_get(code, "frame_pointer"));
-		p->code.instructions = (unsigned)get_u64(code, "instructions");
-		p->code.stack_accesses = (unsigned)get_u64(code, "stack_accesses");
-		p->code.slots = (unsigned)get_u64(code, "stack_slots");
-		p->code.reloaded_slots = (unsigned)get_u64(code, "reloaded_slots");
-		p->code.tsc_reads = (unsigned)get_u64(code, "tsc_reads");
+		p->code.frame_pointer = get_bool(code, "frame_pointer");
+		p->code.instructions = get_count(code, "instructions");
+		p->code.stack_accesses = get_count(code, "stack_accesses");
+		p->code.slots = get_count(code, "stack_slots");
+		p->code.reloaded_slots = get_count(code, "reloaded_slots");
+		p->code.tsc_reads = get_count(code, "tsc_reads");
 		p->code.tsc_read_at = get_hex(code, "tsc_read_at");
 		const json_t *body = json_object_get(code, "body");
 		p->code.body_recorded = body != NULL;
+		if (body && !json_is_object(body) && !json_is_null(body))
+			bad_field("body", "an object or null");
 		if (json_is_object(body)) {
+			section("cpu_clock.hot_loop_code.body", -1);
 			p->code.body_start = get_hex(body, "start");
 			p->code.body_end = get_hex(body, "end");
-			p->code.body_instructions = (unsigned)get_u64(body, "instructions");
-			p->code.body_followed = json_is_true(json_object_get(body, "followed"));
-			p->code.loads = (unsigned)get_u64(body, "loads");
-			p->code.chained_loads = (unsigned)get_u64(body, "chained_loads");
+			p->code.body_instructions = get_count(body, "instructions");
+			p->code.body_followed = get_bool(body, "followed");
+			p->code.loads = get_count(body, "loads");
+			p->code.chained_loads = get_count(body, "chained_loads");
 			p->code.chained_at = get_hex(body, "chained_load_at");
-			p->code.calls = (unsigned)get_u64(body, "calls");
+			p->code.calls = get_count(body, "calls");
 			p->code.call_at = get_hex(body, "call_at");
+			if (p->code.chained_loads > p->code.loads || p->code.body_start >= p->code.body_end)
+				bad_field(p->code.chained_loads > p->code.loads ? "chained_loads" : "end",
+					  p->code.chained_loads > p->code.loads ? "at most loads" : "past start");
 		}
 	}
 }
@@ -413,7 +505,8 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	const json_t *region = json_object_get(f, "region");
 	struct sample_fault_pattern *q = &p->faults;
 
-	p->faults_sampled = json_is_true(json_object_get(f, "sampled"));
+	section("page_faults", -1);
+	p->faults_sampled = get_bool(f, "sampled");
 	get_str(p->faults_error, sizeof(p->faults_error), f, "error");
 	p->fault_samples = get_u64(f, "samples");
 	p->faults_one_in = get_u64(f, "kept_one_in");	/* absent before the cap: 0, all kept */
@@ -421,12 +514,14 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	if (!json_is_object(region))
 		return;
 	p->has_pattern = true;
+	section("page_faults.region", -1);
 	get_str(p->fault_region, sizeof(p->fault_region), region, "name");
 	p->fault_region_start = get_hex(region, "start");
 	p->fault_region_end = get_hex(region, "end");
+	section("page_faults", -1);
 	q->faults = get_u64(f, "faults");
 	q->pages = get_u64(f, "pages");
-	q->faults_per_page = json_number_value(json_object_get(f, "faults_per_page"));
+	q->faults_per_page = get_num(f, "faults_per_page");
 	get_str(q->function, sizeof(q->function), f, "top_function");
 	q->function_faults = get_u64(f, "top_function_faults");
 	q->in_hot_function = get_u64(f, "in_hot_function");
@@ -438,13 +533,13 @@ static void read_faults(const json_t *f, struct sample_profile *p)
 	q->step_mode_count = get_u64(f, "step_mode_count");
 	q->offset_mode = get_u64(f, "offset_mode_bytes");
 	q->offset_mode_count = get_u64(f, "offset_mode_count");
-	q->distinct_lines = (unsigned)get_u64(f, "distinct_lines");
+	q->distinct_lines = get_count(f, "distinct_lines");
 	q->scan_known = json_is_integer(json_object_get(f, "scan_first_touches"));
 	q->scan_touches = get_u64(f, "scan_first_touches");
 	q->other.touches = get_u64(f, "other_first_touches");
 	q->other.mode = get_u64(f, "other_offset_mode_bytes");
 	q->other.mode_count = get_u64(f, "other_offset_mode_count");
-	q->other.distinct_lines = (unsigned)get_u64(f, "other_distinct_lines");
+	q->other.distinct_lines = get_count(f, "other_distinct_lines");
 	q->weight_known = json_is_integer(json_object_get(f, "hot_weight"));
 	q->hot_weight = get_u64(f, "hot_weight");
 	q->hot_weight_faulting = get_u64(f, "hot_weight_faulting");
@@ -467,38 +562,43 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->coarsest_fn = c->coarsest_id = -1;
 	if (!json_is_object(o))
 		return;
-	c->traced = json_is_true(json_object_get(o, "traced"));
+	section("clocks", -1);
+	c->traced = get_bool(o, "traced");
 	get_str(c->why, sizeof(c->why), o, "error");
 	get_str(c->libc, sizeof(c->libc), o, "libc");
-	c->libc_mapped = json_is_true(json_object_get(o, "libc_mapped"));
+	c->libc_mapped = get_bool(o, "libc_mapped");
 	json_array_foreach(fns, i, v) {
 		int fn = name_index(json_string_value(json_object_get(v, "name")), sample_clock_fn_name,
 				    SAMPLE_CLOCK_FNS);
 		if (fn < 0)
 			continue;
 		struct sample_clock_function *f = &c->fn[fn];
-		f->traced = json_is_true(json_object_get(v, "traced"));
+		section("clocks.functions", (long)i);
+		f->traced = get_bool(v, "traced");
 		get_str(f->why, sizeof(f->why), v, "why");
 		f->calls = get_u64(v, "calls");
 		f->lost = get_u64(v, "lost");
 		f->stopped = json_is_integer(json_object_get(v, "stopped_at_ms"));
 		f->stopped_ms = get_u64(v, "stopped_at_ms");
 	}
+	section("clocks", -1);
 	c->pid = (uint32_t)get_u64(o, "pid");
-	c->threads = (unsigned)get_u64(o, "threads");
+	c->threads = get_count(o, "threads");
 	c->threads_capped = json_is_integer(json_object_get(o, "threads_capped_at_ms"));
 	c->threads_capped_ms = get_u64(o, "threads_capped_at_ms");
 	/* A report from before the field: unknown, so the checks say what they said then. */
 	c->hot_traced = !json_is_boolean(json_object_get(o, "hot_thread_traced")) ||
-			json_is_true(json_object_get(o, "hot_thread_traced"));
+			get_bool(o, "hot_thread_traced");
 	c->hot_samples_untraced = get_u64(o, "hot_samples_untraced");
 	json_array_foreach(ids, i, v) {
 		json_int_t id = json_integer_value(json_object_get(v, "id"));
 		if (id < 0 || id >= SAMPLE_CLOCK_IDS)
 			continue;
+		section("clocks.clock_ids", (long)i);
 		c->id_calls[id] = get_u64(v, "calls");
 		c->id_resolution_ns[id] = get_u64(v, "resolution_ns");
 	}
+	section("clocks", -1);
 	c->hot_reads = get_u64(o, "hot_reads");
 	c->windows = get_u64(o, "windows");
 	c->window_min_ns = get_u64(o, "window_min_ns");
@@ -511,12 +611,12 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->switches_known = json_is_integer(json_object_get(o, "span_on_cpu_ns"));
 	c->window_max_on_cpu_ns = get_u64(o, "window_max_on_cpu_ns");
 	c->span_on_cpu_ns = get_u64(o, "span_on_cpu_ns");
-	c->reads_per_s = json_number_value(json_object_get(o, "reads_per_s"));
+	c->reads_per_s = get_num(o, "reads_per_s");
 	c->span_ns = get_u64(o, "span_ns");
 	c->hot_samples = get_u64(o, "cpu_samples");
 	c->hot_samples_in_span = get_u64(o, "cpu_samples_in_span");
 	c->hot_kernel_in_span = get_u64(o, "cpu_samples_in_span_kernel");	/* absent in older reports: 0, not judged */
-	c->span_fast_rate = json_is_true(json_object_get(o, "span_fast_rate"));	/* absent before: not judged by it */
+	c->span_fast_rate = get_bool(o, "span_fast_rate");	/* absent before: not judged by it */
 	c->region_faults = get_u64(o, "region_faults");
 	c->region_faults_in_span = get_u64(o, "region_faults_in_span");
 	c->measured_known = json_is_integer(json_object_get(o, "measured_windows"));	/* absent before: the span */
@@ -540,29 +640,39 @@ int report_watch_read(const json_t *w, struct sample_profile *p)
 	const json_t *aff = json_object_get(w, "affinity"), *execs = json_object_get(w, "execs");
 
 	memset(p, 0, sizeof(*p));
-	if (!json_is_object(w))
+	memset(&wr, 0, sizeof(wr));
+	if (!json_is_object(w)) {
+		bad_field("", "an object");
 		return -EINVAL;
-	p->polls = (unsigned)get_u64(w, "polls");
-	p->poll_interval_ms = json_number_value(json_object_get(w, "poll_interval_ms"));
-	p->poll_us_median = json_number_value(json_object_get(w, "poll_us_median"));
+	}
+	p->polls = get_count(w, "polls");
+	p->poll_interval_ms = get_num(w, "poll_interval_ms");
+	p->poll_us_median = get_num(w, "poll_us_median");
 	read_regions(json_object_get(w, "regions"), p);
 	read_clock(json_object_get(w, "cpu_clock"), p);
 	read_faults(json_object_get(w, "page_faults"), p);
+	section("affinity", -1);
 	p->affinity_samples = get_u64(aff, "samples");
 	p->affinity_hot = get_u64(aff, "hot_samples");	/* 0 in a report from before it: see affinity_covered() */
 	p->affinity_single = get_u64(aff, "single_cpu");
-	p->cpus_allowed_first = (unsigned)get_u64(aff, "cpus_allowed_first");
-	p->cpus_allowed_last = (unsigned)get_u64(aff, "cpus_allowed_last");
+	p->cpus_allowed_first = get_count(aff, "cpus_allowed_first");
+	p->cpus_allowed_last = get_count(aff, "cpus_allowed_last");
 	for (size_t i = 0; i < json_array_size(execs) && p->n_execs < SAMPLE_WATCH_MAX_EXECS; i++)
 		snprintf(p->execs[p->n_execs++], sizeof(p->execs[0]), "%s",
 			 json_string_value(json_array_get(execs, i)) ? json_string_value(json_array_get(execs, i)) : "");
-	p->processes = (unsigned)get_u64(w, "processes");
-	p->processes_unwatched = (unsigned)get_u64(w, "processes_unwatched");
+	section("", -1);
+	p->processes = get_count(w, "processes");
+	p->processes_unwatched = get_count(w, "processes_unwatched");
 	get_str(p->program, sizeof(p->program), w, "program");
 	p->program_pid = (uint32_t)get_u64(w, "program_pid");
-	p->program_watched = json_is_true(json_object_get(w, "program_watched"));
+	p->program_watched = get_bool(w, "program_watched");
 	read_clocks(json_object_get(w, "clocks"), &p->clocks);
-	return 0;
+	return wr.bad[0] ? -EINVAL : 0;
+}
+
+const char *report_watch_error(void)
+{
+	return wr.bad;
 }
 
 json_t *report_intervals_json(const struct target_result *tr)

@@ -283,8 +283,13 @@ static int read_fault_samples(struct reader *rd, json_t *p, const char *where, s
 	return 0;
 }
 
-/* tlbprof run: how the benchmark was built (target.binary) and its marker traffic, when the report says. */
-static void read_target(struct report_doc *doc, json_t *root)
+/*
+ * tlbprof run: how the benchmark was built (target.binary), its marker
+ * traffic and what watching it found, when the report says. Returns 0, or
+ * rd_bad()'s -EINVAL for a watch field of the wrong type, which its checks
+ * would otherwise judge as 0.
+ */
+static int read_target(struct reader *rd, struct report_doc *doc, json_t *root)
 {
 	json_t *target = json_object_get(root, "target");
 	json_t *bin = json_is_object(target) ? json_object_get(target, "binary") : NULL;
@@ -299,27 +304,31 @@ static void read_target(struct report_doc *doc, json_t *root)
 			snprintf(doc->marker_first_refusal, sizeof(doc->marker_first_refusal), "%s",
 				 json_string_value(json_array_get(refusals, 0)));
 	}
-	if (json_is_object(target) && json_is_object(json_object_get(target, "watch")) &&
-	    (doc->watch = calloc(1, sizeof(*doc->watch))))
-		(void)report_watch_read(json_object_get(target, "watch"), doc->watch);
+	if (json_is_object(target) && json_is_object(json_object_get(target, "watch"))) {
+		if (!(doc->watch = calloc(1, sizeof(*doc->watch))))
+			return -ENOMEM;
+		if (report_watch_read(json_object_get(target, "watch"), doc->watch) != 0)
+			return rd_bad(rd, "%s", report_watch_error());
+	}
 	if (json_is_object(target) && json_is_object(json_object_get(target, "intervals")))
 		(void)report_intervals_read(json_object_get(target, "intervals"), &doc->intervals);
 	if (!json_is_object(bin))
-		return;
+		return 0;
 	if (json_is_string(json_object_get(bin, "error"))) {
 		doc->has_build = true;
 		rd_copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
 		rd_copy_str(doc->build_unreadable, sizeof(doc->build_unreadable), bin, "error");
-		return;
+		return 0;
 	}
 	if (!json_is_string(json_object_get(bin, "opt_source")))
-		return;
+		return 0;
 	doc->has_build = true;
 	rd_copy_str(doc->build_binary, sizeof(doc->build_binary), target, "path");
 	rd_copy_str(doc->build_opt_level, sizeof(doc->build_opt_level), bin, "opt_level");
 	rd_copy_str(doc->build_opt_levels, sizeof(doc->build_opt_levels), bin, "opt_levels");
 	rd_copy_str(doc->build_opt_source, sizeof(doc->build_opt_source), bin, "opt_source");
 	doc->build_defaulted = json_is_true(json_object_get(bin, "opt_level_defaulted"));
+	return 0;
 }
 
 /* tlbprof run: what a phase declared (the "declared" object), back into r->target and the spec. */
@@ -746,7 +755,8 @@ int report_read_json(const char *path, struct report_doc *doc, char *err, size_t
 	}
 	v = json_object_get(json_object_get(root, "tool"), "version");
 	snprintf(doc->tool_version, sizeof(doc->tool_version), "%s", json_is_string(v) ? json_string_value(v) : "");
-	read_target(doc, root);
+	if ((rc = read_target(&rd, doc, root)))
+		goto out;
 	doc->workload = doc->results.n ? doc->results.phases[0].spec.workload : workload_find("chase");
 	doc->source = json_incref(root);
 	rc = 0;

@@ -175,6 +175,55 @@ BAD = {
     "measured-at-feb-31": mutated(lambda d: d.update(measured_at="2026-02-31T12:00:00Z")),
     "measured-at-number": mutated(lambda d: d.update(measured_at=1765000000)),
 }
+# A tlbprof run report (tests/data/run-overlapped.json: the marker-gaps probe's overlapped mode, a Zen 5 guest): its
+# watch section is read as strictly as the rest, since the unmarked checks judge it again. A field of the wrong
+# type is the file's error, never a 0 a check would then judge.
+with open(os.path.join(DATA, "run-overlapped.json")) as f:
+    run_text = f.read()
+
+
+def run_mutated(fn):
+    d = json.loads(run_text)
+    fn(d["target"]["watch"])
+    return json.dumps(d)
+
+
+BODY = ("cpu_clock", "hot_loop_code", "body")
+WATCH_BAD = {
+    "watch-loads-string": (BODY, "loads", "x", "body.loads: not a count"),
+    "watch-loads-negative": (BODY, "loads", -5, "body.loads: not a count"),
+    "watch-start-not-hex": (BODY, "start", "nothex", "body.start: not an address"),
+    "watch-chained-over-loads": (BODY, "chained_loads", 99, "body.chained_loads: not at most loads"),
+    "watch-samples-fraction": (("cpu_clock",), "samples", 1.5, "cpu_clock.samples: not a count"),
+    "watch-share-over-one": (("cpu_clock", "shares"), "own", 7, "cpu_clock.shares.own: not a share"),
+    "watch-sampled-string": (("page_faults",), "sampled", "yes", "page_faults.sampled: not true or false"),
+    "watch-polls-2-40": ((), "polls", 2 ** 40, "target.watch.polls: not a count below 2^32"),
+}
+
+
+def set_at(where, key, value):
+    def fn(w):
+        for k in where:
+            w = w[k]
+        w[key] = value
+    return fn
+
+
+for name, (where, key, value, _) in WATCH_BAD.items():
+    BAD[name] = run_mutated(set_at(where, key, value))
+
+# The same report as it is, and with null where a field may be null: read, and its checks judged again alike.
+rep, _ = analyze(os.path.join(DATA, "run-overlapped.json"), "--fail-on", "never")
+if rep:
+    got = {c["id"]: c["status"] for c in rep["analysis"]["checks"]}
+    if got.get("load_dependence") != "warn" or got.get("too_fast") != "fail":
+        fail(f"run-overlapped: load_dependence warn and too_fast fail again from the report, got {got}")
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "nulls.json")
+    with open(path, "w") as f:
+        f.write(run_mutated(set_at(BODY, "chained_load_at", None)))
+    analyze(path, "--fail-on", "never")
+
 with tempfile.TemporaryDirectory() as d:
     for name, body in BAD.items():
         path = os.path.join(d, name + ".json")
@@ -185,6 +234,8 @@ with tempfile.TemporaryDirectory() as d:
         lines = p.stderr.strip().splitlines()
         if p.returncode != 2 or len(lines) != 1 or path not in lines[0] or os.path.exists(out) or p.stdout:
             fail(f"bad report '{name}': exit {p.returncode}, stderr {p.stderr!r}, wrote {os.path.exists(out)}")
+        elif name in WATCH_BAD and WATCH_BAD[name][3] not in lines[0]:
+            fail(f"bad report '{name}': the line must name the field ({WATCH_BAD[name][3]}): {lines[0]}")
     p = subprocess.run([TLBPROF, "analyze", os.path.join(d, "missing.json")], capture_output=True, text=True)
     if p.returncode != 2 or "missing.json" not in p.stderr:
         fail(f"missing report: exit {p.returncode} {p.stderr!r}")
