@@ -65,9 +65,9 @@ static const char *unknown_why(const struct sample_profile *p, char *buf, size_t
 			 (unsigned long long)code->body_end, (unsigned long long)code->call_at);
 		return buf;
 	}
-	if (!code->loads) {
-		snprintf(buf, len, "the hot loop's body (0x%llx-0x%llx) loads nothing but its own variables (stack "
-			 "slots, cells at fixed addresses)", (unsigned long long)code->body_start,
+	if (!code->loads && !code->stores) {
+		snprintf(buf, len, "the hot loop's body (0x%llx-0x%llx) reads and writes nothing but its own variables "
+			 "(stack slots, cells at fixed addresses)", (unsigned long long)code->body_start,
 			 (unsigned long long)code->body_end);
 		return buf;
 	}
@@ -106,26 +106,35 @@ void checks_load_dependence(const struct analysis_check_def *def, const struct a
 			       "it: its time per access is a latency", checks_short_fn(p),
 			       (unsigned long long)code->chained_at, code->chained_loads, code->loads,
 			       (unsigned long long)code->body_start, (unsigned long long)code->body_end);
-	else if (latency && !throughput && hot >= DECLARED_HOT_SHARE)
-		c = checks_add(a, def, CHECK_WARN,
-			       "%zu phase(s) declare latency accesses, but none of the %u loads in the hot loop of %s (body "
-			       "0x%llx-0x%llx, %.0f %% of the CPU time in user code) takes its address from a load of an earlier pass: "
-			       "the core overlaps them (memory-level parallelism), so the time per access is a throughput, "
-			       "several times below the latency of one access and of the page walk behind it; chain the "
-			       "loads (each address read from the last load, as tlbprof's chase does), or declare "
-			       "kind=throughput", latency, code->loads, checks_short_fn(p),
-			       (unsigned long long)code->body_start, (unsigned long long)code->body_end, 100 * hot);
-	else
-		c = checks_add(a, def, CHECK_PASS,
-			       "informational: none of the %u loads in the hot loop of %s (body 0x%llx-0x%llx) takes its "
-			       "address from a load of an earlier pass, so they overlap (memory-level parallelism) and its "
-			       "time per access is a throughput (a scan's bandwidth, random updates as GUPS), not the "
-			       "latency of one access; a latency benchmark chains its loads (p = *p)%s",
-			       code->loads, checks_short_fn(p), (unsigned long long)code->body_start,
-			       (unsigned long long)code->body_end,
-			       throughput ? "; it declares throughput phases" : "");
+	else {
+		/* What the loop does instead of a chain: loads that overlap, or stores, which the core never waits on. */
+		char what[300];
+		if (code->loads)
+			snprintf(what, sizeof(what), "none of the %u loads in the hot loop of %s (body 0x%llx-0x%llx) takes "
+				 "its address from a load of an earlier pass, so the core overlaps them (memory-level "
+				 "parallelism)", code->loads, checks_short_fn(p), (unsigned long long)code->body_start,
+				 (unsigned long long)code->body_end);
+		else
+			snprintf(what, sizeof(what), "the hot loop of %s (body 0x%llx-0x%llx) loads nothing but its own "
+				 "variables and stores %u time(s) a pass, and the core never waits on a store",
+				 checks_short_fn(p), (unsigned long long)code->body_start,
+				 (unsigned long long)code->body_end, code->stores);
+		if (latency && !throughput && hot >= DECLARED_HOT_SHARE)
+			c = checks_add(a, def, CHECK_WARN,
+				       "%zu phase(s) declare latency accesses, and its hot loop holds %.0f %% of the CPU "
+				       "time in user code, but %s: the time per access is a throughput, several times "
+				       "below the latency of one access and of the page walk behind it; chain the loads "
+				       "(each address read from the last load, as tlbprof's chase does), or declare "
+				       "kind=throughput", latency, 100 * hot, what);
+		else
+			c = checks_add(a, def, CHECK_PASS,
+				       "informational: %s: its time per access is a throughput (a scan's bandwidth, "
+				       "random updates as GUPS), not the latency of one access; a latency benchmark "
+				       "chains its loads (p = *p)%s", what, throughput ? "; it declares throughput phases" : "");
+	}
 	checks_evidence(c, "loads", code->loads);
 	checks_evidence(c, "chained_loads", code->chained_loads);
+	checks_evidence(c, "stores", code->stores);
 	checks_evidence(c, "calls", code->calls);
 	checks_evidence(c, "declared_latency_phases", (double)latency);
 	checks_evidence(c, "declared_throughput_phases", (double)throughput);
@@ -157,10 +166,15 @@ void checks_rejudge_declared(const struct sample_profile *p, struct analysis *a)
 			analysis_text(c->message, sizeof(c->message), "%s. Its hot loop chains its loads (the load at 0x%llx "
 				      "takes its address from the last pass's, load_dependence): the count is what is off",
 				      was, (unsigned long long)code->chained_at);
-		else
+		else if (code->loads)
 			analysis_text(c->message, sizeof(c->message), "%s. None of its hot loop's %u loads is chained "
 				      "(load_dependence): they overlap, so it is what the loads wait on that is off, not "
 				      "necessarily the count", was, code->loads);
+		else
+			analysis_text(c->message, sizeof(c->message), "%s. Its hot loop loads nothing but its own "
+				      "variables and stores %u time(s) a pass (load_dependence): the core never waits on a "
+				      "store, so it is what the accesses are that is off, not necessarily the count", was,
+				      code->stores);
 		checks_evidence(c, "hot_loop_chained_loads", code->chained_loads);
 	}
 }

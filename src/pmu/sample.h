@@ -538,7 +538,7 @@ struct sample_hot_function {
  * unoptimised build leaves, for when the ELF records no optimisation level.
  */
 /* Bytes read past the loop's end, where the file has them, for its jump back. */
-#define SAMPLE_CODE_LATCH_BYTES 64u
+#define SAMPLE_CODE_LATCH_BYTES 256u
 /* Loop bodies longer than this (an interpreter's dispatch loop) are not followed. */
 #define SAMPLE_CODE_MAX_BODY 4096u
 struct sample_code {
@@ -571,6 +571,7 @@ struct sample_code {
 	unsigned loads;			/* memory reads in the body other than the loop's own variables (stack
 					 * slots and cells at fixed addresses); prefetches are no load */
 	unsigned chained_loads;		/* of those, the ones whose address comes from an earlier pass's load */
+	unsigned stores;		/* memory writes in the body other than to the loop's own variables */
 	uint64_t chained_at;		/* the first chained load (0: none) */
 	unsigned calls;			/* calls in the body: code whose loads are not followed */
 	uint64_t call_at;		/* the first of them (0: none) */

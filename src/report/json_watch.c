@@ -102,6 +102,7 @@ static json_t *code_json(const struct sample_code *c)
 		json_object_set_new(b, "loads", count(c->loads));
 		json_object_set_new(b, "chained_loads", count(c->chained_loads));
 		json_object_set_new(b, "chained_load_at", c->chained_loads ? hex(c->chained_at) : json_null());
+		json_object_set_new(b, "stores", count(c->stores));
 		json_object_set_new(b, "calls", count(c->calls));
 		json_object_set_new(b, "call_at", c->calls ? hex(c->call_at) : json_null());
 		json_object_set_new(o, "body", b);
@@ -491,6 +492,7 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 			p->code.loads = get_count(body, "loads");
 			p->code.chained_loads = get_count(body, "chained_loads");
 			p->code.chained_at = get_hex(body, "chained_load_at");
+			p->code.stores = get_count(body, "stores");
 			p->code.calls = get_count(body, "calls");
 			p->code.call_at = get_hex(body, "call_at");
 			if (p->code.chained_loads > p->code.loads || p->code.body_start >= p->code.body_end)

@@ -216,9 +216,9 @@ static bool no_access(unsigned id)
 /*
  * One instruction of a pass: what it writes comes from what it reads; a
  * load adds FROM_NOW. Returns the loads it makes (*chained: one of them has
- * an address from an earlier pass's load).
+ * an address from an earlier pass's load; *stores: its writes of data).
  */
-static unsigned flow_insn(struct flow *f, const cs_insn *in, bool *chained)
+static unsigned flow_insn(struct flow *f, const cs_insn *in, bool *chained, unsigned *stores)
 {
 	cs_regs rd, wr;
 	uint8_t n_rd = 0, n_wr = 0, from = 0;
@@ -226,6 +226,7 @@ static unsigned flow_insn(struct flow *f, const cs_insn *in, bool *chained)
 	const cs_x86 *x = &in->detail->x86;
 
 	*chained = false;
+	*stores = 0;
 	if (cs_regs_access(f->cs, in, rd, &n_rd, wr, &n_wr) != CS_ERR_OK)
 		n_rd = n_wr = 0;
 	for (unsigned k = 0; k < n_rd; k++)
@@ -247,11 +248,13 @@ static unsigned flow_insn(struct flow *f, const cs_insn *in, bool *chained)
 	if (zeroing(in))
 		from = 0;
 	for (unsigned k = 0; k < x->op_count && !no_access(in->id); k++) {
-		struct cell *own = x->operands[k].type == X86_OP_MEM && (x->operands[k].access & CS_AC_WRITE)
-					   ? own_cell(f, in, &x->operands[k])
-					   : NULL;
+		if (x->operands[k].type != X86_OP_MEM || !(x->operands[k].access & CS_AC_WRITE))
+			continue;
+		struct cell *own = own_cell(f, in, &x->operands[k]);
 		if (own)
 			own->from = from;
+		else
+			(*stores)++;
 	}
 	for (unsigned k = 0; k < n_wr; k++) {
 		char fam[8];
@@ -338,9 +341,11 @@ static void code_loads(csh cs, const cs_insn *insn, size_t n, uint64_t lo, uint6
 	for (int pass = 0; pass < CODE_PASSES; pass++) {
 		for (size_t i = first; i <= last; i++) {
 			bool ch;
-			unsigned loads = flow_insn(f, &insn[i], &ch);
-			if (pass == 0)
+			unsigned stores, loads = flow_insn(f, &insn[i], &ch, &stores);
+			if (pass == 0) {
 				out->loads += loads;
+				out->stores += stores;
+			}
 			chained[i - first] |= ch;
 		}
 		for (unsigned k = 0; k < f->n; k++)

@@ -149,6 +149,12 @@ int main(void)
 		      c.loads == 1 && c.chained_loads == 1,
 	      "-O0 chase, p in a stack slot: %u loads (the slots are the loop's variables), %u chained", c.loads,
 	      c.chained_loads);
+	/* The -O2 program's initialisation, a[i] = (i * 0x9e3779b1) & mask: stores off a moving pointer, no load. */
+	CHECK(code_describe(gcc_o2, sizeof(gcc_o2), 0x1070, 0x10a0, 0x10b9, &c) == 0 && c.body_start == 0x10a0 &&
+		      c.body_end == 0x10b9 && c.loads == 0 && c.stores == 1,
+	      "a fill: %u loads, %u stores (want 0, 1)", c.loads, c.stores);
+	CHECK(code_describe(loops_o2, sizeof(loops_o2), 0, 0xa0, 0xb2, &c) == 0 && c.stores == 0,
+	      "a pointer kept in a field is the loop's own variable: %u stores", c.stores);
 	CHECK(code_describe(loops_o2, sizeof(loops_o2), 0, 0x10, 0x1f, &c) == 0 && c.body_start == 0x10 &&
 		      c.body_end == 0x1f && c.loads == 2 && c.chained_loads == 0,
 	      "gather a[idx[i]]: %u loads, %u chained (want 2, 0)", c.loads, c.chained_loads);

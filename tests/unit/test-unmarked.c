@@ -1309,10 +1309,16 @@ static void calls_out(struct sample_code *c)
 	c->call_at = 0x1004;
 }
 
-static void stores_only(struct sample_code *c)
+static void own_variables_only(struct sample_code *c)
 {
 	overlapped(c);
 	c->loads = 0;
+}
+
+static void random_writes(struct sample_code *c)
+{
+	own_variables_only(c);
+	c->stores = 1;
 }
 
 static void too_long(struct sample_code *c)
@@ -1360,9 +1366,15 @@ static void test_load_dependence(void)
 		{ __LINE__, "a chase", NULL, true, CHECK_PASS, "is a chain: the load at 0x1000" },
 		{ __LINE__, "overlapped, nothing declared", overlapped, false, CHECK_PASS, "informational: none of the 1" },
 		{ __LINE__, "overlapped, latency declared", overlapped, true, CHECK_WARN,
-		  "1 phase(s) declare latency accesses, but none of the 1 loads" },
+		  "1 phase(s) declare latency accesses, and its hot loop holds 96 % of the CPU time in user code, but none "
+		  "of the 1 loads" },
 		{ __LINE__, "a call in the body", calls_out, true, CHECK_SKIP, "calls out at 0x1004" },
-		{ __LINE__, "stores only", stores_only, true, CHECK_SKIP, "loads nothing but its own variables" },
+		{ __LINE__, "its own variables only", own_variables_only, true, CHECK_SKIP,
+		  "reads and writes nothing but its own variables" },
+		{ __LINE__, "random writes, nothing declared", random_writes, false, CHECK_PASS,
+		  "loads nothing but its own variables and stores 1 time(s) a pass" },
+		{ __LINE__, "random writes, latency declared", random_writes, true, CHECK_WARN,
+		  "but the hot loop of chase (body 0x1000-0x100b) loads nothing" },
 		{ __LINE__, "no jump back", no_jump_back, true, CHECK_SKIP, "leads back into it" },
 		{ __LINE__, "an interpreter's loop", too_long, true, CHECK_SKIP, "is 5000 instructions, more than the 4096" },
 		{ __LINE__, "a report from before", before_bodies, true, CHECK_SKIP, "written before" },
