@@ -175,9 +175,10 @@ BAD = {
     "measured-at-feb-31": mutated(lambda d: d.update(measured_at="2026-02-31T12:00:00Z")),
     "measured-at-number": mutated(lambda d: d.update(measured_at=1765000000)),
 }
-# A tlbprof run report (tests/data/run-overlapped.json: the marker-gaps probe's overlapped mode, a Zen 5 guest): its
-# watch section is read as strictly as the rest, since the unmarked checks judge it again. A field of the wrong
-# type is the file's error, never a 0 a check would then judge.
+# A tlbprof run report (tests/data/run-overlapped.json: the marker-gaps probe's overlapped mode, run from /opt/bench
+# on a Zen 5 guest, so that no path in it is the checkout's): its watch section is read as strictly as the rest,
+# since the unmarked checks judge it again. A field of the wrong type is the file's error, never a 0 a check would
+# then judge.
 with open(os.path.join(DATA, "run-overlapped.json")) as f:
     run_text = f.read()
 
