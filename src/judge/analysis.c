@@ -28,6 +28,7 @@ int analysis_run(const struct phase_result *results, size_t n, const struct envi
 	analysis_find_shrinking_speedup(results, out);
 	analysis_find_nested_paging(results, n, env, out);
 	analysis_find_layout_effect(results, n, out);
+	analysis_find_shadow_paging(results, n, env, out);
 	analysis_finish(results, out);
 	return 0;
 oom:

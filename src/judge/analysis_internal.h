@@ -193,5 +193,9 @@ void analysis_find_layout_effect(const struct phase_result *res, size_t n, struc
 void analysis_find_nested_paging(const struct phase_result *res, size_t n, const struct environment *env,
 				 struct analysis *a);
 
+/* The first user access to kernel-populated 4 KiB pages costing a trap each (shadow_paging). */
+void analysis_find_shadow_paging(const struct phase_result *res, size_t n, const struct environment *env,
+				 struct analysis *a);
+
 /* The verdict (the worst check) and the plain-language summary, from the checks as they stand. */
 void analysis_finish(const struct phase_result *results, struct analysis *a);

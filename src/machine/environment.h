@@ -161,6 +161,20 @@ uint64_t environment_steal_ticks(void);
 /* The aggregate cpu line of /proc/stat now: all ticks (user .. steal) and steal. 0 or -errno (-EINVAL: unparsable). */
 int environment_stat_ticks(uint64_t *total, uint64_t *steal);
 
+/*
+ * The first write from user space to each 4 KiB page the kernel had just
+ * populated (MADV_POPULATE_WRITE): natively, and under EPT/NPT, a TLB miss,
+ * tens to hundreds of ns; where the hypervisor maps pages on their first use
+ * (shadow paging: PVM, KVM without EPT/NPT) a trap each, microseconds. From
+ * ENV_SHADOW_NS_PER_PAGE a page, tlbprof env's problem and a run's finding
+ * shadow_paging say so.
+ */
+struct env_first_access {
+	uint64_t pages;		/* pages written; 0: not measured */
+	double ns_per_page;	/* the median 64-page chunk's ns per page, one thread */
+};
+#define ENV_SHADOW_NS_PER_PAGE 1000.0
+
 /* Steal time over a short window, all CPUs together. */
 struct env_steal {
 	unsigned window_ms;	/* how long it was sampled */

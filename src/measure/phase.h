@@ -142,6 +142,13 @@ struct phase_result {
 	double build_ms;		/* building the structure alone */
 	double wall_ms;			/* the phase from its start to its end, second passes not included */
 	double populate_ms;		/* mapping and faulting in every allocation's region */
+	/*
+	 * The allocations after the first, populated by the kernel: the first
+	 * write from user space to each base page after it (region_populated),
+	 * summed. Per page: a TLB miss natively, microseconds under shadow paging.
+	 */
+	uint64_t first_access_pages;
+	double first_access_ns;
 	double counter_open_us;		/* opening the counter set for the phase */
 	double counter_read_us;		/* reading every counter once */
 	double *samples_ns;		/* samples, ns per access, in order taken (owned) */

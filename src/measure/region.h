@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "types.h"
+#include "machine/environment.h"
 #include "measure/phase.h"
 
 struct region {
@@ -33,12 +34,33 @@ uint64_t region_prefault(struct region *r);
 /* Fault every page in, uncounted and faster than region_prefault() where the kernel can (MADV_POPULATE_WRITE). */
 void region_populate(struct region *r);
 /*
+ * What region_populate_parallel() saw of the first access from user space to
+ * pages the kernel had populated: natively a TLB miss, tens of ns a page;
+ * under shadow paging (the hypervisor building its own page tables as pages
+ * are used) a trap to it, microseconds.
+ */
+struct region_populated {
+	uint64_t pages;		/* base pages written after MADV_POPULATE_WRITE; 0: none (or under 64 a thread) */
+	double first_access_ns;	/* per thread, its median 64-page chunk's ns per page times its pages; summed */
+};
+
+/*
  * The same, split between the caller and up to three helper threads on CPUs
  * of the caller's NUMA node (about half the time with two): for a region
  * nothing is measured on until its chain is built over it. A region under
- * 32 MiB, or one CPU to use, is populated by the caller alone.
+ * 32 MiB, or one CPU to use, is populated by the caller alone. Each thread
+ * then writes once to every base page of its part, timed, so what mapping a
+ * page for user space costs is paid here in parallel and measured.
  */
-void region_populate_parallel(struct region *r);
+struct region_populated region_populate_parallel(struct region *r);
+
+/*
+ * tlbprof env's probe: a region of `bytes` on 4 KiB pages, populated by the
+ * kernel, then written once a page by this thread, timed as
+ * region_populate_parallel() times it, and unmapped. Returns 0, -ENOMEM
+ * (no region), or -EOPNOTSUPP (no MADV_POPULATE_WRITE, or under 64 pages).
+ */
+int region_first_access_probe(uint64_t bytes, struct env_first_access *out);
 
 /*
  * Read /proc/self/smaps and summarise the region's real backing.

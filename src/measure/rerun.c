@@ -86,6 +86,8 @@ static bool second_pass(const struct run_context *ctx, struct phase_result *res,
 		else
 			runner_allocation(ph, ctx, &tmp, NULL, res->allocations_run + p - 1, false, ph->repeat,
 					  timing_now_ns(), NULL);
+		res->first_access_pages += tmp.first_access_pages;	/* a fresh allocation's, where none was kept */
+		res->first_access_ns += tmp.first_access_ns;
 		ok = tmp.status == PHASE_OK && tmp.n_samples == ph->repeat;
 		if (ok) {
 			for (size_t i = 0; i < tmp.n_samples; i++) {

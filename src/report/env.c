@@ -136,8 +136,10 @@ static void print_caches(const struct environment *env, FILE *f)
 }
 
 /* The Kernel and memory section: kernel, perf_event_paranoid, privileges, THP, hugetlb pools, fault-around. */
-static void print_kernel(const struct environment *env, FILE *f)
+static void print_kernel(const struct report_env_input *in, FILE *f)
 {
+	const struct environment *env = in->env;
+	const struct env_first_access *fa = in->first_access;
 	char a[SIZE_TEXT], b[SIZE_TEXT];
 
 	fprintf(f, "\nKernel and memory\n");
@@ -168,6 +170,12 @@ static void print_kernel(const struct environment *env, FILE *f)
 	else
 		fprintf(f, "  %-20s unknown: %s\n", "fault_around_bytes",
 			env->fault_around_why[0] ? env->fault_around_why : "debugfs is unreadable");
+	if (fa)
+		fprintf(f, "  %-20s %.0f ns a populated 4 KiB page (median, %llu pages): %s\n", "first access",
+			fa->ns_per_page, (unsigned long long)fa->pages,
+			fa->ns_per_page >= ENV_SHADOW_NS_PER_PAGE ? "a trap each, shadow paging" : "a TLB miss, no trap");
+	else
+		fprintf(f, "  %-20s not measured (no MADV_POPULATE_WRITE, or no 16 MiB to map)\n", "first access");
 }
 
 /* The Frequency and noise section: cpufreq, turbo and the steal time sampled. */
@@ -248,7 +256,7 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	print_cpu(in, f);
 	print_tlb(in->env, f);
 	print_caches(in->env, f);
-	print_kernel(in->env, f);
+	print_kernel(in, f);
 	print_frequency(in, f);
 	print_counters(in, f);
 	print_problems(in->diagnosis, f);
@@ -280,6 +288,12 @@ static json_t *env_json(const struct report_env_input *in)
 						  "steal_ticks", (json_int_t)in->steal->steal_ticks, "total_ticks",
 						  (json_int_t)in->steal->total_ticks, "fraction", in->steal->fraction)
 				      : json_null());
+	json_object_set_new(root, "first_access",
+			    in->first_access ? json_pack("{s:I, s:o, s:b}", "pages", (json_int_t)in->first_access->pages,
+							 "ns_per_page", report_json_num(in->first_access->ns_per_page),
+							 "shadow_paging",
+							 in->first_access->ns_per_page >= ENV_SHADOW_NS_PER_PAGE)
+					     : json_null());
 	json_object_set_new(root, "events_dir", report_json_text(in->events_dir));
 	json_object_set_new(root, "pmu", json_pack("{s:s, s:o}", "name",
 						   in->counters ? counter_set_pmu_name(in->counters) : "unknown",

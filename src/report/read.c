@@ -631,6 +631,28 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 }
 
 /* Phase idx of the report into r: what it is, what it declared (tlbprof run), its page, params, samples, counters. */
+/* first_access: absent or null (reports from before it, phases without a populated allocation) reads as none. */
+static int read_first_access(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
+{
+	json_t *fa = json_object_get(p, "first_access");
+	char w[48];
+	double per = 0;
+	int rc;
+
+	if (!fa || json_is_null(fa))
+		return 0;
+	snprintf(w, sizeof(w), "%s.first_access", where);
+	if (!json_is_object(fa))
+		return rd_bad(rd, "%s: not an object", w);
+	if ((rc = rd_get_u64(rd, fa, "pages", w, &r->first_access_pages)) ||
+	    (rc = rd_get_num(rd, fa, "ns_per_page", w, false, 0, &per)))
+		return rc;
+	if (!r->first_access_pages || !(per >= 0 && per <= REPORT_MAX_SAMPLE_NS))
+		return rd_bad(rd, "%s: %s", w, !r->first_access_pages ? "pages: 0 (null when none)" : "ns_per_page: out of range");
+	r->first_access_ns = per * (double)r->first_access_pages;
+	return 0;
+}
+
 static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct counter_info *infos, size_t n_infos,
 		      struct phase_result *r)
 {
@@ -676,7 +698,7 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	     (rc = rd_get_u64(rd, p, "steal_ticks", where, &r->steal_ticks))))
 		return rc;
 	rd_get_num(rd, p, "timed_ns", where, true, 0, &r->timed_ns);
-	if ((rc = read_second_pass(rd, p, where, r)))
+	if ((rc = read_first_access(rd, p, where, r)) || (rc = read_second_pass(rd, p, where, r)))
 		return rc;
 	return read_self_checks(rd, p, where, r);
 }

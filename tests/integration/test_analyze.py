@@ -141,6 +141,43 @@ if rep:
 analyze(os.path.join(DATA, "cloud-xeon-size-sweep.json"), "--fail-on", "warn", expect=(1,))
 analyze(os.path.join(DATA, "cloud-xeon-size-sweep.json"), "--fail-on", "never", expect=(0,))
 
+# The default command on a PVM guest (tests/data/pvm-chase-256m.json: Zen 5 under a hypervisor CPUID calls bhyve,
+# whose kernel says PVM): the first user write to each kernel-populated 4 KiB page took microseconds, a trap per
+# page, and shadow_paging says so from the phases' first_access, as the run did. With a TLB miss's cost on every
+# 4 KiB phase, or without first_access (reports from before it), it says nothing.
+PVM = os.path.join(DATA, "pvm-chase-256m.json")
+with open(PVM) as f:
+    pvm_text = f.read()
+pvm = json.loads(pvm_text)
+
+
+def shadow(rep):
+    return next((f for f in rep["analysis"]["findings"] if f["id"] == "shadow_paging"), None)
+
+
+rep, _ = analyze(PVM, "--fail-on", "never")
+if rep:
+    small = [p["first_access"]["ns_per_page"] for p in pvm["phases"]
+             if p["page"]["requested"] == "4k" and p["status"] == "ok" and (p.get("first_access") or {}).get("pages", 0) >= 1024]
+    f = shadow(rep)
+    if not f or not small or abs(f["evidence"]["ns_per_page"] - max(small)) > 1e-6 * max(small) or max(small) < 1000:
+        fail(f"pvm: shadow_paging from the most expensive 4 KiB phase's first access ({small}): {f}")
+    if rep["analysis"] != pvm["analysis"]:
+        fail("pvm: the re-analysis differs from the run's own analysis")
+for name, change in (("native", lambda p: p["first_access"].update(ns_per_page=150.0)),
+                     ("older", lambda p: p.pop("first_access"))):
+    d = json.loads(pvm_text)
+    for ph in d["phases"]:
+        if ph.get("first_access"):
+            change(ph)
+    with tempfile.TemporaryDirectory() as td:
+        path = os.path.join(td, name + ".json")
+        with open(path, "w") as f:
+            json.dump(d, f)
+        rep, _ = analyze(path, "--fail-on", "never")
+        if rep and shadow(rep):
+            fail(f"pvm {name}: no shadow_paging expected: {shadow(rep)['message']}")
+
 # 3. Bad report files: exit 2, one line naming the file, nothing written.
 with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
     good = json.load(f)
@@ -175,6 +212,17 @@ BAD = {
     "measured-at-feb-31": mutated(lambda d: d.update(measured_at="2026-02-31T12:00:00Z")),
     "measured-at-number": mutated(lambda d: d.update(measured_at=1765000000)),
 }
+# first_access (the first user write to each kernel-populated page, which shadow_paging judges) is read strictly.
+FIRST_BAD = {
+    "first-access-string": ("fast", "phases[0].first_access: not an object"),
+    "first-access-pages-string": ({"pages": "x", "ns_per_page": 5.0}, "phases[0].first_access.pages"),
+    "first-access-pages-zero": ({"pages": 0, "ns_per_page": 5.0}, "phases[0].first_access: pages: 0"),
+    "first-access-ns-string": ({"pages": 4096, "ns_per_page": "slow"}, "phases[0].first_access.ns_per_page"),
+    "first-access-ns-negative": ({"pages": 4096, "ns_per_page": -1}, "phases[0].first_access: ns_per_page"),
+    "first-access-no-ns": ({"pages": 4096}, "phases[0].first_access.ns_per_page"),
+}
+for name, (value, _) in FIRST_BAD.items():
+    BAD[name] = mutated(lambda d, v=value: d["phases"][0].update(first_access=v))
 # A tlbprof run report (tests/data/run-overlapped.json: the marker-gaps probe's overlapped mode, run from /opt/bench
 # on a Zen 5 guest, so that no path in it is the checkout's): its watch section is read as strictly as the rest,
 # since the unmarked checks judge it again. A field of the wrong type is the file's error, never a 0 a check would
@@ -240,6 +288,8 @@ with tempfile.TemporaryDirectory() as d:
             fail(f"bad report '{name}': exit {p.returncode}, stderr {p.stderr!r}, wrote {os.path.exists(out)}")
         elif name in WATCH_BAD and WATCH_BAD[name][3] not in lines[0]:
             fail(f"bad report '{name}': the line must name the field ({WATCH_BAD[name][3]}): {lines[0]}")
+        elif name in FIRST_BAD and FIRST_BAD[name][1] not in lines[0]:
+            fail(f"bad report '{name}': the line must name the field ({FIRST_BAD[name][1]}): {lines[0]}")
     p = subprocess.run([TLBPROF, "analyze", os.path.join(d, "missing.json")], capture_output=True, text=True)
     if p.returncode != 2 or "missing.json" not in p.stderr:
         fail(f"missing report: exit {p.returncode} {p.stderr!r}")

@@ -40,6 +40,15 @@ def check_env_json(doc, where, euid=None):
     steal = doc.get("steal")
     if steal is not None:
         need(steal.get("window_ms") == 200 and 0 <= steal.get("fraction", -1) <= 1, f"{where}: steal {steal}")
+    # The first access to populated pages: a trap per page from 1000 ns, and then (only then) the problem says so.
+    first = doc.get("first_access")
+    shadow = any(p.get("id") == "shadow_paging" for p in doc.get("problems", []))
+    if first is not None:
+        need(first.get("pages", 0) >= 64 and first.get("ns_per_page", -1) >= 0, f"{where}: first_access {first}")
+        need(first.get("shadow_paging") == (first.get("ns_per_page", 0) >= 1000) == shadow,
+             f"{where}: first_access {first}, shadow_paging problem {shadow}")
+    else:
+        need(not shadow, f"{where}: a shadow_paging problem without a first access measured")
     can = doc.get("can_measure", {})
     pages = can.get("pages", {})
     need(sorted(pages) == ["1g", "2m", "2m:hugetlb", "4k"], f"{where}: pages {sorted(pages)}")
@@ -234,7 +243,8 @@ def test_events():
 # errors may be those fields missing (anything else is a real mismatch).
 OLDER_SAMPLES = {
     "kvm-intel-no-pmu.json": {"pmu_basis", "identification", "add_imm_per_cycle", "end_ghz", "end_rel_spread",
-                              "end_ratio"},
+                              "end_ratio", "first_access"},
+    "kvm-amd-no-pmu.json": {"first_access"},
 }
 
 

@@ -16,6 +16,7 @@ struct machine {
 	const char *pmu_name;
 	struct env_steal steal;
 	bool have_steal;
+	struct env_first_access first_access;	/* pages 0: not measured */
 	uint64_t working_set_bytes;
 };
 
@@ -202,6 +203,21 @@ static void setup_steal_small(struct machine *m)
 	m->steal = (struct env_steal){ 200, 0, 400, 0.005 };
 }
 
+/*
+ * The first write to each populated 4 KiB page: 4.4 µs on a PVM guest here (a
+ * trap per page), 1.0 µs at the line, 999 ns under it, 60 ns natively.
+ */
+static void setup_shadow_pvm(struct machine *m)
+{
+	kvm_no_pmu(m);
+	snprintf(m->env.hypervisor, sizeof(m->env.hypervisor), "bhyve");
+	m->first_access = (struct env_first_access){ 4096, 4398.0 };
+}
+
+static void setup_shadow_line(struct machine *m) { m->first_access = (struct env_first_access){ 4096, 1000.0 }; }
+static void setup_shadow_under(struct machine *m) { m->first_access = (struct env_first_access){ 4096, 999.0 }; }
+static void setup_shadow_native(struct machine *m) { m->first_access = (struct env_first_access){ 4096, 60.0 }; }
+
 static void setup_powersave_user(struct machine *m)
 {
 	snprintf(m->env.cpufreq_governor, sizeof(m->env.cpufreq_governor), "powersave");
@@ -269,6 +285,11 @@ static const struct diagnose_row rows[] = {
 	{ __LINE__, setup_big_working_set, "hugetlb_pool_2m", "hugetlb_pool_2m",
 	  "echo 512 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", NULL },
 	{ __LINE__, setup_steal, "steal", "steal", "", "pinned vCPU" },
+	{ __LINE__, setup_shadow_pvm, "pmu_hidden,nested_paging,shadow_paging,tlb_geometry", "shadow_paging", "",
+	  "EPT/NPT" },
+	{ __LINE__, setup_shadow_line, "shadow_paging", "shadow_paging", "", "warm up over every page" },
+	{ __LINE__, setup_shadow_under, "", NULL, NULL, NULL },
+	{ __LINE__, setup_shadow_native, "", NULL, NULL, NULL },
 	{ __LINE__, setup_steal_small, "", NULL, NULL, NULL },
 	{ __LINE__, setup_powersave_user, "cpufreq_governor,turbo", "cpufreq_governor",
 	  "sudo cpupower frequency-set -g performance", NULL },
@@ -288,6 +309,7 @@ static void diagnose_machine(const struct machine *m, struct diagnosis *d)
 		.n_counters = m->no_counters ? 0 : m->n_counters,
 		.counters_error = m->no_counters ? "generic.events: no such file" : NULL,
 		.steal = m->have_steal ? &m->steal : NULL,
+		.first_access = m->first_access.pages ? &m->first_access : NULL,
 		.working_set_bytes = m->working_set_bytes,
 	};
 	diagnose_environment(&in, d);
@@ -324,6 +346,30 @@ static void test_rows(void)
 			CHECK_ROW(r->line, strstr(p->advice, r->advice_has) != NULL, "%s: advice '%s' lacks '%s'", r->id,
 				  p->advice, r->advice_has);
 	}
+}
+
+/* shadow_paging's message: the figure, its method, and who maps (no hypervisor named: something below the kernel). */
+static void test_shadow_message(void)
+{
+	struct machine m;
+	struct diagnosis d;
+	const struct diagnose_problem *p;
+
+	machine_baseline(&m);
+	setup_shadow_pvm(&m);
+	diagnose_machine(&m, &d);
+	p = diagnosis_find(&d, "shadow_paging");
+	CHECK(p && p->severity == DIAGNOSE_INFO &&
+		      strstr(p->message, "took 4.4 µs (median of 64-page chunks, 4096 pages), a TLB miss well under 1 µs: "
+					 "the hypervisor maps each page on first use (shadow paging)") &&
+		      strstr(p->message, "even when prefaulted"),
+	      "pvm: %s", p ? p->message : "(none)");
+	machine_baseline(&m);
+	setup_shadow_line(&m);
+	diagnose_machine(&m, &d);
+	p = diagnosis_find(&d, "shadow_paging");
+	CHECK(p && strstr(p->message, "1.0 µs") && strstr(p->message, "something below this kernel maps each page"),
+	      "bare: %s", p ? p->message : "(none)");
 }
 
 /* What can be measured: the page sizes and the metrics that decide the attribution method. */
@@ -433,6 +479,7 @@ int main(void)
 {
 	test_pool_unreserved();
 	test_rows();
+	test_shadow_message();
 	test_can_measure();
 	test_names();
 	return check_finish();
