@@ -118,4 +118,24 @@ if os.path.exists(free_path):
 else:
     print("SKIP: this kernel has no 1 GiB hugetlb pool")
 
+# 4. Every workload as a user types it: the table on stdout, no --json, no -q. The page-fault workload runs its
+#    samples in child processes given the parent's command line; from 8e93b5e (-q with nothing to write is a
+#    usage error) to the fix, each child refused the "--quiet" added to it, and every phase failed, while every
+#    test passed --json. So each workload here, at a small size, with no file named.
+known = subprocess.run([TLBPROF, "--workload", "?"], capture_output=True, text=True, timeout=30).stderr
+names = known[known.find("(known: ") + 8:known.rfind(")")].split(", ") if "(known: " in known else []
+if sorted(names) != sorted(["chase", "stride", "tlbsize", "pagefault"]):
+    fail(f"the workloads tlbprof names: {names}")
+SMALL = {"chase": ["--size", "2M"], "stride": ["--size", "2M"], "tlbsize": ["--max-pages", "64"],
+         "pagefault": ["--size", "1M", "--processes", "2", "--cases", "anon_cold,anon_prefault,file_warm"]}
+with tempfile.TemporaryDirectory() as d:
+    for name in names:
+        args = [TLBPROF, "--workload", name, "--pages", "4k", "--repeat", "1", *SMALL.get(name, [])]
+        if name == "pagefault":
+            args += ["--dir", d]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
+        failed = [line for line in p.stdout.splitlines() if " failed: " in line]
+        if p.returncode not in (0, 1) or failed or "phase" not in p.stdout or p.stderr.strip():
+            fail(f"--workload {name} as typed: exit {p.returncode}, failed phases {failed}, stderr {p.stderr!r}")
+
 fail.finish("all workload checks passed")
