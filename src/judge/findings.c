@@ -10,6 +10,7 @@
 #include "measure/plan.h"
 #include "measure/workload.h"
 #include "parse.h"
+#include "stats.h"
 
 static struct analysis_finding *add_finding(struct analysis *a, const char *id)
 {
@@ -275,12 +276,28 @@ void analysis_find_layout_effect(const struct phase_result *res, size_t n, struc
  */
 #define SHADOW_MIN_PAGES 1024u
 
-/* A phase's first-access cost per base page, or NAN without enough of it; only on pages of at most page_bytes_max. */
-static double first_access_per_page(const struct phase_result *r, uint64_t page_bytes_max)
+/*
+ * A phase's first-access cost per 4 KiB page, or NAN without 1024 pages of
+ * it or on pages over page_bytes_max; *pages: how many. A chase's is its
+ * first_access; the page-fault workload's anon_prefault case times the same
+ * write (its region populated by the kernel, then each page touched), one
+ * sample a process, so its median sample is.
+ */
+static double first_access_per_page(const struct phase_result *r, uint64_t page_bytes_max, uint64_t *pages)
 {
-	if (r->status != PHASE_OK || r->first_access_pages < SHADOW_MIN_PAGES || r->spec.page.bytes > page_bytes_max)
+	double ns = NAN;
+
+	*pages = 0;
+	if (r->status != PHASE_OK || r->spec.page.bytes > page_bytes_max)
 		return NAN;
-	return r->first_access_ns / (double)r->first_access_pages;
+	if (r->spec.fault_case == FAULT_ANON_PREFAULT && r->n_samples) {
+		*pages = r->spec.size_bytes / 4096 * r->n_samples;
+		ns = stats_median(r->samples_ns, r->n_samples);
+	} else if (r->first_access_pages) {
+		*pages = r->first_access_pages;
+		ns = r->first_access_ns / (double)r->first_access_pages;
+	}
+	return *pages >= SHADOW_MIN_PAGES ? ns : NAN;
 }
 
 void analysis_find_shadow_paging(const struct phase_result *res, size_t n, const struct environment *env,
@@ -288,18 +305,20 @@ void analysis_find_shadow_paging(const struct phase_result *res, size_t n, const
 {
 	const struct phase_result *most = NULL, *least = NULL, *huge = NULL;
 	double most_ns = NAN, least_ns = NAN, huge_ns = NAN;
+	uint64_t most_pages = 0, pages;
 
 	for (size_t i = 0; i < n; i++) {
-		double ns = first_access_per_page(&res[i], 4096);
-		double h = isnan(ns) ? first_access_per_page(&res[i], UINT64_MAX) : NAN;
+		double ns = first_access_per_page(&res[i], 4096, &pages);
 		if (!isnan(ns)) {
 			if (!most || ns > most_ns)
-				most = &res[i], most_ns = ns;
+				most = &res[i], most_ns = ns, most_pages = pages;
 			if (!least || ns < least_ns)
 				least = &res[i], least_ns = ns;
-		} else if (!isnan(h) && (!huge || h < huge_ns)) {
-			huge = &res[i], huge_ns = h;
+			continue;
 		}
+		double h = first_access_per_page(&res[i], UINT64_MAX, &pages);
+		if (!isnan(h) && (!huge || h < huge_ns))
+			huge = &res[i], huge_ns = h;
 	}
 	if (!most || !(most_ns >= ENV_SHADOW_NS_PER_PAGE))
 		return;
@@ -318,14 +337,16 @@ void analysis_find_shadow_paging(const struct phase_result *res, size_t n, const
 			 huge->spec.name, huge->spec.page.label, huge_ns);
 	analysis_text(f->message, sizeof(f->message),
 		      "the first write from user space to each 4 KiB page the kernel had already populated "
-		      "(MADV_POPULATE_WRITE) took %.1f µs (%s, the median of 64-page chunks over %llu pages), where a TLB "
-		      "miss takes well under 1 µs: %s maps each page on its first use, a trap per page, as shadow paging "
-		      "does (PVM, or KVM without EPT/NPT)%s%s. So a TLB miss walks page tables the hypervisor keeps, and a "
-		      "benchmark that prefaults (MAP_POPULATE, MADV_POPULATE_WRITE) can still pay this per page on its "
-		      "first pass: warm up over every page before timing (tlbprof's phases pay it before their warm-up)",
-		      most_ns / 1e3, most->spec.name, (unsigned long long)most->first_access_pages, who, cheap, big);
+		      "(MADV_POPULATE_WRITE) took %.1f µs (%s, the median of %s over %llu pages), where a TLB miss takes "
+		      "well under 1 µs: %s maps each page on its first use, a trap per page, as shadow paging does (PVM, "
+		      "or KVM without EPT/NPT)%s%s. So a TLB miss walks page tables the hypervisor keeps, and a benchmark "
+		      "that prefaults (MAP_POPULATE, MADV_POPULATE_WRITE) can still pay this per page on its first pass: "
+		      "warm up over every page before timing (tlbprof's chase phases pay it before their warm-up)",
+		      most_ns / 1e3, most->spec.name,
+		      most->spec.fault_case == FAULT_ANON_PREFAULT ? "its timed touches" : "64-page chunks",
+		      (unsigned long long)most_pages, who, cheap, big);
 	finding_evidence(f, "ns_per_page", most_ns);
-	finding_evidence(f, "pages", (double)most->first_access_pages);
+	finding_evidence(f, "pages", (double)most_pages);
 	finding_evidence(f, "least_ns_per_page", least_ns);
 	finding_evidence(f, "huge_ns_per_4k", huge_ns);
 }
