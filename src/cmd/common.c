@@ -13,6 +13,7 @@
 
 #include "cmd/command.h"
 #include "judge/analysis.h"
+#include "measure/region.h"
 #include "report/report.h"
 #include "version.h"
 
@@ -82,6 +83,8 @@ int command_measuring_setup(struct measuring *m, const char *events_dir, const s
 		sched_setaffinity(0, sizeof(set), &set);
 	}
 	timing_calibrate(&m->clock);
+	/* What a first write to a populated page costs here (shadow_paging), before anything is measured. */
+	(void)region_first_access_probe(REGION_FIRST_ACCESS_PROBE_BYTES, &m->env.first_access);
 	/* Again with the measured folding of add reg, imm: evidence where the model number is masked. */
 	environment_identify_core(&m->env, m->clock.add_imm_per_cycle);
 	return 0;
@@ -124,7 +127,7 @@ int command_analyse_doc(const struct report_doc *doc, struct analysis *a)
 	if ((doc->has_build && analysis_check_build(a, doc->results.phases, doc->results.n, &build) != 0) ||
 	    (doc->has_markers && analysis_check_markers(a, doc->results.phases, doc->results.n, doc->marker_messages,
 							doc->marker_refused, doc->marker_first_refusal) != 0) ||
-	    (doc->watch && analysis_check_unmarked(a, doc->results.phases, doc->results.n, doc->watch) != 0)) {
+	    (doc->watch && analysis_check_unmarked(a, doc->results.phases, doc->results.n, &doc->env, doc->watch) != 0)) {
 		analysis_free(a);
 		return -ENOMEM;
 	}

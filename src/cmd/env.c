@@ -16,8 +16,6 @@
 
 /* Long enough for a few ticks (USER_HZ is 100) on every CPU, short enough to wait for. */
 #define STEAL_WINDOW_MS 200
-/* 4096 pages of 4 KiB: 64 chunks for the median; a few ms natively, about 20 ms under PVM's traps. */
-#define FIRST_ACCESS_PROBE_BYTES (16ull << 20)
 /* The default --size of a measurement: the hugetlb pools are sized for it. */
 #define DEFAULT_WORKING_SET_BYTES (256ull << 20)
 
@@ -95,8 +93,7 @@ static int env_run(const void *options, const struct command_context *ctx)
 	if (counters)
 		snprintf(env.pmu_basis, sizeof(env.pmu_basis), "%s", counter_set_pmu_basis(counters));
 	bool have_steal = environment_steal_sample(STEAL_WINDOW_MS, &steal) == 0;
-	struct env_first_access first;
-	bool have_first = region_first_access_probe(FIRST_ACCESS_PROBE_BYTES, &first) == 0;
+	(void)region_first_access_probe(REGION_FIRST_ACCESS_PROBE_BYTES, &env.first_access);
 	timing_calibrate(&clock);
 	environment_identify_core(&env, clock.add_imm_per_cycle);
 	/* Open once, disabled, and close: whether each event opens is the finding; nothing is counted. */
@@ -113,7 +110,6 @@ static int env_run(const void *options, const struct command_context *ctx)
 		.n_counters = n_infos,
 		.counters_error = counters ? NULL : cerr,
 		.steal = have_steal ? &steal : NULL,
-		.first_access = have_first ? &first : NULL,
 		.working_set_bytes = DEFAULT_WORKING_SET_BYTES,
 	};
 	diagnose_environment(&din, &diagnosis);
@@ -125,7 +121,6 @@ static int env_run(const void *options, const struct command_context *ctx)
 		.counters_error = counters ? NULL : cerr,
 		.events_dir = dir ? dir : counters_default_events_dir(),
 		.steal = have_steal ? &steal : NULL,
-		.first_access = have_first ? &first : NULL,
 		.diagnosis = &diagnosis,
 		.argc = ctx->argc,
 		.argv = ctx->argv,

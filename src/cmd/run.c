@@ -479,7 +479,7 @@ static int run_run(const void *options, const struct command_context *ctx)
 	if (analysis_run(results.phases, results.n, &m.env, &m.clock, &analysis) != 0 ||
 	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0 ||
 	    analysis_check_markers(&analysis, results.phases, results.n, tr.messages, tr.errors, tr.error_lines[0]) != 0 ||
-	    (tr.watched && analysis_check_unmarked(&analysis, results.phases, results.n, &tr.profile) != 0)) {
+	    (tr.watched && analysis_check_unmarked(&analysis, results.phases, results.n, &m.env, &tr.profile) != 0)) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;
 		goto out;

@@ -280,4 +280,4 @@ struct sample_profile;	/* pmu/sample.h */
  * or -ENOMEM when a has no room left.
  */
 int analysis_check_unmarked(struct analysis *a, const struct phase_result *results, size_t n,
-			    const struct sample_profile *profile);
+			    const struct environment *env, const struct sample_profile *profile);

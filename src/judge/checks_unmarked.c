@@ -241,13 +241,90 @@ static uint64_t timed_faults(const struct sample_clocks *c)
 	return c->measured_known ? c->region_faults_measured : c->region_faults_in_span;
 }
 
+/*
+ * How to take a first touch out of the timing. Where the command's probe saw
+ * a trap per populated page (shadow paging, environment.first_access), only a
+ * write from user space does: MAP_POPULATE leaves every page to trap on its
+ * first access, with no fault to show for it.
+ */
+static const char *untimed_first_touch(const struct environment *env, char *buf, size_t len)
+{
+	if (env && env->first_access.pages && env->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE)
+		snprintf(buf, len, "write every page before the clock starts (an init pass, memset); prefaulting "
+			 "(MAP_POPULATE, MADV_POPULATE_WRITE) is not enough here, where the first write to each populated "
+			 "page still took %.1f µs (shadow_paging)", env->first_access.ns_per_page / 1e3);
+	else
+		snprintf(buf, len, "write every page before the clock starts (an init pass, memset) or prefault it "
+			 "(MAP_POPULATE, MADV_POPULATE_WRITE)");
+	return buf;
+}
+
+/*
+ * The largest anonymous region on base pages made resident without page
+ * faults: 16 MiB or more resident, under a quarter of its 4 KiB pages faulted,
+ * every fault sample kept and none lost. MAP_POPULATE, MADV_POPULATE_WRITE
+ * and mlock fill memory that way; THP (a fault per 2 MiB), hugetlb and files
+ * (fault-around maps 16 pages a fault) are left out. NULL when none.
+ */
+#define POPULATED_MIN_BYTES (16ull << 20)
+static const struct sample_watch_region *populated_region(const struct sample_profile *p)
+{
+	const struct sample_watch_region *best = NULL;
+
+	if (p->faults_one_in > 1 || p->faults_lost)
+		return NULL;
+	for (size_t i = 0; i < p->n_regions && i < SAMPLE_WATCH_MAX_REGIONS; i++) {
+		const struct sample_watch_region *r = &p->regions[i];
+		if (r->anonymous && !r->anon_huge_max && !r->hugetlb_max && r->kernel_page_bytes <= 4096 &&
+		    r->rss_max >= POPULATED_MIN_BYTES && r->fault_pages * 4 < r->rss_max / 4096 &&
+		    (!best || r->rss_max > best->rss_max))
+			best = r;
+	}
+	return best;
+}
+
+/*
+ * No big region took faults, but under shadow paging (environment.first_access)
+ * a region the kernel populated still traps on each page's first write, which
+ * no fault shows: whether the timed loop is that write, nothing here tells.
+ */
+static bool populated_unseen(const struct analysis_check_def *def, const struct analysis_input *in,
+			     struct analysis *a)
+{
+	const struct environment *env = in->env;
+	const struct sample_watch_region *r = populated_region(in->profile);
+
+	if (!env || !env->first_access.pages || env->first_access.ns_per_page < ENV_SHADOW_NS_PER_PAGE || !r)
+		return false;
+	char name[200];
+	uint64_t pages = r->rss_max / 4096;
+	if (r->name[0])
+		snprintf(name, sizeof(name), "%s", r->name);
+	else
+		snprintf(name, sizeof(name), "anonymous memory at 0x%llx", (unsigned long long)r->start);
+	struct analysis_check *c =
+		checks_add(a, def, CHECK_SKIP,
+			   "could not tell, because %s (%.1f MiB resident) took page faults on %llu of its %llu pages: it "
+			   "was populated by the kernel (MAP_POPULATE, MADV_POPULATE_WRITE or mlock), and here the first "
+			   "write to each such page still traps, %.1f µs (shadow_paging), with no fault to show for it. If "
+			   "the timed loop is its first write, it times about %.0f ms of traps with the accesses; write "
+			   "every page before the clock starts (an init pass, memset)",
+			   name, mib(r->rss_max), (unsigned long long)r->fault_pages, (unsigned long long)pages,
+			   env->first_access.ns_per_page / 1e3, (double)pages * env->first_access.ns_per_page / 1e6);
+	checks_evidence(c, "populated_pages", (double)pages);
+	checks_evidence(c, "populated_faulted_pages", (double)r->fault_pages);
+	checks_evidence(c, "first_access_ns_per_page", env->first_access.ns_per_page);
+	return true;
+}
+
 /* first_touch_in_timed_loop from the clock reads: the faults between the hot thread's first and last read. */
-static struct analysis_check *first_touch_timed(const struct analysis_check_def *def, const struct sample_profile *p,
+static struct analysis_check *first_touch_timed(const struct analysis_check_def *def, const struct analysis_input *in,
 						struct analysis *a)
 {
+	const struct sample_profile *p = in->profile;
 	const struct sample_clocks *c = &p->clocks;
 	uint64_t timed = timed_faults(c);
-	char where[120];
+	char where[120], fix[240];
 
 	if (lost_could_flip(timed, c->region_faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
 		return lost_skip(def, p, timed, c->region_faults, "were timed", a);
@@ -256,13 +333,12 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 				  "%llu of the %llu page faults of the hot thread's process on %s (%.1f MiB, %.2f faults "
 				  "per page) "
 				  "came %s, most from %s: the timed code is the memory's first touch, so it times page "
-				  "faults (about a microsecond each) with the accesses; write every page before the "
-				  "clock starts (an init pass, memset) or prefault it (MAP_POPULATE, "
-				  "MADV_POPULATE_WRITE)",
+				  "faults (about a microsecond each) with the accesses; %s",
 				  (unsigned long long)timed, (unsigned long long)c->region_faults, p->fault_region,
 				  mib(p->fault_region_end - p->fault_region_start), p->faults.faults_per_page,
 				  timed_where(c, true, where, sizeof(where)),
-				  *p->faults.function ? base_name(p->faults.function) : "?");
+				  *p->faults.function ? base_name(p->faults.function) : "?",
+				  untimed_first_touch(in->env, fix, sizeof(fix)));
 	return checks_add(a, def, CHECK_PASS,
 			  "%llu of the %llu page faults of the hot thread's process on %s came %s, most from %s%s: the "
 			  "memory was first "
@@ -300,15 +376,18 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 	/* Without the clock reads: half or more of the region's faults came from the hot loop. */
 	bool from_loop = f->in_hot_loop >= UNMARKED_MIN_FAULTS && share(f->in_hot_loop, f->faults) >= FIRST_TOUCH_LOOP_SHARE;
 	struct analysis_check *c;
+	char fix[240];
 
 	if (no_faults(def, p, a))
+		return;
+	if ((!p->has_pattern || f->faults < UNMARKED_MIN_FAULTS) && populated_unseen(def, in, a))
 		return;
 	if (!p->has_pattern || f->faults < UNMARKED_MIN_FAULTS)
 		c = checks_add(a, def, CHECK_PASS, "no big region took %d or more page faults (%llu faults sampled): "
 			       "nothing was first touched in bulk", UNMARKED_MIN_FAULTS,
 			       (unsigned long long)p->fault_samples);
 	else if (timed_by_clock(p))
-		c = first_touch_timed(def, p, a);
+		c = first_touch_timed(def, in, a);
 	else if (lost_could_flip(f->in_hot_loop, f->faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
 		c = lost_skip(def, p, f->in_hot_loop, f->faults, "came from the hot loop", a);
 	else if (from_loop && unnamed_jit(p))
@@ -330,10 +409,10 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 		c = checks_add(a, def, CHECK_WARN,
 			       "%llu of the %llu page faults on %s (%.1f MiB, %.2f faults per page) came from the hot loop in "
 			       "%s: the timed loop is the memory's first touch, so it times page faults (about a "
-			       "microsecond each) with the accesses; write every page before the clock starts (an init "
-			       "pass, memset) or prefault it (MAP_POPULATE, MADV_POPULATE_WRITE)",
+			       "microsecond each) with the accesses; %s",
 			       (unsigned long long)f->in_hot_loop, (unsigned long long)f->faults, p->fault_region,
-			       mib(p->fault_region_end - p->fault_region_start), f->faults_per_page, checks_short_fn(p));
+			       mib(p->fault_region_end - p->fault_region_start), f->faults_per_page, checks_short_fn(p),
+			       untimed_first_touch(in->env, fix, sizeof(fix)));
 	else
 		c = checks_add(a, def, CHECK_PASS,
 			       "the %llu page faults on %s came from %s%s, not from the hot loop in %s: %s",
@@ -801,9 +880,9 @@ static void rejudge_build(const struct sample_profile *p, struct analysis *a)
 }
 
 int analysis_check_unmarked(struct analysis *a, const struct phase_result *results, size_t n,
-			    const struct sample_profile *profile)
+			    const struct environment *env, const struct sample_profile *profile)
 {
-	const struct analysis_input in = { .results = results, .n = n, .profile = profile };
+	const struct analysis_input in = { .results = results, .n = n, .env = env, .profile = profile };
 
 	if (!a->checks || a->n_checks >= MAX_CHECKS)
 		return -ENOMEM;

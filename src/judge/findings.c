@@ -300,27 +300,55 @@ static double first_access_per_page(const struct phase_result *r, uint64_t page_
 	return *pages >= SHADOW_MIN_PAGES ? ns : NAN;
 }
 
+/* One piece of evidence for shadow_paging: where it was measured, how, its ns per 4 KiB page and its pages. */
+struct first_access_seen {
+	const char *name;
+	const char *how;
+	const char *page;	/* the page size it was on */
+	double ns;
+	uint64_t pages;
+};
+
+/* The 4 KiB evidence of the phases and of the command's own probe (environment.first_access), the most and the least. */
+static bool first_access_range(const struct phase_result *res, size_t n, const struct environment *env,
+			       struct first_access_seen *most, struct first_access_seen *least, struct first_access_seen *huge)
+{
+	uint64_t pages;
+
+	*most = *least = *huge = (struct first_access_seen){ .ns = NAN };
+	for (size_t i = 0; i <= n; i++) {
+		struct first_access_seen s = { .ns = NAN };
+		if (i < n) {
+			double h = first_access_per_page(&res[i], UINT64_MAX, &pages);
+			s = (struct first_access_seen){ res[i].spec.name,
+							res[i].spec.fault_case == FAULT_ANON_PREFAULT ? "its timed touches"
+												    : "64-page chunks",
+							res[i].spec.page.label, h, pages };
+			if (!isnan(h) && res[i].spec.page.bytes > 4096) {
+				if (isnan(huge->ns) || h < huge->ns)
+					*huge = s;
+				continue;
+			}
+		} else if (env && env->first_access.pages >= SHADOW_MIN_PAGES) {
+			s = (struct first_access_seen){ "tlbprof's probe before measuring", "64-page chunks", "4k",
+							env->first_access.ns_per_page, env->first_access.pages };
+		}
+		if (isnan(s.ns))
+			continue;
+		if (isnan(most->ns) || s.ns > most->ns)
+			*most = s;
+		if (isnan(least->ns) || s.ns < least->ns)
+			*least = s;
+	}
+	return !isnan(most->ns);
+}
+
 void analysis_find_shadow_paging(const struct phase_result *res, size_t n, const struct environment *env,
 				 struct analysis *a)
 {
-	const struct phase_result *most = NULL, *least = NULL, *huge = NULL;
-	double most_ns = NAN, least_ns = NAN, huge_ns = NAN;
-	uint64_t most_pages = 0, pages;
+	struct first_access_seen most, least, huge;
 
-	for (size_t i = 0; i < n; i++) {
-		double ns = first_access_per_page(&res[i], 4096, &pages);
-		if (!isnan(ns)) {
-			if (!most || ns > most_ns)
-				most = &res[i], most_ns = ns, most_pages = pages;
-			if (!least || ns < least_ns)
-				least = &res[i], least_ns = ns;
-			continue;
-		}
-		double h = first_access_per_page(&res[i], UINT64_MAX, &pages);
-		if (!isnan(h) && (!huge || h < huge_ns))
-			huge = &res[i], huge_ns = h;
-	}
-	if (!most || !(most_ns >= ENV_SHADOW_NS_PER_PAGE))
+	if (!first_access_range(res, n, env, &most, &least, &huge) || !(most.ns >= ENV_SHADOW_NS_PER_PAGE))
 		return;
 	struct analysis_finding *f = add_finding(a, "shadow_paging");
 	if (!f)
@@ -330,11 +358,11 @@ void analysis_find_shadow_paging(const struct phase_result *res, size_t n, const
 		snprintf(who, sizeof(who), "the hypervisor (CPUID names %s)", env->hypervisor);
 	else
 		snprintf(who, sizeof(who), "something below this kernel (CPUID names no hypervisor)");
-	if (least_ns < ENV_SHADOW_NS_PER_PAGE)
-		snprintf(cheap, sizeof(cheap), "; %s read %.0f ns, so not every page traps", least->spec.name, least_ns);
-	if (huge)
+	if (least.ns < ENV_SHADOW_NS_PER_PAGE)
+		snprintf(cheap, sizeof(cheap), "; %s read %.0f ns, so not every page traps", least.name, least.ns);
+	if (!isnan(huge.ns))
 		snprintf(big, sizeof(big), "; on %s's %s pages it was %.0f ns per 4 KiB, so those are mapped whole",
-			 huge->spec.name, huge->spec.page.label, huge_ns);
+			 huge.name, huge.page, huge.ns);
 	analysis_text(f->message, sizeof(f->message),
 		      "the first write from user space to each 4 KiB page the kernel had already populated "
 		      "(MADV_POPULATE_WRITE) took %.1f µs (%s, the median of %s over %llu pages), where a TLB miss takes "
@@ -342,11 +370,9 @@ void analysis_find_shadow_paging(const struct phase_result *res, size_t n, const
 		      "or KVM without EPT/NPT)%s%s. So a TLB miss walks page tables the hypervisor keeps, and a benchmark "
 		      "that prefaults (MAP_POPULATE, MADV_POPULATE_WRITE) can still pay this per page on its first pass: "
 		      "warm up over every page before timing (tlbprof's chase phases pay it before their warm-up)",
-		      most_ns / 1e3, most->spec.name,
-		      most->spec.fault_case == FAULT_ANON_PREFAULT ? "its timed touches" : "64-page chunks",
-		      (unsigned long long)most_pages, who, cheap, big);
-	finding_evidence(f, "ns_per_page", most_ns);
-	finding_evidence(f, "pages", (double)most_pages);
-	finding_evidence(f, "least_ns_per_page", least_ns);
-	finding_evidence(f, "huge_ns_per_4k", huge_ns);
+		      most.ns / 1e3, most.name, most.how, (unsigned long long)most.pages, who, cheap, big);
+	finding_evidence(f, "ns_per_page", most.ns);
+	finding_evidence(f, "pages", (double)most.pages);
+	finding_evidence(f, "least_ns_per_page", least.ns);
+	finding_evidence(f, "huge_ns_per_4k", huge.ns);
 }

@@ -286,7 +286,7 @@ static void diagnose_virtualisation(const struct diagnose_input *in, struct diag
 		    "running under %s: a TLB miss walks the guest's and the host's page tables, and guest huge "
 		    "pages save the full cost only where the host backs guest memory with huge pages too",
 		    env->hypervisor);
-	if (in->first_access && in->first_access->pages && in->first_access->ns_per_page >= ENV_SHADOW_NS_PER_PAGE)
+	if (env->first_access.pages && env->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE)
 		add(d, "shadow_paging", DIAGNOSE_INFO, NULL,
 		    "warm up over every page before timing (tlbprof does); for the hardware's own translation, "
 		    "a guest with EPT/NPT (hardware nested paging) or bare metal",
@@ -294,7 +294,7 @@ static void diagnose_virtualisation(const struct diagnose_input *in, struct diag
 		    "chunks, %llu pages), a TLB miss well under 1 µs: %s maps each page on first use (shadow "
 		    "paging): a first pass over fresh memory pays this per page even when prefaulted, and TLB misses "
 		    "walk the tables it keeps",
-		    in->first_access->ns_per_page / 1e3, (unsigned long long)in->first_access->pages,
+		    env->first_access.ns_per_page / 1e3, (unsigned long long)env->first_access.pages,
 		    vm ? "the hypervisor" : "something below this kernel");
 	if (!env->tlb.source[0] || strcmp(env->tlb.source, "none") == 0)
 		add(d, "tlb_geometry", DIAGNOSE_INFO, NULL,

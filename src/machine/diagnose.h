@@ -17,7 +17,6 @@ struct diagnose_input {
 	size_t n_counters;
 	const char *counters_error;		/* why no counter set could be made, or NULL */
 	const struct env_steal *steal;		/* NULL when not sampled */
-	const struct env_first_access *first_access;	/* NULL when not measured */
 	uint64_t working_set_bytes;		/* sizes the hugetlb pools to reserve (the default --size) */
 };
 

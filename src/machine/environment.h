@@ -34,6 +34,20 @@ struct env_hugepool {
 #define ENV_MAX_CACHES 4
 #define ENV_MAX_POOLS 4
 
+/*
+ * The first write from user space to each 4 KiB page the kernel had just
+ * populated (MADV_POPULATE_WRITE): natively, and under EPT/NPT, a TLB miss,
+ * tens to hundreds of ns; where the hypervisor maps pages on their first use
+ * (shadow paging: PVM, KVM without EPT/NPT) a trap each, microseconds. From
+ * ENV_SHADOW_NS_PER_PAGE a page, tlbprof env's problem and a run's finding
+ * shadow_paging say so.
+ */
+struct env_first_access {
+	uint64_t pages;		/* pages written; 0: not measured */
+	double ns_per_page;	/* the median 64-page chunk's ns per page, one thread */
+};
+#define ENV_SHADOW_NS_PER_PAGE 1000.0
+
 struct environment {
 	/* CPU */
 	char cpu_vendor[16];		/* "GenuineIntel", "AuthenticAMD" */
@@ -41,6 +55,7 @@ struct environment {
 	unsigned cpu_family, cpu_model, cpu_stepping;
 	int logical_cpus;		/* online CPUs */
 	char hypervisor[24];		/* "KVM", "VMware", ...; "" on bare metal */
+	struct env_first_access first_access;	/* the command's probe (tlbprof env, run, a measurement) */
 	struct env_cache caches[ENV_MAX_CACHES];
 	size_t n_caches;
 	struct env_tlb tlb;
@@ -160,20 +175,6 @@ uint64_t environment_steal_ticks(void);
 
 /* The aggregate cpu line of /proc/stat now: all ticks (user .. steal) and steal. 0 or -errno (-EINVAL: unparsable). */
 int environment_stat_ticks(uint64_t *total, uint64_t *steal);
-
-/*
- * The first write from user space to each 4 KiB page the kernel had just
- * populated (MADV_POPULATE_WRITE): natively, and under EPT/NPT, a TLB miss,
- * tens to hundreds of ns; where the hypervisor maps pages on their first use
- * (shadow paging: PVM, KVM without EPT/NPT) a trap each, microseconds. From
- * ENV_SHADOW_NS_PER_PAGE a page, tlbprof env's problem and a run's finding
- * shadow_paging say so.
- */
-struct env_first_access {
-	uint64_t pages;		/* pages written; 0: not measured */
-	double ns_per_page;	/* the median 64-page chunk's ns per page, one thread */
-};
-#define ENV_SHADOW_NS_PER_PAGE 1000.0
 
 /* Steal time over a short window, all CPUs together. */
 struct env_steal {

@@ -139,7 +139,7 @@ static void print_caches(const struct environment *env, FILE *f)
 static void print_kernel(const struct report_env_input *in, FILE *f)
 {
 	const struct environment *env = in->env;
-	const struct env_first_access *fa = in->first_access;
+	const struct env_first_access *fa = env->first_access.pages ? &env->first_access : NULL;
 	char a[SIZE_TEXT], b[SIZE_TEXT];
 
 	fprintf(f, "\nKernel and memory\n");
@@ -288,12 +288,6 @@ static json_t *env_json(const struct report_env_input *in)
 						  "steal_ticks", (json_int_t)in->steal->steal_ticks, "total_ticks",
 						  (json_int_t)in->steal->total_ticks, "fraction", in->steal->fraction)
 				      : json_null());
-	json_object_set_new(root, "first_access",
-			    in->first_access ? json_pack("{s:I, s:o, s:b}", "pages", (json_int_t)in->first_access->pages,
-							 "ns_per_page", report_json_num(in->first_access->ns_per_page),
-							 "shadow_paging",
-							 in->first_access->ns_per_page >= ENV_SHADOW_NS_PER_PAGE)
-					     : json_null());
 	json_object_set_new(root, "events_dir", report_json_text(in->events_dir));
 	json_object_set_new(root, "pmu", json_pack("{s:s, s:o}", "name",
 						   in->counters ? counter_set_pmu_name(in->counters) : "unknown",

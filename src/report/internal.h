@@ -205,6 +205,8 @@ char *report_utf8_dup(const char *s);
 json_t *report_json_text(const char *s);
 /* json_real() for finite numbers, null otherwise (JSON has no NaN or infinity). */
 json_t *report_json_num(double v);
+/* A first_access object ({pages, ns_per_page}: the first write to kernel-populated pages), null for 0 pages. */
+json_t *report_first_access_json(uint64_t pages, double ns_per_page);
 /* report_json_text() of a non-empty string, null for NULL or "". */
 json_t *report_json_str_or_null(const char *s);
 

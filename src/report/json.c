@@ -295,10 +295,9 @@ static void method_json(json_t *o, const struct phase_result *r)
 	json_object_set_new(o, "wall_ms", !r->target && r->wall_ms > 0 ? report_json_num(r->wall_ms) : json_null());
 	json_object_set_new(o, "populate_ms", allocates ? report_json_num(r->populate_ms) : json_null());
 	/* The first user write to each page the kernel had populated (the allocations after the first). */
-	json_object_set_new(o, "first_access", allocates && r->first_access_pages
-			    ? json_pack("{s:I, s:o}", "pages", (json_int_t)r->first_access_pages, "ns_per_page",
-					report_json_num(r->first_access_ns / (double)r->first_access_pages))
-			    : json_null());
+	json_object_set_new(o, "first_access", report_first_access_json(allocates ? r->first_access_pages : 0,
+									r->first_access_pages ? r->first_access_ns /
+									(double)r->first_access_pages : 0));
 	json_object_set_new(o, "overhead_us", json_pack("{s:o, s:o}", "counter_open", report_json_num(r->counter_open_us),
 							"counter_read", report_json_num(r->counter_read_us)));
 	/* How the sampling ended: the median's 95 % CI (relative half-width) against the target. */

@@ -83,6 +83,12 @@ static json_t *host_json(const struct host_facts *h)
 	return o;
 }
 
+json_t *report_first_access_json(uint64_t pages, double ns_per_page)
+{
+	return pages ? json_pack("{s:I, s:o}", "pages", (json_int_t)pages, "ns_per_page", report_json_num(ns_per_page))
+		     : json_null();
+}
+
 json_t *report_environment_json(const struct environment *env, const struct timing_calibration *clk,
 				const char *pmu_name)
 {
@@ -157,6 +163,8 @@ json_t *report_environment_json(const struct environment *env, const struct timi
 	json_object_set_new(e, "perf_event_paranoid",
 			    env->perf_event_paranoid == INT32_MIN ? json_null() : json_integer(env->perf_event_paranoid));
 	json_object_set_new(e, "hypervisor", report_json_str_or_null(env->hypervisor));
+	json_object_set_new(e, "first_access", report_first_access_json(env->first_access.pages,
+									 env->first_access.ns_per_page));
 	json_object_set_new(e, "core_clock_ghz", clk->core_clock_ghz > 0 ? report_json_num(clk->core_clock_ghz) : json_null());
 	json_object_set_new(e, "clock_overhead_ns", report_json_num(clk->clock_overhead_ns));
 	json_object_set_new(clock, "method", report_json_text(clk->core_clock_method));

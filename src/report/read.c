@@ -631,25 +631,24 @@ static int read_second_pass(struct reader *rd, json_t *p, const char *where, str
 }
 
 /* Phase idx of the report into r: what it is, what it declared (tlbprof run), its page, params, samples, counters. */
-/* first_access: absent or null (reports from before it, phases without a populated allocation) reads as none. */
-static int read_first_access(struct reader *rd, json_t *p, const char *where, struct phase_result *r)
+/* first_access in o: absent or null (reports from before it, nothing populated) reads as none; else strictly. */
+int rd_first_access(struct reader *rd, json_t *o, const char *where, uint64_t *pages, double *ns_per_page)
 {
-	json_t *fa = json_object_get(p, "first_access");
-	char w[48];
-	double per = 0;
+	json_t *fa = json_object_get(o, "first_access");
+	char w[64];
 	int rc;
 
+	*pages = 0;
+	*ns_per_page = 0;
 	if (!fa || json_is_null(fa))
 		return 0;
 	snprintf(w, sizeof(w), "%s.first_access", where);
 	if (!json_is_object(fa))
 		return rd_bad(rd, "%s: not an object", w);
-	if ((rc = rd_get_u64(rd, fa, "pages", w, &r->first_access_pages)) ||
-	    (rc = rd_get_num(rd, fa, "ns_per_page", w, false, 0, &per)))
+	if ((rc = rd_get_u64(rd, fa, "pages", w, pages)) || (rc = rd_get_num(rd, fa, "ns_per_page", w, false, 0, ns_per_page)))
 		return rc;
-	if (!r->first_access_pages || !(per >= 0 && per <= REPORT_MAX_SAMPLE_NS))
-		return rd_bad(rd, "%s: %s", w, !r->first_access_pages ? "pages: 0 (null when none)" : "ns_per_page: out of range");
-	r->first_access_ns = per * (double)r->first_access_pages;
+	if (!*pages || !(*ns_per_page >= 0 && *ns_per_page <= REPORT_MAX_SAMPLE_NS))
+		return rd_bad(rd, "%s: %s", w, !*pages ? "pages: 0 (null when none)" : "ns_per_page: out of range");
 	return 0;
 }
 
@@ -698,8 +697,10 @@ static int read_phase(struct reader *rd, json_t *p, size_t idx, const struct cou
 	     (rc = rd_get_u64(rd, p, "steal_ticks", where, &r->steal_ticks))))
 		return rc;
 	rd_get_num(rd, p, "timed_ns", where, true, 0, &r->timed_ns);
-	if ((rc = read_first_access(rd, p, where, r)) || (rc = read_second_pass(rd, p, where, r)))
+	double per;
+	if ((rc = rd_first_access(rd, p, where, &r->first_access_pages, &per)) || (rc = read_second_pass(rd, p, where, r)))
 		return rc;
+	r->first_access_ns = per * (double)r->first_access_pages;
 	return read_self_checks(rd, p, where, r);
 }
 

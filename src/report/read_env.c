@@ -139,6 +139,8 @@ int rd_environment(struct reader *rd, json_t *root)
 	}
 	rd_copy_str(env->kernel, sizeof(env->kernel), e, "kernel");
 	rd_copy_str(env->hypervisor, sizeof(env->hypervisor), e, "hypervisor");
+	if ((rc = rd_first_access(rd, e, "environment", &env->first_access.pages, &env->first_access.ns_per_page)))
+		return rc;
 	json_t *thp = json_object_get(e, "thp");
 	if (json_is_object(thp)) {
 		rd_copy_str(env->thp_enabled, sizeof(env->thp_enabled), thp, "enabled");

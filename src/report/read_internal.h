@@ -28,6 +28,7 @@ const char *rd_keep(struct report_doc *doc, const char *s);
  */
 int rd_get_obj(struct reader *rd, json_t *o, const char *key, const char *where, json_t **out);
 int rd_get_u64(struct reader *rd, json_t *o, const char *key, const char *where, uint64_t *out);
+int rd_first_access(struct reader *rd, json_t *o, const char *where, uint64_t *pages, double *ns_per_page);
 int rd_get_num(struct reader *rd, json_t *o, const char *key, const char *where, bool optional, double dflt,
 	       double *out);
 int rd_get_str(struct reader *rd, json_t *o, const char *key, const char *where, bool optional, const char **out);

@@ -239,7 +239,6 @@ struct report_env_input {
 	const char *counters_error;		/* why counters is NULL */
 	const char *events_dir;			/* where the maps were read */
 	const struct env_steal *steal;		/* NULL when it could not be sampled */
-	const struct env_first_access *first_access;	/* NULL when it could not be measured */
 	const struct diagnosis *diagnosis;
 	int argc;				/* the command line, for the JSON */
 	char **argv;

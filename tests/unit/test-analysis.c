@@ -887,6 +887,28 @@ static void test_shadow_paging(void)
 	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
 	CHECK(!find_finding(&a, "shadow_paging"), "anon_cold is no evidence");
 	analysis_free(&a);
+
+	/* The command's own probe (environment.first_access, 16 MiB on one thread) is evidence where no phase is. */
+	s.env.first_access = (struct env_first_access){ 4096, 4993.0 };
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	f = find_finding(&a, "shadow_paging");
+	CHECK(f && strstr(f->message, "took 5.0 µs (tlbprof's probe before measuring, the median of 64-page chunks over "
+				      "4096 pages)"),
+	      "probe: %s", f ? f->message : "(none)");
+	analysis_free(&a);
+	s.env.first_access = (struct env_first_access){ 4096, 61.0 };	/* a TLB miss: cheap beside a trapping phase */
+	s.r[1].spec.fault_case = FAULT_ANON_PREFAULT;
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	f = find_finding(&a, "shadow_paging");
+	CHECK(f && strstr(f->message, "took 5.4 µs (pagefault/4k/8M/anon_prefault/r0") &&
+		      strstr(f->message, "; tlbprof's probe before measuring read 61 ns, so not every page traps"),
+	      "probe cheap, phase trapping: %s", f ? f->message : "(none)");
+	analysis_free(&a);
+	s.env.first_access = (struct env_first_access){ 1000, 4993.0 };	/* under 1024 pages: no evidence */
+	s.r[1].spec.fault_case = FAULT_ANON_COLD;
+	analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+	CHECK(!find_finding(&a, "shadow_paging"), "a probe of 1000 pages is no evidence");
+	analysis_free(&a);
 	fixture_free(s.r, s.n);
 }
 
@@ -1339,7 +1361,7 @@ static void test_check_table(void)
 	CHECK(analysis_check_build(&a, s.r, s.n, &build) == 0, "the build check is added");
 	CHECK(analysis_check_markers(&a, s.r, s.n, 3, 0, NULL) == 0, "the marker check is added");
 	const struct sample_profile none = { 0 };	/* watched nothing: each check says it could not tell */
-	CHECK(analysis_check_unmarked(&a, s.r, s.n, &none) == 0, "the unmarked checks are added");
+	CHECK(analysis_check_unmarked(&a, s.r, s.n, NULL, &none) == 0, "the unmarked checks are added");
 	CHECK(a.n_checks == analysis_n_checks, "%zu checks in the report, %zu in the table", a.n_checks,
 	      analysis_n_checks);
 	for (size_t i = 0; i < a.n_checks && i < analysis_n_checks; i++)

@@ -16,7 +16,6 @@ struct machine {
 	const char *pmu_name;
 	struct env_steal steal;
 	bool have_steal;
-	struct env_first_access first_access;	/* pages 0: not measured */
 	uint64_t working_set_bytes;
 };
 
@@ -211,12 +210,12 @@ static void setup_shadow_pvm(struct machine *m)
 {
 	kvm_no_pmu(m);
 	snprintf(m->env.hypervisor, sizeof(m->env.hypervisor), "bhyve");
-	m->first_access = (struct env_first_access){ 4096, 4398.0 };
+	m->env.first_access = (struct env_first_access){ 4096, 4398.0 };
 }
 
-static void setup_shadow_line(struct machine *m) { m->first_access = (struct env_first_access){ 4096, 1000.0 }; }
-static void setup_shadow_under(struct machine *m) { m->first_access = (struct env_first_access){ 4096, 999.0 }; }
-static void setup_shadow_native(struct machine *m) { m->first_access = (struct env_first_access){ 4096, 60.0 }; }
+static void setup_shadow_line(struct machine *m) { m->env.first_access = (struct env_first_access){ 4096, 1000.0 }; }
+static void setup_shadow_under(struct machine *m) { m->env.first_access = (struct env_first_access){ 4096, 999.0 }; }
+static void setup_shadow_native(struct machine *m) { m->env.first_access = (struct env_first_access){ 4096, 60.0 }; }
 
 static void setup_powersave_user(struct machine *m)
 {
@@ -309,7 +308,6 @@ static void diagnose_machine(const struct machine *m, struct diagnosis *d)
 		.n_counters = m->no_counters ? 0 : m->n_counters,
 		.counters_error = m->no_counters ? "generic.events: no such file" : NULL,
 		.steal = m->have_steal ? &m->steal : NULL,
-		.first_access = m->first_access.pages ? &m->first_access : NULL,
 		.working_set_bytes = m->working_set_bytes,
 	};
 	diagnose_environment(&in, d);
