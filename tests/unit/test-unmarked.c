@@ -766,16 +766,22 @@ static void expect_span_unseen(const struct sample_profile *p, const char *name,
 	analysis_free(&a);
 }
 
-/* first_touch_in_timed_loop on p is want, its message holding says. */
-static void expect_first_touch(const struct sample_profile *p, enum check_status want, const char *says,
-			       const char *name)
+/* first_touch_in_timed_loop on p, with env (the command's first-access probe, or NULL), is want, its message holding says. */
+static void expect_first_touch_env(const struct sample_profile *p, const struct environment *env,
+				   enum check_status want, const char *says, const char *name)
 {
 	struct analysis a;
 	const char *msg;
 
-	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, NULL, p) == 0, "analysed");
+	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, env, p) == 0, "analysed");
 	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == want && strstr(msg, says), "%s: %s", name, msg);
 	analysis_free(&a);
+}
+
+static void expect_first_touch(const struct sample_profile *p, enum check_status want, const char *says,
+			       const char *name)
+{
+	expect_first_touch_env(p, NULL, want, says, name);
 }
 
 /*
@@ -1447,18 +1453,6 @@ static void test_load_dependence(void)
 	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, both, 2, NULL, &p) == 0, "analysed");
 	CHECK(status_of(&a, "load_dependence", &msg) == CHECK_PASS && strstr(msg, "it declares throughput phases"),
 	      "latency and throughput declared: %s", msg);
-	analysis_free(&a);
-}
-
-/* first_touch_in_timed_loop on p, with env (the command's first-access probe), is want, its message holding says. */
-static void expect_first_touch_env(const struct sample_profile *p, const struct environment *env,
-				   enum check_status want, const char *says, const char *name)
-{
-	struct analysis a;
-	const char *msg;
-
-	CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, env, p) == 0, "analysed");
-	CHECK(status_of(&a, "first_touch_in_timed_loop", &msg) == want && strstr(msg, says), "%s: %s", name, msg);
 	analysis_free(&a);
 }
 
