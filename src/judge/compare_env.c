@@ -97,6 +97,20 @@ static bool pool_state(const struct environment *env, uint64_t page_bytes, char 
 	return true;
 }
 
+/*
+ * The first write to populated memory (environment.first_access), in words:
+ * a trap a page (shadow paging) or a TLB miss. Only a change of kind is
+ * another machine state, and only where both sides measured it.
+ */
+static bool first_access_trap(const struct environment *e, char *buf, size_t len)
+{
+	bool trap = e->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE;
+
+	snprintf(buf, len, "%.0f ns a page: %s", e->first_access.ns_per_page,
+		 trap ? "a trap each (shadow paging)" : "a TLB miss");
+	return trap;
+}
+
 void compare_environments(const struct compare_side *base, const struct compare_side *new, struct compare_result *out)
 {
 	const struct environment *eb = base->env, *en = new->env;
@@ -117,6 +131,9 @@ void compare_environments(const struct compare_side *base, const struct compare_
 		snprintf(n, sizeof(n), gn > 0 ? "%.2f GHz" : "not calibrated", gn);
 		env_diff(out, "core_clock_ghz", b, n);
 	}
+	if (eb->first_access.pages && en->first_access.pages &&
+	    first_access_trap(eb, b, sizeof(b)) != first_access_trap(en, n, sizeof(n)))
+		env_diff(out, "first_access", b, n);
 	/* Page sizes: a hugetlb pool that holds pages on one side only changes what could be measured. */
 	const struct environment *sides[] = { eb, en };
 	for (size_t s = 0; s < 2; s++) {

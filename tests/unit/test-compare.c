@@ -359,6 +359,23 @@ static void test_checks_and_environment(void)
 	n.env.pools[0].nr = 2000;
 	compare_environments(&b.cs, &n.cs, &r2);
 	CHECK(r2.n_env == 0, "no differences: %zu (%s)", r2.n_env, r2.n_env ? r2.env[0].field : "");
+	/*
+	 * The first access to populated memory: 38 against 61 ns (both a TLB miss) and a side that did not measure it
+	 * are no difference; 61 ns against 4.9 µs (a trap a page, shadow paging on the new side) is one.
+	 */
+	b.env.first_access = (struct env_first_access){ 4096, 38.0 };
+	n.env.first_access = (struct env_first_access){ 4096, 61.0 };
+	compare_environments(&b.cs, &n.cs, &r2);
+	CHECK(r2.n_env == 0, "two TLB misses: %zu", r2.n_env);
+	n.env.first_access = (struct env_first_access){ 4096, 4901.7 };
+	compare_environments(&b.cs, &n.cs, &r2);
+	CHECK(r2.n_env == 1 && strcmp(r2.env[0].field, "first_access") == 0 &&
+		      strcmp(r2.env[0].base, "38 ns a page: a TLB miss") == 0 &&
+		      strcmp(r2.env[0].new, "4902 ns a page: a trap each (shadow paging)") == 0,
+	      "shadow paging on one side: %zu %s %s", r2.n_env, r2.n_env ? r2.env[0].base : "", r2.n_env ? r2.env[0].new : "");
+	b.env.first_access.pages = 0;
+	compare_environments(&b.cs, &n.cs, &r2);
+	CHECK(r2.n_env == 0, "not measured on one side: %zu", r2.n_env);
 	/* pass -> warn is worse but fails only at --fail-on warn. */
 	struct compare_result r3 = { .checks_worse = 1 };
 	CHECK(compare_fails(&r3, FAIL_ON_WARN) && !compare_fails(&r3, FAIL_ON_FAIL), "warn vs fail level");
