@@ -119,17 +119,24 @@ void checks_huge_pages_ineffective(const struct analysis_check_def *def, const s
 			       "inconclusive: %s is %.2f× faster, but the noise (%.0f %%) is as large as the gain; raise "
 			       "--repeat or pin with --cpu before concluding that huge pages do not help", wv->spec.name,
 			       worst->speedup, 100 * worst_noise);
-	else if (worst_margin <= 0)
+	else if (worst_margin <= 0) {
+		/* Under shadow paging the TLB caches the hypervisor's own tables' entries: say so where it was measured. */
+		char shadow[200] = "";
+		if (env && env->first_access.pages && env->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE)
+			snprintf(shadow, sizeof(shadow), "; here the hypervisor also keeps its own page tables (the first "
+				 "write to a populated 4 KiB page took %.1f µs, shadow_paging), whose page size the guest "
+				 "does not choose", env->first_access.ns_per_page / 1e3);
 		c = checks_add(a, def, CHECK_WARN,
 			       "%s was granted huge pages and works far beyond the 4 KiB TLB reach, yet is only %.2f× "
 			       "faster (noise %.0f %%)%s: the TLB caches the smaller of guest and host page, so a "
-			       "hypervisor backing guest memory with 4 KiB pages cancels guest huge pages; confirm on bare "
+			       "hypervisor backing guest memory with 4 KiB pages cancels guest huge pages%s; confirm on bare "
 			       "metal or ask whether the host backs this VM with huge pages (hugetlbfs/THP for guest RAM)",
 			       wv->spec.name, worst->speedup, 100 * worst_noise,
-			       env && *env->hypervisor ? " in a VM" : "");
-	else
+			       env && *env->hypervisor ? " in a VM" : "", shadow);
+	} else {
 		c = checks_add(a, def, CHECK_PASS,
 			       "huge pages help beyond noise where the 4 KiB TLB is overwhelmed (worst %.2f×)", worst->speedup);
+	}
 	checks_evidence(c, "speedup", worst->speedup);
 	checks_evidence(c, "noise", worst_noise);
 	checks_evidence(c, "l2_tlb_entries", entries);

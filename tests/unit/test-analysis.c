@@ -791,6 +791,29 @@ static void test_nested_paging(void)
 	fixture_free(s.r, s.n);
 }
 
+/*
+ * Huge pages that do not help in a VM: where the command's probe saw a trap per populated page (PVM here, 2m
+ * as slow as 4k at 256 MiB), huge_pages_ineffective also names the hypervisor's own page tables; without it, not.
+ */
+static void test_huge_pages_shadow(void)
+{
+	struct scenario s;
+	char msg[1024];
+
+	scenario_clean(&s);
+	m_no_gain(&s);
+	strcpy(s.env.hypervisor, "bhyve");
+	s.env.first_access = (struct env_first_access){ 4096, 4901.7 };
+	CHECK(status_of(&s, "huge_pages_ineffective", msg, sizeof(msg)) == CHECK_WARN &&
+		      strstr(msg, "cancels guest huge pages; here the hypervisor also keeps its own page tables (the first "
+				  "write to a populated 4 KiB page took 4.9 µs, shadow_paging)"),
+	      "shadow: %s", msg);
+	s.env.first_access = (struct env_first_access){ 4096, 38.0 };
+	CHECK(status_of(&s, "huge_pages_ineffective", msg, sizeof(msg)) == CHECK_WARN && !strstr(msg, "own page tables"),
+	      "a TLB miss: %s", msg);
+	fixture_free(s.r, s.n);
+}
+
 /* A phase's first-access writes: pages of them at ns each. */
 static void set_first_access(struct phase_result *r, uint64_t pages, double ns)
 {
@@ -1441,6 +1464,7 @@ int main(void)
 	test_translation_share();
 	test_nested_paging();
 	test_shadow_paging();
+	test_huge_pages_shadow();
 	test_layout_effect();
 	test_stride_steps();
 	test_stride_huge_twin();
