@@ -403,21 +403,22 @@ static void read_regions(const json_t *a, struct sample_profile *p)
 		const json_t *o = json_array_get(a, i);
 		struct sample_watch_region *r = &p->regions[p->n_regions++];
 		section("regions", (long)i);
-		const char *thp = json_string_value(json_object_get(o, "thp_control"));
-		json_t *res = json_object_get(o, "resident_ms");
+		char thp[24];
+		get_str(thp, sizeof(thp), o, "thp_control");
 		r->pid = (uint32_t)get_u64(o, "pid");
 		get_str(r->name, sizeof(r->name), o, "name");
 		r->start = get_hex(o, "start");
 		r->end = get_hex(o, "end");
 		r->anonymous = get_bool(o, "anonymous");
-		r->vm_hg = thp && strcmp(thp, "MADV_HUGEPAGE") == 0;
-		r->vm_nh = thp && strcmp(thp, "MADV_NOHUGEPAGE") == 0;
+		r->vm_hg = strcmp(thp, "MADV_HUGEPAGE") == 0;
+		r->vm_nh = strcmp(thp, "MADV_NOHUGEPAGE") == 0;
 		r->kernel_page_bytes = get_u64(o, "kernel_page_bytes");
 		r->rss_max = get_u64(o, "rss_max_bytes");
 		r->anon_huge_max = get_u64(o, "anon_huge_max_bytes");
 		r->hugetlb_max = get_u64(o, "hugetlb_max_bytes");
 		r->first_seen_ns = (uint64_t)(get_num(o, "first_seen_ms") * 1e6);
-		r->resident_ns = json_is_number(res) ? (int64_t)(json_number_value(res) * 1e6) : -1;
+		/* Null: never resident. Otherwise ms since the start, as first_seen_ms. */
+		r->resident_ns = field(o, "resident_ms") ? (int64_t)(get_num(o, "resident_ms") * 1e6) : -1;
 		r->faults = get_u64(o, "faults");
 		r->fault_pages = get_u64(o, "fault_pages");
 	}

@@ -307,6 +307,9 @@ WATCH_BAD = {
     "watch-share-over-one": (("cpu_clock", "shares"), "own", 7, "cpu_clock.shares.own: not a share"),
     "watch-sampled-string": (("page_faults",), "sampled", "yes", "page_faults.sampled: not true or false"),
     "watch-polls-2-40": ((), "polls", 2 ** 40, "target.watch.polls: not a count below 2^32"),
+    # A region's residency and THP advice, which the unmarked checks judge (a string read as never resident).
+    "watch-resident-string": (("regions", 0), "resident_ms", "soon", "regions[0].resident_ms: not a number"),
+    "watch-thp-control-number": (("regions", 0), "thp_control", 1, "regions[0].thp_control: not a string"),
 }
 
 
