@@ -104,7 +104,7 @@ static bool pool_state(const struct environment *env, uint64_t page_bytes, char 
  */
 static bool first_access_trap(const struct environment *e, char *buf, size_t len)
 {
-	bool trap = e->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE;
+	bool trap = env_shadow_paging(e);
 
 	snprintf(buf, len, "%.0f ns a page: %s", e->first_access.ns_per_page,
 		 trap ? "a trap each (shadow paging)" : "a TLB miss");

@@ -286,7 +286,7 @@ static void diagnose_virtualisation(const struct diagnose_input *in, struct diag
 		    "running under %s: a TLB miss walks the guest's and the host's page tables, and guest huge "
 		    "pages save the full cost only where the host backs guest memory with huge pages too",
 		    env->hypervisor);
-	if (env->first_access.pages && env->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE)
+	if (env_shadow_paging(env))
 		add(d, "shadow_paging", DIAGNOSE_INFO, NULL,
 		    "warm up over every page before timing (tlbprof does); for the hardware's own translation, "
 		    "a guest with EPT/NPT (hardware nested paging) or bare metal",

@@ -95,6 +95,12 @@ struct environment {
 	struct host_facts host;
 };
 
+/* Whether env's probe measured a trap per populated page (shadow paging); false where it measured nothing. */
+static inline bool env_shadow_paging(const struct environment *env)
+{
+	return env && env->first_access.pages && env->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE;
+}
+
 /*
  * Read up to size - 1 bytes of a (proc/sys) file into buf, NUL-terminated:
  * the one small-file reader of machine facts (measure/ reads meminfo and the

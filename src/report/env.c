@@ -136,9 +136,8 @@ static void print_caches(const struct environment *env, FILE *f)
 }
 
 /* The Kernel and memory section: kernel, perf_event_paranoid, privileges, THP, hugetlb pools, fault-around. */
-static void print_kernel(const struct report_env_input *in, FILE *f)
+static void print_kernel(const struct environment *env, FILE *f)
 {
-	const struct environment *env = in->env;
 	const struct env_first_access *fa = env->first_access.pages ? &env->first_access : NULL;
 	char a[SIZE_TEXT], b[SIZE_TEXT];
 
@@ -173,7 +172,7 @@ static void print_kernel(const struct report_env_input *in, FILE *f)
 	if (fa)
 		fprintf(f, "  %-20s %.0f ns a populated 4 KiB page (median, %llu pages): %s\n", "first access",
 			fa->ns_per_page, (unsigned long long)fa->pages,
-			fa->ns_per_page >= ENV_SHADOW_NS_PER_PAGE ? "a trap each, shadow paging" : "a TLB miss, no trap");
+			env_shadow_paging(env) ? "a trap each, shadow paging" : "a TLB miss, no trap");
 	else
 		fprintf(f, "  %-20s not measured (no MADV_POPULATE_WRITE, or no 16 MiB to map)\n", "first access");
 }
@@ -256,7 +255,7 @@ static void print_env_text(const struct report_env_input *in, FILE *f)
 	print_cpu(in, f);
 	print_tlb(in->env, f);
 	print_caches(in->env, f);
-	print_kernel(in, f);
+	print_kernel(in->env, f);
 	print_frequency(in, f);
 	print_counters(in, f);
 	print_problems(in->diagnosis, f);
