@@ -122,7 +122,7 @@ void checks_huge_pages_ineffective(const struct analysis_check_def *def, const s
 	else if (worst_margin <= 0) {
 		/* Under shadow paging the TLB caches the hypervisor's own tables' entries: say so where it was measured. */
 		char shadow[200] = "";
-		if (env_shadow_paging(env))
+		if (env && env_shadow_paging(env))
 			snprintf(shadow, sizeof(shadow), "; here the hypervisor also keeps its own page tables (the first "
 				 "write to a populated 4 KiB page took %.1f µs, shadow_paging), whose page size the guest "
 				 "does not choose", env->first_access.ns_per_page / 1e3);

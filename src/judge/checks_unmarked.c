@@ -249,7 +249,7 @@ static uint64_t timed_faults(const struct sample_clocks *c)
  */
 static const char *untimed_first_touch(const struct environment *env, char *buf, size_t len)
 {
-	if (env_shadow_paging(env))
+	if (env && env_shadow_paging(env))
 		snprintf(buf, len, "write every page before the clock starts (an init pass, memset); prefaulting "
 			 "(MAP_POPULATE, MADV_POPULATE_WRITE) is not enough here, where the first write to each populated "
 			 "page still took %.1f µs (shadow_paging)", env->first_access.ns_per_page / 1e3);
@@ -294,7 +294,7 @@ static bool populated_unseen(const struct analysis_check_def *def, const struct 
 	const struct environment *env = in->env;
 	const struct sample_watch_region *r = populated_region(in->profile);
 
-	if (!env_shadow_paging(env) || !r)
+	if (!env || !env_shadow_paging(env) || !r)
 		return false;
 	char name[200];
 	uint64_t pages = r->rss_max / 4096;

@@ -95,10 +95,14 @@ struct environment {
 	struct host_facts host;
 };
 
-/* Whether env's probe measured a trap per populated page (shadow paging); false where it measured nothing. */
+/*
+ * Whether env's probe measured a trap per populated page (shadow paging); false where it measured nothing.
+ * env is not NULL: a NULL test here lets gcc -O2 with the sanitizers assume every caller's env may be NULL
+ * (-Wstringop-overread on diagnose.c's strcmp of env->tlb.source).
+ */
 static inline bool env_shadow_paging(const struct environment *env)
 {
-	return env && env->first_access.pages && env->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE;
+	return env->first_access.pages && env->first_access.ns_per_page >= ENV_SHADOW_NS_PER_PAGE;
 }
 
 /*
