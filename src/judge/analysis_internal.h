@@ -155,8 +155,14 @@ void checks_declared_accesses_plausible(const struct analysis_check_def *def, co
 void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* checks_unmarked.c: from what watching a tlbprof run command found (pmu/sample.h's sample_profile). */
-/* Skips def (adding it) when the cpu-clock samples cannot locate a loop: no sampling, or too few samples. */
+#define UNMARKED_MIN_CLOCK_SAMPLES 20	/* cpu-clock samples that locate a loop */
+/*
+ * checks_clocks.c: skips def (adding it) when the cpu-clock samples cannot locate a loop: no sampling, too few
+ * samples, or samples whose CPU time is not the command's (the task-clock of the same run counted otherwise).
+ */
 bool checks_no_clock(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a);
+/* The samples' CPU time (samples x period) is not within a quarter of the command's task-clock, where counted. */
+bool checks_clock_unaccounted(const struct sample_profile *p);
 /* The hot function without its object path, for messages. */
 const char *checks_short_fn(const struct sample_profile *p);
 void checks_hot_loop(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);

@@ -11,7 +11,6 @@
 /* Fewer faults or first touches than this say nothing about a pattern (a library's data, a stack). */
 #define UNMARKED_MIN_FAULTS 64
 /* Fewer cpu-clock samples (of 250 us each) than this do not locate a loop: 5 ms of CPU time. */
-#define UNMARKED_MIN_CLOCK_SAMPLES 20
 /* The hot loop took this share of a region's faults: it is the memory's first touch. */
 #define FIRST_TOUCH_LOOP_SHARE 0.5
 /* This share of the hot loop's first touches kept one step between pages: a constant-stride scan. */
@@ -86,22 +85,6 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-bool checks_no_clock(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
-{
-	if (!p->clock_sampled) {
-		checks_add(a, def, CHECK_SKIP, "could not tell, because the cpu-clock event could not sample the command: %s",
-			   *p->clock_error ? p->clock_error : "not opened");
-		return true;
-	}
-	if (p->clock_samples < UNMARKED_MIN_CLOCK_SAMPLES) {
-		checks_add(a, def, CHECK_SKIP, "could not tell, because the command ran too briefly on a CPU: %llu cpu-clock "
-			   "samples of 250 us (at least %d locate a loop)", (unsigned long long)p->clock_samples,
-			   UNMARKED_MIN_CLOCK_SAMPLES);
-		return true;
-	}
-	return false;
-}
-
 void checks_hot_loop(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
 {
 	const struct sample_profile *p = in->profile;
@@ -165,9 +148,10 @@ static bool no_faults(const struct analysis_check_def *def, const struct sample_
 			   *p->faults_error ? p->faults_error : "not opened");
 		return true;
 	}
-	if (!p->clock_sampled || p->clock_samples < UNMARKED_MIN_CLOCK_SAMPLES || !p->hot_hi) {
-		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot loop was not found (see hot_loop), so no "
-			   "fault can be placed inside or outside it");
+	if (!p->clock_sampled || p->clock_samples < UNMARKED_MIN_CLOCK_SAMPLES || !p->hot_hi ||
+	    checks_clock_unaccounted(p)) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the hot loop was not located (see hot_loop), so "
+			   "no fault can be placed inside or outside it");
 		return true;
 	}
 	return false;

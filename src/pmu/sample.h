@@ -75,6 +75,14 @@ struct sample_options {
 	bool enable_on_exec;
 	bool cpu;			/* each sample says the CPU it was taken on (PERF_SAMPLE_CPU) */
 	bool context_switch;		/* PERF_RECORD_SWITCH too: when each thread left its CPU and came back */
+	/*
+	 * Each sample carries its event's count (PERF_SAMPLE_READ, read_format 0):
+	 * with inherit, the count of the thread's own event on that CPU (Linux
+	 * 6.12 on; older kernels refuse inherit with it, EINVAL). For the
+	 * cpu-clock, the CPU time the thread ran there since its event began, so
+	 * that two samples' difference is the CPU time the later one stands for.
+	 */
+	bool read_count;
 	size_t ring_pages;		/* data pages of each CPU's ring, a power of two; 0: SAMPLE_DEFAULT_RING_PAGES */
 	/*
 	 * The user registers each sample carries (PERF_SAMPLE_REGS_USER, bits of
@@ -153,8 +161,11 @@ struct sample_record {
 	int32_t cpu;			/* PERF_SAMPLE_CPU; -1 when not asked for */
 	uint64_t regs[SAMPLE_MAX_REGS];	/* the user registers of sample_options.regs_user, lowest bit first */
 	unsigned n_regs;		/* how many came (0: none asked for, or a kernel thread's sample) */
-	uint64_t period;		/* the CPU time (ns) a cpu-clock sample of tlbprof run stands for, as its
-					 * thread's event was set (watch_clock_periods()); 0 elsewhere */
+	uint64_t count;			/* its event's count when taken (sample_options.read_count); 0 without */
+	bool counted;			/* count came with the sample */
+	uint64_t period;		/* the CPU time (ns) a cpu-clock sample of tlbprof run stands for: counted
+					 * (since its event's sample before) or as its thread's event was set
+					 * (watch_clock_periods()); 0 elsewhere */
 	bool spread;			/* a copy standing for CPU time before a slower-rate sample
 					 * (watch_clock_spread()): its time is a guess within that period */
 };
@@ -721,6 +732,16 @@ struct sample_profile {
 	uint64_t clock_period_ns;	/* the CPU time each sample kept stands for (0: not sampled) */
 	uint64_t clock_samples;
 	uint64_t clock_lost;		/* cpu-clock records the kernel dropped, its ring full */
+	bool clock_counted;		/* each sample's CPU time counted by its event (PERF_SAMPLE_READ); false:
+					 * the period its thread's event was set to */
+	/*
+	 * The command's CPU time as its task-clock counter counted it over the
+	 * same run (every thread and child, exec to exit); 0 where it did not
+	 * count. The samples times their period should come near it: where they
+	 * do not, the profile is not the command's (samples lost, thinned by the
+	 * kernel, or weighed wrongly), and the checks that read it say so.
+	 */
+	uint64_t clock_task_ns;
 	uint64_t clock_own, clock_vdso, clock_kernel, clock_libs, clock_unknown;	/* by where the IP was */
 	struct sample_hot_function hot[5];	/* most samples first */
 	size_t n_hot;

@@ -115,6 +115,8 @@ void sample_attr_build(struct perf_event_attr *attr, const struct sample_options
 	}
 	if (opts->cpu)
 		attr->sample_type |= PERF_SAMPLE_CPU;
+	if (opts->read_count)
+		attr->sample_type |= PERF_SAMPLE_READ;	/* read_format 0: the value alone */
 	if (opts->regs_user) {
 		attr->sample_type |= PERF_SAMPLE_REGS_USER;
 		attr->sample_regs_user = opts->regs_user;

@@ -98,7 +98,7 @@ static uint64_t record_time(const struct perf_event_header *hdr, const unsigned 
 
 /*
  * A PERF_RECORD_SAMPLE body: the fields in sample_type's bit order, IP, TID,
- * TIME, then ADDR, CPU (a u32 and a reserved u32), REGS_USER (an ABI word, then one word per register of
+ * TIME, then ADDR, CPU (a u32 and a reserved u32), READ (one u64, read_format 0), REGS_USER (an ABI word, then one word per register of
  * the mask unless the ABI is PERF_SAMPLE_REGS_ABI_NONE) and DATA_SRC where
  * sample_type has them (WEIGHT and STACK_USER are never asked for). false
  * when too short, or with more registers than a record holds.
@@ -116,6 +116,11 @@ static bool decode_sample(struct cursor *c, const struct sample_info *info, stru
 	if (sample_type & PERF_SAMPLE_CPU) {
 		r->cpu = (int32_t)get_u32(c);
 		(void)get_u32(c);	/* reserved */
+	}
+	/* PERIOD (never asked for) would come here; then READ, read_format 0: one value. */
+	if (sample_type & PERF_SAMPLE_READ) {
+		r->count = get_u64(c);
+		r->counted = true;
 	}
 	r->n_regs = 0;
 	if (sample_type & PERF_SAMPLE_REGS_USER && get_u64(c) != PERF_SAMPLE_REGS_ABI_NONE) {

@@ -120,6 +120,8 @@ static json_t *clock_json(const struct sample_profile *p)
 	json_object_set_new(o, "sampled", json_boolean(p->clock_sampled));
 	json_object_set_new(o, "error", *p->clock_error ? report_json_text(p->clock_error) : json_null());
 	json_object_set_new(o, "period_ns", count(p->clock_period_ns));
+	json_object_set_new(o, "counted", json_boolean(p->clock_counted));
+	json_object_set_new(o, "task_clock_ns", p->clock_task_ns ? count(p->clock_task_ns) : json_null());
 	json_object_set_new(o, "user_only", json_boolean(p->clock_user_only));
 	json_object_set_new(o, "samples", count(p->clock_samples));
 	json_object_set_new(o, "lost", count(p->clock_lost));
@@ -436,6 +438,8 @@ static void read_clock(const json_t *c, struct sample_profile *p)
 	p->clock_samples = get_u64(c, "samples");
 	p->clock_lost = get_u64(c, "lost");	/* absent before it was recorded: 0 */
 	p->clock_period_ns = get_u64(c, "period_ns");
+	p->clock_counted = get_bool(c, "counted");	/* absent before it was recorded: false */
+	p->clock_task_ns = get_u64(c, "task_clock_ns");	/* absent or null: not counted, no cross-check */
 	section("cpu_clock.shares", -1);
 	p->clock_own = get_share(shares, "own", p->clock_samples);
 	p->clock_vdso = get_share(shares, "vdso", p->clock_samples);

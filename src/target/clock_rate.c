@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tlbprof run: the cpu-clock samples at one rate. Each sample's period read off its thread (the rate is lowered
- * after 100 ms only on the events tlbprof opened), then the fast ones thinned to the slow rate or the slow ones
- * spread to the fast one, so that each stands for the same CPU time. Pure functions over a sample list.
+ * tlbprof run: the cpu-clock samples at one rate. Each sample's period counted (the CPU time its event ran since
+ * its sample before, PERF_SAMPLE_READ) or, where the kernel gives no count, read off its thread (the rate is
+ * lowered after 100 ms only on the events tlbprof opened); then every thread's samples resampled to one period,
+ * the fast ones thinned or the slow ones spread, so that each stands for the same CPU time. Pure functions over a
+ * sample list.
  */
 #include "target/watch.h"
 
@@ -16,36 +18,76 @@ static int u32_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-struct thin_key {
+struct order_key {
 	uint32_t tid;
-	uint64_t bucket, time_ns;
+	uint64_t cpu, time_ns;
 	size_t index;
 };
 
-static int thin_cmp(const void *x, const void *y)
+static int tid_cpu_time_cmp(const void *x, const void *y)
 {
-	const struct thin_key *a = x, *b = y;
+	const struct order_key *a = x, *b = y;
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
-	if (a->bucket != b->bucket)
-		return a->bucket < b->bucket ? -1 : 1;
+	if (a->cpu != b->cpu)
+		return a->cpu < b->cpu ? -1 : 1;
 	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
 }
 
 /* Thread, then time. */
 static int tid_time_cmp(const void *x, const void *y)
 {
-	const struct thin_key *a = x, *b = y;
+	const struct order_key *a = x, *b = y;
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
 	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
 }
 
+/*
+ * The periods of counted samples: each inherited event counts one thread on one CPU, so per thread and CPU, in
+ * time order, a sample stands for the count since that event's sample before (its first: since the event began;
+ * a count that went back is a new event, a reused thread ID), at most cap_ns: more means samples between were
+ * lost or throttled away, and their time is not this sample's code (it stays unaccounted, which the command's
+ * task-clock then shows).
+ */
+static int counted_periods(struct sample_list *l, uint64_t cap_ns)
+{
+	struct order_key *keys = calloc(l->count ? l->count : 1, sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->count; i++)
+		keys[i] = (struct order_key){ .tid = l->items[i].tid, .cpu = (uint32_t)l->items[i].cpu,
+					     .time_ns = l->items[i].time_ns, .index = i };
+	qsort(keys, l->count, sizeof(*keys), tid_cpu_time_cmp);
+	for (size_t i = 0; i < l->count; i++) {
+		struct sample_record *r = &l->items[keys[i].index];
+		bool same = i && keys[i].tid == keys[i - 1].tid && keys[i].cpu == keys[i - 1].cpu;
+		uint64_t before = same ? l->items[keys[i - 1].index].count : 0;
+		uint64_t d = r->count >= before ? r->count - before : r->count;
+		r->period = d < cap_ns ? d : cap_ns;
+	}
+	free(keys);
+	return 0;
+}
+
 int watch_clock_periods(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns, uint64_t slow_ns)
 {
-	struct thin_key *keys = calloc(l->count ? l->count : 1, sizeof(*keys));
+	bool counted = l->count > 0;
+
+	for (size_t i = 0; i < l->count && counted; i++)
+		counted = l->items[i].counted;
+	if (counted)
+		return counted_periods(l, slow_ns);
+	if (!from_ns) {
+		for (size_t i = 0; i < l->count; i++)
+			l->items[i].period = fast_ns;	/* never lowered */
+		return 0;
+	}
+
+	struct order_key *keys = calloc(l->count ? l->count : 1, sizeof(*keys));
 	uint32_t *fast = calloc(l->count ? l->count : 1, sizeof(*fast));
 	size_t n = 0, n_fast = 0;
 
@@ -57,7 +99,7 @@ int watch_clock_periods(struct sample_list *l, uint64_t from_ns, uint64_t fast_n
 	/* From a slow period on: the timer armed at the fast one may fire once more after the change. */
 	for (size_t i = 0; i < l->count; i++)
 		if (l->items[i].time_ns >= from_ns + slow_ns)
-			keys[n++] = (struct thin_key){ .tid = l->items[i].tid, .time_ns = l->items[i].time_ns };
+			keys[n++] = (struct order_key){ .tid = l->items[i].tid, .time_ns = l->items[i].time_ns };
 	qsort(keys, n, sizeof(*keys), tid_time_cmp);
 	for (size_t i = 1; i < n; i++)
 		if (keys[i].tid == keys[i - 1].tid && keys[i].time_ns - keys[i - 1].time_ns < slow_ns / 2 &&
@@ -74,55 +116,49 @@ int watch_clock_periods(struct sample_list *l, uint64_t from_ns, uint64_t fast_n
 	return 0;
 }
 
-int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t period_ns)
+int watch_clock_resample(struct sample_list *l, uint64_t period_ns)
 {
-	struct thin_key *keys = calloc(l->count ? l->count : 1, sizeof(*keys));
-	bool *drop = calloc(l->count ? l->count : 1, sizeof(*drop));
-	size_t n = 0, k = 0;
-
-	if (!keys || !drop) {
-		free(keys);
-		free(drop);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < l->count; i++) {
-		const struct sample_record *r = &l->items[i];
-		uint64_t since = r->time_ns > start_ns ? r->time_ns - start_ns : 0;
-		if (r->period < period_ns)
-			keys[n++] = (struct thin_key){ r->tid, since / period_ns, r->time_ns, i };
-	}
-	qsort(keys, n, sizeof(*keys), thin_cmp);
-	for (size_t i = 1; i < n; i++)
-		drop[keys[i].index] = keys[i].tid == keys[i - 1].tid && keys[i].bucket == keys[i - 1].bucket;
-	for (size_t i = 0; i < l->count; i++)
-		if (!drop[i]) {
-			l->items[k] = l->items[i];
-			l->items[k++].period = period_ns;
-		}
-	l->count = k;
-	free(keys);
-	free(drop);
-	return 0;
-}
-
-int watch_clock_spread(struct sample_list *l, uint64_t fast_ns)
-{
+	uint32_t *tids = calloc(l->count ? l->count : 1, sizeof(*tids));
+	uint64_t *acc = calloc(l->count ? l->count : 1, sizeof(*acc));
 	struct sample_list out = { 0 };
+	size_t n = 0;
 
+	if (!tids || !acc || !period_ns) {
+		free(tids);
+		free(acc);
+		return !period_ns ? -EINVAL : -ENOMEM;
+	}
+	for (size_t i = 0; i < l->count; i++)
+		tids[n++] = l->items[i].tid;
+	qsort(tids, n, sizeof(*tids), u32_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || tids[u - 1] != tids[i])
+			tids[u++] = tids[i];
+	/* Half a period to start with: each thread's time rounded, not cut, and its first sample kept. */
+	for (size_t i = 0; i < u; i++)
+		acc[i] = period_ns / 2;
 	for (size_t i = 0; i < l->count; i++) {
 		const struct sample_record *r = &l->items[i];
-		uint64_t n = fast_ns && r->period > fast_ns ? r->period / fast_ns : 1;
-		for (uint64_t k = n; k-- > 0;) {
+		uint64_t *a = &acc[(const uint32_t *)bsearch(&r->tid, tids, u, sizeof(*tids), u32_cmp) - tids];
+		*a += r->period;
+		uint64_t k = *a / period_ns;
+		*a -= k * period_ns;
+		while (k-- > 0) {
 			struct sample_record c = *r;
-			c.time_ns = r->time_ns - (k * fast_ns < r->time_ns ? k * fast_ns : 0);
+			c.time_ns = r->time_ns - (k * period_ns < r->time_ns ? k * period_ns : 0);
 			c.spread = k > 0;
-			c.period = fast_ns;
+			c.period = period_ns;
 			if (sample_list_append(&out, &c) != 0) {
 				sample_list_free(&out);
+				free(tids);
+				free(acc);
 				return -ENOMEM;
 			}
 		}
 	}
+	free(tids);
+	free(acc);
 	sample_list_free(l);
 	*l = out;
 	return 0;

@@ -622,7 +622,7 @@ void target_watch_open(struct target_state *st)
 	const struct sample_options clock = {
 		.enable_on_exec = true, .custom_event = true, .type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK, .period = SAMPLE_CPU_CLOCK_PERIOD_NS, .name = "cpu-clock",
-		.no_data_addr = true, .cpu = true, .context_switch = true,
+		.no_data_addr = true, .cpu = true, .context_switch = true, .read_count = true,
 	};
 	const struct sample_options faults = { .enable_on_exec = true, .ring_pages = fault_ring_pages() };
 
@@ -640,14 +640,20 @@ void target_watch_open(struct target_state *st)
 	w->n_procs = 1;
 	w->start_ns = timing_now_ns();
 	w->next_ns = w->start_ns + WATCH_FIRST_INTERVAL_NS;
-	session_open(w, &w->clock, st->pid, &clock);
-	if (!w->clock.s) {
-		/* A kernel without PERF_RECORD_SWITCH (before 4.3): samples still, and no on-CPU figures. */
-		struct sample_options plain = clock;
-		plain.context_switch = false;
-		watch_session_close(&w->clock);
-		w->clock.error[0] = '\0';
-		session_open(w, &w->clock, st->pid, &plain);
+	/*
+	 * Each sample's count, so that the CPU time it stands for is measured (Linux 6.12 on); before, without it,
+	 * the time is the period its thread's event was set to. A kernel without PERF_RECORD_SWITCH (before 4.3):
+	 * samples still, and no on-CPU figures.
+	 */
+	struct sample_options tries[3] = { clock, clock, clock };
+	tries[1].read_count = tries[2].read_count = false;
+	tries[2].context_switch = false;
+	for (size_t i = 0; i < 3 && !w->clock.s; i++) {
+		if (i) {
+			watch_session_close(&w->clock);
+			w->clock.error[0] = '\0';
+		}
+		session_open(w, &w->clock, st->pid, &tries[i]);
 	}
 	/* --sample page-faults already takes every fault: the watch reads that session's samples at the end. */
 	w->own_faults = !(st->opt->sample && !st->opt->sample_event);
@@ -695,29 +701,29 @@ void target_watch_tick(struct target_state *st)
 }
 
 /*
- * The samples at one rate, so that each stands for the same CPU time: the
- * early 4 kHz ones thinned to the slow rate when the command ran long enough
- * at it (WATCH_CLOCK_THIN_MIN_SLOW samples, 10 s of CPU); otherwise the slow
- * ones spread to the fast rate, since a command of 0.1-10 s thinned would
- * keep too few samples of a short hot loop to find it or its thread.
+ * The samples at one rate, so that each stands for the same CPU time: each
+ * one's period counted or as set (watch_clock_periods), then resampled to the
+ * slow rate where the command ran long enough at it (WATCH_CLOCK_THIN_MIN_SLOW
+ * samples, 10 s of CPU); otherwise to the fast one, since a command of
+ * 0.1-10 s thinned would keep too few samples of a short hot loop to find it
+ * or its thread.
  */
 static void clock_one_rate(struct target_watch *w, struct sample_profile *p)
 {
 	size_t slow = 0;
+	uint64_t period = SAMPLE_CPU_CLOCK_PERIOD_NS;
 
-	p->clock_period_ns = w->clock.s ? SAMPLE_CPU_CLOCK_PERIOD_NS : 0;
-	if (!w->clock_slow_ns)
-		return;
-	if (watch_clock_periods(&w->clock.samples, w->clock_slow_ns, SAMPLE_CPU_CLOCK_PERIOD_NS,
-				SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) != 0)
+	p->clock_period_ns = w->clock.s ? period : 0;
+	p->clock_counted = w->clock.s && w->clock.samples.count && w->clock.samples.items[0].counted;
+	if (!w->clock.s || watch_clock_periods(&w->clock.samples, w->clock_slow_ns,
+				       SAMPLE_CPU_CLOCK_PERIOD_NS, SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) != 0)
 		return;	/* out of memory: the samples as taken, the closer figure */
 	for (size_t i = 0; i < w->clock.samples.count; i++)
-		slow += w->clock.samples.items[i].period == SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS;
-	if (slow < WATCH_CLOCK_THIN_MIN_SLOW) {
-		(void)watch_clock_spread(&w->clock.samples, SAMPLE_CPU_CLOCK_PERIOD_NS);	/* failed: as taken */
-	} else if (watch_clock_thin(&w->clock.samples, w->start_ns, SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) == 0) {
-		p->clock_period_ns = SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS;
-	}
+		slow += w->clock.samples.items[i].period >= SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS / 2;
+	if (slow >= WATCH_CLOCK_THIN_MIN_SLOW)
+		period = SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS;
+	if (watch_clock_resample(&w->clock.samples, period) == 0)
+		p->clock_period_ns = period;
 }
 
 void target_watch_exiting(struct target_state *st)
@@ -773,6 +779,9 @@ void target_watch_finish(struct target_state *st)
 	p->fault_samples = fc->seen;
 	p->faults_one_in = sample_collector_one_in(fc);
 	clock_one_rate(w, p);
+	for (size_t i = 0; i < st->tr->n_counters && st->tr->counters && st->tr->counter_info; i++)
+		if (st->tr->counter_info[i].metric == METRIC_TASK_CLOCK && counter_counting(&st->tr->counter_info[i]))
+			p->clock_task_ns = (uint64_t)(st->tr->counters[i].scaled + 0.5);
 	p->polls = w->polls;
 	p->poll_interval_ms = (double)WATCH_POLL_INTERVAL_NS / 1e6;
 	p->poll_us_median = w->n_poll_us ? stats_median(w->poll_us, w->n_poll_us) : 0;

@@ -245,36 +245,38 @@ uint64_t watch_hot_thread(const struct watch_thread_hits *t, size_t n);
 
 /* The cpu-clock samples at one rate (clock_rate.c). */
 /*
- * Each sample's period (sample_record.period): fast_ns before from_ns (when
- * the rate was lowered), and after it slow_ns, but fast_ns for a thread with
- * two samples after from_ns + slow_ns less than slow_ns / 2 apart.
- * PERF_EVENT_IOC_PERIOD reaches only the events tlbprof opened, on the
- * command's first thread: a thread or process started before it keeps the fast
- * period in its inherited event (OpenMP's worker: a sample every 0.33 ms where
- * its master took one every 14 ms), and PERF_SAMPLE_PERIOD goes on saying the
- * old one either way. Pure. Returns 0 or -ENOMEM.
+ * Each sample's period (sample_record.period), the CPU time it stands for.
+ * Where the samples carry their event's count (sample_record.counted), the
+ * count since the sample before of the same thread and CPU, at most slow_ns
+ * (more: samples between were lost, and their time is no one's): measured. The
+ * timer does not keep to its period where the thread is switched often (a
+ * thread sharing its CPU took a sample per 4 to 5 ms of CPU at 100 Hz here),
+ * and a slower rate is lowered on some threads only. Otherwise as set: fast_ns
+ * before from_ns (when the rate was lowered; 0: never, all fast_ns), and after it slow_ns, but
+ * fast_ns for a thread with two samples after from_ns + slow_ns less than
+ * slow_ns / 2 apart. PERF_EVENT_IOC_PERIOD reaches only the events tlbprof
+ * opened, on the command's first thread: a thread or process started before
+ * it keeps the fast period in its inherited event (OpenMP's worker: a sample
+ * every 0.33 ms where its master took one every 14 ms), and PERF_SAMPLE_PERIOD
+ * goes on saying the old one either way. Pure. Returns 0 or -ENOMEM.
  */
 int watch_clock_periods(struct sample_list *l, uint64_t from_ns, uint64_t fast_ns, uint64_t slow_ns);
 /*
- * Thin l's samples of a period under period_ns to one per thread and period_ns
- * of time since start_ns (the first of each), so that they stand for the same
- * CPU time as those taken at period_ns. Pure. Returns 0 or -ENOMEM.
+ * Every thread's samples to one per period_ns of its CPU time: in order, each
+ * adds its period to its thread's sum (half a period to start with), and is
+ * kept once for each whole period_ns the sum then holds, the copies period_ns
+ * apart before it (same thread, IP and CPU; marked spread). So the fast ones
+ * are thinned and the slow ones spread, by CPU time, not wall time (a thread
+ * that shared its CPU ran half of each wall period). Pure. Returns 0,
+ * -EINVAL (period_ns 0) or -ENOMEM (l is then unchanged).
  */
-int watch_clock_thin(struct sample_list *l, uint64_t start_ns, uint64_t period_ns);
+int watch_clock_resample(struct sample_list *l, uint64_t period_ns);
 /*
- * The other way to one rate, for a command that ran too briefly at the slow
- * rate for thinning to leave enough samples: each sample of a period above
- * fast_ns stands for period / fast_ns samples, copies 'fast_ns' apart before it
- * (same thread, IP and CPU; marked spread). Pure. Returns 0 or -ENOMEM (l is
- * then unchanged).
- */
-int watch_clock_spread(struct sample_list *l, uint64_t fast_ns);
-/*
- * Below this many samples at the slow rate (10 s of CPU), the early ones are
- * kept and the slow ones spread instead: at most 40 000 copies (4 MB). At
- * 100 (1 s), a command that ran a shell's second of CPU before its benchmark
- * kept 5 samples of a 55 ms parallel loop in all, too few to tell its threads
- * apart.
+ * Below this many samples at the slow rate (10 s of CPU), the samples are
+ * resampled to the fast period, the slow ones spread: at most 40 000 copies
+ * (4 MB); above, to the slow one. At 100 (1 s), a command that ran a shell's
+ * second of CPU before its benchmark kept 5 samples of a 55 ms parallel loop
+ * in all, too few to tell its threads apart.
  */
 #define WATCH_CLOCK_THIN_MIN_SLOW 1000u
 

@@ -163,6 +163,27 @@ if p.returncode != 0 or [ph["name"] for ph in rep["phases"]] != ["command"] or r
 elif "page-faults" not in rep["target"]["counters"] or rep["target"]["counters"]["page-faults"]["value"] <= 0:
     fail("run true: the command's page faults are counted from exec (software counter, inherited)")
 
+# The cpu-clock samples must add up to the run's task-clock. A shell that runs 1000 short processes: each one
+# started after the rate was lowered gets its first sample after 10 ms of its own CPU time, and none runs that long,
+# so the samples stand for a fraction of what the task-clock counted, and every check that reads them could not tell
+# (before, hot_loop passed on the shell's own 7 %).
+p, rep = run(["--", "sh", "-c", "for i in $(seq 1000); do /bin/true; done"])
+c = rep and rep["target"]["watch"]["cpu_clock"]
+if not c or not c.get("task_clock_ns"):
+    fail(f"run sh of 1000 processes: exit {p.returncode}, no task-clock beside the samples: {c}")
+else:
+    sampled, task = c["samples"] * c["period_ns"], c["task_clock_ns"]
+    hot = next(x for x in rep["analysis"]["checks"] if x["id"] == "hot_loop")
+    if sampled > 0.75 * task:
+        print(f"run sh of 1000 processes: the samples stand for {sampled / 1e6:.0f} of {task / 1e6:.0f} ms here: "
+              "the processes took samples (not judged)")
+    elif hot["status"] != "skip" or "task-clock counted" not in hot["message"]:
+        fail(f"run sh of 1000 processes: samples of {sampled / 1e6:.0f} ms where the task-clock counted "
+             f"{task / 1e6:.0f} ms, yet hot_loop {hot['status']}: {hot['message']}")
+    else:
+        print(f"run sh of 1000 processes: samples of {sampled / 1e6:.0f} ms, task-clock {task / 1e6:.0f} ms: "
+              "hot_loop could not tell")
+
 # Exit statuses and signals are reported and propagated; no shell is involved (sh here is the command itself).
 p, rep = run(["--", "sh", "-c", "exit 3"])
 if p.returncode != 3 or rep["target"]["exit_code"] != 3 or "status 3" not in p.stderr:

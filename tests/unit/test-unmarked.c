@@ -226,6 +226,38 @@ static void mask_old_report(struct sample_profile *p)
 	p->affinity_samples = p->affinity_single = 5;
 }
 
+/*
+ * The samples' CPU time against the run's task-clock: 600 samples of 250 us are 150 ms. Within a quarter of it,
+ * as counted (a thread's last part-period unsampled); a third of it, as CI's JVM run was (1204 samples where
+ * 0.9 s ran: the chase all but absent); and under perf_event_paranoid 2, where the task-clock holds the kernel's
+ * side and the samples do not.
+ */
+static void accounted(struct sample_profile *p)
+{
+	correct(p);
+	p->clock_period_ns = 250000;
+	p->clock_task_ns = 190000000;
+}
+
+static void unaccounted(struct sample_profile *p)
+{
+	accounted(p);
+	p->clock_task_ns = 450000000;
+	p->clock_lost = 0;
+}
+
+static void unaccounted_user_only(struct sample_profile *p)
+{
+	unaccounted(p);
+	p->clock_user_only = true;
+}
+
+static void overaccounted(struct sample_profile *p)
+{
+	accounted(p);
+	p->clock_task_ns = 100000000;
+}
+
 static void wrapped(struct sample_profile *p)
 {
 	p->n_execs = 2;
@@ -358,6 +390,12 @@ static void test_checks(void)
 		{ __LINE__, "mask seen over 9 samples", mask_glimpsed, { P, P, S, S, P, P, S, P }, "over 9 of its 650" },
 		{ __LINE__, "mask seen over 49 %", mask_half_seen, { P, P, S, S, P, P, S, P }, "(49 %;" },
 		{ __LINE__, "a report from before hot_samples", mask_old_report, { P, P, S, S, P, P, P, P }, "for 100 %" },
+		{ __LINE__, "samples of 79 % of the task-clock", accounted, { P, P, S, S, P, P, P, P }, "could not tell" },
+		{ __LINE__, "samples of a third of the task-clock", unaccounted, { S, S, S, S, P, P, S, P },
+		  "stand for 150 ms of CPU time where the command's task-clock counted 450 ms over the same run" },
+		{ __LINE__, "a third, user space only", unaccounted_user_only, { P, P, S, S, P, P, P, P }, "could not tell" },
+		{ __LINE__, "samples of 150 % of the task-clock", overaccounted, { S, S, S, S, P, P, S, P },
+		  "threads did not keep the period their samples were weighed by" },
 		{ __LINE__, "through env", wrapped, { P, P, S, S, P, P, P, P }, "env -> bench" },
 		{ __LINE__, "forked by sh", forked, { P, P, S, S, P, P, P, P }, "process 43, which the command (dash)" },
 		{ __LINE__, "not followed", unfollowed, { P, P, S, S, S, S, P, P }, "did not poll" },
@@ -1113,30 +1151,40 @@ static void test_clock_span(void)
 	analysis_free(&a);
 }
 
-/* The early 4 kHz samples thinned to one per thread and 4 ms, the later ones kept: each then stands for 4 ms. */
+static void append_sample(struct sample_list *l, struct sample_record x)
+{
+	CHECK(sample_list_append(l, &x) == 0, "appended");
+}
+
+/*
+ * The early 4 kHz samples thinned to one per thread and 4 ms of its CPU time, the later ones kept: each then
+ * stands for 4 ms. Two threads took turns on one CPU: each ran 50 of the 100 ms, so 12 or 13 samples stand for
+ * it, not 25 (one per 4 ms of wall time, as the thinning before had it).
+ */
 static void test_clock_thin(void)
 {
-	static struct sample_record r[450];
-	struct sample_list l = { r, 0, 450 };
+	struct sample_list l = { 0 };
 	const uint64_t start = 1000000000ull, slow = start + 100000000ull;
 
 	/* 100 ms of samples 250 us apart, alternating between two threads (200 each), then 50 at 4 ms on one. */
 	for (size_t i = 0; i < 400; i++)
-		r[l.count++] = (struct sample_record){ .tid = 10 + (uint32_t)(i % 2), .time_ns = start + i * 250000 };
+		append_sample(&l, (struct sample_record){ .tid = 10 + (uint32_t)(i % 2), .time_ns = start + i * 250000 });
 	for (size_t i = 0; i < 50; i++)
-		r[l.count++] = (struct sample_record){ .tid = 10, .time_ns = slow + i * 4000000 };
-	CHECK(watch_clock_periods(&l, slow, 250000, 4000000) == 0 && r[0].period == 250000 &&
-		      r[449].period == 4000000, "periods %llu, %llu", (unsigned long long)r[0].period,
-	      (unsigned long long)r[449].period);
-	CHECK(watch_clock_thin(&l, start, 4000000) == 0, "thinned");
+		append_sample(&l, (struct sample_record){ .tid = 10, .time_ns = slow + i * 4000000 });
+	CHECK(watch_clock_periods(&l, slow, 250000, 4000000) == 0 && l.items[0].period == 250000 &&
+		      l.items[449].period == 4000000, "periods %llu, %llu", (unsigned long long)l.items[0].period,
+	      (unsigned long long)l.items[449].period);
+	CHECK(watch_clock_resample(&l, 4000000) == 0, "thinned");
 	size_t t10 = 0, t11 = 0, late = 0;
 	for (size_t i = 0; i < l.count; i++) {
-		t10 += r[i].tid == 10 && r[i].time_ns < slow;
-		t11 += r[i].tid == 11;
-		late += r[i].time_ns >= slow;
-		CHECK(i == 0 || r[i].time_ns > r[i - 1].time_ns, "order kept at %zu", i);
+		t10 += l.items[i].tid == 10 && l.items[i].time_ns < slow;
+		t11 += l.items[i].tid == 11;
+		late += l.items[i].time_ns >= slow;
+		CHECK(i == 0 || l.items[i].time_ns > l.items[i - 1].time_ns, "order kept at %zu", i);
+		CHECK(l.items[i].period == 4000000 && !l.items[i].spread, "kept as taken, at 4 ms");
 	}
-	CHECK(t10 == 25 && t11 == 25 && late == 50, "kept %zu + %zu early, %zu late", t10, t11, late);
+	CHECK(t10 == 13 && t11 == 13 && late == 50, "kept %zu + %zu early, %zu late", t10, t11, late);
+	sample_list_free(&l);
 
 	/* A short command: 4 early samples kept, 3 late ones spread to 16 each, 250 us apart, ending at their own. */
 	struct sample_list s = { 0 };
@@ -1145,7 +1193,7 @@ static void test_clock_thin(void)
 											  : slow + (i - 4) * 4000000 };
 		CHECK(sample_list_append(&s, &x) == 0, "appended");
 	}
-	CHECK(watch_clock_periods(&s, slow, 250000, 4000000) == 0 && watch_clock_spread(&s, 250000) == 0 &&
+	CHECK(watch_clock_periods(&s, slow, 250000, 4000000) == 0 && watch_clock_resample(&s, 250000) == 0 &&
 		      s.count == 4 + 3 * 16, "spread to %zu", s.count);
 	CHECK(s.items[4].ip == 0x1004 && s.items[19].ip == 0x1004 && s.items[19].time_ns == slow &&
 		      s.items[4].time_ns == slow - 15 * 250000 && s.items[20].ip == 0x1005,
@@ -1167,13 +1215,47 @@ static void test_clock_thin(void)
 			CHECK(sample_list_append(&m, &x) == 0, "appended");
 		}
 	}
-	CHECK(watch_clock_periods(&m, slow, 250000, 4000000) == 0 && watch_clock_spread(&m, 250000) == 0 &&
+	CHECK(watch_clock_periods(&m, slow, 250000, 4000000) == 0 && watch_clock_resample(&m, 250000) == 0 &&
 		      m.count == 160 + 10 * 16, "a fast worker beside a slow thread: %zu samples", m.count);
 	size_t worker = 0;
 	for (size_t i = 0; i < m.count; i++)
 		worker += m.items[i].tid == 11;
 	CHECK(worker == 160, "the worker's samples kept as taken: %zu", worker);
 	sample_list_free(&m);
+
+	/*
+	 * Counted: each sample stands for the CPU time its event ran since its sample before, per thread and CPU,
+	 * whatever the rate and the gaps. Thread 10 at 4 ms on CPU 0, with a sample 10 us after another (the timer
+	 * restarted late), and 1 ms on CPU 1 in between; thread 10 again after its ID was reused (the count went
+	 * back); thread 11 fast, with gaps of 5 ms between its samples (it shared its CPU), then a gap of lost ones.
+	 */
+	struct sample_list c = { 0 };
+	const struct { uint32_t tid; int32_t cpu; uint64_t t_ms, count_us; } cs[] = {
+		{ 10, 0, 4, 4000 }, { 10, 1, 5, 1000 }, { 10, 0, 9, 8000 }, { 10, 0, 9, 8010 }, { 11, 0, 10, 250 },
+		{ 11, 0, 15, 500 }, { 10, 0, 20, 3000 }, { 11, 0, 60, 30500 },
+	};
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+		append_sample(&c, (struct sample_record){ .tid = cs[i].tid, .cpu = cs[i].cpu, .ip = i,
+							  .time_ns = start + cs[i].t_ms * 1000000,
+							  .count = cs[i].count_us * 1000, .counted = true });
+	CHECK(watch_clock_periods(&c, slow, 250000, 4000000) == 0, "counted periods");
+	/* The last: 30 ms since thread 11's sample before, where 120 samples were lost: it stands for 4 ms at most. */
+	const uint64_t want_us[] = { 4000, 1000, 4000, 10, 250, 250, 3000, 4000 };
+	for (size_t i = 0; i < c.count; i++)
+		CHECK(c.items[i].period == want_us[i] * 1000, "sample %zu stands for %llu us, want %llu", i,
+		      (unsigned long long)c.items[i].period / 1000, (unsigned long long)want_us[i]);
+	CHECK(watch_clock_resample(&c, 250000) == 0 && c.count == 16 + 4 + 16 + 0 + 1 + 1 + 12 + 16,
+	      "resampled to %zu at 250 us", c.count);
+	size_t ten = 0;
+	for (size_t i = 0; i < c.count; i++)
+		ten += c.items[i].tid == 10;
+	CHECK(ten == 48, "thread 10's 12.01 ms: %zu samples of 250 us", ten);
+	/* A sample without its count: all as set. Never lowered (from 0): all fast. */
+	c.items[0].counted = false;
+	CHECK(watch_clock_periods(&c, 0, 250000, 4000000) == 0 && c.items[0].period == 250000 &&
+		      c.items[c.count - 1].period == 250000, "never lowered, uncounted: the fast period");
+	sample_list_free(&c);
+	CHECK(watch_clock_resample(&c, 0) == -EINVAL, "a zero period refused");
 }
 
 /* Master (tid 10) and worker (tid 11) in the hot function: weight and samples taken each; which reads a clock. */
