@@ -313,6 +313,29 @@ static void timed_how(const struct sample_clocks *c, double in_ns, double cpu_ns
 			 (unsigned long long)c->hot_samples);
 }
 
+/* The could-not-tell of samples that do not add up to the run's task-clock (checks_clock_unaccounted()). */
+static void unaccounted_skip(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
+{
+	double sampled = (double)p->clock_samples * (double)p->clock_period_ns, task = (double)p->clock_task_ns;
+	char lost[96] = "no sample record was lost, so";
+
+	if (p->clock_lost)
+		snprintf(lost, sizeof(lost), "%llu sample records were lost (a ring filled before tlbprof drained it), or",
+			 (unsigned long long)p->clock_lost);
+	struct analysis_check *c = checks_add(
+		a, def, CHECK_SKIP,
+		"could not tell, because the cpu-clock samples stand for %.0f ms of CPU time where the command's "
+		"task-clock counted %.0f ms over the same run, so their shares are not the command's: %s the kernel "
+		"throttled samples away, %sor much of the time was in threads or processes too brief to take a sample "
+		"(each gets its first after 250 us of its own CPU time, or after 10 ms where it started once the rate "
+		"was lowered, 100 ms into the run)", sampled / 1e6, task / 1e6, lost,
+		p->clock_counted ? "" : "or threads did not keep the period their samples were weighed by (this kernel "
+					"gives no count with a sample), ");
+	checks_evidence(c, "sampled_cpu_ns", sampled);
+	checks_evidence(c, "task_clock_ns", task);
+	checks_evidence(c, "lost_records", (double)p->clock_lost);
+}
+
 void checks_empty_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,
 			       struct analysis *a)
 {
@@ -370,7 +393,10 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 				 "before its probes opened (it was followed after it started): its reads before them, and "
 				 "so the start of the timed span, are unseen",
 				 (unsigned long long)c->hot_samples_untraced);
-	else if (cpu_ns < EMPTY_MIN_CPU_NS)
+	else if (checks_clock_unaccounted(p)) {
+		unaccounted_skip(def, p, a);
+		return;
+	} else if (cpu_ns < EMPTY_MIN_CPU_NS)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",
 				 (unsigned long long)c->hot_samples, cpu_ns / 1e6);
@@ -440,20 +466,7 @@ bool checks_no_clock(const struct analysis_check_def *def, const struct sample_p
 		return true;
 	}
 	if (checks_clock_unaccounted(p)) {
-		double sampled = (double)p->clock_samples * (double)p->clock_period_ns, task = (double)p->clock_task_ns;
-		struct analysis_check *c = checks_add(
-			a, def, CHECK_SKIP,
-			"could not tell, because the cpu-clock samples stand for %.0f ms of CPU time where the command's "
-			"task-clock counted %.0f ms over the same run, so their shares are not the command's: %llu sample "
-			"records were lost, or the kernel throttled samples away, %sor much of the time was in threads or "
-			"processes too brief to take a sample (each gets its first after 250 us of its own CPU time, or "
-			"after 10 ms where it started once the rate was lowered, 100 ms into the run)", sampled / 1e6,
-			task / 1e6, (unsigned long long)p->clock_lost,
-			p->clock_counted ? "" : "or threads did not keep the period their samples were weighed by (this "
-						"kernel gives no count with a sample), ");
-		checks_evidence(c, "sampled_cpu_ns", sampled);
-		checks_evidence(c, "task_clock_ns", task);
-		checks_evidence(c, "lost_records", (double)p->clock_lost);
+		unaccounted_skip(def, p, a);
 		return true;
 	}
 	return false;

@@ -229,6 +229,38 @@ for name, change in (("native", lambda p: p["first_access"].update(ns_per_page=1
         if rep and shadow(rep):
             fail(f"pvm {name}: no shadow_paging expected: {shadow(rep)['message']}")
 
+# tlbprof run's cpu-clock samples against the run's task-clock, both real runs on the PVM guest, from /tmp: the JVM's
+# chase with its perf map (tests/data/run-jit-java.json: each sample counted by its own event, 829 ms of samples for
+# 847 ms of task-clock), and a shell of 1000 short processes (run-short-processes.json: 175 ms of samples for 2079
+# ms, since a process started after the rate was lowered takes its first sample after 10 ms of its CPU time). The
+# second could not tell where the first passes; without task_clock_ns (an older report) the second passed too.
+for fixture, want in (("run-jit-java.json", "pass"), ("run-short-processes.json", "skip")):
+    with open(os.path.join(DATA, fixture)) as f:
+        doc = json.load(f)
+    rep, _ = analyze(os.path.join(DATA, fixture), "--fail-on", "never")
+    if not rep:
+        continue
+    c = doc["target"]["watch"]["cpu_clock"]
+    hot = check(rep, "hot_loop")
+    sampled = c["samples"] * c["period_ns"]
+    if not c["counted"] or hot["status"] != want or (want == "skip") != (abs(sampled - c["task_clock_ns"]) >
+                                                                        0.25 * c["task_clock_ns"]):
+        fail(f"{fixture}: samples of {sampled / 1e6:.0f} ms, task-clock {c['task_clock_ns'] / 1e6:.0f} ms, "
+             f"counted {c['counted']}: hot_loop {hot['status']}, want {want}: {hot['message']}")
+    if want == "skip" and f"task-clock counted {c['task_clock_ns'] / 1e6:.0f} ms" not in hot["message"]:
+        fail(f"{fixture}: hot_loop names the task-clock it was held against: {hot['message']}")
+    if rep["analysis"] != doc["analysis"]:
+        fail(f"{fixture}: the re-analysis differs from the run's own analysis")
+    if want == "skip":
+        del doc["target"]["watch"]["cpu_clock"]["task_clock_ns"]
+        with tempfile.TemporaryDirectory() as td:
+            path = os.path.join(td, "older.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            rep, _ = analyze(path, "--fail-on", "never")
+            if rep and check(rep, "hot_loop")["status"] != "pass":
+                fail(f"{fixture} without task_clock_ns: hot_loop {check(rep, 'hot_loop')}")
+
 # 3. Bad report files: exit 2, one line naming the file, nothing written.
 with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
     good = json.load(f)
