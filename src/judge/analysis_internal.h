@@ -155,7 +155,8 @@ void checks_declared_accesses_plausible(const struct analysis_check_def *def, co
 void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* checks_unmarked.c: from what watching a tlbprof run command found (pmu/sample.h's sample_profile). */
-#define UNMARKED_MIN_CLOCK_SAMPLES 20	/* cpu-clock samples that locate a loop */
+/* Fewer cpu-clock samples (of 250 us each) than this do not locate a loop: 5 ms of CPU time. */
+#define UNMARKED_MIN_CLOCK_SAMPLES 20
 /*
  * checks_clocks.c: skips def (adding it) when the cpu-clock samples cannot locate a loop: no sampling, too few
  * samples, or samples whose CPU time is not the command's (the task-clock of the same run counted otherwise).

@@ -10,7 +10,6 @@
 
 /* Fewer faults or first touches than this say nothing about a pattern (a library's data, a stack). */
 #define UNMARKED_MIN_FAULTS 64
-/* Fewer cpu-clock samples (of 250 us each) than this do not locate a loop: 5 ms of CPU time. */
 /* The hot loop took this share of a region's faults: it is the memory's first touch. */
 #define FIRST_TOUCH_LOOP_SHARE 0.5
 /* This share of the hot loop's first touches kept one step between pages: a constant-stride scan. */

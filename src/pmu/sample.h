@@ -167,7 +167,7 @@ struct sample_record {
 					 * (since its event's sample before) or as its thread's event was set
 					 * (watch_clock_periods()); 0 elsewhere */
 	bool spread;			/* a copy standing for CPU time before a slower-rate sample
-					 * (watch_clock_spread()): its time is a guess within that period */
+					 * (watch_clock_resample()): its time is a guess within that period */
 };
 
 /* A mapping record (PERF_RECORD_MMAP2, or PERF_RECORD_MMAP from old kernels). */

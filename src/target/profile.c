@@ -224,7 +224,7 @@ static uint32_t busiest_process(const struct clock_hit *hits, size_t n, uint64_t
 /*
  * The times the hot thread's process ran the hot function, from the cpu-clock samples of any of its threads there
  * (into w->hot_marks): a parallel loop's workers run it inside the windows of the thread that times it, which may
- * hold none of its samples (watch_hot_thread()). A slow-rate sample's spread copies (watch_clock_spread(): just
+ * hold none of its samples (watch_hot_thread()). A slow-rate sample's spread copies (watch_clock_resample(): just
  * before it in the list) add to its weight at its own time: their times are guesses over the 10 ms before it, and
  * fell before the read that started the timing (python3.11: up to 8 ms of its timed loop's samples before its
  * perf_counter()).

@@ -248,11 +248,10 @@ uint64_t watch_hot_thread(const struct watch_thread_hits *t, size_t n);
  * Each sample's period (sample_record.period), the CPU time it stands for.
  * Where the samples carry their event's count (sample_record.counted), the
  * count since the sample before of the same thread and CPU, at most slow_ns
- * (more: samples between were lost, and their time is no one's): measured. The
- * timer does not keep to its period where the thread is switched often (a
- * thread sharing its CPU took a sample per 4 to 5 ms of CPU at 100 Hz here),
- * and a slower rate is lowered on some threads only. Otherwise as set: fast_ns
- * before from_ns (when the rate was lowered; 0: never, all fast_ns), and after it slow_ns, but
+ * (more: samples between were lost, and their time is no one's): measured,
+ * with nothing to guess about which threads the lowered rate reached.
+ * Otherwise as set: fast_ns before from_ns (when the rate was lowered; 0:
+ * never, all fast_ns), and after it slow_ns, but
  * fast_ns for a thread with two samples after from_ns + slow_ns less than
  * slow_ns / 2 apart. PERF_EVENT_IOC_PERIOD reaches only the events tlbprof
  * opened, on the command's first thread: a thread or process started before
