@@ -115,7 +115,8 @@ if THP:
         if ph["declared"]["vm_nohugepage"] or not ph["declared"]["vm_hugepage"]:
             fail(f"thp_range: VmFlags hg, not nh: {ph['declared']}")
 
-# Ten times the accesses it makes.
+# Twenty times the accesses it makes (the probe says why not ten: on a PVM guest the chase's speed differs up to 3x
+# between its allocation and the reference's, and a tenfold count read under the check's 3x in 2 runs of 16).
 rep, checks, ph = run("inflated")
 if rep:
     c = checks["declared_accesses_plausible"]
@@ -124,7 +125,7 @@ if rep:
     if "the count is what is off" not in c["message"]:
         fail(f"inflated: its hot loop chains its loads, so the warning must blame the count: {c['message']}")
     if checks["too_fast"]["status"] == "fail":
-        fail("inflated: 10x inflated is still slower than an L1 hit: too_fast must not be what catches it")
+        fail("inflated: 20x inflated is still slower than an L1 hit: too_fast must not be what catches it")
 
 # "A chase" read through an index array of its slots, declared as latency accesses: its loads overlap.
 rep, checks, ph = run("overlapped")
