@@ -313,10 +313,16 @@ static void timed_how(const struct sample_clocks *c, double in_ns, double cpu_ns
 			 (unsigned long long)c->hot_samples);
 }
 
+/* The CPU time the cpu-clock samples stand for: each kept one stands for the period they were brought to. */
+static double sampled_cpu_ns(const struct sample_profile *p)
+{
+	return (double)p->clock_samples * (double)p->clock_period_ns;
+}
+
 /* The could-not-tell of samples that do not add up to the run's task-clock (checks_clock_unaccounted()). */
 static void unaccounted_skip(const struct analysis_check_def *def, const struct sample_profile *p, struct analysis *a)
 {
-	double sampled = (double)p->clock_samples * (double)p->clock_period_ns, task = (double)p->clock_task_ns;
+	double sampled = sampled_cpu_ns(p), task = (double)p->clock_task_ns;
 	char lost[96] = "no sample record was lost, so";
 
 	if (p->clock_lost)
@@ -446,7 +452,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 
 bool checks_clock_unaccounted(const struct sample_profile *p)
 {
-	double sampled = (double)p->clock_samples * (double)p->clock_period_ns, task = (double)p->clock_task_ns;
+	double sampled = sampled_cpu_ns(p), task = (double)p->clock_task_ns;
 
 	/* The kernel's side is in the task-clock whatever perf_event_paranoid kept out of the samples. */
 	return task > 0 && !p->clock_user_only && fabs(sampled - task) > CLOCK_ACCOUNTED_GAP * task;

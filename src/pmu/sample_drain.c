@@ -98,10 +98,11 @@ static uint64_t record_time(const struct perf_event_header *hdr, const unsigned 
 
 /*
  * A PERF_RECORD_SAMPLE body: the fields in sample_type's bit order, IP, TID,
- * TIME, then ADDR, CPU (a u32 and a reserved u32), READ (one u64, read_format 0), REGS_USER (an ABI word, then one word per register of
- * the mask unless the ABI is PERF_SAMPLE_REGS_ABI_NONE) and DATA_SRC where
- * sample_type has them (WEIGHT and STACK_USER are never asked for). false
- * when too short, or with more registers than a record holds.
+ * TIME, then ADDR, CPU (a u32 and a reserved u32), READ (one u64, read_format
+ * 0), REGS_USER (an ABI word, then one word per register of the mask unless
+ * the ABI is PERF_SAMPLE_REGS_ABI_NONE) and DATA_SRC where sample_type has
+ * them (WEIGHT and STACK_USER are never asked for). false when too short, or
+ * with more registers than a record holds.
  */
 static bool decode_sample(struct cursor *c, const struct sample_info *info, struct sample_record *r)
 {

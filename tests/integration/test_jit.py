@@ -46,8 +46,6 @@ def run(vm, mode, perf_map):
                             *command], capture_output=True, text=True, timeout=120, env=ENV,
                            cwd=d)	# where --perf-basic-prof leaves V8's isolate log
         r = json.load(open(out)) if p.returncode == 0 and os.path.exists(out) else None
-        if r is not None and os.environ.get("TLBPROF_TEST_KEEP"):
-            shutil.copy(out, os.path.join(os.environ["TLBPROF_TEST_KEEP"], f"{vm}-{mode}-{int(perf_map)}-{os.getpid()}.json"))
     if r is None:
         fail(f"{mode}: exit {p.returncode}: {p.stderr.strip()}")
         return None, {}
