@@ -654,6 +654,7 @@ void target_watch_open(struct target_state *st)
 			w->clock.error[0] = '\0';
 		}
 		session_open(w, &w->clock, st->pid, &tries[i]);
+		w->clock_read_count = w->clock.s && tries[i].read_count;
 	}
 	/* --sample page-faults already takes every fault: the watch reads that session's samples at the end. */
 	w->own_faults = !(st->opt->sample && !st->opt->sample_event);
@@ -714,7 +715,7 @@ static void clock_one_rate(struct target_watch *w, struct sample_profile *p)
 	uint64_t period = SAMPLE_CPU_CLOCK_PERIOD_NS;
 
 	p->clock_period_ns = w->clock.s ? period : 0;
-	p->clock_counted = w->clock.s && w->clock.samples.count && w->clock.samples.items[0].counted;
+	p->clock_counted = w->clock_read_count;	/* the session's, so that a run without samples says it too */
 	if (!w->clock.s || watch_clock_periods(&w->clock.samples, w->clock_slow_ns,
 				       SAMPLE_CPU_CLOCK_PERIOD_NS, SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS) != 0)
 		return;	/* out of memory: the samples as taken, the closer figure */

@@ -135,6 +135,7 @@ struct target_watch {
 	size_t buf_cap;
 	struct watch_session clock, faults;
 	uint64_t clock_slow_ns;		/* when cpu-clock went to SAMPLE_CPU_CLOCK_SLOW_PERIOD_NS (0: never) */
+	bool clock_read_count;		/* the clock session opened with each sample's count (PERF_SAMPLE_READ) */
 	/*
 	 * uprobes on the libc clock functions, one session each on the first thread (none when the kernel or
 	 * privileges refuse), and on each later thread of its process that clock_follow() saw start; every
