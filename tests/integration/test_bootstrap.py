@@ -14,7 +14,7 @@ SOURCE = os.path.realpath(os.environ.get("TLBPROF_TEST_SOURCE_DIR") or
 ANALYSERS = {"clang", "clang-tidy", "cppcheck", "valgrind", "debhelper", "dpkg-dev", "fakeroot"}
 NODE = {"nodejs", "npm"}    # Ajv's runtime: Debian's, for --test and --dev, where no npm is on PATH
 TEST_ONLY = {"python3-jsonschema", "python3-prometheus-client", "python3-pandas", "prometheus", "libxml2-utils",
-             "libbenchmark-tools", "python3-scipy", "cmark-gfm"}
+             "libbenchmark-tools", "python3-scipy", "cmark-gfm", "chromium"}
 failures = []
 
 
