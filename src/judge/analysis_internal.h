@@ -152,6 +152,12 @@ void checks_declared_region_resident(const struct analysis_check_def *def, const
 				     struct analysis *a);
 void checks_declared_accesses_plausible(const struct analysis_check_def *def, const struct analysis_input *in,
 					struct analysis *a);
+/*
+ * Whether [start, end) overlaps a region that a tlbprof run phase declared and whose backing was verified against
+ * the page it declared: control_thp_contamination and huge_pages_granted judge that one by what the benchmark said
+ * it measures, so a declared 2m region on transparent huge pages is the point, not a finding (thp_backed_region).
+ */
+bool checks_declared_verified(const struct analysis_input *in, uint64_t start, uint64_t end);
 void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* checks_unmarked.c: from what watching a tlbprof run command found (pmu/sample.h's sample_profile). */

@@ -22,6 +22,18 @@ static const double RESIDENT_MIN = 0.90;
  */
 static const double PLAUSIBLE_FASTER_MAX = 3.0;
 
+bool checks_declared_verified(const struct analysis_input *in, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		const struct phase_result *r = &in->results[i];
+		const struct target_phase *tp = r->target;
+		if (tp && tp->has_region && r->backing_known && tp->region_addr < end &&
+		    start < tp->region_addr + tp->region_bytes)
+			return true;
+	}
+	return false;
+}
+
 /* A tlbprof run phase that declared a region and had its backing read. */
 static bool resident_known(const struct phase_result *r)
 {

@@ -635,12 +635,17 @@ void checks_thp_backed_region(const struct analysis_check_def *def, const struct
 	const struct sample_profile *p = in->profile;
 	const struct sample_watch_region *thp = NULL;
 	struct analysis_check *c;
+	size_t declared = 0;
 
 	if (no_regions(def, p, a))
 		return;
 	for (size_t i = 0; i < p->n_regions && !thp; i++) {
 		const struct sample_watch_region *r = &p->regions[i];
-		if (r->anonymous && r->rss_max && share(r->anon_huge_max, r->rss_max) >= THP_RSS_SHARE)
+		if (!r->anonymous || !r->rss_max || share(r->anon_huge_max, r->rss_max) < THP_RSS_SHARE)
+			continue;
+		if (checks_declared_verified(in, r->start, r->end))
+			declared++;
+		else
 			thp = r;
 	}
 	if (thp)
@@ -653,6 +658,12 @@ void checks_thp_backed_region(const struct analysis_check_def *def, const struct
 			       thp->vm_nh   ? "despite VmFlags nh: collapsed before MADV_NOHUGEPAGE"
 			       : thp->vm_hg ? "VmFlags hg: the program advised it MADV_HUGEPAGE"
 					    : "without MADV_HUGEPAGE: THP 'always', or khugepaged");
+	else if (declared)
+		c = checks_add(a, def, CHECK_PASS, "the %zu of the %zu big regions on transparent huge pages %s "
+			       "declared by a phase, whose backing control_thp_contamination and huge_pages_granted "
+			       "judge against the page declared; no undeclared region was (%u polls of smaps)", declared,
+			       p->n_regions,
+			       declared == 1 ? "was" : "were each", p->polls);
 	else
 		c = checks_add(a, def, CHECK_PASS, "none of the %zu big regions was on transparent huge pages (%u polls of "
 			       "smaps)", p->n_regions, p->polls);
@@ -660,6 +671,8 @@ void checks_thp_backed_region(const struct analysis_check_def *def, const struct
 	checks_evidence(c, "rss_bytes", thp ? (double)thp->rss_max : 0);
 	checks_evidence(c, "vm_hg", thp && thp->vm_hg);
 	checks_evidence(c, "vm_nh", thp && thp->vm_nh);
+	if (declared)
+		checks_evidence(c, "declared_regions", (double)declared);
 }
 
 /*

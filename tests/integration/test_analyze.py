@@ -261,6 +261,30 @@ for fixture, want in (("run-jit-java.json", "pass"), ("run-short-processes.json"
             if rep and check(rep, "hot_loop")["status"] != "pass":
                 fail(f"{fixture} without task_clock_ns: hot_loop {check(rep, 'hot_loop')}")
 
+# The marked example on the PVM guest (tests/data/run-marked-thp.json, from /tmp): its 2m phase's declared region on
+# THP, as it asked, is judged against the page declared (huge_pages_granted), not warned about by thp_backed_region,
+# which reads the declared region's address back from the report; without the address it warns as for any region.
+MARKED = os.path.join(DATA, "run-marked-thp.json")
+with open(MARKED) as f:
+    doc = json.load(f)
+rep, _ = analyze(MARKED, "--fail-on", "never")
+if rep:
+    thp = check(rep, "thp_backed_region")
+    if thp["status"] != "pass" or thp["evidence"].get("declared_regions") != 1 or \
+            check(rep, "huge_pages_granted")["status"] != "pass":
+        fail(f"run-marked-thp: thp_backed_region {thp}, huge_pages_granted {check(rep, 'huge_pages_granted')}")
+    if rep["analysis"] != doc["analysis"]:
+        fail("run-marked-thp: the re-analysis differs from the run's own analysis")
+    for ph in doc["phases"]:
+        ph["declared"]["region_address"] = None
+    with tempfile.TemporaryDirectory() as td:
+        path = os.path.join(td, "undeclared.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        rep, _ = analyze(path, "--fail-on", "never")
+        if rep and check(rep, "thp_backed_region")["status"] != "warn":
+            fail(f"run-marked-thp without declared addresses: thp_backed_region {check(rep, 'thp_backed_region')}")
+
 # 3. Bad report files: exit 2, one line naming the file, nothing written.
 with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
     good = json.load(f)

@@ -1589,10 +1589,50 @@ static void test_populated_unseen(void)
 	expect_first_touch_env(&p, &ept, CHECK_WARN, "or prefault it (MAP_POPULATE, MADV_POPULATE_WRITE)", "ept, advice");
 }
 
+/*
+ * A region on THP that a marked phase declared, its backing verified: judged against the page it declared by
+ * control_thp_contamination and huge_pages_granted, so thp_backed_region passes and says so (the marked example's 2m
+ * phase was warned about). A declared region elsewhere, or one whose backing was not read, leaves the warning.
+ */
+static void test_thp_declared(void)
+{
+	static const struct {
+		int line;
+		uint64_t offset;	/* of the declared region from the watched one's start */
+		bool backing_known;
+		enum check_status want;
+		const char *says;
+	} rows[] = {
+		{ __LINE__, 0, true, CHECK_PASS, "the 1 of the 1 big regions on transparent huge pages was declared" },
+		{ __LINE__, 16u << 20, true, CHECK_PASS, "was declared by a phase" },	/* overlapping its second half */
+		{ __LINE__, 64u << 20, true, CHECK_WARN, "MADV_HUGEPAGE" },		/* past its end */
+		{ __LINE__, 0, false, CHECK_WARN, "MADV_HUGEPAGE" },			/* backing never verified */
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sample_profile p;
+		struct analysis a;
+		struct target_phase tp = { .has_region = true, .has_page = true, .region_bytes = 32u << 20 };
+		struct phase_result r = { .status = PHASE_OK, .target = &tp, .backing_known = rows[i].backing_known };
+		const char *msg = NULL;
+		correct(&p);
+		thp(&p);
+		tp.region_addr = p.regions[0].start + rows[i].offset;
+		CHECK_ROW(rows[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0 &&
+				  analysis_check_unmarked(&a, &r, 1, NULL, &p) == 0, "declared THP: analysed");
+		enum check_status st = status_of(&a, "thp_backed_region", &msg);
+		CHECK_ROW(rows[i].line, st == rows[i].want && msg && strstr(msg, rows[i].says),
+			  "declared THP at +%llu MiB: %s: %s", (unsigned long long)(rows[i].offset >> 20),
+			  check_status_name(st) ? check_status_name(st) : "?", msg ? msg : "(none)");
+		analysis_free(&a);
+	}
+}
+
 int main(void)
 {
 	test_parsers();
 	test_checks();
+	test_thp_declared();
 	test_rejudge();
 	test_rejudge_build();
 	test_clocks();
