@@ -13,7 +13,11 @@ void checks_phases_completed(const struct analysis_check_def *def, const struct 
 		unavailable += res[i].status == PHASE_FAILED && res[i].unavailable;
 	}
 	struct analysis_check *c;
-	if (failed)
+	if (!n)
+		/* Every run plans a phase: none means none began (a run stopped that early), not that all completed. */
+		c = checks_add(a, def, CHECK_FAIL, "no phase ran: nothing was measured (a run interrupted before its "
+			       "first phase began)");
+	else if (failed)
 		c = checks_add(a, def, CHECK_FAIL, "%zu of %zu %s failed (see %s)", failed, n,
 			       checks_phases_word(n), failed == 1 ? "its reason" : "their reasons");
 	else if (n == 1)

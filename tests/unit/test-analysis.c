@@ -439,6 +439,15 @@ static void test_fail_on(void)
 	CHECK(strstr(a.summary, "2 checks failed (phases_completed, workload_self_checks); 2 warnings (unstable, frequency_scaling)"),
 	      "plural summary: %s", a.summary);
 	analysis_free(&a);
+	/* A run stopped before its first phase: nothing measured is a failure, not "all 0 phases completed". */
+	analysis_run(s.r, 0, &s.env, &s.clk, &a);
+	const struct analysis_check *pc = NULL;
+	for (size_t i = 0; i < a.n_checks; i++)
+		if (strcmp(a.checks[i].id, "phases_completed") == 0)
+			pc = &a.checks[i];
+	CHECK(a.verdict == VERDICT_FAIL && pc && pc->status == CHECK_FAIL && strstr(pc->message, "no phase ran"),
+	      "no phase: verdict %d, %s", (int)a.verdict, pc ? pc->message : "(none)");
+	analysis_free(&a);
 	fixture_free(s.r, s.n);
 }
 
