@@ -288,13 +288,21 @@ static void say_outcome(const struct run_options *o, struct target_result *tr, c
 			 o->sample == SAMPLE_DTLB_MISSES ? "dtlb-misses" : "page-faults");
 	if (*sample_why && !*tr->sample_error)
 		snprintf(tr->sample_error, sizeof(tr->sample_error), "%s", sample_why);
-	if (o->sample != SAMPLE_NONE && !tr->sampled)
-		fprintf(stderr, "tlbprof: warning: --sample %s: %s\n", tr->sample_requested, tr->sample_error);
+	char msg[PATH_MAX + 128];
+
+	msg[0] = '\0';
+	if (o->sample != SAMPLE_NONE && !tr->sampled) {
+		snprintf(msg, sizeof(msg), "warning: --sample %s: %s", tr->sample_requested, tr->sample_error);
+		report_error(msg);
+	}
 	if (tr->term_signal)
-		fprintf(stderr, "tlbprof: run: '%s' was killed by signal %d (%s)%s\n", o->argv[0], tr->term_signal,
-			strsignal(tr->term_signal), tr->core_dumped ? ", core dumped" : "");
+		snprintf(msg, sizeof(msg), "run: '%s' was killed by signal %d (%s)%s", o->argv[0], tr->term_signal,
+			 strsignal(tr->term_signal), tr->core_dumped ? ", core dumped" : "");
 	else if (tr->exited && tr->exit_code)
-		fprintf(stderr, "tlbprof: run: '%s' exited with status %d\n", o->argv[0], tr->exit_code);
+		snprintf(msg, sizeof(msg), "run: '%s' exited with status %d", o->argv[0], tr->exit_code);
+	else
+		return;
+	report_error(msg);
 }
 
 /*

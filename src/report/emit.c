@@ -8,9 +8,43 @@
 #include "report/internal.h"
 #include "report/report.h"
 
+/* report/internal.h says what; report_error() writes every one-line error through it. */
+void report_put_visible(FILE *f, const char *s, size_t n, bool one_line)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f)
+			fprintf(f, "\\u%04x", (unsigned char)s[++i]);
+		else if (ch == '\n' && one_line)
+			fputs("\\n", f);
+		else if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+char *report_visible_dup(const char *s)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&out, &len);
+
+	if (!mem)
+		return NULL;
+	report_put_visible(mem, s, strlen(s), true);
+	if (fclose(mem) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 void report_error(const char *msg)
 {
-	fprintf(stderr, "tlbprof: %s\n", msg);
+	fputs("tlbprof: ", stderr);
+	report_put_visible(stderr, msg, strlen(msg), true);
+	fputc('\n', stderr);
 }
 
 int report_emit(const struct report_input *in, const struct report_outputs *out)

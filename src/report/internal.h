@@ -246,6 +246,14 @@ struct term_style {
 /* How text written to f should look: no colour and no width unless f is a terminal. */
 void term_style_for(FILE *f, struct term_style *out);
 /*
+ * s (n bytes) to f as a terminal should get it (emit.c): control bytes (ESC, CR, and a newline where one_line) and
+ * the C1 controls' UTF-8 form (U+0080-U+009F) written as escapes (\n, \x1b, \u009b), so that a string a user gave
+ * (a path, a command's name, a line it sent) neither splits a line nor sends the terminal a sequence.
+ */
+void report_put_visible(FILE *f, const char *s, size_t n, bool one_line);
+/* The same into a string the caller frees; NULL when out of memory. */
+char *report_visible_dup(const char *s);
+/*
  * The escape that starts and the one that ends a status word's colour: "fail"
  * (and "fails", "regression") red, "warn" ("worse") yellow, "pass" ("ok",
  * "passes") green; "" for any other word, or without colour.

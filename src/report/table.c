@@ -123,20 +123,30 @@ static void print_target(const struct target_report *t, FILE *f)
 		snprintf(how, sizeof(how), "exited %d", tr->exit_code);
 	else
 		snprintf(how, sizeof(how), "did not start");
-	if (tr->attached)
-		fprintf(f, "attached: pid %d (%s) for %.3f s, %zu thread%s, ended by %s", (int)tr->pid, tr->attached_comm,
-			tr->wall_ns / 1e9, tr->threads_attached, tr->threads_attached == 1 ? "" : "s",
-			strcmp(tr->ended_by, "signal") == 0 ? "tlbprof's SIGINT/SIGTERM" : strcmp(tr->ended_by, "exit") == 0
-			? "its exit" : "the timing command's exit");
-	else if (tr->repeats_requested > 1)
-		fprintf(f, "command: %s, %zu of %u runs (-r), the last %s, %.3f s in all (the watch and the samples: "
-			"run 1's); %u marker/control message%s", *t->path ? t->path : t->argv[0], tr->n_repeats,
-			tr->repeats_requested, how, tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
-	else
-		fprintf(f, "command: %s %s after %.3f s; %u marker/control message%s", *t->path ? t->path : t->argv[0],
-			how, tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
-	if (tr->errors)
-		fprintf(f, " (%u refused, first: %s)", tr->errors, tr->error_lines[0]);
+	/* The command's name, its process's and a refused line are the user's: their control bytes as escapes. */
+	const char *path = *t->path ? t->path : t->argv[0];
+	if (tr->attached) {
+		fprintf(f, "attached: pid %d (", (int)tr->pid);
+		report_put_visible(f, tr->attached_comm, strlen(tr->attached_comm), true);
+		fprintf(f, ") for %.3f s, %zu thread%s, ended by %s", tr->wall_ns / 1e9, tr->threads_attached,
+			tr->threads_attached == 1 ? "" : "s", strcmp(tr->ended_by, "signal") == 0 ? "tlbprof's SIGINT/SIGTERM"
+			: strcmp(tr->ended_by, "exit") == 0 ? "its exit" : "the timing command's exit");
+	} else {
+		fputs("command: ", f);
+		report_put_visible(f, path, strlen(path), true);
+		if (tr->repeats_requested > 1)
+			fprintf(f, ", %zu of %u runs (-r), the last %s, %.3f s in all (the watch and the samples: run "
+				"1's); %u marker/control message%s", tr->n_repeats, tr->repeats_requested, how,
+				tr->wall_ns / 1e9, tr->messages, tr->messages == 1 ? "" : "s");
+		else
+			fprintf(f, " %s after %.3f s; %u marker/control message%s", how, tr->wall_ns / 1e9, tr->messages,
+				tr->messages == 1 ? "" : "s");
+	}
+	if (tr->errors) {
+		fprintf(f, " (%u refused, first: ", tr->errors);
+		report_put_visible(f, tr->error_lines[0], strlen(tr->error_lines[0]), true);
+		fputc(')', f);
+	}
 	if (tr->messages)
 		fprintf(f, ", %.1f us handling each", tr->handling_us_median);
 	if (tr->caller_reads)
@@ -188,9 +198,11 @@ static void print_target(const struct target_report *t, FILE *f)
 		term_note(f, "%s not sampled: %s\n", tr->sample_requested, tr->sample_error);
 	}
 	/* A program the command forked (a shell, a script, GNU time): the binary line is its image's. */
-	if (tr->watched && *tr->profile.program && strcmp(tr->profile.program, t->path) != 0)
-		fprintf(f, "program: %s (process %u, which the command started: the hot thread ran there)\n",
-			tr->profile.program, tr->profile.program_pid);
+	if (tr->watched && *tr->profile.program && strcmp(tr->profile.program, t->path) != 0) {
+		fputs("program: ", f);
+		report_put_visible(f, tr->profile.program, strlen(tr->profile.program), true);
+		fprintf(f, " (process %u, which the command started: the hot thread ran there)\n", tr->profile.program_pid);
+	}
 	if (t->binary)
 		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
 			*t->binary->comment ? t->binary->comment : "compiler not recorded",
@@ -467,7 +479,10 @@ static void print_checks(const struct report_input *in, FILE *f)
 		fprintf(f, "  ");
 		term_put_status(f, &ts, check_status_name(a->checks[i].status), 5);
 		int col = fprintf(f, " %-26s ", a->checks[i].id);
-		term_put_wrapped(f, a->checks[i].message, col > 0 ? (size_t)col + 7 : 0, 35, ts.width);
+		/* A message quotes what the command named (a path, a function): its control bytes as escapes. */
+		char *msg = report_visible_dup(a->checks[i].message);
+		term_put_wrapped(f, msg ? msg : a->checks[i].message, col > 0 ? (size_t)col + 7 : 0, 35, ts.width);
+		free(msg);
 	}
 	fprintf(f, "verdict: ");
 	term_put_status(f, &ts, verdict_name(a->verdict), 0);
@@ -484,7 +499,10 @@ void report_print_text(const struct report_input *in, FILE *f)
 	print_faults(in, f);
 	print_steps(in, f);
 	print_knees(a, f);
-	for (size_t i = 0; i < a->n_findings; i++)
-		fprintf(f, "\nfinding %s: %s\n", a->findings[i].id, a->findings[i].message);
+	for (size_t i = 0; i < a->n_findings; i++) {
+		fprintf(f, "\nfinding %s: ", a->findings[i].id);
+		report_put_visible(f, a->findings[i].message, strlen(a->findings[i].message), true);
+		fputc('\n', f);
+	}
 	print_checks(in, f);
 }

@@ -56,6 +56,10 @@ CASES = [
     (["--size"], "'--size'"),
     (["run"], "run: give the command"),
     (["run", "--", "/no/such/benchmark"], "'/no/such/benchmark'"),
+    # A value's control bytes are written as escapes: the error stays one line and sends the terminal nothing.
+    (["--size", "1M\nfoo"], "--size '1M\\nfoo'"),
+    (["--pages", "4k\u009b2J"], "--pages '4k\\u009b2J'"),
+    (["run", "--", "no\nsuch\x1b[2J"], "'no\\nsuch\\x1b[2J'"),
     (["run", "no-such-command-anywhere"], "'no-such-command-anywhere'"),
     (["run", "--control", "fifo:/no/such/fifo", "--", "true"], "--control 'fifo:/no/such/fifo'"),
     (["run", "--control", "socket:1", "--", "true"], "--control 'socket:1'"),
@@ -100,6 +104,8 @@ with tempfile.TemporaryDirectory() as d:
             problems.append(f"exit {p.returncode}")
         if len(lines) != 1 or text not in lines[0]:
             problems.append(f"stderr {p.stderr!r} should be one line containing {text!r}")
+        if any(ord(ch) < 32 and ch != "\n" or 0x7f <= ord(ch) <= 0x9f for ch in p.stderr):
+            problems.append(f"stderr {p.stderr!r} holds a control character")
         if p.stdout:
             problems.append(f"stdout not empty: {p.stdout[:80]!r}")
         if os.listdir(d):

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -163,6 +164,17 @@ if p.returncode != 0 or [ph["name"] for ph in rep["phases"]] != ["command"] or r
     fail(f"run true: exit {p.returncode}, phases {rep and [ph['name'] for ph in rep['phases']]}")
 elif "page-faults" not in rep["target"]["counters"] or rep["target"]["counters"]["page-faults"]["value"] <= 0:
     fail("run true: the command's page faults are counted from exec (software counter, inherited)")
+
+# A command whose name holds ESC and a newline: the table and the exit line write them as escapes, so that neither
+# clears the terminal or splits the command's line; the report keeps the name as it is.
+with tempfile.TemporaryDirectory() as d:
+    odd = os.path.join(d, "t\x1b[2J\nx")
+    shutil.copy("/bin/false", odd)
+    p = subprocess.run([TLBPROF, "run", "--fail-on", "never", "--", odd], capture_output=True, text=True, timeout=60)
+    if p.returncode != 1 or "\x1b" in p.stdout + p.stderr or "t\\x1b[2J\\nx exited 1" not in p.stdout or \
+            "t\\x1b[2J\\nx' exited with status 1" not in p.stderr:
+        fail(f"run of a command named with ESC and a newline: exit {p.returncode}, stdout {p.stdout[:300]!r}, "
+             f"stderr {p.stderr!r}")
 
 # The cpu-clock samples must add up to the run's task-clock. A shell that runs 1000 short processes: each one
 # started after the rate was lowered gets its first sample after 10 ms of its own CPU time, and none runs that long,
