@@ -129,7 +129,8 @@ static void print_target(const struct target_report *t, FILE *f)
 		fprintf(f, "attached: pid %d (", (int)tr->pid);
 		report_put_visible(f, tr->attached_comm, strlen(tr->attached_comm), true);
 		fprintf(f, ") for %.3f s, %zu thread%s, ended by %s", tr->wall_ns / 1e9, tr->threads_attached,
-			tr->threads_attached == 1 ? "" : "s", strcmp(tr->ended_by, "signal") == 0 ? "tlbprof's SIGINT/SIGTERM"
+			tr->threads_attached == 1 ? "" : "s",
+			strcmp(tr->ended_by, "signal") == 0 ? "tlbprof's SIGINT/SIGTERM"
 			: strcmp(tr->ended_by, "exit") == 0 ? "its exit" : "the timing command's exit");
 	} else {
 		fputs("command: ", f);
@@ -201,7 +202,8 @@ static void print_target(const struct target_report *t, FILE *f)
 	if (tr->watched && *tr->profile.program && strcmp(tr->profile.program, t->path) != 0) {
 		fputs("program: ", f);
 		report_put_visible(f, tr->profile.program, strlen(tr->profile.program), true);
-		fprintf(f, " (process %u, which the command started: the hot thread ran there)\n", tr->profile.program_pid);
+		fprintf(f, " (process %u, which the command started: the hot thread ran there)\n",
+			tr->profile.program_pid);
 	}
 	if (t->binary)
 		fprintf(f, "binary: %s; optimisation %s%s%s%s\n",
