@@ -57,7 +57,10 @@ static enum option_result analyze_parse(int argc, char **argv, void *options, ch
 	o->input_path = p.operands[0];
 	if (access(o->input_path, R_OK) != 0)
 		return option_error(msg, len, "analyze: '%s': %s", o->input_path, strerror(errno));
-	return cli_check_outputs(&o->out, msg, len);
+	r = cli_check_outputs(&o->out, msg, len);
+	const char *inputs[] = { o->input_path };
+	/* The re-analysed report may replace its source (it holds all of it); another format may not. */
+	return r == OPTION_OK ? cli_check_inputs(inputs, 1, &o->out, true, msg, len) : r;
 }
 
 static int analyze_run(const void *options, const struct command_context *ctx)

@@ -5,6 +5,7 @@
 #include "pmu/user_events.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,15 +216,133 @@ enum option_result cli_check_output_target(const char *option, const char *path,
 	return OPTION_OK;
 }
 
-/* Whether two output paths name the same file: the same text, or the same existing inode. */
-static bool same_output(const char *a, const char *b)
+/*
+ * What an output path names: stdout for "-"; an existing file by device and inode (a device such as /dev/null is
+ * nobody's, so two outputs may share it); a file still to be created by its directory's real path and its name, a
+ * dangling symlink by its target's. Text comparison missed ./a.json against a.json, a path through a symlinked
+ * directory, and /dev/stdout against -, and one document then replaced another (a review of the edges found it).
+ */
+struct out_id {
+	bool exists, shared;	/* shared: a device, which several outputs may write */
+	dev_t dev;
+	ino_t ino;
+	char where[2 * PATH_MAX + 2];
+};
+
+static void out_id_of(const char *path, struct out_id *id)
 {
-	struct stat sa, sb;
+	struct stat st;
+	char link[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
+	bool is_stdout = strcmp(path, "-") == 0;
+
+	memset(id, 0, sizeof(*id));
+	if (is_stdout ? fstat(STDOUT_FILENO, &st) == 0 : stat(path, &st) == 0) {
+		id->exists = true;
+		id->shared = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+		return;
+	}
+	ssize_t n = is_stdout ? -1 : readlink(path, link, sizeof(link) - 1);
+	const char *slash = strrchr(path, '/');
+	if (n > 0) {	/* a dangling link: its target, relative to the link's directory */
+		link[n] = '\0';
+		int w = snprintf(dir, sizeof(dir), "%.*s%s", link[0] == '/' || !slash ? 0 : (int)(slash - path + 1),
+				 path, link);
+		if (w > 0 && (size_t)w < sizeof(dir)) {
+			path = dir;
+			slash = strrchr(path, '/');
+		}
+	}
+	const char *name = slash ? slash + 1 : path;
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof(parent), "%.*s", !slash ? 1 : slash == path ? 1 : (int)(slash - path),
+		 !slash ? "." : path);
+	int w = !is_stdout && realpath(parent, real)
+		? snprintf(id->where, sizeof(id->where), "%s/%s", strcmp(real, "/") == 0 ? "" : real, name) : -1;
+	if (w < 0 || (size_t)w >= sizeof(id->where))
+		snprintf(id->where, sizeof(id->where), "%s", path);
+}
+
+bool cli_same_output(const char *a, const char *b)
+{
+	struct out_id x, y;
 
 	if (strcmp(a, b) == 0)
 		return true;
-	return strcmp(a, "-") != 0 && strcmp(b, "-") != 0 && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
-	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode);
+	out_id_of(a, &x);
+	out_id_of(b, &y);
+	if (x.exists != y.exists)
+		return false;
+	return x.exists ? !x.shared && x.dev == y.dev && x.ino == y.ino : strcmp(x.where, y.where) == 0;
+}
+
+/*
+ * A path that names the file stdout already writes (a redirect, a pipe): the same as -, so that the table goes to
+ * stderr rather than into the document, and the document into stdout's own file description (>> appends) rather
+ * than a file renamed over the redirect's target. A terminal or /dev/null is left as named.
+ */
+static const char *stdout_alias(const char *path)
+{
+	struct stat a, o;
+
+	if (!path || strcmp(path, "-") == 0 || stat(path, &a) != 0 || fstat(STDOUT_FILENO, &o) != 0)
+		return path;
+	return a.st_dev == o.st_dev && a.st_ino == o.st_ino && (S_ISREG(a.st_mode) || S_ISFIFO(a.st_mode) ||
+								  S_ISSOCK(a.st_mode)) ? "-" : path;
+}
+
+/* Each file --output DIR/ writes: DIR/tlbprof.json and the others, into buf. */
+static const char *dir_file(const struct report_outputs *out, enum output_format f, char *buf, size_t size)
+{
+	size_t n = strlen(out->output_path);
+	snprintf(buf, size, "%s%s%s", out->output_path, n && out->output_path[n - 1] == '/' ? "" : "/",
+		 report_format_file_name(f));
+	return buf;
+}
+
+/*
+ * --output DIR/: each file it will write is not a directory (found before the work, not after it) and not the
+ * --json file.
+ */
+static enum option_result check_dir_files(const struct report_outputs *out, char *msg, size_t len)
+{
+	char file[PATH_MAX + 32];
+	struct stat st;
+
+	for (size_t i = 0; i < out->n_formats; i++) {
+		dir_file(out, out->formats[i], file, sizeof(file));
+		if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
+			return option_error(msg, len, "--output '%s': %s is a directory, where the %s document goes",
+					    out->output_path, file, output_format_name(out->formats[i]));
+		if (out->json_path && cli_same_output(file, out->json_path))
+			return option_error(msg, len, "--output '%s': %s, where the %s document goes, is the same file "
+					    "as --json", out->output_path, file, output_format_name(out->formats[i]));
+	}
+	return OPTION_OK;
+}
+
+enum option_result cli_check_inputs(const char *const *inputs, size_t n, const struct report_outputs *out,
+				    bool native_may_replace, char *msg, size_t len)
+{
+	char file[PATH_MAX + 32];
+
+	for (size_t k = 0; k < n; k++) {
+		if (out->json_path && !native_may_replace && cli_same_output(out->json_path, inputs[k]))
+			return option_error(msg, len, "--json '%s': that is the report '%s' being read; write it "
+					    "elsewhere", out->json_path, inputs[k]);
+		for (size_t i = 0; i < out->n_formats; i++) {
+			enum output_format f = out->formats[i];
+			const char *path = out->format_paths[f] ? out->format_paths[f]
+					 : out->output_dir ? dir_file(out, f, file, sizeof(file)) : out->output_path;
+			if (path && strcmp(path, "-") != 0 && !(native_may_replace && f == OUTPUT_JSON) &&
+			    cli_same_output(path, inputs[k]))
+				return option_error(msg, len, "--output '%s': the %s document would replace the report "
+						    "'%s' being read; write it elsewhere", path, output_format_name(f),
+						    inputs[k]);
+		}
+	}
+	return OPTION_OK;
 }
 
 /* --format and --output FORMAT=PATH,...: the formats are those named (with --format, the same set). */
@@ -264,11 +383,11 @@ static enum option_result check_output_map(struct report_outputs *out, char *msg
 		if (path[strlen(path) - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
 			return option_error(msg, len, "--output '%s=%s': a directory (give a file, or --output DIR/ for every "
 					    "format)", name, path);
-		if (out->json_path && same_output(path, out->json_path))
+		if (out->json_path && cli_same_output(path, out->json_path))
 			return option_error(msg, len, "--output '%s=%s': the same %s as --json", name, path,
 					    strcmp(path, "-") == 0 ? "stdout" : "file");
 		for (size_t j = 0; j < i; j++)
-			if (same_output(path, out->format_paths[out->output_map[j]]))
+			if (cli_same_output(path, out->format_paths[out->output_map[j]]))
 				return option_error(msg, len, "--output '%s=%s': the same %s as %s", name, path,
 						    strcmp(path, "-") == 0 ? "stdout" : "file",
 						    output_format_name(out->output_map[j]));
@@ -305,9 +424,9 @@ static enum option_result check_output_path(struct report_outputs *out, char *ms
 				    path, out->formats_arg, out->n_formats);
 	if (!is_dir && strcmp(path, "-") == 0 && out->json_path && strcmp(out->json_path, "-") == 0)
 		return option_error(msg, len, "--output '-': --json already writes to stdout");
-	if (!is_dir && out->json_path && strcmp(path, "-") != 0 && strcmp(path, out->json_path) == 0)
+	if (!is_dir && out->json_path && strcmp(path, "-") != 0 && cli_same_output(path, out->json_path))
 		return option_error(msg, len, "--output '%s': the same file as --json", path);
-	return OPTION_OK;
+	return is_dir ? check_dir_files(out, msg, len) : OPTION_OK;
 }
 
 enum option_result cli_check_json_output(struct report_outputs *out, char *msg, size_t len)
@@ -320,6 +439,11 @@ enum option_result cli_check_json_output(struct report_outputs *out, char *msg, 
 
 enum option_result cli_check_outputs(struct report_outputs *out, char *msg, size_t len)
 {
+	out->json_path = stdout_alias(out->json_path);
+	out->output_path = stdout_alias(out->output_path);
+	for (size_t i = 0; i < out->n_output_map; i++)
+		out->format_paths[out->output_map[i]] = stdout_alias(out->format_paths[out->output_map[i]]);
+
 	const char *path = out->output_path;
 
 	/* -q silences the table; with no file named either, the work would end with nothing to show for it. */

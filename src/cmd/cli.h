@@ -51,6 +51,19 @@ enum option_result cli_check_outputs(struct report_outputs *out, char *msg, size
 /* The same for a command whose only file output is --json (env, events): -q needs a --json to mean anything. */
 enum option_result cli_check_json_output(struct report_outputs *out, char *msg, size_t len);
 
+/*
+ * Whether two output paths name one file: "-" is stdout; an existing file is its inode (a device is anybody's); a new
+ * one its directory's real path and name, so ./a.json, a path through a symlinked directory and a dangling link to it
+ * are all a.json.
+ */
+bool cli_same_output(const char *a, const char *b);
+/*
+ * No output of out names one of the reports read (analyze, compare): a gbench or CSV file over the report would lose
+ * the measurement. native_may_replace: the JSON report may (analyze's re-analysed report over its source).
+ */
+enum option_result cli_check_inputs(const char *const *inputs, size_t n, const struct report_outputs *out,
+				    bool native_may_replace, char *msg, size_t len);
+
 /* Checks that the output file of option can be created (OPTION_NO_OUTPUT, exit 4, when not). */
 enum option_result cli_check_output_target(const char *option, const char *path, char *msg, size_t len);
 

@@ -212,8 +212,20 @@ static enum option_result compare_outputs(struct compare_options *o, char *msg, 
 		return option_error(msg, len, "--format markdown: --json - already writes to stdout (give --output FILE)");
 	if (path && json_stdout && strcmp(path, "-") == 0)
 		return option_error(msg, len, "--output '-': --json already writes to stdout");
-	if (path && o->out.json_path && strcmp(path, "-") != 0 && same_file(path, o->out.json_path))
+	if (path && o->out.json_path && strcmp(path, "-") != 0 && cli_same_output(path, o->out.json_path))
 		return option_error(msg, len, "--output '%s': the same file as --json", path);
+	/* Neither document may replace a report being compared. */
+	const char *inputs[2 * COMPARE_MAX_RUNS];
+	size_t n_in = 0;
+	for (size_t side = 0; side < 2; side++)
+		for (size_t i = 0; i < o->n_paths[side]; i++)
+			inputs[n_in++] = o->paths[side][i];
+	for (size_t i = 0; path && strcmp(path, "-") != 0 && i < n_in; i++)
+		if (cli_same_output(path, inputs[i]))
+			return option_error(msg, len, "--output '%s': that is the report '%s' being compared; write it "
+					    "elsewhere", path, inputs[i]);
+	if (cli_check_inputs(inputs, n_in, &o->out, false, msg, len) != OPTION_OK)
+		return OPTION_USAGE;
 	if (path && cli_check_output_target("--output", path, msg, len) != OPTION_OK)
 		return OPTION_NO_OUTPUT;
 	/*

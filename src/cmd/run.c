@@ -328,6 +328,7 @@ static int start(const struct run_options *o, const char *program, struct measur
 		.no_reference = !first,
 		.interval_ms = first ? o->interval_ms : 0,
 		.per_thread = first && o->per_thread,	/* run -r N: run 1's threads, as its watch and samples */
+		.stdout_to_stderr = report_outputs_stdout(&o->out),
 	};
 	struct run_context rctx = { .clock = &m->clock, .counters = m->counters, .stop = ctx->stop };
 	char msg[512];

@@ -47,17 +47,23 @@ void report_error(const char *msg)
 	fputc('\n', stderr);
 }
 
-int report_emit(const struct report_input *in, const struct report_outputs *out)
+bool report_outputs_stdout(const struct report_outputs *out)
 {
-	bool to_stdout = out->json_path && strcmp(out->json_path, "-") == 0, interrupted = false;
-	char msg[512];
-	int rc = 0, e;
+	bool to_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
 
 	for (size_t i = 0; i < out->n_formats; i++) {
 		const char *p = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
 			      : out->output_dir ? NULL : out->output_path;
 		to_stdout |= p && strcmp(p, "-") == 0;
 	}
+	return to_stdout;
+}
+
+int report_emit(const struct report_input *in, const struct report_outputs *out)
+{
+	bool to_stdout = report_outputs_stdout(out), interrupted = false;
+	char msg[512];
+	int rc = 0, e;
 
 	/*
 	 * Every output is tried, so one that cannot be written does not cost the

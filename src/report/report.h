@@ -175,6 +175,8 @@ int report_write_png(const struct plot *p, const char *path, char *err, size_t e
 
 /* Print the human-readable summary and tables to f. */
 void report_print_text(const struct report_input *in, FILE *f);
+/* Whether a document of out goes to stdout (--json -, --output -, a format's -): the table then goes to stderr. */
+bool report_outputs_stdout(const struct report_outputs *out);
 
 /* A saved report read back for re-analysis; everything owned by the doc. */
 struct report_doc {

@@ -94,16 +94,32 @@ static void link_error(const char *path, const char *option, int rc, char *err, 
 /* The stream writer report_write_file() calls: 0 or -errno. */
 typedef int (*emit_fn)(FILE *f, const void *ctx);
 
-/* "-": the document onto stdout, flushed so that a full pipe or disk is an error here. */
-static int write_stdout(const char *what, emit_fn emit, const void *ctx, char *err, size_t err_len)
+/* "-": the document onto stdout (or stderr), flushed so that a full pipe or disk is an error here. */
+static int write_stdout(FILE *f, const char *what, emit_fn emit, const void *ctx, char *err, size_t err_len)
 {
 	int rc;
 
-	if ((rc = emit(stdout, ctx)) == 0)
-		rc = finish_stream(stdout);
+	if ((rc = emit(f, ctx)) == 0)
+		rc = finish_stream(f);
 	if (rc)
-		snprintf(err, err_len, "cannot write the %s to stdout: %s", what, strerror(-rc));
+		snprintf(err, err_len, "cannot write the %s to %s: %s", what, f == stderr ? "stderr" : "stdout",
+			 strerror(-rc));
 	return rc;
+}
+
+/*
+ * The stream whose file st is (/dev/stderr, or a path to the file 2>> appends to): written through it, in place,
+ * never renamed over (which left the redirect writing to an unlinked file and dropped what it held before).
+ */
+static FILE *std_stream_of(const struct stat *st)
+{
+	struct stat o;
+
+	if (fstat(STDOUT_FILENO, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino)
+		return stdout;
+	if (fstat(STDERR_FILENO, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino)
+		return stderr;
+	return NULL;
 }
 
 /*
@@ -259,7 +275,7 @@ int report_write_file(const char *path, const char *option, const char *what,
 		return -EINVAL;
 	}
 	if (strcmp(path, "-") == 0)
-		return write_stdout(what, emit, ctx, err, err_len);
+		return write_stdout(stdout, what, emit, ctx, err, err_len);
 	/* A link another user planted is not followed, not even to a device (a disk written in place). */
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		char *target = report_link_target(path);
@@ -270,6 +286,9 @@ int report_write_file(const char *path, const char *option, const char *what,
 		}
 		free(target);
 	}
+	FILE *std = stat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) ? std_stream_of(&st) : NULL;
+	if (std)
+		return write_stdout(std, what, emit, ctx, err, err_len);
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return write_in_place(path, &st, option, what, emit, ctx, err, err_len);
 	return write_replacing(path, option, what, emit, ctx, err, err_len);

@@ -101,6 +101,9 @@ static void child_exec(struct target_state *st, int go_fd, int err_fd)
 	}
 	/* tlbprof ignores SIGPIPE; an ignored signal would stay ignored across exec. */
 	signal(SIGPIPE, SIG_DFL);
+	/* A report on tlbprof's stdout (--json -) stays parseable: what the command prints goes to stderr. */
+	if (!e && st->opt->stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		e = errno;
 	if (!e && (setenv(TLBPROF_MARKER_ENV_CTL, st->ctl_path, 1) != 0 ||
 		   setenv(TLBPROF_MARKER_ENV_ACK, st->ack_path, 1) != 0 ||
 		   (st->shm && setenv(TLBPROF_MARKER_ENV_SHM, st->shm_path, 1) != 0)))

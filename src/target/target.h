@@ -37,6 +37,7 @@ struct target_options {
 	unsigned interval_ms;		/* -I: the whole command's counts every interval_ms, as perf stat -I (0: none) */
 	pid_t attach_pid;		/* -p: count this running process instead (argv: NULL, or a command that times it) */
 	bool per_thread;		/* --per-thread: keep each thread's counts (tr->threads) */
+	bool stdout_to_stderr;		/* tlbprof's stdout carries a document: the command's stdout is its stderr */
 };
 
 #define TARGET_PROTOCOL "tlbprof-marker/1"

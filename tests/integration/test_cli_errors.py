@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Bad input: exit 2, one line on stderr naming the option and the value, nothing on stdout, no report written.
 An output that cannot be created: exit 4, the same way, before any work."""
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -143,6 +145,63 @@ with tempfile.TemporaryDirectory() as d:
         if p.returncode != 0 or p.stdout or not os.path.getsize(out):
             failures.append(f"{args} FILE: exit {p.returncode}, stdout {p.stdout[:80]!r}, stderr {p.stderr!r}")
         os.unlink(out)
+
+    # Two outputs on one file, however the path is spelled (./, a dangling link, a --output DIR/ name), and an output
+    # over a report being read: exit 2 before any work, nothing written, the report as it was. Text comparison let
+    # one document replace the other.
+    M = ["--size", "1M", "--iters", "50k", "--repeat", "2", "--pages", "4k", "--realloc", "1", "-q"]
+    with tempfile.TemporaryDirectory() as e:
+        report = os.path.join(e, "r.json")
+        shutil.copy(FIXTURE, report)
+        os.makedirs(os.path.join(e, "dir", "tlbprof.csv"))
+        os.symlink("new.json", os.path.join(e, "link.json"))
+        with open(report, "rb") as f:
+            before = f.read()
+        for args, text in (
+                ([*M, "--json", "n.json", "--format", "gbench", "--output", "gbench=./n.json"], "the same file"),
+                ([*M, "--json", "new.json", "--format", "gbench", "--output", "gbench=link.json"], "the same file"),
+                ([*M, "--json", "dir/tlbprof.gbench.json", "--format", "gbench", "--output", "dir/"],
+                 "is the same file as --json"),
+                ([*M, "--format", "json,csv", "--output", "dir/"], "dir/tlbprof.csv is a directory"),
+                (["run", "-q", "--format", "json,csv", "--output", "dir/", "--", "touch", "ran"], "is a directory"),
+                (["analyze", "r.json", "--format", "gbench", "--output", "gbench=./r.json"], "being read"),
+                (["analyze", "r.json", "--format", "csv", "--output", "r.json"], "being read"),
+                (["compare", "r.json", FIXTURE, "--output", "r.json"], "being compared"),
+                (["compare", FIXTURE, "r.json", "--json", "./r.json"], "being read")):
+            p = subprocess.run([TLBPROF, *args], capture_output=True, text=True, timeout=30, cwd=e)
+            lines = p.stderr.strip().splitlines()
+            with open(report, "rb") as f:
+                kept = f.read() == before
+            written = sorted(set(os.listdir(e)) - {"r.json", "dir", "link.json"}) + os.listdir(os.path.join(e, "dir"))
+            if p.returncode != 2 or len(lines) != 1 or text not in lines[0] or written != ["tlbprof.csv"] or not kept:
+                failures.append(f"{args}: exit {p.returncode} (want 2), stderr {p.stderr!r}, written {written}, "
+                                f"report kept {kept}")
+        # The re-analysed report may replace its source: it holds all of it.
+        p = subprocess.run([TLBPROF, "analyze", "r.json", "--json", "./r.json", "-q", "--fail-on", "never"],
+                           capture_output=True, text=True, timeout=30, cwd=e)
+        with open(report) as f:
+            if p.returncode != 0 or '"tlbprof.report/1"' not in f.read():
+                failures.append(f"analyze r.json --json ./r.json: exit {p.returncode}, {p.stderr!r}")
+        # /dev/stdout or /dev/stderr naming a file the caller redirected to (>>): the document is appended through the
+        # redirect (the table goes to stderr, as with --json -), never renamed over the file and what it held.
+        for dev, fd in (("/dev/stdout", "stdout"), ("/dev/stderr", "stderr")):
+            log = os.path.join(e, "log.txt")
+            with open(log, "w") as f:
+                f.write("BEFORE\n")
+            with open(log, "a") as f:
+                p = subprocess.run([TLBPROF, *M[:-1], "--fail-on", "never", "--json", dev],
+                                   stdout=f if fd == "stdout" else subprocess.PIPE,
+                                   stderr=f if fd == "stderr" else subprocess.PIPE, timeout=60)
+            with open(log) as f:
+                text = f.read()
+            table = (p.stderr if fd == "stdout" else p.stdout).decode()
+            try:
+                ok = text.startswith("BEFORE\n") and json.loads(text[len("BEFORE\n"):])
+            except ValueError:
+                ok = False
+            if p.returncode != 0 or not ok or (fd == "stdout" and "verdict" not in table):
+                failures.append(f"--json {dev} with {fd} appended to a file: exit {p.returncode}, file {text[:80]!r}, "
+                                f"table elsewhere {table[:80]!r}")
 
     p = subprocess.run([TLBPROF, "--help"], capture_output=True, text=True, timeout=30)
     for opt in ("--workload", "--pages", "--size", "--stride", "--iters", "--warmup-frac", "--repeat", "--seed",

@@ -165,6 +165,18 @@ if p.returncode != 0 or [ph["name"] for ph in rep["phases"]] != ["command"] or r
 elif "page-faults" not in rep["target"]["counters"] or rep["target"]["counters"]["page-faults"]["value"] <= 0:
     fail("run true: the command's page faults are counted from exec (software counter, inherited)")
 
+# --json -: stdout is the report's, so what the command prints goes to stderr (it was mixed into the JSON).
+p = subprocess.run([TLBPROF, "run", "--json", "-", "-q", "--fail-on", "never", "--", "sh", "-c", "echo TARGET-OUT"],
+                   capture_output=True, text=True, timeout=60)
+try:
+    json.loads(p.stdout)
+    parsed = True
+except ValueError:
+    parsed = False
+if p.returncode != 0 or not parsed or "TARGET-OUT" not in p.stderr:
+    fail(f"run --json - with a command that prints: exit {p.returncode}, stdout {p.stdout[:80]!r}, "
+         f"stderr {p.stderr[-200:]!r}")
+
 # A command whose name holds ESC and a newline: the table and the exit line write them as escapes, so that neither
 # clears the terminal or splits the command's line; the report keeps the name as it is.
 with tempfile.TemporaryDirectory() as d:
