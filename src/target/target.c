@@ -2,13 +2,16 @@
 /* tlbprof run: start someone else's benchmark, follow its phase markers or perf control commands, measure each phase. */
 #include "target/internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -16,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "machine/environment.h"
 #include "machine/timing.h"
 
@@ -132,26 +136,90 @@ static void record_exit(struct target_result *tr, const siginfo_t *si)
 }
 
 /*
+ * Send sig to every process whose parent chain leads to root, by /proc/PID/stat's parent field (a shell's children,
+ * a daemon's, whatever process group or session they moved to); root itself not included. Returns how many.
+ */
+static size_t signal_descendants(pid_t root, int sig)
+{
+	pid_t(*pp)[2] = NULL, *tree = NULL;
+	size_t n = 0, cap = 0, n_tree = 0, sent = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[64], buf[512];
+		long pid = strtol(e->d_name, NULL, 10);
+		int fd;
+		ssize_t r;
+		snprintf(path, sizeof(path), "/proc/%.20s/stat", e->d_name);
+		if (pid <= 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		char *end = r > 0 ? (buf[r] = '\0', strrchr(buf, ')')) : NULL;	/* the name may hold ')' */
+		int ppid;
+		char state;
+		if (!end || sscanf(end + 1, " %c %d", &state, &ppid) != 2)
+			continue;
+		if (n == cap && !array_grow((void **)&pp, &cap, n + 1, sizeof(*pp), 256))
+			break;
+		pp[n][0] = (pid_t)pid;
+		pp[n++][1] = (pid_t)ppid;
+	}
+	if (d)
+		closedir(d);
+	tree = calloc(n + 1, sizeof(*tree));
+	if (tree)
+		tree[n_tree++] = root;
+	for (size_t k = 0; tree && k < n_tree; k++)	/* breadth first: each one's children after it */
+		for (size_t i = 0; i < n; i++)
+			if (pp[i][1] == tree[k] && pp[i][0] != root && n_tree <= n) {
+				tree[n_tree++] = pp[i][0];
+				sent += kill(pp[i][0], sig) == 0;
+			}
+	free(tree);
+	free(pp);
+	return sent;
+}
+
+/*
  * Stop the command: the signal tlbprof got (SIGINT, SIGTERM or SIGHUP: a
- * hung-up terminal hangs up the command too, never orphans it), then SIGKILL
- * after the grace period, or at once when a second signal reaches tlbprof
- * (*stop counts them). Returns when it has exited.
+ * hung-up terminal hangs up the command too, never orphans it), to it and to
+ * every process it started, then SIGKILL after the grace period, or at once
+ * when a second signal reaches tlbprof (*stop counts them). Returns when it
+ * has exited; whatever it started and left behind (reparented to tlbprof, its
+ * subreaper, as the command died) is killed and reaped too, never left running
+ * under PID 1 (a shell's `sleep` was: a review of the edges found it).
  */
 static void stop_child(struct target_state *st, siginfo_t *si, volatile sig_atomic_t *stop)
 {
 	int sig = st->opt->stop_signal ? *st->opt->stop_signal : 0;
 
-	kill(st->pid, sig == SIGTERM || sig == SIGHUP ? sig : SIGINT);
+	memset(si, 0, sizeof(*si));
+	sig = sig == SIGTERM || sig == SIGHUP ? sig : SIGINT;
+	signal_descendants(st->pid, sig);
+	kill(st->pid, sig);
 	for (int waited = 0; waited < TARGET_KILL_GRACE_MS && *stop < 2; waited += 50) {
 		memset(si, 0, sizeof(*si));
 		if (waitid(P_PID, (id_t)st->pid, si, WEXITED | WNOHANG) == 0 && si->si_pid == st->pid)
-			return;
+			break;
 		struct pollfd p = { st->pidfd, POLLIN, 0 };
 		poll(&p, st->pidfd >= 0 ? 1 : 0, 50);
 	}
-	kill(st->pid, SIGKILL);
-	while (waitid(P_PID, (id_t)st->pid, si, WEXITED) != 0 && errno == EINTR)
-		;
+	if (si->si_pid != st->pid) {
+		signal_descendants(st->pid, SIGKILL);
+		kill(st->pid, SIGKILL);
+		while (waitid(P_PID, (id_t)st->pid, si, WEXITED) != 0 && errno == EINTR)
+			;
+	}
+	/* Those the command left: tlbprof's children now. A few rounds for any that forked meanwhile. */
+	siginfo_t other;
+	for (int round = 0; round < 50 && signal_descendants(getpid(), SIGKILL); round++) {
+		poll(NULL, 0, 10);
+		while (memset(&other, 0, sizeof(other)), waitid(P_ALL, 0, &other, WEXITED | WNOHANG) == 0 &&
+		       other.si_pid > 0)
+			;
+	}
 }
 
 /* Empty results, the state's fds closed, the slots' snapshots and the phase table allocated. Returns 0 or -ENOMEM. */
@@ -346,6 +414,8 @@ int target_run(const struct target_options *opt, const struct run_context *ctx, 
 	siginfo_t si;
 	int rc;
 
+	/* What the command starts and leaves behind comes back to tlbprof, so that an interruption can end it too. */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if ((rc = state_init(&st)) != 0 || (rc = target_channels_open(&st)) != 0 || (rc = spawn(&st)) != 0)
 		goto out;
 	attach(&st);

@@ -453,6 +453,37 @@ with tempfile.TemporaryDirectory() as d:
     if left:
         fail(f"SIGINT: left behind {left}")
 
+# What the command started is stopped with it, whatever process group or session it moved to: a shell's children,
+# a setsid one, a double fork's grandchild (tlbprof is their subreaper); none is left running under PID 1. Each runs
+# a sleep of a length nothing else here uses, to find it afterwards.
+marks = ["61.0417", "62.0417", "63.0417"]
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "r.json")
+    script = f"sleep {marks[0]} & setsid sleep {marks[1]} & (sleep {marks[2]} &); wait"
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([TLBPROF, "run", "--json", out, "--quiet", "--", "sh", "-c", script],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        time.sleep(0.2)
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if any(m.encode() in f.read() for m in marks):
+                        left.append(pid)
+            except OSError:
+                pass
+        if proc.returncode != 130 or left:
+            fail(f"{signal.Signals(sig).name} to run of a shell with children: exit {proc.returncode}, left running "
+                 f"{left}")
+            for pid in left:
+                os.kill(int(pid), signal.SIGKILL)
+
 # Records lost: tlbprof stopped (SIGSTOP) while the command, pinned to one CPU, takes 81920 page faults, more than
 # that CPU's ring holds (2 MiB: about 52000 records of 40 bytes), so it overflows. The report counts what the kernel
 # dropped, the table says so, and no fault check speaks as if it had seen them all. 320 MiB, not more: the other
