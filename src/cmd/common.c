@@ -126,7 +126,8 @@ int command_analyse_doc(const struct report_doc *doc, struct analysis *a)
 		return -ENOMEM;
 	if ((doc->has_build && analysis_check_build(a, doc->results.phases, doc->results.n, &build) != 0) ||
 	    (doc->has_markers && analysis_check_markers(a, doc->results.phases, doc->results.n, doc->marker_messages,
-							doc->marker_refused, doc->marker_first_refusal) != 0) ||
+							doc->marker_refused, doc->marker_first_refusal,
+							doc->has_end ? &doc->end : NULL) != 0) ||
 	    (doc->watch && analysis_check_unmarked(a, doc->results.phases, doc->results.n, &doc->env, doc->watch) != 0)) {
 		analysis_free(a);
 		return -ENOMEM;

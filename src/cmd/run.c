@@ -280,6 +280,21 @@ static void sampling_options(const struct run_options *o, struct counter_set *co
 		opt->sample = false;
 }
 
+/* How the command ended, for command_exit: each run under -r. The signal's name is in a static buffer. */
+static struct analysis_command_end command_end(const struct target_result *tr)
+{
+	struct analysis_command_end e = { .attached = tr->attached, .interrupted = tr->interrupted,
+					  .runs = tr->n_repeats ? (unsigned)tr->n_repeats : 1, .exited = tr->exited,
+					  .exit_code = tr->exit_code, .core_dumped = tr->core_dumped };
+
+	for (size_t i = 0; i < tr->n_repeats; i++)
+		e.failed += tr->repeats[i].term_signal || (tr->repeats[i].exited && tr->repeats[i].exit_code);
+	if (!tr->n_repeats)
+		e.failed = tr->term_signal || (tr->exited && tr->exit_code);
+	e.signal = tr->term_signal ? report_signal_name(tr->term_signal) : NULL;
+	return e;
+}
+
 /* What the command's end says on stderr besides the report: a failed sampling, a signal, a failing status. */
 static void say_outcome(const struct run_options *o, struct target_result *tr, const char *sample_why)
 {
@@ -485,9 +500,11 @@ static int run_run(const void *options, const struct command_context *ctx)
 	if (tr.watched && *tr.profile.program == '/' && strcmp(tr.profile.program, binary.path) != 0)
 		binary_read(tr.profile.program, &binary);
 	struct analysis_build build = binary_build(&binary, argv[0]);
+	struct analysis_command_end end = command_end(&tr);
 	if (analysis_run(results.phases, results.n, &m.env, &m.clock, &analysis) != 0 ||
 	    analysis_check_build(&analysis, results.phases, results.n, &build) != 0 ||
-	    analysis_check_markers(&analysis, results.phases, results.n, tr.messages, tr.errors, tr.error_lines[0]) != 0 ||
+	    analysis_check_markers(&analysis, results.phases, results.n, tr.messages, tr.errors, tr.error_lines[0],
+				   &end) != 0 ||
 	    (tr.watched && analysis_check_unmarked(&analysis, results.phases, results.n, &m.env, &tr.profile) != 0)) {
 		report_error("out of memory");
 		status = EXIT_UNAVAILABLE;

@@ -55,9 +55,10 @@ int analysis_check_build(struct analysis *a, const struct phase_result *results,
 }
 
 int analysis_check_markers(struct analysis *a, const struct phase_result *results, size_t n, unsigned messages,
-			   unsigned refused, const char *first)
+			   unsigned refused, const char *first, const struct analysis_command_end *end)
 {
-	const struct analysis_markers markers = { .messages = messages, .refused = refused, .first = first };
+	const struct analysis_markers markers = { .messages = messages, .refused = refused, .first = first,
+						  .end = end };
 	const struct analysis_input in = { .results = results, .n = n, .markers = &markers };
 
 	return add_checks(a, &in, ANALYSIS_CHECK_BY_MARKERS);

@@ -256,16 +256,31 @@ struct analysis_build {
 int analysis_check_build(struct analysis *a, const struct phase_result *results, size_t n,
 			 const struct analysis_build *build);
 
+/* How a tlbprof run command ended (command_exit). */
+struct analysis_command_end {
+	bool attached;			/* run -p: a process tlbprof did not start, whose end is its parent's */
+	bool interrupted;		/* tlbprof stopped it (SIGINT, SIGTERM, SIGHUP) */
+	unsigned runs;			/* run -r: how many ran (1 otherwise) */
+	unsigned failed;		/* of those, how many exited non-zero or died of a signal */
+	bool exited;			/* the last run exited (else a signal ended it) */
+	int exit_code;			/* its status, where it exited */
+	const char *signal;		/* the signal that ended it ("SIGABRT"), NULL: none */
+	bool core_dumped;
+};
+
 /*
- * Add the check marker_protocol (the analysis_checks entry by MARKERS) for a
- * tlbprof run: warn when the command sent lines tlbprof refused (bad
+ * Add the checks by MARKERS (the analysis_checks entries) for a tlbprof run:
+ * marker_protocol warns when the command sent lines tlbprof refused (bad
  * syntax, nested or unknown phases, more than 256 phase names): its report
- * then lacks what those lines marked.
- * first is the first refusal ("LINE: reason"). Derives the verdict and the
+ * then lacks what those lines marked; first is the first refusal ("LINE:
+ * reason"). command_exit fails when the command (a run of it, under -r)
+ * exited non-zero or died of a signal tlbprof did not send: its phases may
+ * be partial and its own output wrong, whatever they measured; end NULL: not
+ * known (a report from before it was judged). Derives the verdict and the
  * summary again. Pure. Returns 0, or -ENOMEM when a has no room left.
  */
 int analysis_check_markers(struct analysis *a, const struct phase_result *results, size_t n, unsigned messages,
-			   unsigned refused, const char *first);
+			   unsigned refused, const char *first, const struct analysis_command_end *end);
 
 struct sample_profile;	/* pmu/sample.h */
 

@@ -63,6 +63,7 @@ struct analysis_markers {
 	unsigned messages;		/* marker and control lines the command sent */
 	unsigned refused;		/* of those, refused */
 	const char *first;		/* the first refusal ("LINE: reason"), or NULL */
+	const struct analysis_command_end *end;	/* how the command ended; NULL: not known */
 };
 
 /* What a check reads. env and clock may be NULL; build and markers are set only for the checks that read them. */
@@ -160,6 +161,7 @@ void checks_declared_accesses_plausible(const struct analysis_check_def *def, co
 bool checks_declared_verified(const struct analysis_input *in, uint64_t start, uint64_t end);
 void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_command_exit(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* checks_unmarked.c: from what watching a tlbprof run command found (pmu/sample.h's sample_profile). */
 /* Fewer cpu-clock samples (of 250 us each) than this do not locate a loop: 5 ms of CPU time. */
 #define UNMARKED_MIN_CLOCK_SAMPLES 20

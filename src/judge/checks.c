@@ -66,6 +66,8 @@ const struct analysis_check_def analysis_checks[] = {
 	  .doc = "tlbprof run: the benchmark was compiled -O0, as its ELF file records or its hot loop's code shows" },
 	{ .id = "marker_protocol", .fn = checks_marker_protocol, .by = ANALYSIS_CHECK_BY_MARKERS,
 	  .doc = "tlbprof run: tlbprof refused marker or control lines the command sent" },
+	{ .id = "command_exit", .fn = checks_command_exit, .by = ANALYSIS_CHECK_BY_MARKERS,
+	  .doc = "tlbprof run: the command exited non-zero or died of a signal tlbprof did not send" },
 	{ .id = "hot_loop", .fn = checks_hot_loop, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: where the CPU time went (cpu-clock samples): the hot loop, [vdso] and the kernel" },
 	{ .id = "load_dependence", .fn = checks_load_dependence, .by = ANALYSIS_CHECK_BY_UNMARKED,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Checks only tlbprof run makes, on input only it has: how the benchmark was built, and the marker lines it sent. */
+#include <stdio.h>
 #include <string.h>
 
 #include "judge/analysis_internal.h"
@@ -60,4 +61,41 @@ void checks_marker_protocol(const struct analysis_check_def *def, const struct a
 		c = checks_add(a, def, CHECK_PASS, "all %u marker or control lines were accepted", m->messages);
 	checks_evidence(c, "messages", m->messages);
 	checks_evidence(c, "refused", m->refused);
+}
+
+/*
+ * A benchmark that crashed, aborted or exited non-zero: its exit status reached the shell, but the report's phases
+ * and every CI format said ok (JUnit without a failure, no metric of it): a review of the edges found it.
+ */
+void checks_command_exit(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct analysis_command_end *e = in->markers->end;
+	struct analysis_check *c;
+	char how[96];
+
+	if (!e) {
+		checks_add(a, def, CHECK_SKIP, "could not tell, because the report does not say how the command ended");
+		return;
+	}
+	if (e->signal)
+		snprintf(how, sizeof(how), "was killed by %s%s", e->signal, e->core_dumped ? " (core dumped)" : "");
+	else
+		snprintf(how, sizeof(how), "exited with status %d", e->exit_code);
+	if (e->attached)
+		c = checks_add(a, def, CHECK_SKIP, "could not tell, because the process was attached (run -p), not "
+			       "started: how it ends is its parent's to judge");
+	else if (e->interrupted)
+		c = checks_add(a, def, CHECK_SKIP, "could not tell, because tlbprof stopped the command (interrupted): "
+			       "it %s at tlbprof's signal", how);
+	else if (e->failed && e->runs > 1)
+		c = checks_add(a, def, CHECK_FAIL, "%u of the command's %u runs failed (the last %s): what a failed run "
+			       "measured and printed may be partial or wrong", e->failed, e->runs, how);
+	else if (e->failed)
+		c = checks_add(a, def, CHECK_FAIL, "the command %s: what it measured and printed may be partial or "
+			       "wrong, and its phases %s", how, in->n ? "are what it reached" : "are missing");
+	else
+		c = checks_add(a, def, CHECK_PASS, "the command exited with status 0%s",
+			       e->runs > 1 ? " in every run" : "");
+	checks_evidence(c, "runs", e->runs);
+	checks_evidence(c, "failed", e->failed);
 }

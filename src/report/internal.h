@@ -154,9 +154,6 @@ const char *report_num_text(double v, char *buf, size_t len);
 /* A short label of the verified backing: "base 4K", "thp 100% 2M", "-" when unknown. */
 void report_backing_label(const struct phase_result *r, char *buf, size_t len);
 
-/* "SIGSEGV" for SIGSEGV, "?" for a signal without a name; in a static buffer the next call overwrites. */
-const char *report_signal_name(int sig);
-
 /* ---- writer.c: JSON onto a stream and into a file (report_write_file() in report.h is the writer itself) ---- */
 
 /*

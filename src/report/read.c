@@ -289,6 +289,38 @@ static int read_fault_samples(struct reader *rd, json_t *p, const char *where, s
  * rd_bad()'s -EINVAL for a watch field of the wrong type, which its checks
  * would otherwise judge as 0.
  */
+static void read_command_end(struct report_doc *doc, json_t *target)
+{
+	json_t *code = json_object_get(target, "exit_code"), *sig = json_object_get(target, "signal");
+	json_t *runs = json_object_get(json_object_get(target, "repeats"), "runs");
+	struct analysis_command_end *e = &doc->end;
+
+	e->attached = json_is_object(json_object_get(target, "attached"));
+	/* Neither an exit status nor a signal of a started command: a report that does not say. */
+	if (!e->attached && !json_is_integer(code) && !json_is_string(sig))
+		return;
+	doc->has_end = true;
+	e->interrupted = json_is_true(json_object_get(target, "interrupted"));
+	e->exited = json_is_integer(code);
+	e->exit_code = e->exited ? (int)json_integer_value(code) : 0;
+	e->core_dumped = json_is_true(json_object_get(target, "core_dumped"));
+	if (json_is_string(sig)) {
+		snprintf(doc->end_signal, sizeof(doc->end_signal), "%s", json_string_value(sig));
+		e->signal = doc->end_signal;
+	}
+	e->runs = 1;
+	e->failed = e->signal || e->exit_code;
+	if (json_is_array(runs) && json_array_size(runs) > 1) {
+		e->runs = (unsigned)(json_array_size(runs) > 1000000 ? 1000000 : json_array_size(runs));
+		e->failed = 0;
+		for (size_t i = 0; i < e->runs; i++) {
+			json_t *r = json_array_get(runs, i), *c = json_object_get(r, "exit_code");
+			e->failed += json_is_string(json_object_get(r, "signal")) ||
+				     (json_is_integer(c) && json_integer_value(c) != 0);
+		}
+	}
+}
+
 static int read_target(struct reader *rd, struct report_doc *doc, json_t *root)
 {
 	json_t *target = json_object_get(root, "target");
@@ -304,6 +336,8 @@ static int read_target(struct reader *rd, struct report_doc *doc, json_t *root)
 			snprintf(doc->marker_first_refusal, sizeof(doc->marker_first_refusal), "%s",
 				 json_string_value(json_array_get(refusals, 0)));
 	}
+	if (json_is_object(target))
+		read_command_end(doc, target);
 	if (json_is_object(target) && json_is_object(json_object_get(target, "watch"))) {
 		if (!(doc->watch = calloc(1, sizeof(*doc->watch))))
 			return -ENOMEM;

@@ -175,6 +175,8 @@ int report_write_png(const struct plot *p, const char *path, char *err, size_t e
 
 /* Print the human-readable summary and tables to f. */
 void report_print_text(const struct report_input *in, FILE *f);
+/* "SIGSEGV" for SIGSEGV, "?" for a signal without a name; in a static buffer the next call overwrites. */
+const char *report_signal_name(int sig);
 /* Whether a document of out goes to stdout (--json -, --output -, a format's -): the table then goes to stderr. */
 bool report_outputs_stdout(const struct report_outputs *out);
 
@@ -205,6 +207,10 @@ struct report_doc {
 	/* tlbprof run -I: the counts per interval (target.intervals), for the plot; owned, NULL: none. */
 	struct plot_intervals *intervals;
 	char marker_first_refusal[200];
+	/* How the command ended (target.exit_code, signal, repeats, attached, interrupted); has_end: the report says. */
+	bool has_end;
+	struct analysis_command_end end;
+	char end_signal[32];		/* behind end.signal */
 	char **strings;			/* owned storage behind argv and self-check ids */
 	size_t n_strings, cap_strings;
 };

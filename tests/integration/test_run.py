@@ -237,6 +237,11 @@ else:
 p, rep = run(["--", "sh", "-c", "exit 3"])
 if p.returncode != 3 or rep["target"]["exit_code"] != 3 or "status 3" not in p.stderr:
     fail(f"exit 3: tlbprof exit {p.returncode}, report {rep and rep['target']['exit_code']}, stderr {p.stderr!r}")
+# ... and the report says it too, for the CI formats that never see the exit status: command_exit fails.
+elif next(c["status"] for c in rep["analysis"]["checks"] if c["id"] == "command_exit") != "fail" or \
+        rep["verdict"] != "fail":
+    fail(f"exit 3: command_exit {[c for c in rep['analysis']['checks'] if c['id'] == 'command_exit']}, verdict "
+         f"{rep['verdict']}")
 p, rep = run(["--", "sh", "-c", "kill -SEGV $$"])
 if p.returncode != 128 + signal.SIGSEGV or rep["target"]["signal"] != "SIGSEGV":
     fail(f"SIGSEGV: exit {p.returncode}, signal {rep and rep['target']['signal']}")

@@ -451,6 +451,47 @@ static void test_fail_on(void)
 	fixture_free(s.r, s.n);
 }
 
+/* command_exit: how a tlbprof run command ended, each case with its status and a word of its message. */
+static void test_command_exit(void)
+{
+	static const struct {
+		int line;
+		struct analysis_command_end end;
+		bool known;
+		enum check_status want;
+		const char *says;
+	} rows[] = {
+		{ __LINE__, { .runs = 1, .exited = true }, true, CHECK_PASS, "exited with status 0" },
+		{ __LINE__, { .runs = 1, .failed = 1, .exited = true, .exit_code = 3 }, true, CHECK_FAIL, "status 3" },
+		{ __LINE__, { .runs = 1, .failed = 1, .signal = "SIGSEGV", .core_dumped = true }, true, CHECK_FAIL,
+		  "killed by SIGSEGV (core dumped)" },
+		{ __LINE__, { .runs = 5, .failed = 2, .exited = true, .exit_code = 1 }, true, CHECK_FAIL,
+		  "2 of the command's 5 runs failed" },
+		{ __LINE__, { .runs = 5, .exited = true }, true, CHECK_PASS, "in every run" },
+		{ __LINE__, { .runs = 1, .failed = 1, .interrupted = true, .signal = "SIGINT" }, true, CHECK_SKIP,
+		  "tlbprof stopped the command" },
+		{ __LINE__, { .runs = 1, .attached = true }, true, CHECK_SKIP, "attached" },
+		{ __LINE__, { 0 }, false, CHECK_SKIP, "does not say how the command ended" },
+	};
+	struct scenario s;
+
+	scenario_clean(&s);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct analysis a;
+		analysis_run(s.r, s.n, &s.env, &s.clk, &a);
+		CHECK_ROW(rows[i].line, analysis_check_markers(&a, s.r, s.n, 0, 0, NULL, rows[i].known ? &rows[i].end
+												    : NULL) == 0,
+			  "command_exit added");
+		const struct analysis_check *c = find_check(&a, "command_exit");
+		CHECK_ROW(rows[i].line, c && c->status == rows[i].want && strstr(c->message, rows[i].says),
+			  "command_exit %s: %s", c ? check_status_name(c->status) : "missing", c ? c->message : "");
+		CHECK_ROW(rows[i].line, (a.verdict == VERDICT_FAIL) == (rows[i].want == CHECK_FAIL), "verdict %d",
+			  (int)a.verdict);
+		analysis_free(&a);
+	}
+	fixture_free(s.r, s.n);
+}
+
 /*
  * A size sweep on a cloud Xeon (DESIGN.md): 4k/2m ns at 64M..1G. The delta
  * stays about constant while the base latency triples: the speedup shrinks.
@@ -1391,7 +1432,7 @@ static void test_check_table(void)
 	CHECK(analysis_run(s.r, s.n, &s.env, &s.clk, &a) == 0, "analysis runs");
 	CHECK(a.n_checks == by_run, "analysis_run adds %zu checks, the table has %zu", a.n_checks, by_run);
 	CHECK(analysis_check_build(&a, s.r, s.n, &build) == 0, "the build check is added");
-	CHECK(analysis_check_markers(&a, s.r, s.n, 3, 0, NULL) == 0, "the marker check is added");
+	CHECK(analysis_check_markers(&a, s.r, s.n, 3, 0, NULL, NULL) == 0, "the marker check is added");
 	const struct sample_profile none = { 0 };	/* watched nothing: each check says it could not tell */
 	CHECK(analysis_check_unmarked(&a, s.r, s.n, NULL, &none) == 0, "the unmarked checks are added");
 	CHECK(a.n_checks == analysis_n_checks, "%zu checks in the report, %zu in the table", a.n_checks,
@@ -1466,6 +1507,7 @@ int main(void)
 	test_man_checks();
 	test_pmu_message();
 	test_fail_on();
+	test_command_exit();
 	test_size_sweep();
 	test_walk_cycles();
 	test_attribution_published();
