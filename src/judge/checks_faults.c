@@ -61,9 +61,9 @@ void checks_faults_in_timed_phase(const struct analysis_check_def *def, const st
 			       "microseconds and inflates ns per access; the region was not fully prefaulted or was "
 			       "reclaimed", total, where->spec.name, from_rusage ? "getrusage" : "the page-faults counter");
 	else if (negligible > 0)
-		c = checks_add(a, def, CHECK_PASS, "%.0f page fault%s inside the timed samples of the command's phases, "
-			       "at most %.2g %% of a phase's timed time at %.0f us each (a first clock read's vDSO page, "
-			       "say): too few to move ns per access", negligible, negligible == 1 ? "" : "s",
+		c = checks_add(a, def, CHECK_PASS, "%.0f page fault%s inside the timed samples of the command's "
+			       "phases, at most %.2g %% of a phase's timed time at %.0f us each (a first clock read's "
+			       "vDSO page, say): too few to move ns per access", negligible, negligible == 1 ? "" : "s",
 			       100 * negligible_share, FAULT_COST_MAX_NS / 1e3);
 	else
 		c = checks_add(a, def, CHECK_PASS, "no page fault inside the timed samples");
