@@ -190,6 +190,11 @@ void checks_exec_image(const struct analysis_check_def *def, const struct analys
 void checks_load_dependence(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* Where declared_accesses_plausible warned or too_fast failed, which of their two causes the hot loop's code shows. */
 void checks_rejudge_declared(const struct sample_profile *p, struct analysis *a);
+/*
+ * Where the ELF records no optimisation level (build_optimised skipped), the hot loop's machine code answers
+ * instead (checks_code.c): -O0's frame pointer and variables reloaded from stack slots, or registers.
+ */
+void checks_rejudge_build(const struct sample_profile *p, struct analysis *a);
 void checks_coarse_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* The first clock function whose tracing stopped at its budget (the reads after it are unseen), or -1. */
 int checks_clock_stopped_fn(const struct sample_clocks *c);

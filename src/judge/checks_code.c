@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What the hot loop's machine code says it measures: whether its loads wait on one another (target/code.c). */
+/*
+ * What the hot loop's machine code says it measures (target/code.c): whether its loads wait on one another, and
+ * whether it was built -O0 where the ELF does not say.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +12,10 @@
  * cpu-clock samples in user code (its own and its libraries', not the kernel's faults or the vDSO's clock reads):
  * a hottest loop with less may be the benchmark's setup, not what it times. */
 #define DECLARED_HOT_SHARE 0.5
+
+/* A hot loop with a frame pointer, a variable kept in a stack slot and this share of its instructions loading or
+ * storing stack slots is -O0 code: optimised loops keep their variables in registers. */
+#define UNOPTIMISED_STACK_SHARE (1.0 / 3.0)
 
 /* The hot function's share of the cpu-clock samples in user code. */
 static double hot_user_share(const struct sample_profile *p)
@@ -176,5 +183,52 @@ void checks_rejudge_declared(const struct sample_profile *p, struct analysis *a)
 				      "store, so it is what the accesses are that is off, not necessarily the count", was,
 				      code->stores);
 		checks_evidence(c, "hot_loop_chained_loads", code->chained_loads);
+	}
+}
+
+static double evidence_of(const struct analysis_check *c, const char *key, double dflt)
+{
+	for (size_t i = 0; i < c->evidence.n; i++)
+		if (strcmp(c->evidence.items[i].key, key) == 0)
+			return c->evidence.items[i].value;
+	return dflt;
+}
+
+/*
+ * Where the ELF records no optimisation level (build_optimised skipped: a
+ * course program built gcc -O0 without -g), the hot loop's machine code
+ * answers instead: -O0 code sets up a frame pointer and keeps every variable
+ * in a stack slot, so its loop stores and reloads them around each access;
+ * optimised code keeps them in registers. The answer says it is inferred.
+ */
+void checks_rejudge_build(const struct sample_profile *p, struct analysis *a)
+{
+	const struct sample_code *code = &p->code;
+
+	if (!p->hot_hi || !code->decoded)
+		return;
+	for (size_t i = 0; i < a->n_checks; i++) {
+		struct analysis_check *c = &a->checks[i];
+		if (strcmp(c->id, "build_optimised") != 0 || c->status != CHECK_SKIP ||
+		    evidence_of(c, "level_recorded", 1) != 0)
+			continue;
+		double stack = code->instructions ? (double)code->stack_accesses / code->instructions : 0;
+		bool o0 = code->frame_pointer && code->reloaded_slots > 0 && stack >= UNOPTIMISED_STACK_SHARE;
+		c->status = o0 ? CHECK_WARN : CHECK_PASS;
+		analysis_text(c->message, sizeof(c->message),
+			      o0 ? "inferred from its machine code (the ELF records no level): the hot loop of %s "
+			           "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
+			           "stored and reloaded each pass, behind a frame pointer: the marks of -O0, whose loop times "
+			           "the compiler's bookkeeping as well as the memory system; build the benchmark with -O2"
+			         : "inferred from its machine code (the ELF records no level): the hot loop of %s "
+			           "(0x%llx-0x%llx) has %u of %u instructions loading or storing stack slots, %u variable(s) "
+			           "kept in memory: it keeps its variables in registers, as optimised code does",
+			      checks_short_fn(p), (unsigned long long)code->loop_start, (unsigned long long)code->loop_end,
+			      code->stack_accesses, code->instructions, code->reloaded_slots);
+		checks_evidence(c, "inferred", 1);
+		checks_evidence(c, "loop_instructions", code->instructions);
+		checks_evidence(c, "stack_accesses", code->stack_accesses);
+		checks_evidence(c, "reloaded_slots", code->reloaded_slots);
+		checks_evidence(c, "frame_pointer", code->frame_pointer);
 	}
 }

@@ -694,6 +694,12 @@ struct sample_clocks {
 						 * weight): whole loops, or a read around each access */
 	uint64_t region_faults_measured;	/* of region_faults, inside those windows: timed faults */
 	/*
+	 * Of measured_windows, those that held a timed fault: one of ten (a read at the program's start, before
+	 * its memset and warm-up, for a total it prints) is not a timed loop's first touch the way every one is.
+	 */
+	bool faulted_known;		/* worked out (reports before it was recorded: not) */
+	uint64_t measured_windows_faulted;
+	/*
 	 * The cpu-clock samples of the hot thread's process in the hot function (any thread; a slow-rate one
 	 * weighing what it stands for), and of them those between the hot thread's first and last read: a thread
 	 * that starts workers and joins them between two reads times their loop, which it runs none of.

@@ -251,6 +251,8 @@ static json_t *clocks_json(const struct sample_clocks *c)
 			    c->windows && c->measured_known ? count(c->loop_weight_in_span) : json_null());
 	json_object_set_new(o, "region_faults_in_measured_windows",
 			    c->windows && c->measured_known ? count(c->region_faults_measured) : json_null());
+	json_object_set_new(o, "measured_windows_faulted",
+			    c->windows && c->faulted_known ? count(c->measured_windows_faulted) : json_null());
 	json_object_set_new(o, "cpu_moves", c->cpus_known ? count(c->cpu_moves) : json_null());
 	json_object_set_new(o, "cpu_moves_in_span",
 			    c->cpus_known && c->windows ? count(c->cpu_moves_in_span) : json_null());
@@ -632,6 +634,8 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->loop_weight = get_u64(o, "loop_samples");	/* absent before: 0, the process's loop unknown */
 	c->loop_weight_in_span = get_u64(o, "loop_samples_in_span");
 	c->region_faults_measured = get_u64(o, "region_faults_in_measured_windows");
+	c->faulted_known = json_is_integer(json_object_get(o, "measured_windows_faulted"));	/* absent before */
+	c->measured_windows_faulted = get_u64(o, "measured_windows_faulted");
 	c->cpus_known = json_is_integer(json_object_get(o, "cpu_moves"));
 	c->cpu_moves = get_u64(o, "cpu_moves");
 	c->cpu_moves_in_span = get_u64(o, "cpu_moves_in_span");

@@ -425,11 +425,12 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 		n += lists[fn].count;
 	uint64_t *reads = malloc((n ? n : 1) * sizeof(*reads));
 	uint64_t(*by)[2] = calloc(n ? n : 1, sizeof(*by));	/* per window: its marks' weight, its index */
-	bool *measured = calloc(n ? n : 1, sizeof(*measured));
-	if (!reads || !by || !measured) {
+	bool *measured = calloc(n ? n : 1, sizeof(*measured)), *faulted = calloc(n ? n : 1, sizeof(*faulted));
+	if (!reads || !by || !measured || !faulted) {
 		free(reads);
 		free(by);
 		free(measured);
+		free(faulted);
 		return false;
 	}
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
@@ -460,14 +461,20 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 		out->measured_windows += measured[w];
 	for (size_t i = 0, w; faults && i < faults->count; i++) {
 		const struct sample_record *r = &faults->items[i];
-		out->region_faults_measured += r->pid == hot_pid && r->addr >= lo && r->addr < hi &&
-					       (w = window_of(reads, k, r->time_ns)) < k && measured[w];
+		bool timed = r->pid == hot_pid && r->addr >= lo && r->addr < hi &&
+			     (w = window_of(reads, k, r->time_ns)) < k && measured[w];
+		out->region_faults_measured += timed;
+		if (timed)
+			faulted[w] = true;
 	}
+	for (size_t w = 0; w + 1 < k; w++)
+		out->measured_windows_faulted += measured[w] && faulted[w];
 	out->measured_window_median_ns = weighted_median_window(reads, k, by, measured);
-	out->measured_known = true;
+	out->measured_known = out->faulted_known = true;
 	free(reads);
 	free(by);
 	free(measured);
+	free(faulted);
 	return true;
 }
 

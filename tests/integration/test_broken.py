@@ -80,6 +80,10 @@ CASES = [
     ("fill_once", [], set()),
     ("correct_main", [], set()),
     ("correct_asm", [], set()),
+    # A read of the clock at its start (for the total it prints) opens a window around its memset and warm-up, which
+    # the first rep closes: the faults fell in one of the ten windows the loop ran in, from memset, and
+    # first_touch_in_timed_loop warned in every run before it counted the windows that took them.
+    ("correct_total_time", [], set()),
     # Populated by the kernel (MADV_POPULATE_WRITE), then its first write timed: no fault anywhere. Natively right;
     # under shadow paging each first write traps, and first_touch_in_timed_loop says it could not tell (below).
     ("populate_first_pass", [], set()),
@@ -118,7 +122,7 @@ PINS_SELF = {"first_touch", "populate_first_pass", "zero_page", "sequential", "s
              "stream_first_touch", "late_alloc", "fill_once",
              "thp_4k", "coarse_clock", "coarse_clock_static", "clock_per_access", "short_window", "deleted_loop",
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
-             "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct"}
+             "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct", "correct_total_time"}
 fail = Failures()
 for name, wrapper, want in CASES:
     if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name == "parallel" or name.startswith("rust_")):

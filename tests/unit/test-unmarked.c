@@ -568,6 +568,50 @@ static void test_untimed_touches(void)
 	analysis_free(&a);
 }
 
+/*
+ * The timed faults in one of the ten clock windows the hot loop ran in, none from the loop: a read at the program's
+ * start (for a total it prints) opened a window around its memset and warm-up, and the reps that follow took none.
+ * first_touch_in_timed_loop could not tell; in every window, or from the loop, or without the count (an older
+ * report), it warns as before.
+ */
+static void test_few_faulted_windows(void)
+{
+	static const struct {
+		int line;
+		uint64_t faulted;
+		bool known, from_loop;
+		enum check_status want;
+		const char *says;
+	} rows[] = {
+		{ __LINE__, 1, true, false, CHECK_SKIP, "fell in 1 of the 10 clock windows its hot loop ran in" },
+		{ __LINE__, 3, true, false, CHECK_SKIP, "the loop's other 7 windows took none" },
+		{ __LINE__, 4, true, false, CHECK_WARN, "the timed code is the memory's first touch" },
+		{ __LINE__, 10, true, false, CHECK_WARN, "the timed code is the memory's first touch" },
+		{ __LINE__, 1, false, false, CHECK_WARN, "the timed code is the memory's first touch" },
+		{ __LINE__, 1, true, true, CHECK_WARN, "the timed code is the memory's first touch" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sample_profile p;
+		struct analysis a;
+		const char *msg = NULL;
+		correct(&p);
+		if (rows[i].from_loop)
+			first_touch(&p);
+		p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true, .windows = 20, .hot_reads = 21,
+						   .region_faults = 8192, .measured_known = true, .measured_windows = 10,
+						   .region_faults_measured = 8192, .faulted_known = rows[i].known,
+						   .measured_windows_faulted = rows[i].faulted };
+		CHECK_ROW(rows[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0 &&
+				  analysis_check_unmarked(&a, NULL, 0, NULL, &p) == 0, "analysed");
+		enum check_status st = status_of(&a, "first_touch_in_timed_loop", &msg);
+		CHECK_ROW(rows[i].line, st == rows[i].want && msg && strstr(msg, rows[i].says),
+			  "%llu of 10 faulted: %s: %s", (unsigned long long)rows[i].faulted,
+			  check_status_name(st) ? check_status_name(st) : "?", msg ? msg : "(none)");
+		analysis_free(&a);
+	}
+}
+
 /* The hot thread's clock reads merged over functions, and the two checks that read them. */
 static void test_clocks(void)
 {
@@ -858,7 +902,8 @@ static void test_clock_measured(void)
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
 		      p.clocks.measured_known && p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0 &&
-		      p.clocks.region_faults_in_span == 8192,
+		      p.clocks.region_faults_in_span == 8192 && p.clocks.faulted_known &&
+		      p.clocks.measured_windows_faulted == 0,
 	      "memset outside the timed window: %llu windows measured, %llu faults in them, %llu in the span",
 	      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.region_faults_measured,
 	      (unsigned long long)p.clocks.region_faults_in_span);
@@ -885,9 +930,11 @@ static void test_clock_measured(void)
 	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
 	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
-		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 8192,
-	      "first touch in the timed window: %llu windows, %llu faults", (unsigned long long)p.clocks.measured_windows,
-	      (unsigned long long)p.clocks.region_faults_measured);
+		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 8192 &&
+		      p.clocks.measured_windows_faulted == 1,
+	      "first touch in the timed window: %llu windows, %llu faults, %llu faulted",
+	      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.region_faults_measured,
+	      (unsigned long long)p.clocks.measured_windows_faulted);
 	expect_first_touch(&p, CHECK_WARN, "inside the clock windows", "the timed loop's first touch");
 
 	/* A window too short for a sample (2 us, around one fault the hot loop took) is one it ran in. */
@@ -895,9 +942,9 @@ static void test_clock_measured(void)
 	reads[2].time_ns = faults[0].time_ns + 1000;
 	p.clocks = (struct sample_clocks){ 0 };
 	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
-		      p.clocks.measured_windows == 2,
-	      "a window too short for a sample, and the timed loop's: %llu windows",
-	      (unsigned long long)p.clocks.measured_windows);
+		      p.clocks.measured_windows == 2 && p.clocks.measured_windows_faulted == 2,
+	      "a window too short for a sample, and the timed loop's: %llu windows, %llu faulted",
+	      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.measured_windows_faulted);
 
 	/* The hot loop (the initialisation that took the faults) ran before the first read: untimed, as a deleted
 	 * timed loop leaves it (broken-deleted_loop). */
@@ -1633,6 +1680,7 @@ int main(void)
 	test_parsers();
 	test_checks();
 	test_thp_declared();
+	test_few_faulted_windows();
 	test_rejudge();
 	test_rejudge_build();
 	test_clocks();
