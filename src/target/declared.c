@@ -18,6 +18,31 @@
 #define TARGET_CHAIN_COPY_MAX (4ull << 30)
 
 /*
+ * A range declared "2m" that THP did not back: advised MADV_HUGEPAGE (VmFlags hg) and still on 4 KiB pages is
+ * advice given after the first touch (those pages stay small until khugepaged collapses them) or a range not
+ * 2 MiB-aligned; never advised, in THP's madvise mode, it was never asked for. A late madvise was told that memory
+ * may be fragmented and to use --pages 2m:hugetlb, an option of tlbprof's own workloads (a review of foreign
+ * benchmarks found it).
+ */
+static void thp_not_granted(const struct phase_result *r, const struct target_backing *tb, char *why, size_t len)
+{
+	const struct target_phase *tp = r->target;
+	char align[160] = "";
+
+	if (tp && tp->region_addr % (2ull << 20))
+		snprintf(align, sizeof(align), "; its start 0x%llx is not 2 MiB-aligned (aligned_alloc(2 << 20, ...))",
+			 (unsigned long long)tp->region_addr);
+	if (tb->vm_hg)
+		snprintf(why, len, "THP not granted: %.0f %% on huge pages though advised MADV_HUGEPAGE (VmFlags hg): "
+			 "advice after the first write leaves its pages 4 KiB until khugepaged collapses them; madvise "
+			 "before touching it%s", 100 * r->backing.huge_fraction, align);
+	else
+		snprintf(why, len, "THP not granted: %.0f %% on huge pages, never advised MADV_HUGEPAGE (no hg in its "
+			 "VmFlags): with THP in madvise mode, madvise(region, bytes, MADV_HUGEPAGE) before touching it%s",
+			 100 * r->backing.huge_fraction, align);
+}
+
+/*
  * Not the declared page size: what the range got, and how to get the
  * declared one. "Despite MADV_NOHUGEPAGE" only where its VmFlags say nh:
  * a benchmark that never advised its 4k region did not ask for base pages.
@@ -35,6 +60,9 @@ static void declared_mismatch(struct phase_result *r, const struct target_backin
 				     "madvise(region, bytes, MADV_NOHUGEPAGE) before touching it");
 	else if (region_check_backing(&r->spec.page, b, why, sizeof(why)) == 0)
 		return;
+	else if (r->spec.page.kind == PAGE_THP)
+		/* The benchmark's own doing, not tlbprof's options (--pages is no run option): what it should change. */
+		thp_not_granted(r, tb, why, sizeof(why));
 	snprintf(r->reason, sizeof(r->reason), "declared page=%s: %s", r->spec.page.label, why);
 }
 

@@ -136,6 +136,18 @@ int main(int argc, char **argv)
 		for (size_t off = bytes; off < 64 * MIB; off += PAGE)
 			sink = (void *)(uintptr_t)*(volatile char *)(base + off);
 		bytes = 64 * MIB;	/* the chain's 4096 slots are declared: only residency is wrong */
+	} else if (strcmp(mode, "late_thp") == 0) {
+		/*
+		 * "2m" declared over 32 MiB from a page past a 2 MiB boundary, written on 4 KiB pages and only then
+		 * advised MADV_HUGEPAGE: the advice comes too late, and the start is not aligned.
+		 */
+		base += PAGE;
+		bytes = 32 * MIB;
+		slots = bytes / PAGE;
+		ph.page = "2m";
+		memset(base, 1, bytes);
+		madvise(base, bytes, MADV_HUGEPAGE);
+		start = chain(base, slots, 0);
 	} else if (strcmp(mode, "thp_range") == 0) {
 		/*
 		 * One 128 MiB VMA, THP advised after [8, 64) MiB was touched on 4 KiB
