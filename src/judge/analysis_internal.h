@@ -162,6 +162,7 @@ bool checks_declared_verified(const struct analysis_input *in, uint64_t start, u
 void checks_build_optimised(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_marker_protocol(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 void checks_command_exit(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
+void checks_cpu_time_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* checks_unmarked.c: from what watching a tlbprof run command found (pmu/sample.h's sample_profile). */
 /* Fewer cpu-clock samples (of 250 us each) than this do not locate a loop: 5 ms of CPU time. */
 #define UNMARKED_MIN_CLOCK_SAMPLES 20

@@ -88,6 +88,8 @@ const struct analysis_check_def analysis_checks[] = {
 	  .doc = "tlbprof run: the image finally exec'd (through env, taskset, numactl), whose provenance is read" },
 	{ .id = "coarse_clock", .fn = checks_coarse_clock, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: the hot thread's clock (uprobes on libc) is coarse for its longest timed window" },
+	{ .id = "cpu_time_clock", .fn = checks_cpu_time_clock, .by = ANALYSIS_CHECK_BY_UNMARKED,
+	  .doc = "tlbprof run: the hot thread timed with the process's CPU time (clock()) while its other threads ran" },
 	{ .id = "clock_per_access", .fn = checks_clock_per_access, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: the hot thread read the clock around every access or few (uprobes on libc)" },
 	{ .id = "empty_timed_window", .fn = checks_empty_timed_window, .by = ANALYSIS_CHECK_BY_UNMARKED,

@@ -185,6 +185,55 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 	return true;
 }
 
+/*
+ * The hot thread timed with CLOCK_PROCESS_CPUTIME_ID (clock() reads it through clock_gettime), the CPU time of every
+ * thread of its process: where its other threads ran inside its windows, a reading is their sum, not the time the
+ * loop took. An OpenMP loop timed with clock() read about twice its elapsed time on two threads, and coarse_clock
+ * passed it on its resolution (a review of foreign benchmarks found it). Judged where that clock is half or more of
+ * its reads (a benchmark that also reports its CPU usage times with another), and where the other threads' time is
+ * a tenth of its own or more, and 2 ms at least.
+ */
+#define CPU_TIME_CLOCK_OTHERS_SHARE 0.1
+#define CPU_TIME_CLOCK_OTHERS_MIN_NS 2000000.0
+
+void checks_cpu_time_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a)
+{
+	const struct sample_profile *p = in->profile;
+	const struct sample_clocks *c = &p->clocks;
+	struct analysis_check *chk;
+	uint64_t cpu_time = c->id_calls[CLOCK_PROCESS_CPUTIME_ID];
+	double own = (double)c->hot_samples_in_span * clock_period(p);
+	double others = (double)c->others_in_span * clock_period(p);
+
+	if (!clocks_seen(def, p, a))
+		return;
+	if (!cpu_time || 2 * cpu_time < c->hot_reads)
+		chk = checks_add(a, def, CHECK_PASS, "the hot thread timed with elapsed time: %llu of its %llu clock "
+				 "reads were CLOCK_PROCESS_CPUTIME_ID (clock() reads it)", (unsigned long long)cpu_time,
+				 (unsigned long long)c->hot_reads);
+	else if (!c->windows || !c->others_known)
+		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because %s", !c->windows
+				 ? "the hot thread read its clock only once: no window between two reads"
+				 : "the report does not hold its other threads' samples between its reads (an older "
+				   "one)");
+	else if (others >= CPU_TIME_CLOCK_OTHERS_MIN_NS && others >= CPU_TIME_CLOCK_OTHERS_SHARE * own)
+		chk = checks_add(a, def, CHECK_WARN, "the hot thread timed with CLOCK_PROCESS_CPUTIME_ID (clock() reads "
+				 "it: %llu of its %llu reads), the CPU time of every thread of its process, and its "
+				 "other threads ran %.0f ms on CPUs between its first and last read beside its own %.0f "
+				 "ms: a window reads their sum, up to %.1fx the time the loop took; time it with "
+				 "CLOCK_MONOTONIC (clock_gettime, omp_get_wtime, std::chrono::steady_clock)",
+				 (unsigned long long)cpu_time, (unsigned long long)c->hot_reads, others / 1e6, own / 1e6,
+				 own > 0 ? (own + others) / own : 0);
+	else
+		chk = checks_add(a, def, CHECK_PASS, "the hot thread timed with CLOCK_PROCESS_CPUTIME_ID, and its "
+				 "other threads ran %.1f ms between its first and last read beside its own %.0f ms: the "
+				 "CPU time it reads is, within a tenth, its own", others / 1e6, own / 1e6);
+	checks_evidence(chk, "process_cputime_reads", (double)cpu_time);
+	checks_evidence(chk, "reads", (double)c->hot_reads);
+	if (c->others_known)
+		checks_evidence(chk, "other_threads_ns", others);
+}
+
 /* The traps' own jitter: what a window may hold beyond the traps around it and still hold nothing. */
 static uint64_t trap_jitter_ns(const struct sample_clocks *c)
 {

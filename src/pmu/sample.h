@@ -675,6 +675,12 @@ struct sample_clocks {
 	uint64_t hot_samples_in_span;	/* of those, between its first and last read: the timed CPU time */
 	uint64_t hot_kernel_in_span;	/* of those, in the kernel: its faults, and the probes' traps around each read */
 	/*
+	 * The cpu-clock samples of the hot thread's process's other threads between its first and last read: the
+	 * CPU time that CLOCK_PROCESS_CPUTIME_ID (clock()) adds to its own there (others_known: recorded).
+	 */
+	bool others_known;
+	uint64_t others_in_span;
+	/*
 	 * The span ended before the cpu-clock sampler slowed to 100 Hz, the samples were kept at 4 kHz, and none was
 	 * lost or throttled away: one every 250 us the thread ran, none a spread copy, so their count in the span
 	 * measures its time there.

@@ -239,6 +239,8 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "span_ns", c->windows ? count(c->span_ns) : json_null());
 	json_object_set_new(o, "cpu_samples", count(c->hot_samples));
 	json_object_set_new(o, "cpu_samples_in_span", c->windows ? count(c->hot_samples_in_span) : json_null());
+	json_object_set_new(o, "other_threads_samples_in_span",
+			    c->windows && c->others_known ? count(c->others_in_span) : json_null());
 	json_object_set_new(o, "cpu_samples_in_span_kernel", c->windows ? count(c->hot_kernel_in_span) : json_null());
 	json_object_set_new(o, "span_fast_rate", c->windows ? json_boolean(c->span_fast_rate) : json_null());
 	json_object_set_new(o, "region_faults", count(c->region_faults));
@@ -624,6 +626,8 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->span_ns = get_u64(o, "span_ns");
 	c->hot_samples = get_u64(o, "cpu_samples");
 	c->hot_samples_in_span = get_u64(o, "cpu_samples_in_span");
+	c->others_known = json_is_integer(json_object_get(o, "other_threads_samples_in_span"));	/* absent before */
+	c->others_in_span = get_u64(o, "other_threads_samples_in_span");
 	c->hot_kernel_in_span = get_u64(o, "cpu_samples_in_span_kernel");	/* absent in older reports: 0, not judged */
 	c->span_fast_rate = get_bool(o, "span_fast_rate");	/* absent before: not judged by it */
 	c->region_faults = get_u64(o, "region_faults");

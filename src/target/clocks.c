@@ -506,11 +506,13 @@ void clocks_span(const struct sample_list *cpu, const struct sample_list *faults
 	} last[CLOCKS_MOVE_THREADS];
 	size_t n_last = 0;
 
+	out->others_known = cpu != NULL;
 	for (size_t i = 0; cpu && i < cpu->count; i++) {
 		const struct sample_record *r = &cpu->items[i];
 		bool in = in_span(r, hot_tid, 0, out, &out->hot_samples);
 		out->hot_samples_in_span += in;
 		out->hot_kernel_in_span += in && r->ip >= SAMPLE_KERNEL_HALF;
+		out->others_in_span += r->pid == hot_pid && r->tid != hot_tid && between_reads(r->time_ns, out);
 		if (r->pid != hot_pid || r->cpu < 0)
 			continue;
 		out->cpus_known = true;

@@ -18,7 +18,7 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e
 REPS = 1 if os.environ.get("TLBPROF_TEST_QUICK") else int(os.environ.get("TLBPROF_TEST_REPS", "10"))
 UNMARKED = {"hot_loop", "first_touch_in_timed_loop", "sequential_page_order", "same_page_offset", "zero_page_reads",
             "thp_backed_region", "pinning", "exec_image", "coarse_clock", "clock_per_access",
-            "empty_timed_window", "load_dependence"}
+            "empty_timed_window", "load_dependence", "cpu_time_clock"}
 FORKED = ["sh", "-c", '"$0"; exit $?']	# a shell that forks the benchmark and waits for it
 # The same after spending CPU time in its own code first, as pyenv's shim (a bash script) does: samples in the
 # shell's own code and none in the benchmark's, whose code is in a shared library. About 15 ms of the shell's user
@@ -91,6 +91,8 @@ CASES = [
     ("parallel", [], set()),
     # The same at 100 Hz: a 55 ms loop keeps 1 to 9 samples a thread, and the master must still be the hot thread.
     ("parallel", SLOW_EXEC, set()),
+    # The same timed with clock(): the master reads the CPU time of both threads, about twice the elapsed time.
+    ("cpu_time_parallel", [], {"cpu_time_clock"}),
     # pthreads: the main thread reads the clock, releases two workers, joins them and reads it again; it runs none of
     # the loop, and is the hot thread all the same.
     ("joined", [], set()),
@@ -122,10 +124,11 @@ PINS_SELF = {"first_touch", "populate_first_pass", "zero_page", "sequential", "s
              "stream_first_touch", "late_alloc", "fill_once",
              "thp_4k", "coarse_clock", "coarse_clock_static", "clock_per_access", "short_window", "deleted_loop",
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
-             "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct", "correct_total_time"}
+             "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct", "correct_total_time",
+             "cpu_time_parallel"}
 fail = Failures()
 for name, wrapper, want in CASES:
-    if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name == "parallel" or name.startswith("rust_")):
+    if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name in ("parallel", "cpu_time_parallel") or name.startswith("rust_")):
         print(f"{name}: not built (no static C library, C++ or Rust compiler or OpenMP, or not x86-64, here): skipped")
         continue
     pinned_seen = 0

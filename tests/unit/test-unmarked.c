@@ -612,6 +612,47 @@ static void test_few_faulted_windows(void)
 	}
 }
 
+/*
+ * cpu_time_clock: the hot thread's reads of CLOCK_PROCESS_CPUTIME_ID (clock() reads it through clock_gettime: 40
+ * calls of each, 80 reads) against its other threads' CPU time between its first and last read (samples of 250 us).
+ */
+static void test_cpu_time_clock(void)
+{
+	static const struct {
+		int line;
+		uint64_t cputime_calls, others;	/* its 320 own samples in the span: 80 ms */
+		bool known;
+		enum check_status want;
+		const char *says;
+	} rows[] = {
+		{ __LINE__, 40, 320, true, CHECK_WARN, "its other threads ran 80 ms on CPUs between its first and last "
+		  "read beside its own 80 ms: a window reads their sum, up to 2.0x" },
+		{ __LINE__, 40, 16, true, CHECK_PASS,
+		  "ran 4.0 ms between its first and last read beside its own 80 ms" },
+		{ __LINE__, 40, 4, true, CHECK_PASS, "within a tenth, its own" },	/* 1 ms: under 2 ms */
+		{ __LINE__, 10, 320, true, CHECK_PASS, "timed with elapsed time: 10 of its 80" },	/* reports CPU */
+		{ __LINE__, 0, 320, true, CHECK_PASS, "timed with elapsed time" },
+		{ __LINE__, 40, 0, false, CHECK_SKIP, "an older one" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sample_profile p;
+		struct analysis a;
+		const char *msg = NULL;
+		correct(&p);
+		p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true, .windows = 79, .hot_reads = 80,
+						   .hot_samples_in_span = 320, .others_known = rows[i].known,
+						   .others_in_span = rows[i].others };
+		p.clocks.id_calls[CLOCK_PROCESS_CPUTIME_ID] = rows[i].cputime_calls;
+		CHECK_ROW(rows[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0 &&
+				  analysis_check_unmarked(&a, NULL, 0, NULL, &p) == 0, "analysed");
+		enum check_status st = status_of(&a, "cpu_time_clock", &msg);
+		CHECK_ROW(rows[i].line, st == rows[i].want && msg && strstr(msg, rows[i].says), "cpu_time_clock %s: %s",
+			  check_status_name(st) ? check_status_name(st) : "?", msg ? msg : "(none)");
+		analysis_free(&a);
+	}
+}
+
 /* The hot thread's clock reads merged over functions, and the two checks that read them. */
 static void test_clocks(void)
 {
@@ -1681,6 +1722,7 @@ int main(void)
 	test_checks();
 	test_thp_declared();
 	test_few_faulted_windows();
+	test_cpu_time_clock();
 	test_rejudge();
 	test_rejudge_build();
 	test_clocks();
