@@ -150,8 +150,15 @@ static bool clocks_seen(const struct analysis_check_def *def, const struct sampl
 		for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 			others += c->fn[fn].calls;
 		char elsewhere[160] = "";
-		/* multichase's way: its main thread reads the clock around a count the chasing thread keeps. */
-		if (others)
+		/*
+		 * multichase's way: its main thread reads the clock around a count the chasing thread keeps. Or a
+		 * parent times the workers it forked: the reads were another process's, not another thread's.
+		 */
+		if (others && c->pid && p->hot_pid && c->pid != p->hot_pid)
+			snprintf(elsewhere, sizeof(elsewhere), "; process %u, which started the hot thread's process %u, "
+				 "read the clock %llu times, so another process timed it", c->pid, p->hot_pid,
+				 (unsigned long long)others);
+		else if (others)
 			snprintf(elsewhere, sizeof(elsewhere), "; its other threads read the clock %llu times, so a thread "
 				 "that is not the hot one timed it", (unsigned long long)others);
 		/* Or the hot function reads the TSC itself (__rdtsc()), as Intel MLC and many TLB benchmarks do. */
