@@ -503,15 +503,20 @@ void checks_sequential_page_order(const struct analysis_check_def *def, const st
 	if (no_loop_touches(def, p, a))
 		return;
 	double mode = share(f->step_mode_count, f->steps);
+	/* A loop whose loads take no address from a load is a sweep (STREAM, a Fortran array loop): in order by design. */
+	bool sweep = p->code.decoded && p->code.loads && !p->code.chained_loads;
 	if (f->steps && mode >= SEQUENTIAL_STEP_SHARE)
 		c = checks_add(a, def, CHECK_WARN,
 			       "the hot loop in %s first touched %llu pages of %s with a constant step of %lld page%s (%.0f %% "
 			       "of its steps): it walks its pages in %s order, which prefetchers and page-table "
-			       "lines already in the cache serve without the walks it means to time; visit the pages in a "
-			       "random order (a random single-cycle pointer chase)", checks_short_fn(p),
+			       "lines already in the cache serve without the walks %s", checks_short_fn(p),
 			       (unsigned long long)f->loop_touches, p->fault_region, (long long)f->step_mode_pages,
 			       f->step_mode_pages == 1 || f->step_mode_pages == -1 ? "" : "s", 100 * mode,
-			       f->step_mode_pages == 1 ? "ascending" : "constant-stride");
+			       f->step_mode_pages == 1 ? "ascending" : "constant-stride", sweep
+			       ? "a translation cost is made of: a sweep (its loads take no address from a load) measures "
+				 "bandwidth by design, and tells nothing of that cost; to time it, chase the pages in a "
+				 "random order (a random single-cycle pointer chase)"
+			       : "it means to time; visit the pages in a random order (a random single-cycle pointer chase)");
 	else
 		c = checks_add(a, def, CHECK_PASS,
 			       "the hot loop's %llu first touches of %s follow no constant step (the most common, %lld pages, "
