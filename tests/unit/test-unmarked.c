@@ -125,6 +125,15 @@ static void sequential(struct sample_profile *p)
 	p->faults.step_mode_count = p->faults.steps_next_page = 8191;
 }
 
+/* The same scan by a sweep: its one load takes no address from a load (a Fortran array loop, STREAM). */
+static void sequential_sweep(struct sample_profile *p)
+{
+	sequential(p);
+	p->code.decoded = true;
+	p->code.loads = 1;
+	p->code.chained_loads = 0;
+}
+
 static void same_offset(struct sample_profile *p)
 {
 	first_touch(p);
@@ -367,6 +376,7 @@ static void test_checks(void)
 		{ __LINE__, "correct", NULL, { P, P, S, S, P, P, P, P }, "could not tell" },
 		{ __LINE__, "first touch in the loop", first_touch, { P, W, P, P, P, P, P, P }, "first touch" },
 		{ __LINE__, "sequential scan", sequential, { P, W, W, P, P, P, P, P }, "ascending" },
+		{ __LINE__, "sequential sweep", sequential_sweep, { P, W, W, P, P, P, P, P }, "bandwidth by design" },
 		{ __LINE__, "records lost", records_lost, { P, S, P, P, P, P, P, P }, "anywhere from 48 % to 100 %" },
 		{ __LINE__, "a few records lost", few_lost, { P, P, S, S, P, P, P, P }, "could not tell" },
 		{ __LINE__, "in a library", in_library, { P, W, P, P, P, P, P, P }, "chase, in libkernel.so.1: the busiest" },
