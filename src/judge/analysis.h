@@ -274,8 +274,9 @@ struct analysis_command_end {
  * syntax, nested or unknown phases, more than 256 phase names): its report
  * then lacks what those lines marked; first is the first refusal ("LINE:
  * reason"). command_exit fails when the command (a run of it, under -r)
- * exited non-zero or died of a signal tlbprof did not send: its phases may
- * be partial and its own output wrong, whatever they measured; end NULL: not
+ * exited non-zero or died of a signal tlbprof did not send, or tlbprof was
+ * interrupted and stopped it: its phases may be partial and its own output
+ * wrong, whatever they measured; end NULL: not
  * known (a report from before it was judged). Derives the verdict and the
  * summary again. Pure. Returns 0, or -ENOMEM when a has no room left.
  */

@@ -85,8 +85,9 @@ void checks_command_exit(const struct analysis_check_def *def, const struct anal
 		c = checks_add(a, def, CHECK_SKIP, "could not tell, because the process was attached (run -p), not "
 			       "started: how it ends is its parent's to judge");
 	else if (e->interrupted)
-		c = checks_add(a, def, CHECK_SKIP, "could not tell, because tlbprof stopped the command (interrupted): "
-			       "it %s at tlbprof's signal", how);
+		/* Not the command's fault, but a run cut short: a CI format must not read it as a clean one. */
+		c = checks_add(a, def, CHECK_FAIL, "tlbprof was interrupted and stopped the command, which %s at its "
+			       "signal: the run is cut short, and what it measured is partial", how);
 	else if (e->failed && e->runs > 1)
 		c = checks_add(a, def, CHECK_FAIL, "%u of the command's %u runs failed (the last %s): what a failed run "
 			       "measured and printed may be partial or wrong", e->failed, e->runs, how);

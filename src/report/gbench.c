@@ -358,6 +358,21 @@ int report_gbench_write(const struct report_input *in, FILE *f)
 	for (size_t i = 0, family = 0; i < in->results->n && !rc; i++)
 		if (report_phase_measured(&in->results->phases[i]) || report_phase_wall_only(&in->results->phases[i]))
 			rc = gb_phase(in, i, family++, list);
+	/*
+	 * A tlbprof run command that crashed, failed or was cut short (command_exit failed): each entry is what
+	 * gbench writes of a benchmark that called SkipWithError, its times kept. compare.py and dashboards had
+	 * read it as an ordinary result (a review of the real consumers found it).
+	 */
+	const struct analysis *a = in->analysis;
+	for (size_t i = 0; !rc && a && i < a->n_checks; i++) {
+		if (strcmp(a->checks[i].id, "command_exit") != 0 || a->checks[i].status != CHECK_FAIL)
+			continue;
+		for (size_t k = 0; k < json_array_size(list); k++) {
+			json_t *e = json_array_get(list, k);
+			json_object_set_new(e, "error_occurred", json_true());
+			json_object_set_new(e, "error_message", report_json_text(a->checks[i].message));
+		}
+	}
 	if (!rc)
 		rc = report_json_dumpf(root, f);
 	json_decref(root);

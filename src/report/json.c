@@ -187,7 +187,8 @@ static json_t *declared_json(const struct phase_result *r)
 	json_t *o = json_object(), *wall = json_array();
 
 	json_object_set_new(o, "occurrences", json_integer(tp->occurrences));
-	json_object_set_new(o, "accesses", tp->has_accesses ? json_integer((json_int_t)r->spec.accesses_total) : json_null());
+	json_object_set_new(o, "accesses", tp->has_accesses && r->spec.accesses_total
+					   ? json_integer((json_int_t)r->spec.accesses_total) : json_null());
 	json_object_set_new(o, "region_address", hex_or_null(tp->has_region, tp->region_addr));
 	json_object_set_new(o, "region_bytes", tp->has_region ? json_integer((json_int_t)tp->region_bytes) : json_null());
 	json_object_set_new(o, "page", tp->has_page ? report_json_text(r->spec.page.label) : json_null());

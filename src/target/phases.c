@@ -277,8 +277,15 @@ void target_slot_end(struct target_state *st, int k, uint64_t now_ns, const stru
 
 	if (at_exit && k == SLOT_MARKER) {
 		tp->open_at_exit = true;
-		snprintf(r->reason, sizeof(r->reason), "the command exited inside an occurrence of this phase: that "
-			 "occurrence is not counted");
+		/*
+		 * Its only occurrence cut short: nothing was measured, and the phase failed, where it said ok with no
+		 * sample (and its report broke its own schema: a review of the real consumers found it).
+		 */
+		if (!tp->occurrences)
+			r->status = PHASE_FAILED;
+		snprintf(r->reason, sizeof(r->reason), "the command exited inside %s: %s",
+			 tp->occurrences ? "an occurrence of this phase" : "the only occurrence of this phase",
+			 tp->occurrences ? "that occurrence is not counted" : "nothing of it was measured");
 		sl->phase = -1;
 		return;
 	}

@@ -204,10 +204,13 @@ def check_gbench(text, rep, where):
         why = doc["context"].get("not_measured:" + p["name"])
         if not why or not why.startswith(p["status"] + ": ") or (p["reason"] and p["reason"] not in why):
             fail(f"{where}: phase {p['name']!r} ({p['status']}) must be named in the context with its reason: {why!r}")
+    # A run whose command failed (command_exit): every entry says so as gbench's SkipWithError does, times kept.
+    failed_run = any(c["id"] == "command_exit" and c["status"] == "fail" for c in rep["analysis"]["checks"])
     for b in bench:
-        if b["real_time"] <= 0 and b.get("aggregate_name") not in ("stddev", "cv") or b.get("error_occurred") or \
-                b.get("skipped"):
-            fail(f"{where}: {b['name']}: a benchmark entry is a measurement: {b}")
+        if b["real_time"] <= 0 and b.get("aggregate_name") not in ("stddev", "cv") or \
+                b.get("error_occurred", False) != failed_run or b.get("skipped"):
+            fail(f"{where}: {b['name']}: a benchmark entry is a measurement, error_occurred exactly when the "
+                 f"command failed ({failed_run}): {b}")
     for name in measured:
         p, its = ph[name], groups.get(name, [])
         units = gbench_units(p)

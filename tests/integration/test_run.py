@@ -242,6 +242,16 @@ elif next(c["status"] for c in rep["analysis"]["checks"] if c["id"] == "command_
         rep["verdict"] != "fail":
     fail(f"exit 3: command_exit {[c for c in rep['analysis']['checks'] if c['id'] == 'command_exit']}, verdict "
          f"{rep['verdict']}")
+# In gbench each entry of that run is what gbench writes of a benchmark that called SkipWithError (compare.py and
+# dashboards read it as an ordinary result before); a command that exits 0 has none.
+with tempfile.TemporaryDirectory() as d:
+    for script, want in (("exit 3", True), ("exit 0", False)):
+        g = os.path.join(d, "g.json")
+        subprocess.run([TLBPROF, "run", "-q", "--fail-on", "never", "--output", "gbench=" + g, "--", "sh", "-c",
+                        script], capture_output=True, timeout=60)
+        bench = json.load(open(g))["benchmarks"] if os.path.exists(g) else []
+        if not bench or any(b.get("error_occurred", False) != want or want != ("error_message" in b) for b in bench):
+            fail(f"gbench of a run that did {script}: entries {bench}")
 p, rep = run(["--", "sh", "-c", "kill -SEGV $$"])
 if p.returncode != 128 + signal.SIGSEGV or rep["target"]["signal"] != "SIGSEGV":
     fail(f"SIGSEGV: exit {p.returncode}, signal {rep and rep['target']['signal']}")
@@ -268,6 +278,20 @@ if replies[:1] != ["err"] or replies.count("ack") != 2 or rep["target"]["markers
     fail(f"protocol errors: replies {p.stdout!r}, refused {rep and rep['target']['markers']}")
 elif [ph["name"] for ph in rep["phases"]] != ["ok"] or rep["phases"][0]["ns_per_access"]["median"] != 100:
     fail(f"protocol: phase ok with 1000 ns / 10 accesses: {rep['phases']}")
+
+# A command that exits inside a phase: with one occurrence done, the phase stands on it and says the other was cut
+# short; exiting inside the only one, the phase failed (it said ok with no sample, and its report broke its own
+# schema), and phases_completed fails with it.
+CUT = ("import os; c = open(os.environ['TLBPROF_MARKER_CTL'], 'w'); a = open(os.environ['TLBPROF_MARKER_ACK']);\n"
+       "def send(l):\n c.write(l + '\\n'); c.flush(); return a.readline().strip()\n"
+       "for i in range(2):\n send('phase begin done accesses=10'); send('phase end ns=1000')\n"
+       "send('phase begin open accesses=10'); os._exit(0)")
+p, rep = run(["--", sys.executable, "-c", CUT])
+st = {ph["name"]: (ph["status"], ph["reason"]) for ph in rep["phases"]} if rep else {}
+pc = next((c["status"] for c in rep["analysis"]["checks"] if c["id"] == "phases_completed"), None) if rep else None
+if st.get("done", ("",))[0] != "ok" or st.get("open", ("",))[0] != "failed" or \
+        "the only occurrence" not in st["open"][1] or pc != "fail":
+    fail(f"exit inside a phase: phases {st}, phases_completed {pc}")
 
 # perf stat --control compatibility: fifo and fd forms, -D -1, acks.
 # As perf stat's protocol has it: commands end with '\n' (or '\0'), the ack is sizeof("ack\n") = "ack\n\0".

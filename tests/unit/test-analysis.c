@@ -483,8 +483,8 @@ static void test_command_exit(void)
 		{ __LINE__, { .runs = 5, .failed = 2, .exited = true, .exit_code = 1 }, true, CHECK_FAIL,
 		  "2 of the command's 5 runs failed" },
 		{ __LINE__, { .runs = 5, .exited = true }, true, CHECK_PASS, "in every run" },
-		{ __LINE__, { .runs = 1, .failed = 1, .interrupted = true, .signal = "SIGINT" }, true, CHECK_SKIP,
-		  "tlbprof stopped the command" },
+		{ __LINE__, { .runs = 1, .failed = 1, .interrupted = true, .signal = "SIGINT" }, true, CHECK_FAIL,
+		  "the run is cut short" },
 		{ __LINE__, { .runs = 1, .attached = true }, true, CHECK_SKIP, "attached" },
 		{ __LINE__, { 0 }, false, CHECK_SKIP, "does not say how the command ended" },
 	};
