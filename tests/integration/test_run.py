@@ -293,6 +293,22 @@ if st.get("done", ("",))[0] != "ok" or st.get("open", ("",))[0] != "failed" or \
         "the only occurrence" not in st["open"][1] or pc != "fail":
     fail(f"exit inside a phase: phases {st}, phases_completed {pc}")
 
+# Phases named like another's gbench aggregates ("x_mean" beside "x"): in gbench each name is one series, the
+# colliding phase as NAME/phase (compare.py groups by name, and mixed x's mean into x_mean's repetitions).
+NAMES = ("import os; c = open(os.environ['TLBPROF_MARKER_CTL'], 'w'); a = open(os.environ['TLBPROF_MARKER_ACK']);\n"
+         "def send(l):\n c.write(l + '\\n'); c.flush(); return a.readline().strip()\n"
+         "for i in range(3):\n for n in ('x', 'x_mean', 'x_stddev'):\n"
+         "  send('phase begin %s accesses=10' % n); send('phase end ns=1000')")
+with tempfile.TemporaryDirectory() as d:
+    g = os.path.join(d, "g.json")
+    subprocess.run([TLBPROF, "run", "-q", "--fail-on", "never", "--output", "gbench=" + g, "--", sys.executable, "-c",
+                    NAMES], capture_output=True, timeout=60)
+    families = {}
+    for b in (json.load(open(g))["benchmarks"] if os.path.exists(g) else []):
+        families.setdefault(b["name"], set()).add(b["family_index"])
+    if len(families) < 15 or any(len(f) > 1 for f in families.values()) or "x_mean/phase" not in families:
+        fail(f"gbench names of phases x, x_mean, x_stddev: {families}")
+
 # perf stat --control compatibility: fifo and fd forms, -D -1, acks.
 # As perf stat's protocol has it: commands end with '\n' (or '\0'), the ack is sizeof("ack\n") = "ack\n\0".
 PERF = ("import os, sys; c = os.open(sys.argv[1], os.O_WRONLY); a = os.open(sys.argv[2], os.O_RDONLY)\n"
