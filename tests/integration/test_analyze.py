@@ -51,6 +51,15 @@ def check(rep, cid):
     return next((c for c in rep["analysis"]["checks"] if c["id"] == cid), None)
 
 
+def analyze_doc(doc, name):
+    """Re-analyse a report altered in memory (written to a temporary NAME.json); the re-analysed report or None."""
+    with tempfile.TemporaryDirectory() as td:
+        path = os.path.join(td, name + ".json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return analyze(path, "--fail-on", "never")[0]
+
+
 # 1. The cloud Xeon at 128 MiB: about 12.3 ns, 48 cycles per dTLB miss, from the counters.
 rep, p = analyze(os.path.join(DATA, "cloud-xeon-128m.json"))
 if rep:
@@ -253,13 +262,9 @@ for fixture, want in (("run-jit-java.json", "pass"), ("run-short-processes.json"
         fail(f"{fixture}: the re-analysis differs from the run's own analysis")
     if want == "skip":
         del doc["target"]["watch"]["cpu_clock"]["task_clock_ns"]
-        with tempfile.TemporaryDirectory() as td:
-            path = os.path.join(td, "older.json")
-            with open(path, "w") as f:
-                json.dump(doc, f)
-            rep, _ = analyze(path, "--fail-on", "never")
-            if rep and check(rep, "hot_loop")["status"] != "pass":
-                fail(f"{fixture} without task_clock_ns: hot_loop {check(rep, 'hot_loop')}")
+        rep = analyze_doc(doc, "older")
+        if rep and check(rep, "hot_loop")["status"] != "pass":
+            fail(f"{fixture} without task_clock_ns: hot_loop {check(rep, 'hot_loop')}")
 
 # The marked example on the PVM guest (tests/data/run-marked-thp.json, from /tmp): its 2m phase's declared region on
 # THP, as it asked, is judged against the page declared (huge_pages_granted), not warned about by thp_backed_region,
@@ -277,13 +282,9 @@ if rep:
         fail("run-marked-thp: the re-analysis differs from the run's own analysis")
     for ph in doc["phases"]:
         ph["declared"]["region_address"] = None
-    with tempfile.TemporaryDirectory() as td:
-        path = os.path.join(td, "undeclared.json")
-        with open(path, "w") as f:
-            json.dump(doc, f)
-        rep, _ = analyze(path, "--fail-on", "never")
-        if rep and check(rep, "thp_backed_region")["status"] != "warn":
-            fail(f"run-marked-thp without declared addresses: thp_backed_region {check(rep, 'thp_backed_region')}")
+    rep = analyze_doc(doc, "undeclared")
+    if rep and check(rep, "thp_backed_region")["status"] != "warn":
+        fail(f"run-marked-thp without declared addresses: thp_backed_region {check(rep, 'thp_backed_region')}")
 
 # 3. Bad report files: exit 2, one line naming the file, nothing written.
 with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
