@@ -131,7 +131,8 @@ void checks_too_fast(const struct analysis_check_def *def, const struct analysis
 	 * that fits L1 read 3.49 cycles against Zen 5's 3.6 with the clock calibrated at 3.13 GHz, spread 18.8 %, on a
 	 * boosting guest, and failed a correct run; a deleted loop is a fraction of a cycle at any bound.
 	 */
-	double spread = clock && clock->core_clock_ghz > 0 && clock->core_clock_spread > 0 ? clock->core_clock_spread : 0;
+	double spread = clock && clock->core_clock_ghz > 0 && clock->core_clock_spread > 0 ? clock->core_clock_spread
+											    : 0;
 	struct analysis_check *c;
 	if (worst_cycles * (1 + spread) < floor_cycles)
 		c = checks_add(a, def, CHECK_FAIL,
