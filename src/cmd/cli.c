@@ -292,15 +292,6 @@ static const char *stdout_alias(const char *path)
 								  S_ISSOCK(a.st_mode)) ? "-" : path;
 }
 
-/* Each file --output DIR/ writes: DIR/tlbprof.json and the others, into buf. */
-static const char *dir_file(const struct report_outputs *out, enum output_format f, char *buf, size_t size)
-{
-	size_t n = strlen(out->output_path);
-	snprintf(buf, size, "%s%s%s", out->output_path, n && out->output_path[n - 1] == '/' ? "" : "/",
-		 report_format_file_name(f));
-	return buf;
-}
-
 /*
  * --output DIR/: each file it will write is not a directory (found before the work, not after it) and not the
  * --json file.
@@ -311,7 +302,10 @@ static enum option_result check_dir_files(const struct report_outputs *out, char
 	struct stat st;
 
 	for (size_t i = 0; i < out->n_formats; i++) {
-		dir_file(out, out->formats[i], file, sizeof(file));
+		if (out->format_paths[out->formats[i]])
+			continue;	/* its own --output FORMAT=PATH, checked with the others */
+		if (!report_output_path(out, out->formats[i], file, sizeof(file)))
+			return option_error(msg, len, "--output '%s': %s", out->output_path, strerror(ENAMETOOLONG));
 		if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
 			return option_error(msg, len, "--output '%s': %s is a directory, where the %s document goes",
 					    out->output_path, file, output_format_name(out->formats[i]));
@@ -333,8 +327,7 @@ enum option_result cli_check_inputs(const char *const *inputs, size_t n, const s
 					    "elsewhere", out->json_path, inputs[k]);
 		for (size_t i = 0; i < out->n_formats; i++) {
 			enum output_format f = out->formats[i];
-			const char *path = out->format_paths[f] ? out->format_paths[f]
-					 : out->output_dir ? dir_file(out, f, file, sizeof(file)) : out->output_path;
+			const char *path = report_output_path(out, f, file, sizeof(file));
 			if (path && strcmp(path, "-") != 0 && !(native_may_replace && f == OUTPUT_JSON) &&
 			    cli_same_output(path, inputs[k]))
 				return option_error(msg, len, "--output '%s': the %s document would replace the report "

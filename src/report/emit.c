@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* report_emit(): the table for people, then every document a command asked for; and the one-line error. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,21 @@ bool report_outputs_stdout(const struct report_outputs *out)
 	bool to_stdout = out->json_path && strcmp(out->json_path, "-") == 0;
 
 	for (size_t i = 0; i < out->n_formats; i++) {
-		const char *p = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
-			      : out->output_dir ? NULL : out->output_path;
+		char file[PATH_MAX + 32];
+		const char *p = report_output_path(out, out->formats[i], file, sizeof(file));
 		to_stdout |= p && strcmp(p, "-") == 0;
 	}
 	return to_stdout;
+}
+
+const char *report_output_path(const struct report_outputs *out, enum output_format fmt, char *buf, size_t size)
+{
+	if (out->format_paths[fmt] || !out->output_dir)
+		return out->format_paths[fmt] ? out->format_paths[fmt] : out->output_path;
+	size_t n = strlen(out->output_path);
+	int w = snprintf(buf, size, "%s%s%s", out->output_path, n && out->output_path[n - 1] == '/' ? "" : "/",
+			 report_format_file_name(fmt));
+	return w >= 0 && (size_t)w < size ? buf : NULL;
 }
 
 int report_emit(const struct report_input *in, const struct report_outputs *out)
@@ -88,23 +99,19 @@ int report_emit(const struct report_input *in, const struct report_outputs *out)
 		rc = -1;
 	}
 	for (size_t i = 0; i < out->n_formats; i++) {
-		char *path = NULL;
-		const char *target = out->format_paths[out->formats[i]] ? out->format_paths[out->formats[i]]
-									: out->output_path;
-		if (!out->format_paths[out->formats[i]] && out->output_dir) {
-			size_t n = strlen(out->output_path);
-			const char *sep = n && out->output_path[n - 1] == '/' ? "" : "/";
-			if (asprintf(&path, "%s%s%s", out->output_path, sep, report_format_file_name(out->formats[i])) < 0) {
-				report_error("out of memory");
-				return -1;
-			}
+		char file[PATH_MAX + 32];
+		const char *path = report_output_path(out, out->formats[i], file, sizeof(file));
+		if (!path) {
+			snprintf(msg, sizeof(msg), "--output '%s': %s", out->output_path, strerror(ENAMETOOLONG));
+			e = -ENAMETOOLONG;
+		} else {
+			e = report_write_format(in, out->formats[i], path, "--output", msg, sizeof(msg));
 		}
-		if ((e = report_write_format(in, out->formats[i], path ? path : target, "--output", msg, sizeof(msg))) != 0) {
+		if (e != 0) {
 			report_error(msg);
 			interrupted |= e == -EINTR;
 			rc = -1;
 		}
-		free(path);
 	}
 	return interrupted ? -EINTR : rc;
 }

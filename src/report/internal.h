@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "pmu/counters.h"
 #include "machine/environment.h"
@@ -50,6 +51,13 @@ static inline double report_pct(double fraction)
 static inline const char *report_plural(size_t n)
 {
 	return n == 1 ? "" : "s";
+}
+
+/* An address as reports write it, and as a reader takes it back: 0x and 1 to 16 lower-case hex digits. */
+#define REPORT_HEX_ADDRESS "an address (0x and up to 16 lower-case hex digits)"
+static inline bool report_hex_address(const char *s)
+{
+	return s && strncmp(s, "0x", 2) == 0 && s[2] && strlen(s) <= 18 && !s[2 + strspn(s + 2, "0123456789abcdef")];
 }
 
 /* compare.c: a verdict for people ("could not tell, because ..." between too few runs), and a phase's, into buf. */

@@ -359,8 +359,8 @@ static uint64_t get_hex(const json_t *o, const char *key)
 	const json_t *v = field(o, key);
 	const char *s = json_string_value(v);
 
-	if (v && (!s || strncmp(s, "0x", 2) != 0 || !s[2] || strlen(s) > 18 || s[2 + strspn(s + 2, "0123456789abcdef")]))
-		bad_field(key, "an address (0x and up to 16 lower-case hex digits)");
+	if (v && !report_hex_address(s))
+		bad_field(key, REPORT_HEX_ADDRESS);
 	return s ? strtoull(s, NULL, 16) : 0;
 }
 

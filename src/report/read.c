@@ -394,9 +394,8 @@ static int read_declared(struct reader *rd, json_t *d, const char *where, struct
 	r->target->has_region = json_is_integer(v);
 	r->target->region_bytes = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 	const char *addr = json_string_value(json_object_get(d, "region_address"));	/* null: none declared */
-	if (addr && (strncmp(addr, "0x", 2) != 0 || !addr[2] || strlen(addr) > 18 ||
-		     addr[2 + strspn(addr + 2, "0123456789abcdef")]))
-		return rd_bad(rd, "%s.region_address: not an address (0x and up to 16 lower-case hex digits)", dw);
+	if (addr && !report_hex_address(addr))
+		return rd_bad(rd, "%s.region_address: not " REPORT_HEX_ADDRESS, dw);
 	r->target->region_addr = addr ? strtoull(addr, NULL, 16) : 0;
 	r->target->chain_inspected = json_is_true(json_object_get(d, "chain_inspected"));
 	r->target->open_at_exit = json_is_true(json_object_get(d, "open_at_exit"));

@@ -108,6 +108,14 @@ int report_write_json(const struct report_input *in, const char *path, char *err
 const char *report_format_file_name(enum output_format fmt);
 
 /*
+ * Where format fmt of out goes: its own --output FORMAT=PATH, else DIR/NAME
+ * under --output DIR/ (built in buf), else the --output path; "-" is stdout.
+ * NULL when DIR/NAME does not fit buf (size PATH_MAX + 32 holds any path
+ * open(2) takes).
+ */
+const char *report_output_path(const struct report_outputs *out, enum output_format fmt, char *buf, size_t size);
+
+/*
  * Write format fmt of the report to the stream f: gbench (Google Benchmark
  * JSON), openmetrics, junit or csv (json: the native report). The mapping
  * of each is in ARCHITECTURE.md. Deterministic for a given input except the

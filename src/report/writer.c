@@ -286,11 +286,13 @@ int report_write_file(const char *path, const char *option, const char *what,
 		}
 		free(target);
 	}
-	FILE *std = stat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) ? std_stream_of(&st) : NULL;
-	if (std)
-		return write_stdout(std, what, emit, ctx, err, err_len);
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return write_in_place(path, &st, option, what, emit, ctx, err, err_len);
+	if (stat(path, &st) == 0) {	/* one look at what is there now */
+		FILE *std = S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) ? std_stream_of(&st) : NULL;
+		if (std)
+			return write_stdout(std, what, emit, ctx, err, err_len);
+		if (!S_ISREG(st.st_mode))
+			return write_in_place(path, &st, option, what, emit, ctx, err, err_len);
+	}
 	return write_replacing(path, option, what, emit, ctx, err, err_len);
 }
 
