@@ -201,6 +201,8 @@ void checks_coarse_clock(const struct analysis_check_def *def, const struct anal
 int checks_clock_stopped_fn(const struct sample_clocks *c);
 void checks_empty_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,
 			       struct analysis *a);
+void checks_off_cpu_in_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,
+				    struct analysis *a);
 void checks_clock_per_access(const struct analysis_check_def *def, const struct analysis_input *in,
 			     struct analysis *a);
 

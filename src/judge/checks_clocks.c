@@ -88,6 +88,18 @@
  * samples there, or 3 with the skew of a period.
  */
 #define STALL_SEEN_SHARE 0.5
+/*
+ * The windows the hot loop ran in (measured_windows) are what the benchmark's clock reads time. Where the whole
+ * command sat off every CPU for OFF_CPU_IDLE_SHARE of them (and OFF_CPU_MIN_NS at least: a page-cache read or a
+ * log line is not the point), they time a sleep, a disk or another program, not memory accesses. Where the hot
+ * thread waited for a CPU, runnable, for OFF_CPU_OWN_SHARE of them while another task of the command ran, the
+ * command's own threads outnumber its CPUs; for OFF_CPU_BUSY_SHARE of them, whoever ran, the machine was busy
+ * (the test suite's two jobs on two vCPUs preempted a single-threaded benchmark for up to a third of its windows).
+ */
+#define OFF_CPU_IDLE_SHARE 0.1
+#define OFF_CPU_OWN_SHARE 0.25
+#define OFF_CPU_BUSY_SHARE 0.5
+#define OFF_CPU_MIN_NS 1000000
 
 /* The functions that could not be traced, for messages: "gettimeofday, time (IFUNCs bound to the vDSO)". */
 static void untraced(const struct sample_clocks *c, char *buf, size_t size)
@@ -398,14 +410,41 @@ static void unaccounted_skip(const struct analysis_check_def *def, const struct 
 	checks_evidence(c, "lost_records", (double)p->clock_lost);
 }
 
+/*
+ * Why the hot thread's windows are not all seen (a skip's text, into why): it read once, tracing stopped early,
+ * or it was followed after it started. False when they are.
+ */
+static bool windows_unseen(const struct sample_clocks *c, char *why, size_t len)
+{
+	int stopped = checks_clock_stopped_fn(c);
+
+	if (!c->windows)
+		snprintf(why, len, "could not tell, because the hot thread read its clock only once: no window between two "
+			 "reads");
+	else if (stopped >= 0)
+		snprintf(why, len, "could not tell, because tracing %s stopped after %u calls: the reads after it, and so "
+			 "the end of the timed span, are unseen", sample_clock_fn_name(stopped), SAMPLE_CLOCK_BUDGET);
+	else if (c->threads_capped)
+		snprintf(why, len, "could not tell, because all tracing stopped at %llu ms, when the command started more "
+			 "threads than are followed (%u alive at once, %u in all): the reads after it, and so the end of "
+			 "the timed span, are unseen", (unsigned long long)c->threads_capped_ms, SAMPLE_CLOCK_THREADS,
+			 SAMPLE_CLOCK_FOLLOWED);
+	else if (c->hot_samples_untraced)
+		snprintf(why, len, "could not tell, because the hot thread ran %llu cpu-clock samples before its probes "
+			 "opened (it was followed after it started): its reads before them, and so the start of the timed "
+			 "span, are unseen", (unsigned long long)c->hot_samples_untraced);
+	else
+		return false;
+	return true;
+}
+
 void checks_empty_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,
 			       struct analysis *a)
 {
 	const struct sample_profile *p = in->profile;
 	const struct sample_clocks *c = &p->clocks;
 	struct analysis_check *chk;
-	int stopped = checks_clock_stopped_fn(c);
-	char how[256];
+	char how[256], why[320];
 
 	if (!clocks_seen(def, p, a))
 		return;
@@ -438,23 +477,8 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 			 (unsigned long long)c->hot_samples_in_span, (double)c->span_on_cpu_ns / 1e6);
 	else
 		timed_how(c, in_ns, cpu_ns, how, sizeof(how));
-	if (!c->windows)
-		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread read its clock only once: "
-				 "no window between two reads");
-	else if (stopped >= 0)
-		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because tracing %s stopped after %u calls: the "
-				 "reads after it, and so the end of the timed span, are unseen",
-				 sample_clock_fn_name(stopped), SAMPLE_CLOCK_BUDGET);
-	else if (c->threads_capped)
-		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because all tracing stopped at %llu ms, when the "
-				 "command started more threads than are followed (%u alive at once, %u in all): the reads "
-				 "after it, and so the end of the timed span, are unseen",
-				 (unsigned long long)c->threads_capped_ms, SAMPLE_CLOCK_THREADS, SAMPLE_CLOCK_FOLLOWED);
-	else if (c->hot_samples_untraced)
-		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran %llu cpu-clock samples "
-				 "before its probes opened (it was followed after it started): its reads before them, and "
-				 "so the start of the timed span, are unseen",
-				 (unsigned long long)c->hot_samples_untraced);
+	if (windows_unseen(c, why, sizeof(why)))
+		chk = checks_add(a, def, CHECK_SKIP, "%s", why);
 	else if (checks_clock_unaccounted(p)) {
 		unaccounted_skip(def, p, a);
 		return;
@@ -504,6 +528,61 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	}
 	if (stalled)
 		checks_evidence(chk, "span_seen_ns", seen);
+}
+
+void checks_off_cpu_in_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,
+				    struct analysis *a)
+{
+	const struct sample_clocks *c = &in->profile->clocks;
+	struct analysis_check *chk;
+	char why[320], cpus[48] = "";
+
+	if (!clocks_seen(def, in->profile, a))
+		return;
+	if (in->profile->cpus_allowed_last)
+		snprintf(cpus, sizeof(cpus), " (%u at its last look)", in->profile->cpus_allowed_last);
+	double span = (double)c->measured_span_ns, idle = (double)c->measured_idle_ns;
+	double pre = (double)c->measured_preempted_ns, own = (double)c->measured_preempted_own_ns;
+	if (windows_unseen(c, why, sizeof(why)))
+		chk = checks_add(a, def, CHECK_SKIP, "%s", why);
+	else if (!c->measured_known || !c->waits_known)
+		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the context switches of the command's tasks "
+				 "were not recorded (a kernel before 4.3, or a report from before they were weighed) or some "
+				 "were lost: when the hot thread was off a CPU is unknown");
+	else if (!c->measured_windows || span <= 0)
+		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because no window between the hot thread's reads "
+				 "held its hot loop");
+	else if (idle >= OFF_CPU_IDLE_SHARE * span && idle >= OFF_CPU_MIN_NS)
+		chk = checks_add(a, def, CHECK_WARN,
+				 "the command sat off every CPU for %.0f %% of the windows its hot loop ran in (%.3g of %.4g "
+				 "ms): the hot thread was asleep (a sleep, I/O, a lock or a pipe) and none of the command's "
+				 "other threads or processes ran; the times it reports hold that wait, not memory accesses. "
+				 "Time only the accesses; a wait on another program (a server) is that program's, which "
+				 "tlbprof does not watch", 100 * idle / span, idle / 1e6, span / 1e6);
+	else if (own >= OFF_CPU_OWN_SHARE * span && own >= OFF_CPU_MIN_NS)
+		chk = checks_add(a, def, CHECK_WARN,
+				 "the hot thread waited for a CPU, runnable, for %.0f %% of the windows its hot loop ran in "
+				 "(%.3g of %.4g ms) while the command's other threads or processes ran: it runs more tasks "
+				 "at once than the CPUs it may use%s, and the times it reports hold their turns. Run no more "
+				 "threads than CPUs", 100 * own / span, own / 1e6, span / 1e6, cpus);
+	else if (pre >= OFF_CPU_BUSY_SHARE * span && pre >= OFF_CPU_MIN_NS)
+		chk = checks_add(a, def, CHECK_WARN,
+				 "the hot thread waited for a CPU, runnable, for %.0f %% of the windows its hot loop ran in "
+				 "(%.3g of %.4g ms), while other programs had the CPUs: the machine was busy, and the times "
+				 "it reports hold that wait. Run it on a quiet machine, or pinned to a CPU nothing else "
+				 "uses", 100 * pre / span, pre / 1e6, span / 1e6);
+	else
+		chk = checks_add(a, def, CHECK_PASS,
+				 "the hot thread was on a CPU for %.0f %% of the windows its hot loop ran in (%.4g ms); "
+				 "asleep %.3g ms, the whole command off every CPU for %.3g ms of it (a thread that waits "
+				 "for its workers sleeps while they run); waiting for a CPU %.3g ms, %.3g ms of it while "
+				 "the command's other tasks ran", 100 * (span - pre - (double)c->measured_blocked_ns) / span,
+				 span / 1e6, (double)c->measured_blocked_ns / 1e6, idle / 1e6, pre / 1e6, own / 1e6);
+	checks_evidence(chk, "measured_windows_span_ns", span);
+	checks_evidence(chk, "measured_idle_ns", idle);
+	checks_evidence(chk, "measured_blocked_ns", (double)c->measured_blocked_ns);
+	checks_evidence(chk, "measured_preempted_ns", pre);
+	checks_evidence(chk, "measured_preempted_own_ns", own);
 }
 
 bool checks_clock_unaccounted(const struct sample_profile *p)

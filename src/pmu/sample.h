@@ -706,6 +706,19 @@ struct sample_clocks {
 	bool faulted_known;		/* worked out (reports before it was recorded: not) */
 	uint64_t measured_windows_faulted;
 	/*
+	 * Where the hot thread was while those windows ran, from the context switches of every task of the command
+	 * (waits_known: recorded, none lost): the windows end to end (measured_span_ns), and in them its time off a
+	 * CPU while runnable (preempted: waiting for a CPU), of that the time as many other tasks of the command
+	 * were on one as it may use CPUs (command_cpus; preempted_own: its own threads or processes outnumbered
+	 * them), its time blocked (asleep: I/O, a
+	 * timer, a lock, a pipe, its workers), and of that the time no other task of the command ran either (idle:
+	 * the whole command waited, on a sleep, a disk or another program).
+	 */
+	bool waits_known;
+	unsigned command_cpus;
+	uint64_t measured_span_ns, measured_preempted_ns, measured_preempted_own_ns, measured_blocked_ns,
+		measured_idle_ns;
+	/*
 	 * The cpu-clock samples of the hot thread's process in the hot function (any thread; a slow-rate one
 	 * weighing what it stands for), and of them those between the hot thread's first and last read: a thread
 	 * that starts workers and joins them between two reads times their loop, which it runs none of.

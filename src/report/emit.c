@@ -62,7 +62,7 @@ bool report_outputs_stdout(const struct report_outputs *out)
 
 const char *report_output_path(const struct report_outputs *out, enum output_format fmt, char *buf, size_t size)
 {
-	if (out->format_paths[fmt] || !out->output_dir)
+	if (out->format_paths[fmt] || !out->output_dir || !out->output_path)
 		return out->format_paths[fmt] ? out->format_paths[fmt] : out->output_path;
 	size_t n = strlen(out->output_path);
 	int w = snprintf(buf, size, "%s%s%s", out->output_path, n && out->output_path[n - 1] == '/' ? "" : "/",

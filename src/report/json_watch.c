@@ -255,6 +255,13 @@ static json_t *clocks_json(const struct sample_clocks *c)
 			    c->windows && c->measured_known ? count(c->region_faults_measured) : json_null());
 	json_object_set_new(o, "measured_windows_faulted",
 			    c->windows && c->faulted_known ? count(c->measured_windows_faulted) : json_null());
+	bool waits = c->windows && c->waits_known;
+	json_object_set_new(o, "measured_windows_span_ns", waits ? count(c->measured_span_ns) : json_null());
+	json_object_set_new(o, "command_cpus", waits && c->command_cpus ? count(c->command_cpus) : json_null());
+	json_object_set_new(o, "measured_preempted_ns", waits ? count(c->measured_preempted_ns) : json_null());
+	json_object_set_new(o, "measured_preempted_own_ns", waits ? count(c->measured_preempted_own_ns) : json_null());
+	json_object_set_new(o, "measured_blocked_ns", waits ? count(c->measured_blocked_ns) : json_null());
+	json_object_set_new(o, "measured_idle_ns", waits ? count(c->measured_idle_ns) : json_null());
 	json_object_set_new(o, "cpu_moves", c->cpus_known ? count(c->cpu_moves) : json_null());
 	json_object_set_new(o, "cpu_moves_in_span",
 			    c->cpus_known && c->windows ? count(c->cpu_moves_in_span) : json_null());
@@ -640,6 +647,13 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->region_faults_measured = get_u64(o, "region_faults_in_measured_windows");
 	c->faulted_known = json_is_integer(json_object_get(o, "measured_windows_faulted"));	/* absent before */
 	c->measured_windows_faulted = get_u64(o, "measured_windows_faulted");
+	c->waits_known = json_is_integer(json_object_get(o, "measured_windows_span_ns"));	/* absent before */
+	c->measured_span_ns = get_u64(o, "measured_windows_span_ns");
+	c->command_cpus = get_count(o, "command_cpus");
+	c->measured_preempted_ns = get_u64(o, "measured_preempted_ns");
+	c->measured_preempted_own_ns = get_u64(o, "measured_preempted_own_ns");
+	c->measured_blocked_ns = get_u64(o, "measured_blocked_ns");
+	c->measured_idle_ns = get_u64(o, "measured_idle_ns");
 	c->cpus_known = json_is_integer(json_object_get(o, "cpu_moves"));
 	c->cpu_moves = get_u64(o, "cpu_moves");
 	c->cpu_moves_in_span = get_u64(o, "cpu_moves_in_span");

@@ -205,18 +205,32 @@ static int switch_cmp(const void *x, const void *y)
 	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
 }
 
+/* By task, then time. */
+static int task_time_cmp(const void *x, const void *y)
+{
+	const struct sample_task *a = x, *b = y;
+
+	return a->tid != b->tid ? (a->tid < b->tid ? -1 : 1) : switch_cmp(x, y);
+}
+
+/* A spell off a CPU, [from, to): preempted (still runnable) or blocked; or another task's spell on one. */
+struct spell {
+	uint64_t from, to;
+	bool preempted;
+};
+
 /*
- * The hot thread's spells off a CPU, [from, to) in time order, from its switches: from a switch out to the
- * next switch in; one still open at the end runs to UINT64_MAX. Returns how many (0, *out NULL: none or no
- * memory; the caller then has no on-CPU figures).
+ * The hot thread's spells off a CPU, in time order, from its switches: from a switch out to the next switch in;
+ * one still open at the end runs to UINT64_MAX. Returns how many (0, *out NULL: none or no memory; the caller
+ * then has no on-CPU figures).
  */
-static size_t off_cpu_spells(const struct clocks_switches *sw, uint32_t hot_tid, uint64_t (**out)[2])
+static size_t off_cpu_spells(const struct clocks_switches *sw, uint32_t hot_tid, struct spell **out)
 {
 	struct sample_task *mine = calloc(sw->count ? sw->count : 1, sizeof(*mine));
-	uint64_t(*spells)[2] = calloc(sw->count / 2 + 1, sizeof(*spells));
+	struct spell *spells = calloc(sw->count / 2 + 1, sizeof(*spells));
 	size_t k = 0, n = 0;
 	bool off = false;
-	uint64_t from = 0;
+	struct spell cur = { 0 };
 
 	*out = NULL;
 	if (!mine || !spells) {
@@ -231,53 +245,167 @@ static size_t off_cpu_spells(const struct clocks_switches *sw, uint32_t hot_tid,
 	for (size_t i = 0; i < k; i++) {
 		if (mine[i].kind == SAMPLE_TASK_SWITCH_OUT && !off) {
 			off = true;
-			from = mine[i].time_ns;
+			cur = (struct spell){ .from = mine[i].time_ns, .preempted = mine[i].preempted };
 		} else if (mine[i].kind == SAMPLE_TASK_SWITCH_IN && off) {
 			off = false;
-			spells[n][0] = from;
-			spells[n++][1] = mine[i].time_ns;
+			cur.to = mine[i].time_ns;
+			spells[n++] = cur;
 		}
 	}
 	if (off) {
-		spells[n][0] = from;
-		spells[n++][1] = UINT64_MAX;
+		cur.to = UINT64_MAX;
+		spells[n++] = cur;
 	}
 	free(mine);
 	*out = spells;
 	return n;
 }
 
-/* The time of [a, b) off a CPU; *at, into the sorted spells, only moves forward as the windows do. */
-static uint64_t off_within(const uint64_t (*spells)[2], size_t n, size_t *at, uint64_t a, uint64_t b)
+/* The time of [a, b) in the sorted, disjoint spells; *at only moves forward as the queries do. */
+static uint64_t spells_within(const struct spell *spells, size_t n, size_t *at, uint64_t a, uint64_t b)
 {
-	uint64_t off = 0;
+	uint64_t in = 0;
 
-	while (*at < n && spells[*at][1] <= a)
+	while (*at < n && spells[*at].to <= a)
 		(*at)++;
-	for (size_t i = *at; i < n && spells[i][0] < b; i++) {
-		uint64_t lo = spells[i][0] > a ? spells[i][0] : a, hi = spells[i][1] < b ? spells[i][1] : b;
-		off += hi - lo;
+	for (size_t i = *at; i < n && spells[i].from < b; i++) {
+		uint64_t lo = spells[i].from > a ? spells[i].from : a, hi = spells[i].to < b ? spells[i].to : b;
+		in += hi - lo;
 	}
-	return off;
+	return in;
 }
 
 /* The windows' time on a CPU (reads[0..k) in time order): the longest window's and the span's. */
 static void on_cpu_windows(const struct read_at *reads, size_t k, const struct clocks_switches *sw, uint32_t hot_tid,
 			   struct sample_clocks *out)
 {
-	uint64_t(*spells)[2];
+	struct spell *spells;
 	size_t n = off_cpu_spells(sw, hot_tid, &spells), at = 0;
 
 	if (!spells)
 		return;
 	out->switches_known = true;
 	for (size_t i = 1; i < k; i++) {
-		uint64_t on = reads[i].t - reads[i].from - off_within(spells, n, &at, reads[i].from, reads[i].t);
+		uint64_t on = reads[i].t - reads[i].from - spells_within(spells, n, &at, reads[i].from, reads[i].t);
 		out->span_on_cpu_ns += on;
 		if (on > out->window_max_on_cpu_ns)
 			out->window_max_on_cpu_ns = on;
 	}
 	free(spells);
+}
+
+/* A time a task's spell starts (+1) or ends (-1). */
+struct edge {
+	uint64_t t;
+	int step;
+};
+
+static int edge_cmp(const void *x, const void *y)
+{
+	const struct edge *a = x, *b = y;
+
+	return a->t != b->t ? (a->t < b->t ? -1 : 1) : (a->step > b->step) - (a->step < b->step);
+}
+
+/*
+ * When at least depth tasks of the command but the hot thread were on a CPU (active: on one, or runnable and
+ * waiting for one), from each task's switches: a task's spell runs from a switch in (or the start, where its first
+ * switch is out) to its switch out (active: one that blocked) or the end. Sorted, disjoint spells; returns how
+ * many; *out NULL when out of memory.
+ */
+static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, bool active, unsigned depth,
+			    struct spell **out)
+{
+	struct sample_task *theirs = calloc(sw->count ? sw->count : 1, sizeof(*theirs));
+	struct edge *edges = calloc(2 * sw->count + 2, sizeof(*edges));
+	struct spell *on = calloc(sw->count + 1, sizeof(*on));
+	size_t k = 0, n = 0, m = 0;
+
+	*out = NULL;
+	if (!theirs || !edges || !on) {
+		free(theirs);
+		free(edges);
+		free(on);
+		return 0;
+	}
+	for (size_t i = 0; i < sw->count; i++)
+		if (sw->items[i].tid != hot_tid)
+			theirs[k++] = sw->items[i];
+	qsort(theirs, k, sizeof(*theirs), task_time_cmp);
+	bool open = false;
+	uint64_t from = 0;
+	for (size_t i = 0; i < k; i++) {
+		const struct sample_task *t = &theirs[i];
+		if (!i || theirs[i - 1].tid != t->tid) {	/* a task whose first switch is out ran from the start */
+			open = t->kind == SAMPLE_TASK_SWITCH_OUT;
+			from = 0;
+		}
+		if (t->kind == SAMPLE_TASK_SWITCH_IN && !open) {
+			open = true;
+			from = t->time_ns;
+		} else if (t->kind == SAMPLE_TASK_SWITCH_OUT && open && !(active && t->preempted)) {
+			edges[n++] = (struct edge){ from, 1 };
+			edges[n++] = (struct edge){ t->time_ns, -1 };
+			open = false;
+		}
+		if (open && (i + 1 == k || theirs[i + 1].tid != t->tid)) {	/* still open at the end */
+			edges[n++] = (struct edge){ from, 1 };
+			edges[n++] = (struct edge){ UINT64_MAX, -1 };
+			open = false;
+		}
+	}
+	/* Ends before starts at one time: a task's spells that touch do not count it twice. */
+	qsort(edges, n, sizeof(*edges), edge_cmp);
+	unsigned level = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned before = level;
+		level = (unsigned)((int)level + edges[i].step);
+		if (before < depth && level >= depth)
+			on[m].from = edges[i].t;
+		else if (before >= depth && level < depth && edges[i].t > on[m].from)
+			on[m++].to = edges[i].t;
+	}
+	free(theirs);
+	free(edges);
+	*out = on;
+	return m;
+}
+
+/* The waits in the measured windows [reads[w], reads[w + 1]) (struct sample_clocks, waits_known). */
+static void measured_waits(const uint64_t *reads, size_t k, const bool *measured, const struct clocks_switches *sw,
+			   uint32_t hot_tid, struct sample_clocks *out)
+{
+	struct spell *off, *running, *active;
+	unsigned cpus = sw->cpus ? sw->cpus : 1;
+	size_t n_off = off_cpu_spells(sw, hot_tid, &off), n_running = others_spells(sw, hot_tid, false, cpus, &running);
+	size_t n_active = others_spells(sw, hot_tid, true, 1, &active), at = 0, at_running = 0, at_active = 0;
+
+	if (off && running && active) {
+		out->waits_known = true;
+		out->command_cpus = sw->cpus;
+		for (size_t w = 0; w + 1 < k; w++) {
+			if (!measured[w])
+				continue;
+			uint64_t a = reads[w], b = reads[w + 1];
+			out->measured_span_ns += b - a;
+			while (at < n_off && off[at].to <= a)
+				at++;
+			for (size_t i = at; i < n_off && off[i].from < b; i++) {
+				uint64_t lo = off[i].from > a ? off[i].from : a, hi = off[i].to < b ? off[i].to : b;
+				if (off[i].preempted) {
+					out->measured_preempted_ns += hi - lo;
+					out->measured_preempted_own_ns += spells_within(running, n_running, &at_running, lo,
+											  hi);
+				} else {
+					out->measured_blocked_ns += hi - lo;
+					out->measured_idle_ns += hi - lo - spells_within(active, n_active, &at_active, lo, hi);
+				}
+			}
+		}
+	}
+	free(off);
+	free(running);
+	free(active);
 }
 
 void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,
@@ -417,7 +545,7 @@ static uint64_t weighted_median_window(const uint64_t *reads, size_t k, const ui
 
 bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, uint32_t hot_pid,
 		     const struct clocks_mark *marks, size_t n_marks, const struct sample_list *faults, uint64_t lo,
-		     uint64_t hi, struct sample_clocks *out)
+		     uint64_t hi, const struct clocks_switches *sw, struct sample_clocks *out)
 {
 	size_t n = 0, k = 0;
 
@@ -471,6 +599,8 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 		out->measured_windows_faulted += measured[w] && faulted[w];
 	out->measured_window_median_ns = weighted_median_window(reads, k, by, measured);
 	out->measured_known = out->faulted_known = true;
+	if (sw)
+		measured_waits(reads, k, measured, sw, hot_tid, out);
 	free(reads);
 	free(by);
 	free(measured);

@@ -36,6 +36,7 @@ int clocks_uprobe_type(void);
 struct clocks_switches {
 	const struct sample_task *items;
 	size_t count;
+	unsigned cpus;			/* the CPUs the command may use (0: unknown, taken as 1) */
 };
 
 /*
@@ -85,11 +86,14 @@ struct clocks_mark {
  * sampled; a parallel loop's workers fault inside the timer's windows) inside those
  * windows: out->measured_windows, region_faults_measured and measured_known;
  * and the marks' weight, in all and between the first and last read
- * (loop_weight, loop_weight_in_span). Pure; false when out of memory.
+ * (loop_weight, loop_weight_in_span); with sw (the switches of every task of
+ * the command; NULL: not recorded, or some lost), where the hot thread was
+ * in those windows: preempted, blocked, and blocked with the whole command
+ * off a CPU (waits_known). Pure; false when out of memory.
  */
 bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, uint32_t hot_pid,
 		     const struct clocks_mark *marks, size_t n_marks, const struct sample_list *faults, uint64_t lo,
-		     uint64_t hi, struct sample_clocks *out);
+		     uint64_t hi, const struct clocks_switches *sw, struct sample_clocks *out);
 
 /*
  * What lies between the hot thread's first and last read (out->first_read_ns

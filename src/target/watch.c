@@ -9,6 +9,7 @@
 #include <asm/perf_regs.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <linux/perf_event.h>
 #include <time.h>
 #include <stdio.h>
@@ -517,7 +518,8 @@ static int note_task(void *ctx, const struct sample_task *t)
 			w->switches_short = true;
 		else
 			w->switches[w->n_switches++] = (struct sample_task){ .kind = t->kind, .pid = t->pid,
-									    .tid = t->tid, .time_ns = t->time_ns };
+									    .tid = t->tid, .time_ns = t->time_ns,
+									    .preempted = t->preempted };
 		return 0;
 	}
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_FORK)
@@ -638,6 +640,9 @@ void target_watch_open(struct target_state *st)
 	w->procs[0] = (struct watch_proc){ .pid = st->pid, .start_ns = timing_now_ns(), .polled = true,
 					   .clock_traced = true };
 	w->n_procs = 1;
+	cpu_set_t mask;
+	w->command_cpus = st->opt->cpu >= 0 ? 1
+			: sched_getaffinity(0, sizeof(mask), &mask) == 0 ? (unsigned)CPU_COUNT(&mask) : 0;
 	w->start_ns = timing_now_ns();
 	w->next_ns = w->start_ns + WATCH_FIRST_INTERVAL_NS;
 	/*

@@ -369,7 +369,7 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 	struct sample_info info = { 0 };
 	if (w->clock.s)
 		sample_info_get(w->clock.s, &info);
-	const struct clocks_switches sw = { w->switches, w->n_switches };
+	const struct clocks_switches sw = { w->switches, w->n_switches, w->command_cpus };
 	bool sw_known = w->clock.s && !info.lost && !w->switches_short;
 	uint64_t *own_t;
 	size_t n_own = clock_own_faults(faults, fsyms, p->hot_tid, &own_t);
@@ -384,7 +384,7 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 				   (!w->clock_slow_ns || p->clocks.last_read_ns < w->clock_slow_ns) && w->clock.s &&
 				   !info.lost && !info.throttled;
 	(void)clocks_measured(lists, p->hot_tid, p->hot_pid, w->hot_marks, w->n_hot_marks, p->has_pattern ? faults : NULL,
-			      p->fault_region_start, p->fault_region_end, &p->clocks);
+			      p->fault_region_start, p->fault_region_end, sw_known ? &sw : NULL, &p->clocks);
 	/* A hot thread followed after it started: its samples before its probes opened may hide unseen reads. */
 	for (size_t i = 0; i < w->n_clock_threads && p->hot_tid != w->clocks.pid; i++) {
 		const struct watch_clock_thread *t = w->clock_threads[i];

@@ -286,6 +286,36 @@ if rep:
     if rep and check(rep, "thp_backed_region")["status"] != "warn":
         fail(f"run-marked-thp without declared addresses: thp_backed_region {check(rep, 'thp_backed_region')}")
 
+# broken-sleep_in_window on the PVM guest (tests/data/run-sleep-in-window.json, run from /opt/bench): a 20 ms sleep
+# inside each of ten timed reps, the whole command off every CPU for a third of the windows its hot loop ran in. The
+# same windows with the sleep taken out of the idle time pass; spent waiting for a CPU instead, they warn of a busy
+# machine; and a report from before the switches were weighed could not tell.
+SLEEP = os.path.join(DATA, "run-sleep-in-window.json")
+with open(SLEEP) as f:
+    doc = json.load(f)
+rep, _ = analyze(SLEEP, "--fail-on", "never")
+clocks = doc["target"]["watch"]["clocks"]
+if rep:
+    off = check(rep, "off_cpu_in_timed_window")
+    share = clocks["measured_idle_ns"] / clocks["measured_windows_span_ns"]
+    if off["status"] != "warn" or share < 0.1 or f"{100 * share:.0f} % of the windows" not in off["message"]:
+        fail(f"run-sleep-in-window: idle {share:.2f} of the measured windows: off_cpu_in_timed_window {off}")
+    if rep["analysis"] != doc["analysis"]:
+        fail("run-sleep-in-window: the re-analysis differs from the run's own analysis")
+    idle = clocks["measured_idle_ns"]
+    for name, change, want in (("awake", {"measured_idle_ns": 0, "measured_blocked_ns": 0}, "pass"),
+                               ("busy", {"measured_idle_ns": 0, "measured_blocked_ns": 0,
+                                         "measured_preempted_ns": idle * 2}, "warn"),
+                               ("older", {k: None for k in ("measured_windows_span_ns", "command_cpus",
+                                                            "measured_preempted_ns", "measured_preempted_own_ns",
+                                                            "measured_blocked_ns", "measured_idle_ns")}, "skip")):
+        d = json.loads(json.dumps(doc))
+        d["target"]["watch"]["clocks"].update(change)
+        rep = analyze_doc(d, name)
+        off = check(rep, "off_cpu_in_timed_window") if rep else None
+        if rep and (not off or off["status"] != want or (name == "busy") != ("machine was busy" in off["message"])):
+            fail(f"run-sleep-in-window {name}: off_cpu_in_timed_window {off}, want {want}")
+
 # 3. Bad report files: exit 2, one line naming the file, nothing written.
 with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
     good = json.load(f)

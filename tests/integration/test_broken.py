@@ -18,7 +18,7 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e
 REPS = 1 if os.environ.get("TLBPROF_TEST_QUICK") else int(os.environ.get("TLBPROF_TEST_REPS", "10"))
 UNMARKED = {"hot_loop", "first_touch_in_timed_loop", "sequential_page_order", "same_page_offset", "zero_page_reads",
             "thp_backed_region", "pinning", "exec_image", "coarse_clock", "clock_per_access",
-            "empty_timed_window", "load_dependence", "cpu_time_clock"}
+            "empty_timed_window", "load_dependence", "cpu_time_clock", "off_cpu_in_timed_window"}
 FORKED = ["sh", "-c", '"$0"; exit $?']	# a shell that forks the benchmark and waits for it
 # The same after spending CPU time in its own code first, as pyenv's shim (a bash script) does: samples in the
 # shell's own code and none in the benchmark's, whose code is in a shared library. About 15 ms of the shell's user
@@ -61,6 +61,9 @@ CASES = [
     ("clock_per_access_thread", [], {"clock_per_access"}),
     ("short_window", [], {"coarse_clock"}),
     ("deleted_loop", [], {"empty_timed_window"}),
+    # A 10 ms sleep inside each of ten timed reps: the whole command off every CPU for a third of the windows its
+    # hot loop ran in. No check saw it before: the reads bracket the loop, and its CPU time is the chase's.
+    ("sleep_in_window", [], {"off_cpu_in_timed_window"}),
     ("wrapped_O0", ["env", "TLBPROF_EXAMPLE=1"], {"build_optimised"}),
     # Through a shell that forks the benchmark rather than exec it (as a script, make or GNU time does): the
     # watch follows the process it starts, its regions, faults, threads and clock reads.
@@ -125,7 +128,26 @@ PINS_SELF = {"first_touch", "populate_first_pass", "zero_page", "sequential", "s
              "thp_4k", "coarse_clock", "coarse_clock_static", "clock_per_access", "short_window", "deleted_loop",
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
              "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct", "correct_total_time",
-             "cpu_time_parallel"}
+             "cpu_time_parallel", "sleep_in_window"}
+busy_runs = 0
+
+
+def busy_machine(c, want):
+    """off_cpu_in_timed_window's warning of a busy machine, where the run was not looking for that check: the suite
+    runs two tests at once on two vCPUs, and a benchmark waited for a CPU for half its timed windows or more (up to
+    three quarters in a .ci/run dry run beside this test). The warning is the truth of that run; its figures must
+    say so, its own tasks not the cause."""
+    global busy_runs
+    if c["id"] != "off_cpu_in_timed_window" or c["id"] in want or "machine was busy" not in c["message"]:
+        return False
+    e = c["evidence"]
+    ok = e["measured_preempted_ns"] >= 0.5 * e["measured_windows_span_ns"] and \
+        e["measured_preempted_own_ns"] < 0.25 * e["measured_windows_span_ns"] and \
+        e["measured_idle_ns"] < 0.1 * e["measured_windows_span_ns"]
+    busy_runs += ok
+    return ok
+
+
 fail = Failures()
 for name, wrapper, want in CASES:
     if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name in ("parallel", "cpu_time_parallel") or name.startswith("rust_")):
@@ -150,7 +172,8 @@ for name, wrapper, want in CASES:
             except ReportError as e:
                 fail(f"{name}: report does not validate: {e}")
             warned = {c["id"] for c in r["analysis"]["checks"]
-                      if c["status"] in ("warn", "fail") and (c["id"] in UNMARKED or c["id"] == "build_optimised")}
+                      if c["status"] in ("warn", "fail") and (c["id"] in UNMARKED or c["id"] == "build_optimised")
+                      and not busy_machine(c, want)}
             if warned != want:
                 said = "; ".join(f"{c['id']}: {c['status']}: {c['message']}" for c in r["analysis"]["checks"]
                                  if c["id"] in warned ^ want)
@@ -230,4 +253,6 @@ for name, wrapper, want in CASES:
     if name in PINS_SELF and wrapper not in (FORKED, BUSY_FORKED) and REPS >= 5 and pinned_seen < 0.9 * REPS:
         fail(f"{name} pins itself: pinning passed in {pinned_seen} of {REPS} runs (the mask unseen over its hot "
              "function's samples)")
+if busy_runs:
+    print(f"off_cpu_in_timed_window: {busy_runs} run(s) warned of a busy machine, with the figures to show it")
 fail.finish(f"broken: {len(CASES)} benchmarks x {REPS} runs, each trap's check and no other")

@@ -663,6 +663,92 @@ static void test_cpu_time_clock(void)
 	}
 }
 
+/*
+ * Where the hot thread was in the windows its hot loop ran in, from the command's switches (clocks_measured), and
+ * off_cpu_in_timed_window's verdicts.
+ */
+static void test_off_cpu(void)
+{
+	const uint64_t ms = 1000000, us = 1000;
+	static struct sample_record reads[4];
+	struct sample_list lists[SAMPLE_CLOCK_FNS] = { { 0 } };
+	const uint64_t res[SAMPLE_CLOCK_IDS] = { 1, 1, 1, 1, 1, 4000000, 4000000, 1, 0 };
+	/* Reads at 0, 10, 20 and 30 ms; the loop's samples in the first and last windows, none in the middle one. */
+	for (size_t i = 0; i < 4; i++)
+		reads[i] = (struct sample_record){ .tid = 42, .time_ns = 100 * ms + i * 10 * ms, .regs = { 1 },
+						   .n_regs = 1 };
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ reads, 4, 4 };
+	const struct clocks_mark marks[] = { { 101 * ms, 1 }, { 109 * ms, 1 }, { 121 * ms, 1 }, { 129 * ms, 1 } };
+#define OUT(id, t, pre) { .kind = SAMPLE_TASK_SWITCH_OUT, .tid = id, .time_ns = 100 * ms + (t), .preempted = pre }
+#define IN(id, t) { .kind = SAMPLE_TASK_SWITCH_IN, .tid = id, .time_ns = 100 * ms + (t) }
+	const struct sample_task sw[] = {
+		OUT(45, 1 * ms, false),					/* on a CPU from the start, then asleep */
+		OUT(42, 5 * ms, false), IN(42, 8 * ms),			/* asleep 3 ms, nothing else running: idle */
+		OUT(42, 12 * ms, false), IN(42, 18 * ms),		/* asleep in the window between two reps */
+		IN(43, 21 * ms), OUT(43, 24 * ms, false),		/* 43 runs 21-24 ms */
+		OUT(42, 22 * ms, true), IN(42, 25 * ms),		/* preempted 3 ms, 2 of them while 43 ran */
+		OUT(42, 26 * ms, false), IN(42, 28 * ms),		/* asleep 2 ms; 44 runs or waits from 26.5 */
+		IN(44, 26 * ms + 500 * us), OUT(44, 27 * ms, true), IN(44, 27 * ms + 500 * us), OUT(44, 29 * ms, false),
+	};
+#undef OUT
+#undef IN
+	struct sample_profile p;
+	correct(&p);
+	for (unsigned cpus = 1; cpus <= 2; cpus++) {
+		const struct clocks_switches s = { sw, sizeof(sw) / sizeof(sw[0]), cpus };
+		p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+		clocks_profile(lists, 42, res, 10000000, &s, NULL, &p.clocks);
+		CHECK(clocks_measured(lists, 42, 42, marks, 4, NULL, 0, 0, &s, &p.clocks) && p.clocks.waits_known &&
+			      p.clocks.measured_windows == 2 && p.clocks.measured_span_ns == 20 * ms &&
+			      p.clocks.measured_blocked_ns == 5 * ms && p.clocks.measured_idle_ns == 3 * ms + 500 * us &&
+			      p.clocks.measured_preempted_ns == 3 * ms &&
+			      p.clocks.measured_preempted_own_ns == (cpus == 1 ? 2 * ms : 0) && p.clocks.command_cpus == cpus,
+		      "%u CPUs: %llu windows, span %llu, blocked %llu, idle %llu, preempted %llu, own %llu ns", cpus,
+		      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.measured_span_ns,
+		      (unsigned long long)p.clocks.measured_blocked_ns, (unsigned long long)p.clocks.measured_idle_ns,
+		      (unsigned long long)p.clocks.measured_preempted_ns,
+		      (unsigned long long)p.clocks.measured_preempted_own_ns);
+	}
+
+	static const struct {
+		int line;
+		uint64_t span_ms, idle_us, pre_us, own_us;	/* blocked: the idle time and 1 ms more */
+		bool known;
+		uint64_t measured;
+		enum check_status want;
+		const char *says;
+	} rows[] = {
+		{ __LINE__, 300, 90000, 0, 0, true, 10, CHECK_WARN, "sat off every CPU for 30 % of the windows" },
+		{ __LINE__, 300, 15000, 0, 0, true, 10, CHECK_PASS, "asleep 16 ms, the whole command off every CPU for 15" },
+		{ __LINE__, 5, 900, 0, 0, true, 10, CHECK_PASS, "on a CPU for 62 %" },	/* 18 %, but under 1 ms */
+		{ __LINE__, 300, 0, 100000, 90000, true, 10, CHECK_WARN, "than the CPUs it may use (2 at its last look)" },
+		{ __LINE__, 300, 0, 180000, 0, true, 10, CHECK_WARN, "the machine was busy" },
+		{ __LINE__, 300, 0, 120000, 30000, true, 10, CHECK_PASS, "waiting for a CPU 120 ms, 30 ms of it" },
+		{ __LINE__, 300, 90000, 0, 0, false, 10, CHECK_SKIP, "context switches of the command's tasks" },
+		{ __LINE__, 0, 0, 0, 0, true, 0, CHECK_SKIP, "no window between the hot thread's reads held its hot loop" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct analysis a;
+		const char *msg = NULL;
+		correct(&p);
+		p.cpus_allowed_last = 2;
+		p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true, .windows = 19, .hot_reads = 20,
+						   .measured_known = true, .waits_known = rows[i].known,
+						   .measured_windows = rows[i].measured, .measured_span_ns = rows[i].span_ms * ms,
+						   .measured_idle_ns = rows[i].idle_us * us,
+						   .measured_blocked_ns = rows[i].idle_us * us + ms,
+						   .measured_preempted_ns = rows[i].pre_us * us,
+						   .measured_preempted_own_ns = rows[i].own_us * us };
+		CHECK_ROW(rows[i].line, analysis_run(NULL, 0, NULL, NULL, &a) == 0 &&
+				  analysis_check_unmarked(&a, NULL, 0, NULL, &p) == 0, "analysed");
+		enum check_status st = status_of(&a, "off_cpu_in_timed_window", &msg);
+		CHECK_ROW(rows[i].line, st == rows[i].want && msg && strstr(msg, rows[i].says),
+			  "off_cpu_in_timed_window %s: %s", check_status_name(st) ? check_status_name(st) : "?",
+			  msg ? msg : "(none)");
+		analysis_free(&a);
+	}
+}
+
 /* The hot thread's clock reads merged over functions, and the two checks that read them. */
 static void test_clocks(void)
 {
@@ -730,7 +816,7 @@ static void test_clocks(void)
 	loop_marks[201] = (struct clocks_mark){ gettime[20].time_ns + 100, 1 };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 7, res, 10000000, NULL, NULL, &p.clocks);
-	CHECK(clocks_measured(lists, 7, 7, loop_marks, 202, NULL, 0, 0, &p.clocks) &&
+	CHECK(clocks_measured(lists, 7, 7, loop_marks, 202, NULL, 0, 0, NULL, &p.clocks) &&
 		      p.clocks.measured_window_median_ns == 300000000,
 	      "the loop's median weight in the 300 ms window: %llu ns, %llu windows",
 	      (unsigned long long)p.clocks.measured_window_median_ns, (unsigned long long)p.clocks.measured_windows);
@@ -951,7 +1037,7 @@ static void test_clock_measured(void)
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
-	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
 		      p.clocks.measured_known && p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0 &&
 		      p.clocks.region_faults_in_span == 8192 && p.clocks.faulted_known &&
 		      p.clocks.measured_windows_faulted == 0,
@@ -967,7 +1053,7 @@ static void test_clock_measured(void)
 	for (uint64_t t = 80 * ms; t < 100 * ms; t += 10 * ms)
 		marks[n_marks++] = (struct clocks_mark){ t, 40 };
 	p.clocks = (struct sample_clocks){ 0 };
-	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
 		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 0,
 	      "slow-rate weights: %llu windows, %llu faults", (unsigned long long)p.clocks.measured_windows,
 	      (unsigned long long)p.clocks.region_faults_measured);
@@ -980,7 +1066,7 @@ static void test_clock_measured(void)
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
-	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
 		      p.clocks.measured_windows == 1 && p.clocks.region_faults_measured == 8192 &&
 		      p.clocks.measured_windows_faulted == 1,
 	      "first touch in the timed window: %llu windows, %llu faults, %llu faulted",
@@ -992,7 +1078,7 @@ static void test_clock_measured(void)
 	reads[1].time_ns = faults[0].time_ns - 1000;
 	reads[2].time_ns = faults[0].time_ns + 1000;
 	p.clocks = (struct sample_clocks){ 0 };
-	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
 		      p.clocks.measured_windows == 2 && p.clocks.measured_windows_faulted == 2,
 	      "a window too short for a sample, and the timed loop's: %llu windows, %llu faulted",
 	      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.measured_windows_faulted);
@@ -1004,7 +1090,7 @@ static void test_clock_measured(void)
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
 	clocks_span(&cl, &fl, base, base + (32u << 20), 42, 0, &p.clocks);
-	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), &p.clocks) &&
+	CHECK(clocks_measured(lists, 42, 0, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
 		      p.clocks.measured_windows == 0 && p.clocks.region_faults_measured == 0,
 	      "no window: %llu", (unsigned long long)p.clocks.measured_windows);
 	expect_first_touch(&p, CHECK_PASS, "ran in none of its 3", "a hot loop in no window");
@@ -1733,6 +1819,7 @@ int main(void)
 	test_thp_declared();
 	test_few_faulted_windows();
 	test_cpu_time_clock();
+	test_off_cpu();
 	test_rejudge();
 	test_rejudge_build();
 	test_clocks();
