@@ -562,9 +562,9 @@ void checks_off_cpu_in_timed_window(const struct analysis_check_def *def, const 
 	else if (own >= OFF_CPU_OWN_SHARE * span && own >= OFF_CPU_MIN_NS)
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread waited for a CPU, runnable, for %.0f %% of the windows its hot loop ran in "
-				 "(%.3g of %.4g ms) while the command's other threads or processes ran: it runs more tasks "
-				 "at once than the CPUs it may use%s, and the times it reports hold their turns. Run no more "
-				 "threads than CPUs", 100 * own / span, own / 1e6, span / 1e6, cpus);
+				 "(%.3g of %.4g ms) while the command's other threads or processes ran in its place: it runs "
+				 "more tasks at once than the CPUs it may use%s, and the times it reports hold their turns. "
+				 "Run no more threads than CPUs", 100 * own / span, own / 1e6, span / 1e6, cpus);
 	else if (pre >= OFF_CPU_BUSY_SHARE * span && pre >= OFF_CPU_MIN_NS)
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread waited for a CPU, runnable, for %.0f %% of the windows its hot loop ran in "

@@ -196,6 +196,7 @@ struct sample_task {
 	uint64_t time_ns;		/* CLOCK_MONOTONIC */
 	const char *comm;		/* EXEC: the new command name; valid during the callback only */
 	bool preempted;			/* SWITCH_OUT: it was preempted (still runnable), not blocked */
+	int32_t cpu;			/* SWITCH_OUT and SWITCH_IN: the CPU it left or came to; -1 when unknown */
 };
 
 /*
@@ -708,9 +709,9 @@ struct sample_clocks {
 	/*
 	 * Where the hot thread was while those windows ran, from the context switches of every task of the command
 	 * (waits_known: recorded, none lost): the windows end to end (measured_span_ns), and in them its time off a
-	 * CPU while runnable (preempted: waiting for a CPU), of that the time as many other tasks of the command
-	 * were on one as it may use CPUs (command_cpus; preempted_own: its own threads or processes outnumbered
-	 * them), its time blocked (asleep: I/O, a
+	 * CPU while runnable (preempted: waiting for a CPU), of that the time another task of the command ran on the
+	 * CPU it left (preempted_own: its own threads or processes took its turn; where the switches carry no CPU,
+	 * the time as many of them ran as it may use CPUs, command_cpus), its time blocked (asleep: I/O, a
 	 * timer, a lock, a pipe, its workers), and of that the time no other task of the command ran either (idle:
 	 * the whole command waited, on a sleep, a disk or another program).
 	 */

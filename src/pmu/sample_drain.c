@@ -258,11 +258,13 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 		/* No body: the trailer says whose switch it was, and when. */
 		struct sample_task t = {
 			.kind = hdr->misc & PERF_RECORD_MISC_SWITCH_OUT ? SAMPLE_TASK_SWITCH_OUT : SAMPLE_TASK_SWITCH_IN,
-			.preempted = (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0, .time_ns = time,
+			.preempted = (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0, .time_ns = time, .cpu = -1,
 		};
 
 		memcpy(&t.pid, rec + hdr->size - id, 4);
 		memcpy(&t.tid, rec + hdr->size - id + 4, 4);
+		if (info->sample_type & PERF_SAMPLE_CPU)	/* after {pid, tid} and time */
+			memcpy(&t.cpu, rec + hdr->size - id + 16, 4);
 		info->switches++;
 		return sink->task ? sink->task(sink->ctx, &t) : 0;
 	}

@@ -217,6 +217,7 @@ static int task_time_cmp(const void *x, const void *y)
 struct spell {
 	uint64_t from, to;
 	bool preempted;
+	int32_t cpu;			/* the CPU the hot thread left (-1: unknown) */
 };
 
 /*
@@ -245,7 +246,8 @@ static size_t off_cpu_spells(const struct clocks_switches *sw, uint32_t hot_tid,
 	for (size_t i = 0; i < k; i++) {
 		if (mine[i].kind == SAMPLE_TASK_SWITCH_OUT && !off) {
 			off = true;
-			cur = (struct spell){ .from = mine[i].time_ns, .preempted = mine[i].preempted };
+			cur = (struct spell){ .from = mine[i].time_ns, .preempted = mine[i].preempted,
+					      .cpu = mine[i].cpu };
 		} else if (mine[i].kind == SAMPLE_TASK_SWITCH_IN && off) {
 			off = false;
 			cur.to = mine[i].time_ns;
@@ -314,7 +316,7 @@ static int edge_cmp(const void *x, const void *y)
  * many; *out NULL when out of memory.
  */
 static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, bool active, unsigned depth,
-			    struct spell **out)
+			    int32_t cpu, struct spell **out)
 {
 	struct sample_task *theirs = calloc(sw->count ? sw->count : 1, sizeof(*theirs));
 	struct edge *edges = calloc(2 * sw->count + 2, sizeof(*edges));
@@ -334,23 +336,30 @@ static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, 
 	qsort(theirs, k, sizeof(*theirs), task_time_cmp);
 	bool open = false;
 	uint64_t from = 0;
+	int32_t on_cpu = -1;
 	for (size_t i = 0; i < k; i++) {
 		const struct sample_task *t = &theirs[i];
 		if (!i || theirs[i - 1].tid != t->tid) {	/* a task whose first switch is out ran from the start */
 			open = t->kind == SAMPLE_TASK_SWITCH_OUT;
 			from = 0;
+			on_cpu = t->cpu;
 		}
 		if (t->kind == SAMPLE_TASK_SWITCH_IN && !open) {
 			open = true;
 			from = t->time_ns;
+			on_cpu = t->cpu;
 		} else if (t->kind == SAMPLE_TASK_SWITCH_OUT && open && !(active && t->preempted)) {
-			edges[n++] = (struct edge){ from, 1 };
-			edges[n++] = (struct edge){ t->time_ns, -1 };
+			if (cpu < 0 || on_cpu == cpu) {
+				edges[n++] = (struct edge){ from, 1 };
+				edges[n++] = (struct edge){ t->time_ns, -1 };
+			}
 			open = false;
 		}
 		if (open && (i + 1 == k || theirs[i + 1].tid != t->tid)) {	/* still open at the end */
-			edges[n++] = (struct edge){ from, 1 };
-			edges[n++] = (struct edge){ UINT64_MAX, -1 };
+			if (cpu < 0 || on_cpu == cpu) {
+				edges[n++] = (struct edge){ from, 1 };
+				edges[n++] = (struct edge){ UINT64_MAX, -1 };
+			}
 			open = false;
 		}
 	}
@@ -371,41 +380,108 @@ static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, 
 	return m;
 }
 
+#define WAIT_CPUS 16	/* the CPUs told apart in preempted_own(); pieces on more are counted by depth */
+
+static bool cpu_in(const int32_t *cpus, size_t n, int32_t cpu)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cpus[i] == cpu)
+			return true;
+	return false;
+}
+
+/*
+ * Of sorted, disjoint pieces[0..n) of the hot thread's preempted time, the part when others[] ran: the pieces on
+ * cpu, or (cpu -1) those on none of cpus[0..n_cpus).
+ */
+static uint64_t preempted_by(const struct spell *pieces, size_t n, int32_t cpu, const int32_t *cpus, size_t n_cpus,
+			     const struct spell *others, size_t n_others)
+{
+	uint64_t by = 0;
+	size_t at = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (cpu >= 0 ? pieces[i].cpu == cpu : !cpu_in(cpus, n_cpus, pieces[i].cpu))
+			by += spells_within(others, n_others, &at, pieces[i].from, pieces[i].to);
+	return by;
+}
+
+/*
+ * The hot thread's preempted time in the measured windows that another task of the command ran in its place: on the
+ * CPU it left, where the switches say their CPU (the first WAIT_CPUS CPUs); else while as many others ran as the
+ * command may use CPUs. False when out of memory.
+ */
+static bool preempted_own(const struct clocks_switches *sw, uint32_t hot_tid, const struct spell *pieces, size_t n,
+			  uint64_t *own)
+{
+	int32_t cpus[WAIT_CPUS];
+	size_t n_cpus = 0;
+	bool rest = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (pieces[i].cpu >= 0 && cpu_in(cpus, n_cpus, pieces[i].cpu))
+			continue;
+		if (pieces[i].cpu >= 0 && n_cpus < WAIT_CPUS)
+			cpus[n_cpus++] = pieces[i].cpu;
+		else
+			rest = true;
+	}
+	for (size_t c = 0; c <= n_cpus; c++) {
+		if (c == n_cpus && !rest)
+			break;
+		int32_t cpu = c < n_cpus ? cpus[c] : -1;
+		struct spell *others;
+		size_t n_others = others_spells(sw, hot_tid, false, cpu < 0 && sw->cpus ? sw->cpus : 1, cpu, &others);
+		if (!others)
+			return false;
+		*own += preempted_by(pieces, n, cpu, cpus, n_cpus, others, n_others);
+		free(others);
+	}
+	return true;
+}
+
 /* The waits in the measured windows [reads[w], reads[w + 1]) (struct sample_clocks, waits_known). */
 static void measured_waits(const uint64_t *reads, size_t k, const bool *measured, const struct clocks_switches *sw,
 			   uint32_t hot_tid, struct sample_clocks *out)
 {
-	struct spell *off, *running, *active;
-	unsigned cpus = sw->cpus ? sw->cpus : 1;
-	size_t n_off = off_cpu_spells(sw, hot_tid, &off), n_running = others_spells(sw, hot_tid, false, cpus, &running);
-	size_t n_active = others_spells(sw, hot_tid, true, 1, &active), at = 0, at_running = 0, at_active = 0;
+	struct spell *off, *active;
+	size_t n_off = off_cpu_spells(sw, hot_tid, &off), n_active = others_spells(sw, hot_tid, true, 1, -1, &active);
+	size_t at = 0, at_active = 0, n_pieces = 0;
+	uint64_t span = 0, blocked = 0, idle = 0, preempted = 0, own = 0;
+	struct spell *pieces = calloc(n_off + k + 1, sizeof(*pieces));	/* a spell, cut at each window it crosses */
 
-	if (off && running && active) {
-		out->waits_known = true;
-		out->command_cpus = sw->cpus;
+	if (off && active && pieces) {
 		for (size_t w = 0; w + 1 < k; w++) {
 			if (!measured[w])
 				continue;
 			uint64_t a = reads[w], b = reads[w + 1];
-			out->measured_span_ns += b - a;
+			span += b - a;
 			while (at < n_off && off[at].to <= a)
 				at++;
 			for (size_t i = at; i < n_off && off[i].from < b; i++) {
 				uint64_t lo = off[i].from > a ? off[i].from : a, hi = off[i].to < b ? off[i].to : b;
 				if (off[i].preempted) {
-					out->measured_preempted_ns += hi - lo;
-					out->measured_preempted_own_ns += spells_within(running, n_running, &at_running, lo,
-											  hi);
+					preempted += hi - lo;
+					pieces[n_pieces++] = (struct spell){ lo, hi, true, off[i].cpu };
 				} else {
-					out->measured_blocked_ns += hi - lo;
-					out->measured_idle_ns += hi - lo - spells_within(active, n_active, &at_active, lo, hi);
+					blocked += hi - lo;
+					idle += hi - lo - spells_within(active, n_active, &at_active, lo, hi);
 				}
 			}
 		}
+		if (preempted_own(sw, hot_tid, pieces, n_pieces, &own)) {
+			out->waits_known = true;
+			out->command_cpus = sw->cpus;
+			out->measured_span_ns = span;
+			out->measured_blocked_ns = blocked;
+			out->measured_idle_ns = idle;
+			out->measured_preempted_ns = preempted;
+			out->measured_preempted_own_ns = own;
+		}
 	}
 	free(off);
-	free(running);
 	free(active);
+	free(pieces);
 }
 
 void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid,

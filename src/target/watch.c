@@ -519,7 +519,7 @@ static int note_task(void *ctx, const struct sample_task *t)
 		else
 			w->switches[w->n_switches++] = (struct sample_task){ .kind = t->kind, .pid = t->pid,
 									    .tid = t->tid, .time_ns = t->time_ns,
-									    .preempted = t->preempted };
+									    .preempted = t->preempted, .cpu = t->cpu };
 		return 0;
 	}
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_FORK)

@@ -64,6 +64,9 @@ CASES = [
     # A 10 ms sleep inside each of ten timed reps: the whole command off every CPU for a third of the windows its
     # hot loop ran in. No check saw it before: the reads bracket the loop, and its CPU time is the chase's.
     ("sleep_in_window", [], {"off_cpu_in_timed_window"}),
+    # Two workers pinned to the main thread's one CPU: it waited for a CPU for over half the windows its hot loop ran
+    # in, its own workers on that CPU in its place, while the other CPU stood idle.
+    ("oversubscribed", [], {"off_cpu_in_timed_window"}),
     ("wrapped_O0", ["env", "TLBPROF_EXAMPLE=1"], {"build_optimised"}),
     # Through a shell that forks the benchmark rather than exec it (as a script, make or GNU time does): the
     # watch follows the process it starts, its regions, faults, threads and clock reads.
@@ -128,7 +131,7 @@ PINS_SELF = {"first_touch", "populate_first_pass", "zero_page", "sequential", "s
              "thp_4k", "coarse_clock", "coarse_clock_static", "clock_per_access", "short_window", "deleted_loop",
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
              "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct", "correct_total_time",
-             "cpu_time_parallel", "sleep_in_window"}
+             "cpu_time_parallel", "sleep_in_window", "oversubscribed"}
 busy_runs = 0
 
 
@@ -178,6 +181,10 @@ for name, wrapper, want in CASES:
                 said = "; ".join(f"{c['id']}: {c['status']}: {c['message']}" for c in r["analysis"]["checks"]
                                  if c["id"] in warned ^ want)
                 fail(f"{name} (run {rep + 1} of {REPS}): warned {sorted(warned)}, expected {sorted(want)} ({said})")
+            off = [c for c in r["analysis"]["checks"] if c["id"] == "off_cpu_in_timed_window"]
+            kind = {"sleep_in_window": "sat off every CPU", "oversubscribed": "in its place"}.get(name)
+            if kind and off and off[0]["status"] == "warn" and kind not in off[0]["message"]:
+                fail(f"{name}: off_cpu_in_timed_window warned for another cause: {off[0]['message']}")
             if wrapper in (FORKED, BUSY_FORKED):
                 w = r["target"]["watch"]
                 if not (w["program"] or "").endswith("broken-" + name) or w["processes"] < 2 or \

@@ -681,7 +681,7 @@ static void test_off_cpu(void)
 	const struct clocks_mark marks[] = { { 101 * ms, 1 }, { 109 * ms, 1 }, { 121 * ms, 1 }, { 129 * ms, 1 } };
 #define OUT(id, t, pre) { .kind = SAMPLE_TASK_SWITCH_OUT, .tid = id, .time_ns = 100 * ms + (t), .preempted = pre }
 #define IN(id, t) { .kind = SAMPLE_TASK_SWITCH_IN, .tid = id, .time_ns = 100 * ms + (t) }
-	const struct sample_task sw[] = {
+	struct sample_task sw[] = {
 		OUT(45, 1 * ms, false),					/* on a CPU from the start, then asleep */
 		OUT(42, 5 * ms, false), IN(42, 8 * ms),			/* asleep 3 ms, nothing else running: idle */
 		OUT(42, 12 * ms, false), IN(42, 18 * ms),		/* asleep in the window between two reps */
@@ -692,22 +692,37 @@ static void test_off_cpu(void)
 	};
 #undef OUT
 #undef IN
+	/*
+	 * Who took the hot thread's CPU: with the switches' CPUs, 43 only where it ran on the CPU 42 left (0); without
+	 * them (-1), 43 counts where as many others ran as the command may use CPUs (1 of 1; not of 2).
+	 */
+	static const struct {
+		int line;
+		int32_t cpu_42, cpu_43;
+		unsigned cpus;
+		uint64_t own_ns;
+	} who[] = {
+		{ __LINE__, 0, 0, 2, 2000000 }, { __LINE__, 0, 1, 1, 0 }, { __LINE__, -1, -1, 1, 2000000 },
+		{ __LINE__, -1, -1, 2, 0 },
+	};
 	struct sample_profile p;
 	correct(&p);
-	for (unsigned cpus = 1; cpus <= 2; cpus++) {
-		const struct clocks_switches s = { sw, sizeof(sw) / sizeof(sw[0]), cpus };
+	for (size_t r = 0; r < sizeof(who) / sizeof(who[0]); r++) {
+		for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++)
+			sw[i].cpu = sw[i].tid == 43 ? who[r].cpu_43 : sw[i].tid == 42 ? who[r].cpu_42 : who[r].cpu_43 < 0 ? -1 : 1;
+		const struct clocks_switches s = { sw, sizeof(sw) / sizeof(sw[0]), who[r].cpus };
 		p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 		clocks_profile(lists, 42, res, 10000000, &s, NULL, &p.clocks);
-		CHECK(clocks_measured(lists, 42, 42, marks, 4, NULL, 0, 0, &s, &p.clocks) && p.clocks.waits_known &&
-			      p.clocks.measured_windows == 2 && p.clocks.measured_span_ns == 20 * ms &&
-			      p.clocks.measured_blocked_ns == 5 * ms && p.clocks.measured_idle_ns == 3 * ms + 500 * us &&
-			      p.clocks.measured_preempted_ns == 3 * ms &&
-			      p.clocks.measured_preempted_own_ns == (cpus == 1 ? 2 * ms : 0) && p.clocks.command_cpus == cpus,
-		      "%u CPUs: %llu windows, span %llu, blocked %llu, idle %llu, preempted %llu, own %llu ns", cpus,
-		      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.measured_span_ns,
-		      (unsigned long long)p.clocks.measured_blocked_ns, (unsigned long long)p.clocks.measured_idle_ns,
-		      (unsigned long long)p.clocks.measured_preempted_ns,
-		      (unsigned long long)p.clocks.measured_preempted_own_ns);
+		CHECK_ROW(who[r].line, clocks_measured(lists, 42, 42, marks, 4, NULL, 0, 0, &s, &p.clocks) &&
+				  p.clocks.waits_known && p.clocks.measured_windows == 2 &&
+				  p.clocks.measured_span_ns == 20 * ms && p.clocks.measured_blocked_ns == 5 * ms &&
+				  p.clocks.measured_idle_ns == 3 * ms + 500 * us && p.clocks.measured_preempted_ns == 3 * ms &&
+				  p.clocks.measured_preempted_own_ns == who[r].own_ns && p.clocks.command_cpus == who[r].cpus,
+			  "%llu windows, span %llu, blocked %llu, idle %llu, preempted %llu, own %llu ns",
+			  (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.measured_span_ns,
+			  (unsigned long long)p.clocks.measured_blocked_ns, (unsigned long long)p.clocks.measured_idle_ns,
+			  (unsigned long long)p.clocks.measured_preempted_ns,
+			  (unsigned long long)p.clocks.measured_preempted_own_ns);
 	}
 
 	static const struct {
