@@ -349,7 +349,7 @@ static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, 
 			from = t->time_ns;
 			on_cpu = t->cpu;
 		} else if (t->kind == SAMPLE_TASK_SWITCH_OUT && open && !(active && t->preempted)) {
-			if (cpu < 0 || on_cpu == cpu) {
+			if ((cpu < 0 || on_cpu == cpu) && from < t->time_ns) {	/* an empty spell: no edges */
 				edges[n++] = (struct edge){ from, 1 };
 				edges[n++] = (struct edge){ t->time_ns, -1 };
 			}

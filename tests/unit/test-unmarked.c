@@ -685,6 +685,7 @@ static void test_off_cpu(void)
 		OUT(45, 1 * ms, false),					/* on a CPU from the start, then asleep */
 		OUT(42, 5 * ms, false), IN(42, 8 * ms),			/* asleep 3 ms, nothing else running: idle */
 		OUT(42, 12 * ms, false), IN(42, 18 * ms),		/* asleep in the window between two reps */
+		IN(46, 15 * ms), OUT(46, 15 * ms, false),		/* a spell of no length */
 		IN(43, 21 * ms), OUT(43, 24 * ms, false),		/* 43 runs 21-24 ms */
 		OUT(42, 22 * ms, true), IN(42, 25 * ms),		/* preempted 3 ms, 2 of them while 43 ran */
 		OUT(42, 26 * ms, false), IN(42, 28 * ms),		/* asleep 2 ms; 44 runs or waits from 26.5 */
