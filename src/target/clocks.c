@@ -340,7 +340,7 @@ static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, 
 	for (size_t i = 0; i < k; i++) {
 		const struct sample_task *t = &theirs[i];
 		if (!i || theirs[i - 1].tid != t->tid) {	/* a task whose first switch is out ran from the start */
-			open = t->kind == SAMPLE_TASK_SWITCH_OUT;
+			open = t->kind == SAMPLE_TASK_SWITCH_OUT || t->kind == SAMPLE_TASK_EXIT;
 			from = 0;
 			on_cpu = t->cpu;
 		}
@@ -348,7 +348,8 @@ static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, 
 			open = true;
 			from = t->time_ns;
 			on_cpu = t->cpu;
-		} else if (t->kind == SAMPLE_TASK_SWITCH_OUT && open && !(active && t->preempted)) {
+		} else if (open && ((t->kind == SAMPLE_TASK_SWITCH_OUT && !(active && t->preempted)) ||
+				    t->kind == SAMPLE_TASK_EXIT)) {	/* an exit: its last switch out is not recorded */
 			if ((cpu < 0 || on_cpu == cpu) && from < t->time_ns) {	/* an empty spell: no edges */
 				edges[n++] = (struct edge){ from, 1 };
 				edges[n++] = (struct edge){ t->time_ns, -1 };

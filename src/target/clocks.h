@@ -34,7 +34,7 @@ int clocks_uprobe_type(void);
 
 /* The command's threads' switches off their CPUs and back (SAMPLE_TASK_SWITCH_OUT and _IN), in any order. */
 struct clocks_switches {
-	const struct sample_task *items;
+	const struct sample_task *items;	/* SWITCH_OUT, SWITCH_IN and EXIT */
 	size_t count;
 	unsigned cpus;			/* the CPUs the command may use (0: unknown, taken as 1) */
 };

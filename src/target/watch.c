@@ -513,14 +513,20 @@ static int note_task(void *ctx, const struct sample_task *t)
 	struct target_watch *w = ws->w;
 	struct watch_proc *pr;
 
-	if (ws == &w->clock && (t->kind == SAMPLE_TASK_SWITCH_OUT || t->kind == SAMPLE_TASK_SWITCH_IN)) {
+	/*
+	 * Switches, and exits: a task's last switch out comes after its events are gone, so its exit ends its last
+	 * spell on a CPU.
+	 */
+	if (ws == &w->clock && (t->kind == SAMPLE_TASK_SWITCH_OUT || t->kind == SAMPLE_TASK_SWITCH_IN ||
+				t->kind == SAMPLE_TASK_EXIT)) {
 		if (!array_grow((void **)&w->switches, &w->cap_switches, w->n_switches + 1, sizeof(*w->switches), 256))
 			w->switches_short = true;
 		else
 			w->switches[w->n_switches++] = (struct sample_task){ .kind = t->kind, .pid = t->pid,
 									    .tid = t->tid, .time_ns = t->time_ns,
 									    .preempted = t->preempted, .cpu = t->cpu };
-		return 0;
+		if (t->kind != SAMPLE_TASK_EXIT)
+			return 0;
 	}
 	if (ws == &w->clock && t->kind == SAMPLE_TASK_FORK)
 		note_fork(w, t);

@@ -683,6 +683,7 @@ static void test_off_cpu(void)
 #define IN(id, t) { .kind = SAMPLE_TASK_SWITCH_IN, .tid = id, .time_ns = 100 * ms + (t) }
 	struct sample_task sw[] = {
 		OUT(45, 1 * ms, false),					/* on a CPU from the start, then asleep */
+		IN(47, 2 * ms), { .kind = SAMPLE_TASK_EXIT, .tid = 47, .time_ns = 100 * ms + 4 * ms },	/* then gone */
 		OUT(42, 5 * ms, false), IN(42, 8 * ms),			/* asleep 3 ms, nothing else running: idle */
 		OUT(42, 12 * ms, false), IN(42, 18 * ms),		/* asleep in the window between two reps */
 		IN(46, 15 * ms), OUT(46, 15 * ms, false),		/* a spell of no length */
