@@ -30,7 +30,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	uint64_t n = 200000, best = UINT64_MAX;
+	uint64_t n = 100000, best = UINT64_MAX;
 	char *buf = malloc(REGION_BYTES);
 	pthread_t t[WORKERS];
 

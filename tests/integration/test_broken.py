@@ -61,7 +61,7 @@ CASES = [
     ("clock_per_access_thread", [], {"clock_per_access"}),
     ("short_window", [], {"coarse_clock"}),
     ("deleted_loop", [], {"empty_timed_window"}),
-    # A 10 ms sleep inside each of ten timed reps: the whole command off every CPU for a third of the windows its
+    # A 10 ms sleep inside each of ten timed reps: the whole command off every CPU for half the windows its
     # hot loop ran in. No check saw it before: the reads bracket the loop, and its CPU time is the chase's.
     ("sleep_in_window", [], {"off_cpu_in_timed_window"}),
     # Two workers pinned to the main thread's one CPU: it waited for a CPU for over half the windows its hot loop ran
