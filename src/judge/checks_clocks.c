@@ -548,8 +548,9 @@ void checks_off_cpu_in_timed_window(const struct analysis_check_def *def, const 
 		chk = checks_add(a, def, CHECK_SKIP, "%s", why);
 	else if (!c->measured_known || !c->waits_known)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the context switches of the command's tasks "
-				 "were not recorded (a kernel before 4.3, or a report from before they were weighed) or some "
-				 "were lost: when the hot thread was off a CPU is unknown");
+				 "were not recorded in full (a kernel before 4.3 records none, one before 4.17 marks no "
+				 "preemption; some were lost; or a report from before they were weighed): when the hot "
+				 "thread was off a CPU, and why, is unknown");
 	else if (!c->measured_windows || span <= 0)
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because no window between the hot thread's reads "
 				 "held its hot loop");
@@ -569,9 +570,9 @@ void checks_off_cpu_in_timed_window(const struct analysis_check_def *def, const 
 	else if (pre >= OFF_CPU_BUSY_SHARE * span && pre >= OFF_CPU_MIN_NS)
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread waited for a CPU, runnable, for %.0f %% of the windows its hot loop ran in "
-				 "(%.3g of %.4g ms), while other programs had the CPUs: the machine was busy, and the times "
-				 "it reports hold that wait. Run it on a quiet machine, or pinned to a CPU nothing else "
-				 "uses", 100 * pre / span, pre / 1e6, span / 1e6);
+				 "(%.3g of %.4g ms; %.3g ms of it while the command's own tasks ran on its CPU): the "
+				 "machine was busy, and the times it reports hold that wait. Run it on a quiet machine, or "
+				 "pinned to a CPU nothing else uses", 100 * pre / span, pre / 1e6, span / 1e6, own / 1e6);
 	else
 		chk = checks_add(a, def, CHECK_PASS,
 				 "the hot thread was on a CPU for %.0f %% of the windows its hot loop ran in (%.4g ms); "

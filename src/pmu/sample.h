@@ -196,7 +196,7 @@ struct sample_task {
 	uint64_t time_ns;		/* CLOCK_MONOTONIC */
 	const char *comm;		/* EXEC: the new command name; valid during the callback only */
 	bool preempted;			/* SWITCH_OUT: it was preempted (still runnable), not blocked */
-	int32_t cpu;			/* SWITCH_OUT and SWITCH_IN: the CPU it left or came to; -1 when unknown */
+	int32_t cpu;			/* the CPU (SWITCH_OUT: it left; SWITCH_IN: it came to); -1 when unknown */
 };
 
 /*
@@ -269,6 +269,9 @@ struct sample_ibs_op {
 					 * DATA_SRC (IbsOpData3's dTLB bits) */
 	char note[256];			/* what this IBS cannot do, for info.note ("" when nothing) */
 };
+
+/* Linux major.minor of release ("6.1.0-18-amd64"; NULL: this kernel's, uname's) at least want_major.want_minor. */
+bool sample_release_at_least(const char *release, long want_major, long want_minor);
 
 /*
  * AMD IBS op sampling: the ibs_op PMU's type from
@@ -712,8 +715,9 @@ struct sample_clocks {
 	 * CPU while runnable (preempted: waiting for a CPU), of that the time another task of the command ran on the
 	 * CPU it left (preempted_own: its own threads or processes took its turn; where the switches carry no CPU,
 	 * the time as many of them ran as it may use CPUs, command_cpus), its time blocked (asleep: I/O, a
-	 * timer, a lock, a pipe, its workers), and of that the time no other task of the command ran either (idle:
-	 * the whole command waited, on a sleep, a disk or another program).
+	 * timer, a lock, a pipe, its workers), and of that the time no other task of the command was on a CPU or
+	 * preempted from one (idle: the whole command waited, on a sleep, a disk or another program; a task woken
+	 * and waiting for its turn is not seen as waiting for a CPU, so on a busy machine idle holds that too).
 	 */
 	bool waits_known;
 	unsigned command_cpus;

@@ -260,10 +260,13 @@ static bool format_bit(const char *pmu_dir, const char *field, int *word, unsign
 	return true;
 }
 
-/* Linux major.minor of release at least want_major.want_minor. */
-static bool release_at_least(const char *release, long want_major, long want_minor)
+bool sample_release_at_least(const char *release, long want_major, long want_minor)
 {
+	struct utsname uts;
 	char *end;
+
+	if (!release)
+		release = uname(&uts) == 0 ? uts.release : "";
 	long major = strtol(release, &end, 10), minor = 0;
 
 	if (end == release)
@@ -277,7 +280,6 @@ int sample_ibs_op_event(const char *sysfs_root, const char *kernel_release, stru
 			size_t why_len)
 {
 	char dir[400], text[64], *end;
-	struct utsname uts;
 	unsigned long type;
 	unsigned bit;
 	int word, err;
@@ -305,10 +307,8 @@ int sample_ibs_op_event(const char *sysfs_root, const char *kernel_release, stru
 		out->config2 |= 1ull << bit;
 		out->swfilt = true;
 	}
-	if (!kernel_release)
-		kernel_release = uname(&uts) == 0 ? uts.release : "";
 	/* perf_ibs_parse_ld_st_data() fills ADDR and DATA_SRC from Linux 6.1 on; before, samples carry neither. */
-	out->data_addr = release_at_least(kernel_release, 6, 1);
+	out->data_addr = sample_release_at_least(kernel_release, 6, 1);
 	snprintf(out->note, sizeof(out->note), "IBS op: one op in every period %s; %s%s",
 		 out->cnt_ctl ? "dispatched ops" : "cycles",
 		 out->data_addr ? "only loads and stores that missed the L1 dTLB are kept"

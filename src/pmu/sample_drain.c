@@ -179,6 +179,17 @@ static bool decode_comm(struct cursor *c, struct sample_task *t, char *text, siz
 }
 
 /* A PERF_RECORD_FORK or EXIT body. false when too short. */
+/* A side-band record's CPU, from its sample_id trailer (after {pid, tid} and time); -1 when not asked for. */
+static int32_t trailer_cpu(const struct perf_event_header *hdr, const unsigned char *rec, size_t id,
+			   uint64_t sample_type)
+{
+	int32_t cpu = -1;
+
+	if (sample_type & PERF_SAMPLE_CPU)
+		memcpy(&cpu, rec + hdr->size - id + 16, 4);
+	return cpu;
+}
+
 static bool decode_fork_exit(struct cursor *c, struct sample_task *t)
 {
 	t->pid = get_u32(c);
@@ -232,7 +243,7 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 		return sink->mmap ? sink->mmap(sink->ctx, &m) : 0;
 	}
 	case PERF_RECORD_COMM: {
-		struct sample_task t = { .kind = SAMPLE_TASK_EXEC, .time_ns = time };
+		struct sample_task t = { .kind = SAMPLE_TASK_EXEC, .time_ns = time, .cpu = -1 };
 
 		if (!decode_comm(&c, &t, text, sizeof(text)))
 			break;
@@ -246,7 +257,8 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 	}
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT: {
-		struct sample_task t = { .kind = hdr->type == PERF_RECORD_FORK ? SAMPLE_TASK_FORK : SAMPLE_TASK_EXIT };
+		struct sample_task t = { .kind = hdr->type == PERF_RECORD_FORK ? SAMPLE_TASK_FORK : SAMPLE_TASK_EXIT,
+					 .cpu = trailer_cpu(hdr, rec, id, info->sample_type) };
 
 		if (!decode_fork_exit(&c, &t))
 			break;
@@ -258,13 +270,12 @@ static int dispatch(const struct perf_event_header *hdr, const unsigned char *re
 		/* No body: the trailer says whose switch it was, and when. */
 		struct sample_task t = {
 			.kind = hdr->misc & PERF_RECORD_MISC_SWITCH_OUT ? SAMPLE_TASK_SWITCH_OUT : SAMPLE_TASK_SWITCH_IN,
-			.preempted = (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0, .time_ns = time, .cpu = -1,
+			.preempted = (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0, .time_ns = time,
+			.cpu = trailer_cpu(hdr, rec, id, info->sample_type),
 		};
 
 		memcpy(&t.pid, rec + hdr->size - id, 4);
 		memcpy(&t.tid, rec + hdr->size - id + 4, 4);
-		if (info->sample_type & PERF_SAMPLE_CPU)	/* after {pid, tid} and time */
-			memcpy(&t.cpu, rec + hdr->size - id + 16, 4);
 		info->switches++;
 		return sink->task ? sink->task(sink->ctx, &t) : 0;
 	}

@@ -198,19 +198,37 @@ static uint64_t local_work_p75(const uint64_t *gaps, size_t n, uint64_t *work)
 	return work[n * 3 / 4];
 }
 
-static int switch_cmp(const void *x, const void *y)
-{
-	const struct sample_task *a = x, *b = y;
+/* A switch or exit, with its place in the order drained: records of one task at one time keep that order. */
+struct ordered {
+	struct sample_task t;
+	size_t seq;
+};
 
-	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
+/* By task, then time, then the order drained. */
+static int ordered_cmp(const void *x, const void *y)
+{
+	const struct ordered *a = x, *b = y;
+
+	if (a->t.tid != b->t.tid)
+		return a->t.tid < b->t.tid ? -1 : 1;
+	if (a->t.time_ns != b->t.time_ns)
+		return a->t.time_ns < b->t.time_ns ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* By task, then time. */
-static int task_time_cmp(const void *x, const void *y)
+/* The records of hot_tid (mine) or of every other task, sorted (ordered_cmp) into *n; NULL when out of memory. */
+static struct ordered *tasks_sorted(const struct clocks_switches *sw, uint32_t hot_tid, bool mine, size_t *n)
 {
-	const struct sample_task *a = x, *b = y;
+	struct ordered *o = calloc(sw->count ? sw->count : 1, sizeof(*o));
 
-	return a->tid != b->tid ? (a->tid < b->tid ? -1 : 1) : switch_cmp(x, y);
+	*n = 0;
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < sw->count; i++)
+		if ((sw->items[i].tid == hot_tid) == mine)
+			o[(*n)++] = (struct ordered){ sw->items[i], i };
+	qsort(o, *n, sizeof(*o), ordered_cmp);
+	return o;
 }
 
 /* A spell off a CPU, [from, to): preempted (still runnable) or blocked; or another task's spell on one. */
@@ -227,9 +245,9 @@ struct spell {
  */
 static size_t off_cpu_spells(const struct clocks_switches *sw, uint32_t hot_tid, struct spell **out)
 {
-	struct sample_task *mine = calloc(sw->count ? sw->count : 1, sizeof(*mine));
-	struct spell *spells = calloc(sw->count / 2 + 1, sizeof(*spells));
-	size_t k = 0, n = 0;
+	size_t k, n = 0;
+	struct ordered *mine = tasks_sorted(sw, hot_tid, true, &k);
+	struct spell *spells = calloc(k / 2 + 1, sizeof(*spells));
 	bool off = false;
 	struct spell cur = { 0 };
 
@@ -239,18 +257,14 @@ static size_t off_cpu_spells(const struct clocks_switches *sw, uint32_t hot_tid,
 		free(spells);
 		return 0;
 	}
-	for (size_t i = 0; i < sw->count; i++)
-		if (sw->items[i].tid == hot_tid)
-			mine[k++] = sw->items[i];
-	qsort(mine, k, sizeof(*mine), switch_cmp);
 	for (size_t i = 0; i < k; i++) {
-		if (mine[i].kind == SAMPLE_TASK_SWITCH_OUT && !off) {
+		const struct sample_task *t = &mine[i].t;
+		if (t->kind == SAMPLE_TASK_SWITCH_OUT && !off) {
 			off = true;
-			cur = (struct spell){ .from = mine[i].time_ns, .preempted = mine[i].preempted,
-					      .cpu = mine[i].cpu };
-		} else if (mine[i].kind == SAMPLE_TASK_SWITCH_IN && off) {
+			cur = (struct spell){ .from = t->time_ns, .preempted = t->preempted, .cpu = t->cpu };
+		} else if (t->kind == SAMPLE_TASK_SWITCH_IN && off) {
 			off = false;
-			cur.to = mine[i].time_ns;
+			cur.to = t->time_ns;
 			spells[n++] = cur;
 		}
 	}
@@ -310,36 +324,31 @@ static int edge_cmp(const void *x, const void *y)
 }
 
 /*
- * When at least depth tasks of the command but the hot thread were on a CPU (active: on one, or runnable and
- * waiting for one), from each task's switches: a task's spell runs from a switch in (or the start, where its first
- * switch is out) to its switch out (active: one that blocked) or the end. Sorted, disjoint spells; returns how
- * many; *out NULL when out of memory.
+ * When at least depth tasks of the command but the hot thread were on a CPU (active: on one, or preempted and
+ * waiting for one; a task woken and waiting for its first turn is not counted), from theirs[0..k) (tasks_sorted):
+ * a task's spell runs from a switch in (or the start, where its first record is a switch out or its exit) to its
+ * switch out (active: one that blocked), its exit, or the end; on cpu only (-1: any). Sorted, disjoint spells;
+ * returns how many; *out NULL when out of memory.
  */
-static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, bool active, unsigned depth,
-			    int32_t cpu, struct spell **out)
+static size_t others_spells(const struct ordered *theirs, size_t k, bool active, unsigned depth, int32_t cpu,
+			    struct spell **out)
 {
-	struct sample_task *theirs = calloc(sw->count ? sw->count : 1, sizeof(*theirs));
-	struct edge *edges = calloc(2 * sw->count + 2, sizeof(*edges));
-	struct spell *on = calloc(sw->count + 1, sizeof(*on));
-	size_t k = 0, n = 0, m = 0;
+	struct edge *edges = calloc(2 * k + 2, sizeof(*edges));
+	struct spell *on = calloc(k + 1, sizeof(*on));
+	size_t n = 0, m = 0;
 
 	*out = NULL;
-	if (!theirs || !edges || !on) {
-		free(theirs);
+	if (!edges || !on) {
 		free(edges);
 		free(on);
 		return 0;
 	}
-	for (size_t i = 0; i < sw->count; i++)
-		if (sw->items[i].tid != hot_tid)
-			theirs[k++] = sw->items[i];
-	qsort(theirs, k, sizeof(*theirs), task_time_cmp);
 	bool open = false;
 	uint64_t from = 0;
 	int32_t on_cpu = -1;
 	for (size_t i = 0; i < k; i++) {
-		const struct sample_task *t = &theirs[i];
-		if (!i || theirs[i - 1].tid != t->tid) {	/* a task whose first switch is out ran from the start */
+		const struct sample_task *t = &theirs[i].t;
+		if (!i || theirs[i - 1].t.tid != t->tid) {	/* a task whose first switch is out ran from the start */
 			open = t->kind == SAMPLE_TASK_SWITCH_OUT || t->kind == SAMPLE_TASK_EXIT;
 			from = 0;
 			on_cpu = t->cpu;
@@ -356,7 +365,7 @@ static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, 
 			}
 			open = false;
 		}
-		if (open && (i + 1 == k || theirs[i + 1].tid != t->tid)) {	/* still open at the end */
+		if (open && (i + 1 == k || theirs[i + 1].t.tid != t->tid)) {	/* still open at the end */
 			if (cpu < 0 || on_cpu == cpu) {
 				edges[n++] = (struct edge){ from, 1 };
 				edges[n++] = (struct edge){ UINT64_MAX, -1 };
@@ -375,7 +384,6 @@ static size_t others_spells(const struct clocks_switches *sw, uint32_t hot_tid, 
 		else if (before >= depth && level < depth && edges[i].t > on[m].from)
 			on[m++].to = edges[i].t;
 	}
-	free(theirs);
 	free(edges);
 	*out = on;
 	return m;
@@ -412,8 +420,8 @@ static uint64_t preempted_by(const struct spell *pieces, size_t n, int32_t cpu, 
  * CPU it left, where the switches say their CPU (the first WAIT_CPUS CPUs); else while as many others ran as the
  * command may use CPUs. False when out of memory.
  */
-static bool preempted_own(const struct clocks_switches *sw, uint32_t hot_tid, const struct spell *pieces, size_t n,
-			  uint64_t *own)
+static bool preempted_own(const struct clocks_switches *sw, const struct ordered *theirs, size_t k,
+			  const struct spell *pieces, size_t n, uint64_t *own)
 {
 	int32_t cpus[WAIT_CPUS];
 	size_t n_cpus = 0;
@@ -432,7 +440,7 @@ static bool preempted_own(const struct clocks_switches *sw, uint32_t hot_tid, co
 			break;
 		int32_t cpu = c < n_cpus ? cpus[c] : -1;
 		struct spell *others;
-		size_t n_others = others_spells(sw, hot_tid, false, cpu < 0 && sw->cpus ? sw->cpus : 1, cpu, &others);
+		size_t n_others = others_spells(theirs, k, false, cpu < 0 && sw->cpus ? sw->cpus : 1, cpu, &others);
 		if (!others)
 			return false;
 		*own += preempted_by(pieces, n, cpu, cpus, n_cpus, others, n_others);
@@ -445,12 +453,16 @@ static bool preempted_own(const struct clocks_switches *sw, uint32_t hot_tid, co
 static void measured_waits(const uint64_t *reads, size_t k, const bool *measured, const struct clocks_switches *sw,
 			   uint32_t hot_tid, struct sample_clocks *out)
 {
-	struct spell *off, *active;
-	size_t n_off = off_cpu_spells(sw, hot_tid, &off), n_active = others_spells(sw, hot_tid, true, 1, -1, &active);
-	size_t at = 0, at_active = 0, n_pieces = 0;
+	struct spell *off = NULL, *active = NULL, *pieces = NULL;
+	size_t n_theirs = 0, n_off = 0, n_active = 0, at = 0, at_active = 0, n_pieces = 0;
 	uint64_t span = 0, blocked = 0, idle = 0, preempted = 0, own = 0;
-	struct spell *pieces = calloc(n_off + k + 1, sizeof(*pieces));	/* a spell, cut at each window it crosses */
+	struct ordered *theirs = sw->preempt_marked ? tasks_sorted(sw, hot_tid, false, &n_theirs) : NULL;
 
+	if (theirs) {	/* before Linux 4.17 a preemption reads as a block: nothing here is known */
+		n_off = off_cpu_spells(sw, hot_tid, &off);
+		n_active = others_spells(theirs, n_theirs, true, 1, -1, &active);
+		pieces = calloc(n_off + k + 1, sizeof(*pieces));	/* a spell, cut at each window it crosses */
+	}
 	if (off && active && pieces) {
 		for (size_t w = 0; w + 1 < k; w++) {
 			if (!measured[w])
@@ -470,7 +482,7 @@ static void measured_waits(const uint64_t *reads, size_t k, const bool *measured
 				}
 			}
 		}
-		if (preempted_own(sw, hot_tid, pieces, n_pieces, &own)) {
+		if (preempted_own(sw, theirs, n_theirs, pieces, n_pieces, &own)) {
 			out->waits_known = true;
 			out->command_cpus = sw->cpus;
 			out->measured_span_ns = span;
@@ -480,6 +492,7 @@ static void measured_waits(const uint64_t *reads, size_t k, const bool *measured
 			out->measured_preempted_own_ns = own;
 		}
 	}
+	free(theirs);
 	free(off);
 	free(active);
 	free(pieces);

@@ -32,11 +32,12 @@ bool clocks_static_program(const char *path);
 /* The uprobe PMU's type (/sys/bus/event_source/devices/uprobe/type), or -errno. */
 int clocks_uprobe_type(void);
 
-/* The command's threads' switches off their CPUs and back (SAMPLE_TASK_SWITCH_OUT and _IN), in any order. */
+/* The command's tasks' switches off their CPUs and back, and their exits, in the order they were drained. */
 struct clocks_switches {
 	const struct sample_task *items;	/* SWITCH_OUT, SWITCH_IN and EXIT */
 	size_t count;
 	unsigned cpus;			/* the CPUs the command may use (0: unknown, taken as 1) */
+	bool preempt_marked;		/* a switch out says whether it was a preemption (Linux 4.17 on) */
 };
 
 /*

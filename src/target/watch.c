@@ -666,6 +666,7 @@ void target_watch_open(struct target_state *st)
 		}
 		session_open(w, &w->clock, st->pid, &tries[i]);
 		w->clock_read_count = w->clock.s && tries[i].read_count;
+		w->clock_switches = w->clock.s && tries[i].context_switch;
 	}
 	/* --sample page-faults already takes every fault: the watch reads that session's samples at the end. */
 	w->own_faults = !(st->opt->sample && !st->opt->sample_event);

@@ -167,6 +167,7 @@ struct target_watch {
 	size_t n_switches, cap_switches;
 	bool switches_short;		/* one did not fit in memory: the on-CPU figures are unknown */
 	unsigned command_cpus;		/* the CPUs the command may use as it starts: 1 with --cpu, else tlbprof's */
+	bool clock_switches;		/* the clock session records switches (its third try does not) */
 	uint64_t now_ns;		/* of the current poll, for the parser's callback */
 };
 

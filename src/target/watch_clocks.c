@@ -369,8 +369,10 @@ void watch_clocks_finish(struct target_watch *w, const struct sample_list *fault
 	struct sample_info info = { 0 };
 	if (w->clock.s)
 		sample_info_get(w->clock.s, &info);
-	const struct clocks_switches sw = { w->switches, w->n_switches, w->command_cpus };
-	bool sw_known = w->clock.s && !info.lost && !w->switches_short;
+	/* PERF_RECORD_MISC_SWITCH_OUT_PREEMPT from Linux 4.17: before, every switch out reads as a block. */
+	const struct clocks_switches sw = { w->switches, w->n_switches, w->command_cpus,
+					    sample_release_at_least(NULL, 4, 17) };
+	bool sw_known = w->clock.s && w->clock_switches && !info.lost && !w->switches_short;
 	uint64_t *own_t;
 	size_t n_own = clock_own_faults(faults, fsyms, p->hot_tid, &own_t);
 	const struct clocks_own own = { own_t, n_own };

@@ -712,7 +712,7 @@ static void test_off_cpu(void)
 	for (size_t r = 0; r < sizeof(who) / sizeof(who[0]); r++) {
 		for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++)
 			sw[i].cpu = sw[i].tid == 43 ? who[r].cpu_43 : sw[i].tid == 42 ? who[r].cpu_42 : who[r].cpu_43 < 0 ? -1 : 1;
-		const struct clocks_switches s = { sw, sizeof(sw) / sizeof(sw[0]), who[r].cpus };
+		const struct clocks_switches s = { sw, sizeof(sw) / sizeof(sw[0]), who[r].cpus, true };
 		p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
 		clocks_profile(lists, 42, res, 10000000, &s, NULL, &p.clocks);
 		CHECK_ROW(who[r].line, clocks_measured(lists, 42, 42, marks, 4, NULL, 0, 0, &s, &p.clocks) &&
@@ -726,6 +726,14 @@ static void test_off_cpu(void)
 			  (unsigned long long)p.clocks.measured_preempted_ns,
 			  (unsigned long long)p.clocks.measured_preempted_own_ns);
 	}
+	/* Before Linux 4.17 a switch out does not say it was a preemption: every one reads as a block. */
+	const struct clocks_switches old = { sw, sizeof(sw) / sizeof(sw[0]), 2, false };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &old, NULL, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 42, marks, 4, NULL, 0, 0, &old, &p.clocks) && p.clocks.switches_known &&
+		      !p.clocks.waits_known && !p.clocks.measured_idle_ns,
+	      "no preemption marked: the waits unknown (%d), the time on a CPU known (%d)", p.clocks.waits_known,
+	      p.clocks.switches_known);
 
 	static const struct {
 		int line;
