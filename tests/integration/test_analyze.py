@@ -60,6 +60,18 @@ def analyze_doc(doc, name):
         return analyze(path, "--fail-on", "never")[0]
 
 
+def reanalysed(fixture):
+    """A report fixture as stored, and tlbprof analyze's re-analysis of it (None where analyze failed, which it says),
+    which must reach the report's own analysis."""
+    path = os.path.join(DATA, fixture)
+    with open(path) as f:
+        doc = json.load(f)
+    rep, _ = analyze(path, "--fail-on", "never")
+    if rep and rep["analysis"] != doc["analysis"]:
+        fail(f"{fixture}: the re-analysis differs from the run's own analysis")
+    return doc, rep
+
+
 # 1. The cloud Xeon at 128 MiB: about 12.3 ns, 48 cycles per dTLB miss, from the counters.
 rep, p = analyze(os.path.join(DATA, "cloud-xeon-128m.json"))
 if rep:
@@ -185,41 +197,27 @@ def first_access_4k(doc):
 
 
 for fixture in ("pvm-chase-256m.json", "pvm-pagefault-32m.json"):
-    with open(os.path.join(DATA, fixture)) as f:
-        doc = json.load(f)
-    rep, _ = analyze(os.path.join(DATA, fixture), "--fail-on", "never")
+    doc, rep = reanalysed(fixture)
     if rep:
         small = first_access_4k(doc)
         f = shadow(rep)
         if not f or not small or abs(f["evidence"]["ns_per_page"] - max(small)) > 1e-6 * max(small) or max(small) < 1000:
             fail(f"{fixture}: shadow_paging from the most expensive 4 KiB phase's first access ({small}): {f}")
-        if rep["analysis"] != doc["analysis"]:
-            fail(f"{fixture}: the re-analysis differs from the run's own analysis")
 # tlbprof run on broken-populate_first_pass on the PVM guest (tests/data/run-populated.json, run from /opt/bench): its
 # 32 MiB populated by the kernel, no fault, and the probe's trap per page: first_touch_in_timed_loop could not tell,
 # and shadow_paging stands on the probe alone. With a probe at a TLB miss's cost, the check passes and no finding.
-RUNPOP = os.path.join(DATA, "run-populated.json")
-with open(RUNPOP) as f:
-    runpop_text = f.read()
-rep, _ = analyze(RUNPOP, "--fail-on", "never")
+doc, rep = reanalysed("run-populated.json")
+probe = doc["environment"]["first_access"]
 if rep:
     ft = check(rep, "first_touch_in_timed_loop")
-    probe = json.loads(runpop_text)["environment"]["first_access"]
     if not ft or ft["status"] != "skip" or "populated by the kernel" not in ft["message"] or not shadow(rep) or \
             shadow(rep)["evidence"]["ns_per_page"] != probe["ns_per_page"]:
         fail(f"run-populated: first_touch_in_timed_loop {ft}, shadow_paging {shadow(rep)} (probe {probe})")
-    if rep["analysis"] != json.loads(runpop_text)["analysis"]:
-        fail("run-populated: the re-analysis differs from the run's own analysis")
-with tempfile.TemporaryDirectory() as td:
-    d = json.loads(runpop_text)
-    d["environment"]["first_access"]["ns_per_page"] = 38.0
-    path = os.path.join(td, "native.json")
-    with open(path, "w") as f:
-        json.dump(d, f)
-    rep, _ = analyze(path, "--fail-on", "never")
-    ft = check(rep, "first_touch_in_timed_loop") if rep else None
-    if rep and (not ft or ft["status"] != "pass" or shadow(rep)):
-        fail(f"run-populated with a native probe: first_touch_in_timed_loop {ft}, shadow_paging {shadow(rep)}")
+probe["ns_per_page"] = 38.0
+rep = analyze_doc(doc, "native")
+ft = check(rep, "first_touch_in_timed_loop") if rep else None
+if rep and (not ft or ft["status"] != "pass" or shadow(rep)):
+    fail(f"run-populated with a native probe: first_touch_in_timed_loop {ft}, shadow_paging {shadow(rep)}")
 # The same workload on the KVM guest with EPT (21-22 ns a page in anon_prefault): no trap, no finding.
 rep, _ = analyze(os.path.join(DATA, "vm-pagefault-32m-run1.json"), "--fail-on", "never")
 if rep and shadow(rep):
@@ -230,13 +228,9 @@ for name, change in (("native", lambda p: p["first_access"].update(ns_per_page=1
     for ph in d["phases"] + [d["environment"]]:
         if ph.get("first_access"):
             change(ph)
-    with tempfile.TemporaryDirectory() as td:
-        path = os.path.join(td, name + ".json")
-        with open(path, "w") as f:
-            json.dump(d, f)
-        rep, _ = analyze(path, "--fail-on", "never")
-        if rep and shadow(rep):
-            fail(f"pvm {name}: no shadow_paging expected: {shadow(rep)['message']}")
+    rep = analyze_doc(d, name)
+    if rep and shadow(rep):
+        fail(f"pvm {name}: no shadow_paging expected: {shadow(rep)['message']}")
 
 # tlbprof run's cpu-clock samples against the run's task-clock, both real runs on the PVM guest, from /tmp: the JVM's
 # chase with its perf map (tests/data/run-jit-java.json: each sample counted by its own event, 829 ms of samples for
@@ -244,9 +238,7 @@ for name, change in (("native", lambda p: p["first_access"].update(ns_per_page=1
 # ms, since a process started after the rate was lowered takes its first sample after 10 ms of its CPU time). The
 # second could not tell where the first passes; without task_clock_ns (an older report) the second passed too.
 for fixture, want in (("run-jit-java.json", "pass"), ("run-short-processes.json", "skip")):
-    with open(os.path.join(DATA, fixture)) as f:
-        doc = json.load(f)
-    rep, _ = analyze(os.path.join(DATA, fixture), "--fail-on", "never")
+    doc, rep = reanalysed(fixture)
     if not rep:
         continue
     c = doc["target"]["watch"]["cpu_clock"]
@@ -258,8 +250,6 @@ for fixture, want in (("run-jit-java.json", "pass"), ("run-short-processes.json"
              f"counted {c['counted']}: hot_loop {hot['status']}, want {want}: {hot['message']}")
     if want == "skip" and f"task-clock counted {c['task_clock_ns'] / 1e6:.0f} ms" not in hot["message"]:
         fail(f"{fixture}: hot_loop names the task-clock it was held against: {hot['message']}")
-    if rep["analysis"] != doc["analysis"]:
-        fail(f"{fixture}: the re-analysis differs from the run's own analysis")
     if want == "skip":
         del doc["target"]["watch"]["cpu_clock"]["task_clock_ns"]
         rep = analyze_doc(doc, "older")
@@ -269,17 +259,12 @@ for fixture, want in (("run-jit-java.json", "pass"), ("run-short-processes.json"
 # The marked example on the PVM guest (tests/data/run-marked-thp.json, from /tmp): its 2m phase's declared region on
 # THP, as it asked, is judged against the page declared (huge_pages_granted), not warned about by thp_backed_region,
 # which reads the declared region's address back from the report; without the address it warns as for any region.
-MARKED = os.path.join(DATA, "run-marked-thp.json")
-with open(MARKED) as f:
-    doc = json.load(f)
-rep, _ = analyze(MARKED, "--fail-on", "never")
+doc, rep = reanalysed("run-marked-thp.json")
 if rep:
     thp = check(rep, "thp_backed_region")
     if thp["status"] != "pass" or thp["evidence"].get("declared_regions") != 1 or \
             check(rep, "huge_pages_granted")["status"] != "pass":
         fail(f"run-marked-thp: thp_backed_region {thp}, huge_pages_granted {check(rep, 'huge_pages_granted')}")
-    if rep["analysis"] != doc["analysis"]:
-        fail("run-marked-thp: the re-analysis differs from the run's own analysis")
     for ph in doc["phases"]:
         ph["declared"]["region_address"] = None
     rep = analyze_doc(doc, "undeclared")
@@ -290,19 +275,13 @@ if rep:
 # inside each of ten timed reps, the whole command off every CPU for half the windows its hot loop ran in. The
 # same windows with the sleep taken out of the idle time pass; spent waiting for a CPU instead, they warn of a busy
 # machine; and a report from before the switches were weighed could not tell.
-SLEEP = os.path.join(DATA, "run-sleep-in-window.json")
-with open(SLEEP) as f:
-    doc = json.load(f)
-rep, _ = analyze(SLEEP, "--fail-on", "never")
+doc, rep = reanalysed("run-sleep-in-window.json")
 clocks = doc["target"]["watch"]["clocks"]
 if rep:
     off = check(rep, "off_cpu_in_timed_window")
     share = clocks["measured_idle_ns"] / clocks["measured_windows_span_ns"]
     if off["status"] != "warn" or share < 0.1 or f"{100 * share:.0f} % of the windows" not in off["message"]:
         fail(f"run-sleep-in-window: idle {share:.2f} of the measured windows: off_cpu_in_timed_window {off}")
-    if rep["analysis"] != doc["analysis"]:
-        fail("run-sleep-in-window: the re-analysis differs from the run's own analysis")
-    idle = clocks["measured_idle_ns"]
     for name, change, want in (("awake", {"measured_idle_ns": 0, "measured_blocked_ns": 0}, "pass"),
                                ("busy", {"measured_idle_ns": 0, "measured_blocked_ns": 0,
                                          "measured_preempted_ns": int(0.6 * clocks["measured_windows_span_ns"])},
