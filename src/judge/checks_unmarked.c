@@ -198,6 +198,27 @@ static const char *timed_where(const struct sample_clocks *c, bool inside, char 
 }
 
 /*
+ * ", 320 of them between a stop and the next start of a timer (...)": the faults a timer's start/stop pairs left
+ * out (struct sample_clocks, paired_fn), "" where none did.
+ */
+static const char *gap_clause(const struct sample_clocks *c, char *buf, size_t len)
+{
+	char clock[64];
+
+	*buf = 0;
+	if (!c->pairs_known || c->paired_fn < 0 || !c->region_faults_in_gaps)
+		return buf;
+	snprintf(clock, sizeof(clock), "%s%s%s", sample_clock_fn_name(c->paired_fn), c->paired_id >= 0 ? " " : "",
+		 c->paired_id >= 0 ? sample_clock_id_name(c->paired_id) : "");
+	snprintf(buf, len,
+		 ", %llu of them between a stop and the next start of a timer (its %llu %s reads start and stop it in "
+		 "turn: the hot function ran %.0f %% of its time between them, %.0f %% of that in the timed code)",
+		 (unsigned long long)c->region_faults_in_gaps, (unsigned long long)c->paired_reads, clock,
+		 100 * c->gap_weight_share, 100 * c->gap_code_overlap);
+	return buf;
+}
+
+/*
  * Whether the fault records the kernel dropped could carry a share of faults
  * across threshold: part of whole seen, with every lost one on either side.
  */
@@ -307,7 +328,7 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 	const struct sample_profile *p = in->profile;
 	const struct sample_clocks *c = &p->clocks;
 	uint64_t timed = timed_faults(c);
-	char where[120], fix[240];
+	char where[120], fix[240], gaps[300];
 
 	if (lost_could_flip(timed, c->region_faults, p->faults_lost, FIRST_TOUCH_LOOP_SHARE))
 		return lost_skip(def, p, timed, c->region_faults, "were timed", a);
@@ -343,12 +364,12 @@ static struct analysis_check *first_touch_timed(const struct analysis_check_def 
 				  untimed_first_touch(in->env, fix, sizeof(fix)));
 	return checks_add(a, def, CHECK_PASS,
 			  "%llu of the %llu page faults of the hot thread's process on %s came %s, most from %s%s: the "
-			  "memory was first "
-			  "touched before the timing",
+			  "memory was first touched before the timing",
 			  (unsigned long long)(c->region_faults - timed), (unsigned long long)c->region_faults,
 			  p->fault_region, timed_where(c, false, where, sizeof(where)),
 			  *p->faults.function ? base_name(p->faults.function) : "?",
-			  share(p->faults.in_hot_loop, p->faults.faults) >= FIRST_TOUCH_LOOP_SHARE
+			  *gap_clause(c, gaps, sizeof(gaps)) ? gaps
+			  : share(p->faults.in_hot_loop, p->faults.faults) >= FIRST_TOUCH_LOOP_SHARE
 				  ? ", the hottest loop of the run, untimed"
 				  : "");
 }
@@ -440,6 +461,8 @@ void checks_first_touch_in_timed_loop(const struct analysis_check_def *def, cons
 			checks_evidence(c, "measured_windows", (double)p->clocks.measured_windows);
 			checks_evidence(c, "faults_in_measured_windows", (double)p->clocks.region_faults_measured);
 		}
+		if (p->clocks.pairs_known)
+			checks_evidence(c, "faults_in_timer_gaps", (double)p->clocks.region_faults_in_gaps);
 	}
 }
 

@@ -710,6 +710,19 @@ struct sample_clocks {
 	bool faulted_known;		/* worked out (reports before it was recorded: not) */
 	uint64_t measured_windows_faulted;
 	/*
+	 * A timer's start/stop pairs (target/clocks.h, clocks_pairs()): a harness that times each run between two reads
+	 * of a clock and sets up between a run's stop and the next start (Google Benchmark's loop, its PauseTiming()
+	 * and ResumeTiming()) leaves its setup in windows no timer measures, which are not windows the hot loop ran
+	 * in (gap_windows), whatever the hot function did there; the region's faults in them (region_faults_in_gaps)
+	 * are untimed. The clock with the most reads of those read in pairs (paired_fn, enum sample_clock_fn, -1:
+	 * none; paired_id, -1: none) and its reads; of the hot function's weight in its pairs and gaps, the gaps'
+	 * share, and of that, the share that ran the pairs' code: the evidence that its reads start and stop a timer.
+	 */
+	bool pairs_known;		/* worked out (reports before it was recorded: not) */
+	int paired_fn, paired_id;
+	uint64_t paired_reads, gap_windows, region_faults_in_gaps;
+	double gap_weight_share, gap_code_overlap;
+	/*
 	 * Where the hot thread was while those windows ran, from the context switches of every task of the command
 	 * (waits_known: recorded, none lost): the windows end to end (measured_span_ns), and in them its time off a
 	 * CPU while runnable (preempted: waiting for a CPU), of that the time another task of the command ran on the

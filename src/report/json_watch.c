@@ -194,6 +194,18 @@ static json_t *faults_json(const struct sample_profile *p)
 }
 
 /* The uprobes on the libc clock functions, and the hot thread's reads. */
+
+/* A timer's start/stop pairs among the hot thread's reads (struct sample_clocks): null where no clock was read so. */
+static json_t *paired_json(const struct sample_clocks *c)
+{
+	if (!c->windows || !c->pairs_known || c->paired_fn < 0)
+		return json_null();
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "function", sample_clock_fn_name(c->paired_fn), "clock",
+			 c->paired_id >= 0 ? json_string(sample_clock_id_name(c->paired_id)) : json_null(), "reads",
+			 count(c->paired_reads), "gap_windows", count(c->gap_windows), "gap_weight_share",
+			 report_json_num(c->gap_weight_share), "gap_code_overlap", report_json_num(c->gap_code_overlap),
+			 "region_faults_in_gaps", count(c->region_faults_in_gaps));
+}
 static json_t *clocks_json(const struct sample_clocks *c)
 {
 	json_t *o = json_object(), *fns = json_array(), *ids = json_array();
@@ -255,6 +267,7 @@ static json_t *clocks_json(const struct sample_clocks *c)
 			    c->windows && c->measured_known ? count(c->region_faults_measured) : json_null());
 	json_object_set_new(o, "measured_windows_faulted",
 			    c->windows && c->faulted_known ? count(c->measured_windows_faulted) : json_null());
+	json_object_set_new(o, "paired_clock", paired_json(c));
 	bool waits = c->windows && c->waits_known;
 	json_object_set_new(o, "measured_windows_span_ns", waits ? count(c->measured_span_ns) : json_null());
 	json_object_set_new(o, "command_cpus", waits && c->command_cpus ? count(c->command_cpus) : json_null());
@@ -647,6 +660,21 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 	c->region_faults_measured = get_u64(o, "region_faults_in_measured_windows");
 	c->faulted_known = json_is_integer(json_object_get(o, "measured_windows_faulted"));	/* absent before */
 	c->measured_windows_faulted = get_u64(o, "measured_windows_faulted");
+	const json_t *pairs = json_object_get(o, "paired_clock");	/* absent before, null where none */
+	c->paired_fn = c->paired_id = -1;
+	if ((c->pairs_known = json_is_object(pairs))) {
+		section("clocks.paired_clock", -1);
+		c->paired_fn = name_index(json_string_value(json_object_get(pairs, "function")), sample_clock_fn_name,
+					  SAMPLE_CLOCK_FNS);
+		c->paired_id = name_index(json_string_value(json_object_get(pairs, "clock")), sample_clock_id_name,
+					  SAMPLE_CLOCK_IDS);
+		c->paired_reads = get_u64(pairs, "reads");
+		c->gap_windows = get_u64(pairs, "gap_windows");
+		c->gap_weight_share = get_num(pairs, "gap_weight_share");
+		c->gap_code_overlap = get_num(pairs, "gap_code_overlap");
+		c->region_faults_in_gaps = get_u64(pairs, "region_faults_in_gaps");
+		section("clocks", -1);
+	}
 	c->waits_known = json_is_integer(json_object_get(o, "measured_windows_span_ns"));	/* absent before */
 	c->measured_span_ns = get_u64(o, "measured_windows_span_ns");
 	c->command_cpus = get_count(o, "command_cpus");

@@ -522,10 +522,7 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 			const struct sample_record *r = &lists[fn].items[i];
 			if (r->tid != hot_tid)
 				continue;
-			int id = fn == SAMPLE_CLOCK_GETTIME && r->n_regs ? (int)(r->regs[0] < SAMPLE_CLOCK_IDS - 1
-										      ? r->regs[0]
-										      : SAMPLE_CLOCK_IDS - 1)
-									   : -1;
+			int id = clocks_read_id(fn, r);
 			if (id >= 0)
 				out->id_calls[id]++;
 			reads[k++] = (struct read_at){ r->time_ns, fn, id };
@@ -568,30 +565,6 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 	free(reads);
 	free(gaps);
 	free(work);
-}
-
-/* The index of the last of t[0..n) (sorted) at or before x; n when none is. */
-static size_t last_at_or_before(const uint64_t *t, size_t n, uint64_t x)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : n;
-}
-
-/* The window (reads[w], reads[w + 1]) of sorted reads[0..k) that holds t; k when none does. */
-static size_t window_of(const uint64_t *reads, size_t k, uint64_t t)
-{
-	size_t w = last_at_or_before(reads, k, t);
-
-	return w + 1 < k ? w : k;
 }
 
 /* Windows by their marks' weight, the heaviest first. */
@@ -641,21 +614,36 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 
 	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
 		n += lists[fn].count;
+	struct read_at *at = malloc((n ? n : 1) * sizeof(*at));
 	uint64_t *reads = malloc((n ? n : 1) * sizeof(*reads));
+	unsigned *keys = malloc((n ? n : 1) * sizeof(*keys));
 	uint64_t(*by)[2] = calloc(n ? n : 1, sizeof(*by));	/* per window: its marks' weight, its index */
 	bool *measured = calloc(n ? n : 1, sizeof(*measured)), *faulted = calloc(n ? n : 1, sizeof(*faulted));
-	if (!reads || !by || !measured || !faulted) {
+	bool *gap = calloc(n ? n : 1, sizeof(*gap));
+	bool ok = at && reads && keys && by && measured && faulted && gap;
+	for (int fn = 0; ok && fn < SAMPLE_CLOCK_FNS; fn++)
+		for (size_t i = 0; i < lists[fn].count; i++)
+			if (lists[fn].items[i].tid == hot_tid)
+				at[k++] = (struct read_at){ lists[fn].items[i].time_ns, 0, fn,
+							    clocks_read_id(fn, &lists[fn].items[i]) };
+	if (ok) {
+		qsort(at, k, sizeof(*at), read_cmp);
+		for (size_t i = 0; i < k; i++) {
+			reads[i] = at[i].t;
+			keys[i] = CLOCKS_KEY(at[i].fn, at[i].id);
+		}
+		ok = clocks_pairs(reads, keys, k, marks, n_marks, gap, out);
+	}
+	free(at);
+	free(keys);
+	if (!ok) {
 		free(reads);
 		free(by);
 		free(measured);
 		free(faulted);
+		free(gap);
 		return false;
 	}
-	for (int fn = 0; fn < SAMPLE_CLOCK_FNS; fn++)
-		for (size_t i = 0; i < lists[fn].count; i++)
-			if (lists[fn].items[i].tid == hot_tid)
-				reads[k++] = lists[fn].items[i].time_ns;
-	qsort(reads, k, sizeof(*reads), u64_cmp);
 	uint64_t total = 0;
 	for (size_t w = 0; w < k; w++)
 		by[w][1] = w;
@@ -663,8 +651,9 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 		out->loop_weight += marks[i].weight;
 		out->loop_weight_in_span += marks[i].t >= reads[0] && marks[i].t <= reads[k - 1] ? marks[i].weight : 0;
 	}
+	/* A window in a gap of a timer's pairs is not one the hot loop ran in, whatever ran there. */
 	for (size_t i = 0, w; i < n_marks; i++) {
-		if ((w = window_of(reads, k, marks[i].t)) >= k)
+		if ((w = clocks_window_of(reads, k, marks[i].t)) >= k || gap[w])
 			continue;
 		by[w][0] += marks[i].weight;
 		total += marks[i].weight;
@@ -677,10 +666,11 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	}
 	for (size_t w = 0; w + 1 < k; w++)
 		out->measured_windows += measured[w];
-	for (size_t i = 0, w; faults && i < faults->count; i++) {
+	for (size_t i = 0, w = 0; faults && i < faults->count; i++) {
 		const struct sample_record *r = &faults->items[i];
-		bool timed = r->pid == hot_pid && r->addr >= lo && r->addr < hi &&
-			     (w = window_of(reads, k, r->time_ns)) < k && measured[w];
+		bool in = r->pid == hot_pid && r->addr >= lo && r->addr < hi &&
+			  (w = clocks_window_of(reads, k, r->time_ns)) < k, timed = in && measured[w];
+		out->region_faults_in_gaps += in && gap[w];
 		out->region_faults_measured += timed;
 		if (timed)
 			faulted[w] = true;
@@ -695,6 +685,7 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	free(by);
 	free(measured);
 	free(faulted);
+	free(gap);
 	return true;
 }
 

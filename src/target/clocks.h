@@ -70,7 +70,44 @@ struct clocks_mark {
 	uint64_t t;			/* CLOCK_MONOTONIC ns: a sample's own time, not a spread copy's guess */
 	uint32_t weight;		/* the CPU time it stands for, in fast-rate periods (a slow-rate sample and
 					 * its spread copies: 40); 0 for a fault */
+	uint64_t ip;			/* the instruction: the sample's, or the one that faulted */
 };
+
+/* A read's clock id: clock_gettime's first argument (SAMPLE_CLOCK_IDS - 1 for any other); -1 for a function without. */
+int clocks_read_id(int fn, const struct sample_record *r);
+
+/* The window (reads[w], reads[w + 1]) of sorted reads[0..k) that holds t; k when none does. */
+size_t clocks_window_of(const uint64_t *reads, size_t k, uint64_t t);
+
+/* A read's clock as one number: its function and its id (clocks_read_id(), -1 included). */
+#define CLOCKS_KEYS (SAMPLE_CLOCK_FNS * (SAMPLE_CLOCK_IDS + 1))
+#define CLOCKS_KEY(fn, id) ((unsigned)((fn) * (SAMPLE_CLOCK_IDS + 1) + (id) + 1))
+
+/*
+ * Start/stop pairs (clocks_pairs.c): a clock the hot thread read an even number of times, CLOCKS_PAIRS_MIN_READS or
+ * more, whose reads the hot code's marks show to be a timer's starts and stops. Its pairs are the windows from each
+ * odd read (the first, third, ...) to the next read of that clock, its gaps those from each even read to the next.
+ * It is read in pairs where the hot code ran in the pairs and took no fault in a gap at an instruction (of
+ * CLOCKS_PAIRS_CODE_BYTES) that it ran in the pairs, and in the gaps either ran at most CLOCKS_PAIRS_GAP_SHARE of
+ * its weight there, or other code: at most CLOCKS_PAIRS_OVERLAP of the gaps' weight ran the pairs' code, with
+ * CLOCKS_PAIRS_TIMED_SHARE of the weight in the pairs. A loop timed between every two consecutive reads runs alike
+ * in both.
+ */
+#define CLOCKS_PAIRS_MIN_READS 4
+#define CLOCKS_PAIRS_CODE_BYTES 16
+#define CLOCKS_PAIRS_GAP_SHARE 0.1
+#define CLOCKS_PAIRS_OVERLAP 0.1
+#define CLOCKS_PAIRS_TIMED_SHARE 0.1
+
+/*
+ * The windows in the gaps of every clock read in pairs (gap[w] for the window from reads[w]; reads[0..k) sorted,
+ * keys[i] the clock of reads[i], CLOCKS_KEY()), from the hot code's marks[0..n_marks); the clock with the most
+ * reads of those, its reads, its gaps' share of the hot code's weight and how much of it ran the pairs' code, and
+ * the windows in gaps: out->paired_fn (-1: none), paired_id, paired_reads, gap_weight_share, gap_code_overlap,
+ * gap_windows and pairs_known. Pure; false when out of memory.
+ */
+bool clocks_pairs(const uint64_t *reads, const unsigned *keys, size_t k, const struct clocks_mark *marks,
+		  size_t n_marks, bool *gap, struct sample_clocks *out);
 
 /* The hot loop's windows hold at least this share of the weight of its cpu-clock marks in windows. */
 #define CLOCKS_MEASURED_SHARE 0.9

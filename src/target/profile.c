@@ -243,7 +243,8 @@ static void mark_hot(struct target_watch *w, const struct clock_hit *hits, size_
 			continue;
 		}
 		if (hits[i].r->pid == hot_pid && hit_cmp(&hits[i], hot_group) == 0)
-			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ hits[i].r->time_ns, copies + 1 };
+			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ hits[i].r->time_ns, copies + 1,
+										 hits[i].r->ip };
 		copies = 0;
 	}
 }
@@ -789,7 +790,7 @@ static int fault_profile(struct target_watch *w, const struct sample_list *l, st
 		f->in_hot_loop += loop;
 		f->in_hot_function += fn;
 		if (fn && marks && r->pid == p->hot_pid)
-			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ r->time_ns, 0 };
+			w->hot_marks[w->n_hot_marks++] = (struct clocks_mark){ r->time_ns, 0, r->ip };
 	}
 	f->faults = n;
 	loop_weight(w, hits, n, f);

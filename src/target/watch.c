@@ -805,6 +805,7 @@ void target_watch_finish(struct target_state *st)
 	p->clocks.region_faults *= p->faults_one_in;
 	p->clocks.region_faults_in_span *= p->faults_one_in;
 	p->clocks.region_faults_measured *= p->faults_one_in;
+	p->clocks.region_faults_in_gaps *= p->faults_one_in;
 }
 
 void target_watch_close(struct target_state *st)

@@ -296,6 +296,41 @@ if rep:
         if rep and (not off or off["status"] != want or (name == "busy") != ("machine was busy" in off["message"])):
             fail(f"run-sleep-in-window {name}: off_cpu_in_timed_window {off}, want {want}")
 
+# broken-gbench_paused under libbenchmark 1.7.1 on a bhyve guest (tests/data/run-gbench-paused.json, run from
+# /opt/bench): the chain written again between PauseTiming() and ResumeTiming() before each timed pass, in the
+# timed function, the first writing the memory's first touch. The reads pair as the library's timer; its faults
+# lie between a stop and the next start. Without the pairs (a report from before them, the faults then counted in
+# the windows as they were) the check warns, as every build before did; a paired_clock of the wrong shape is refused.
+doc, rep = reanalysed("run-gbench-paused.json")
+pairs = doc["target"]["watch"]["clocks"]["paired_clock"]
+if rep:
+    touch = check(rep, "first_touch_in_timed_loop")
+    said = (f"{pairs['region_faults_in_gaps']} of them between a stop and the next start of a timer (its "
+            f"{pairs['reads']} clock_gettime CLOCK_MONOTONIC reads start and stop it in turn")
+    if touch["status"] != "pass" or said not in touch["message"] or \
+            touch["evidence"].get("faults_in_timer_gaps") != pairs["region_faults_in_gaps"]:
+        fail(f"run-gbench-paused: first_touch_in_timed_loop {touch}, want a pass saying '{said}'")
+    d = json.loads(json.dumps(doc))
+    c = d["target"]["watch"]["clocks"]
+    del c["paired_clock"]
+    c["region_faults_in_measured_windows"] = pairs["region_faults_in_gaps"]
+    c["measured_windows_faulted"] = 1
+    rep = analyze_doc(d, "unpaired")
+    touch = check(rep, "first_touch_in_timed_loop") if rep else None
+    if rep and (not touch or touch["status"] != "warn" or "between a stop" in touch["message"]):
+        fail(f"run-gbench-paused without its pairs: first_touch_in_timed_loop {touch}, want the old warning")
+    d = json.loads(json.dumps(doc))
+    d["target"]["watch"]["clocks"]["paired_clock"]["reads"] = "many"
+    with tempfile.TemporaryDirectory() as td:
+        path = os.path.join(td, "bad.json")
+        with open(path, "w") as f:
+            json.dump(d, f)
+        p = subprocess.run([TLBPROF, "analyze", path, "--json", "-"], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or p.stdout or "paired_clock" not in p.stderr or \
+                len(p.stderr.strip().splitlines()) != 1:
+            fail(f"run-gbench-paused with paired_clock.reads a string: exit {p.returncode}, want 2 and one line "
+                 f"naming the field: {p.stderr!r}")
+
 # 3. Bad report files: exit 2, one line naming the file, nothing written.
 with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
     good = json.load(f)

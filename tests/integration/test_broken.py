@@ -90,6 +90,19 @@ CASES = [
     # the first rep closes: the faults fell in one of the ten windows the loop ran in, from memset, and
     # first_touch_in_timed_loop warned in every run before it counted the windows that took them.
     ("correct_total_time", [], set()),
+    # Timed as Google Benchmark times: start/stop reads of two clocks around each run, and between a stop and the
+    # next start the setup, in the same function as the timed chase: a fresh region's chain written (its first touch)
+    # before each run, or one region's chain written again before each pass (PauseTiming()/ResumeTiming()). The
+    # setup's faults, taken by the hot function, made their windows timed, and first_touch_in_timed_loop warned in
+    # every run before the reads were paired.
+    ("correct_paired", [], set()),
+    ("correct_paused", [], set()),
+    # The same under Google Benchmark itself (libbenchmark, where it is installed): the setup before each run's
+    # `for (auto _ : state)`, and between PauseTiming() and ResumeTiming(); and its trap, a fresh region written
+    # inside the timed loop.
+    ("gbench_setup", [], set()),
+    ("gbench_paused", [], set()),
+    ("gbench_first_touch", [], {"first_touch_in_timed_loop"}),
     # Populated by the kernel (MADV_POPULATE_WRITE), then its first write timed: no fault anywhere. Natively right;
     # under shadow paging each first write traps, and first_touch_in_timed_loop says it could not tell (below).
     ("populate_first_pass", [], set()),
@@ -131,7 +144,8 @@ PINS_SELF = {"first_touch", "populate_first_pass", "zero_page", "sequential", "s
              "thp_4k", "coarse_clock", "coarse_clock_static", "clock_per_access", "short_window", "deleted_loop",
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
              "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct", "correct_total_time",
-             "cpu_time_parallel", "sleep_in_window", "oversubscribed"}
+             "cpu_time_parallel", "sleep_in_window", "oversubscribed", "correct_paired", "correct_paused",
+             "gbench_setup", "gbench_paused", "gbench_first_touch"}
 busy_runs = 0
 
 
@@ -153,8 +167,9 @@ def busy_machine(c, want):
 
 fail = Failures()
 for name, wrapper, want in CASES:
-    if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name in ("parallel", "cpu_time_parallel") or name.startswith("rust_")):
-        print(f"{name}: not built (no static C library, C++ or Rust compiler or OpenMP, or not x86-64, here): skipped")
+    if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name in ("parallel", "cpu_time_parallel") or name.startswith(("rust_", "gbench_"))):
+        print(f"{name}: not built (no static C library, C++ or Rust compiler, OpenMP or libbenchmark, or not x86-64, "
+              "here): skipped")
         continue
     pinned_seen = 0
     for rep in range(REPS):
@@ -253,6 +268,15 @@ for name, wrapper, want in CASES:
                 fail(f"homework_O2 records no level: build_optimised must pass from the code, inferred: {build}")
             pinning = [c for c in r["analysis"]["checks"] if c["id"] == "pinning"]
             pinned_seen += bool(pinning) and pinning[0]["status"] == "pass"
+            if name in ("correct_paired", "correct_paused", "gbench_setup", "gbench_paused"):
+                # The faults pass because the reads pair as a timer's starts and stops, not because of some other
+                # evidence: the report names the clock, and the message says where the faults fell.
+                pairs = r["target"]["watch"]["clocks"].get("paired_clock") or {}
+                touch = [c for c in r["analysis"]["checks"] if c["id"] == "first_touch_in_timed_loop"]
+                if pairs.get("clock") != "CLOCK_MONOTONIC" or not pairs.get("region_faults_in_gaps") or not touch \
+                        or "between a stop and the next start of a timer" not in touch[0]["message"]:
+                    fail(f"{name}: its CLOCK_MONOTONIC reads must pair as a timer's, the faults between a stop and "
+                         f"the next start: paired_clock {pairs}, {touch[0]['message'] if touch else 'no check'}")
             if name == "correct_main":
                 mig = [c for c in r["analysis"]["checks"] if c["id"] == "cpu_migrations"]
                 if mig and mig[0]["status"] == "warn":

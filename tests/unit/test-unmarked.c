@@ -1121,6 +1121,114 @@ static void test_clock_measured(void)
 	expect_first_touch(&p, CHECK_PASS, "ran in none of its 3", "a hot loop in no window");
 }
 
+/*
+ * A timer's start/stop pairs (clocks_pairs()), as Google Benchmark reads them: at each run's start and stop, the
+ * elapsed time and the thread's CPU time; between a stop and the next start, the run's setup in the same function
+ * (a fresh region's chain written: its first touch) at other instructions than the timed chase. Eight runs of
+ * 10 ms, each after 10 ms of setup.
+ */
+enum { PAIRS_RUNS = 8, PAIRS_READS = 4 * PAIRS_RUNS, PAIRS_FAULTS = 8 * 1024 };
+
+static void pairs_run(struct sample_record *reads, struct clocks_mark *marks, size_t *n_marks,
+		      struct sample_record *faults, uint64_t setup_ip, uint64_t fault_ip)
+{
+	const uint64_t ms = 1000000;
+
+	*n_marks = 0;
+	for (size_t r = 0, k = 0; r < PAIRS_RUNS; r++) {
+		uint64_t start = (20 * r + 11) * ms, stop = start + 10 * ms;
+		for (int clock = 0; clock < 2; clock++) {	/* CLOCK_MONOTONIC, then CLOCK_THREAD_CPUTIME_ID */
+			reads[k++] = (struct sample_record){ .tid = 42, .time_ns = start + (uint64_t)clock * 1000,
+							     .regs = { clock ? 3 : 1 }, .n_regs = 1 };
+			reads[k++] = (struct sample_record){ .tid = 42, .time_ns = stop + (uint64_t)clock * 1000,
+							     .regs = { clock ? 3 : 1 }, .n_regs = 1 };
+		}
+		for (uint64_t t = start + 10000; t < stop; t += 250000)	/* the chase, timed */
+			marks[(*n_marks)++] = (struct clocks_mark){ t, 1, 0x1550 };
+		for (uint64_t t = start - 10 * ms + 10000; t < start; t += 250000)	/* the setup, before the start */
+			marks[(*n_marks)++] = (struct clocks_mark){ t, 1, setup_ip };
+	}
+	for (size_t i = 0; i < PAIRS_FAULTS; i++) {	/* the first run's setup writes every page */
+		faults[i] = (struct sample_record){ .tid = 42, .pid = 42, .addr = 0x7f0000000000ull + i * 4096,
+						    .time_ns = 1 * ms + i * 1000, .ip = fault_ip };
+		marks[(*n_marks)++] = (struct clocks_mark){ faults[i].time_ns, 0, fault_ip };
+	}
+}
+
+static void test_clock_pairs(void)
+{
+	static struct sample_record reads[PAIRS_READS], faults[PAIRS_FAULTS];
+	static struct clocks_mark marks[PAIRS_FAULTS + 2000];
+	struct sample_list lists[SAMPLE_CLOCK_FNS] = { { 0 } };
+	struct sample_list fl = { faults, PAIRS_FAULTS, PAIRS_FAULTS };
+	const uint64_t res[SAMPLE_CLOCK_IDS] = { 1, 1, 1, 1, 1, 4000000, 4000000, 1, 0 }, base = 0x7f0000000000ull;
+	struct sample_profile p;
+	size_t n_marks;
+
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ reads, PAIRS_READS, PAIRS_READS };
+	/* The setup as heavy as the timed chase, at other instructions: the reads are pairs, its faults untimed. */
+	pairs_run(reads, marks, &n_marks, faults, 0x1510, 0x1514);
+	correct(&p);
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
+	clocks_span(NULL, &fl, base, base + (32u << 20), 42, 42, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 42, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
+		      p.clocks.pairs_known && p.clocks.paired_fn == SAMPLE_CLOCK_GETTIME && p.clocks.paired_reads == 16 &&
+		      p.clocks.gap_windows == PAIRS_RUNS - 1 && p.clocks.measured_windows == PAIRS_RUNS &&
+		      p.clocks.region_faults_measured == 0 && p.clocks.region_faults_in_gaps == 0 &&
+		      p.clocks.gap_weight_share > 0.45 && p.clocks.gap_weight_share < 0.55 &&
+		      p.clocks.gap_code_overlap == 0,
+	      "gbench's pairs: fn %d, %llu reads, %llu gaps, %llu measured, %llu faults timed, share %.2f, overlap %.2f",
+	      p.clocks.paired_fn, (unsigned long long)p.clocks.paired_reads, (unsigned long long)p.clocks.gap_windows,
+	      (unsigned long long)p.clocks.measured_windows, (unsigned long long)p.clocks.region_faults_measured,
+	      p.clocks.gap_weight_share, p.clocks.gap_code_overlap);
+	expect_first_touch(&p, CHECK_PASS, "outside the clock windows its hot loop ran in", "setup before the first run");
+
+	/* The first setup between two runs instead: the faults lie in a gap of both clocks. */
+	for (size_t i = 0; i < PAIRS_FAULTS; i++)
+		faults[i].time_ns += 40100000;
+	for (size_t i = 0; i < n_marks; i++)
+		marks[i].t += marks[i].weight ? 0 : 40100000;
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
+	clocks_span(NULL, &fl, base, base + (32u << 20), 42, 42, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 42, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
+		      p.clocks.region_faults_measured == 0 && p.clocks.region_faults_in_gaps == PAIRS_FAULTS,
+	      "faults in a gap: %llu timed, %llu in gaps", (unsigned long long)p.clocks.region_faults_measured,
+	      (unsigned long long)p.clocks.region_faults_in_gaps);
+	expect_first_touch(&p, CHECK_PASS, "8192 of them between a stop and the next start of a timer (its 16 "
+			   "clock_gettime CLOCK_MONOTONIC reads", "setup between two runs");
+
+	/* The faults from the timed chase's own instructions in a gap: the pairs are not known to be a timer's. */
+	pairs_run(reads, marks, &n_marks, faults, 0x1510, 0x1554);
+	for (size_t i = 0; i < PAIRS_FAULTS; i++)
+		faults[i].time_ns += 40100000;
+	for (size_t i = 0; i < n_marks; i++)
+		marks[i].t += marks[i].weight ? 0 : 40100000;
+	p.clocks = (struct sample_clocks){ 0 };
+	CHECK(clocks_measured(lists, 42, 42, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
+		      p.clocks.paired_fn < 0 && p.clocks.gap_windows == 0 && p.clocks.region_faults_measured == PAIRS_FAULTS,
+	      "the timed code faulting in a gap: fn %d, %llu gaps, %llu faults timed", p.clocks.paired_fn,
+	      (unsigned long long)p.clocks.gap_windows, (unsigned long long)p.clocks.region_faults_measured);
+
+	/* A loop timed between every two consecutive reads (the setup's code is the chase's): no pairs. */
+	pairs_run(reads, marks, &n_marks, faults, 0x1550, 0x1514);
+	p.clocks = (struct sample_clocks){ 0 };
+	CHECK(clocks_measured(lists, 42, 42, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
+		      p.clocks.pairs_known && p.clocks.paired_fn < 0 && p.clocks.gap_windows == 0,
+	      "one loop on both sides: fn %d, %llu gaps", p.clocks.paired_fn, (unsigned long long)p.clocks.gap_windows);
+
+	/* An odd number of reads of the one clock read (the last run's stop not seen): no pairs. */
+	pairs_run(reads, marks, &n_marks, faults, 0x1510, 0x1514);
+	for (size_t i = 0; i < PAIRS_READS; i++)
+		reads[i].regs[0] = 1;
+	lists[SAMPLE_CLOCK_GETTIME].count = PAIRS_READS - 1;
+	p.clocks = (struct sample_clocks){ 0 };
+	CHECK(clocks_measured(lists, 42, 42, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
+		      p.clocks.paired_fn < 0 && p.clocks.gap_windows == 0,
+	      "odd reads: fn %d, %llu gaps", p.clocks.paired_fn, (unsigned long long)p.clocks.gap_windows);
+}
+
 static void test_clock_span(void)
 {
 	static struct sample_record reads[3], cpu[400], faults[8192];
@@ -1850,6 +1958,7 @@ int main(void)
 	test_clocks();
 	test_clock_span();
 	test_clock_measured();
+	test_clock_pairs();
 	test_clock_thin();
 	test_hot_thread();
 	test_touch_pattern();

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start/stop pairs among the hot thread's clock reads: a harness that times each run of its loop between two reads
+ * of a clock, and does its other work between a run's stop and the next run's start, leaves that work in windows
+ * no timer measures. Google Benchmark reads the elapsed time and the thread's CPU time when a run starts and when
+ * it stops, sets up before each run (the code before `for (auto _ : state)`) and between PauseTiming() and
+ * ResumeTiming(); the windows between consecutive reads hold both kinds alike.
+ */
+#include "target/clocks.h"
+
+#include <stdlib.h>
+
+int clocks_read_id(int fn, const struct sample_record *r)
+{
+	if (fn != SAMPLE_CLOCK_GETTIME || !r->n_regs)
+		return -1;
+	return r->regs[0] < SAMPLE_CLOCK_IDS - 1 ? (int)r->regs[0] : SAMPLE_CLOCK_IDS - 1;
+}
+
+/* The index of the last of t[0..n) (sorted) at or before x; n when none is. */
+static size_t last_at_or_before(const uint64_t *t, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : n;
+}
+
+size_t clocks_window_of(const uint64_t *reads, size_t k, uint64_t t)
+{
+	size_t w = last_at_or_before(reads, k, t);
+
+	return w + 1 < k ? w : k;
+}
+
+enum side { OUTSIDE, PAIR, GAP };
+
+/* One mark of the hot code's in a pair or a gap: its code (CLOCKS_PAIRS_CODE_BYTES of it), its side and weight. */
+struct code_at {
+	uint64_t code;
+	enum side side;
+	uint32_t weight;
+};
+
+static int code_cmp(const void *x, const void *y)
+{
+	const struct code_at *a = x, *b = y;
+
+	return a->code < b->code ? -1 : a->code > b->code;
+}
+
+/* What the hot code did on either side of one clock's pairs. */
+struct sides {
+	uint64_t pair_weight, gap_weight;
+	double overlap;			/* of the gaps' weight, the share that ran the pairs' code */
+	bool gap_fault_in_pair_code;	/* a fault the hot code took in a gap at an instruction the pairs ran */
+};
+
+/*
+ * The hot code's marks on each side of key's pairs (side[w] for each window), and how much of its code the gaps
+ * share with the pairs: the histogram intersection of the two sides' weights by code, each side taken as a whole.
+ */
+static bool weigh_sides(const enum side *side, const size_t *mark_window, size_t k, const struct clocks_mark *marks,
+			size_t n_marks, struct sides *s)
+{
+	struct code_at *at = malloc((n_marks ? n_marks : 1) * sizeof(*at));
+	size_t n = 0;
+
+	if (!at)
+		return false;
+	*s = (struct sides){ 0 };
+	for (size_t i = 0; i < n_marks; i++) {
+		size_t w = mark_window[i];
+		if (w >= k || side[w] == OUTSIDE)
+			continue;
+		at[n++] = (struct code_at){ marks[i].ip / CLOCKS_PAIRS_CODE_BYTES, side[w], marks[i].weight };
+		*(side[w] == PAIR ? &s->pair_weight : &s->gap_weight) += marks[i].weight;
+	}
+	qsort(at, n, sizeof(*at), code_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t pair = 0, gap = 0;
+		bool gap_fault = false;
+		for (j = i; j < n && at[j].code == at[i].code; j++) {
+			*(at[j].side == PAIR ? &pair : &gap) += at[j].weight;
+			gap_fault |= at[j].side == GAP && at[j].weight == 0;
+		}
+		if (pair && s->gap_weight) {
+			double p = (double)pair / (double)s->pair_weight, g = (double)gap / (double)s->gap_weight;
+			s->overlap += p < g ? p : g;
+		}
+		s->gap_fault_in_pair_code |= gap_fault && pair;
+	}
+	free(at);
+	return true;
+}
+
+/*
+ * Whether key's reads are a timer's starts and stops, from what the hot code did on either side: it ran in the
+ * pairs, and in the gaps it ran little of its weight or other code than in the pairs, and took no fault at an
+ * instruction the pairs ran. A loop timed between every two consecutive reads runs alike on both sides.
+ */
+static bool paired(const struct sides *s)
+{
+	uint64_t all = s->pair_weight + s->gap_weight;
+
+	if (!s->pair_weight || s->gap_fault_in_pair_code)
+		return false;
+	return (double)s->gap_weight <= CLOCKS_PAIRS_GAP_SHARE * (double)all ||
+	       (s->overlap <= CLOCKS_PAIRS_OVERLAP && (double)s->pair_weight >= CLOCKS_PAIRS_TIMED_SHARE * (double)all);
+}
+
+/*
+ * Where key's reads put each window w (side[w]): inside a pair after an odd number of them, in a gap after an even
+ * one, outside before the first and after the last.
+ */
+static void sides_of(unsigned key, uint64_t count, const unsigned *keys, size_t k, enum side *side)
+{
+	uint64_t seen = 0;
+
+	for (size_t w = 0; w + 1 < k; w++) {
+		seen += keys[w] == key;
+		side[w] = seen == 0 || seen == count ? OUTSIDE : seen % 2 ? PAIR : GAP;
+	}
+}
+
+bool clocks_pairs(const uint64_t *reads, const unsigned *keys, size_t k, const struct clocks_mark *marks,
+		  size_t n_marks, bool *gap, struct sample_clocks *out)
+{
+	uint64_t count[CLOCKS_KEYS] = { 0 };
+	bool adopted[CLOCKS_KEYS] = { false }, any = false;
+	enum side *side = malloc((k ? k : 1) * sizeof(*side));
+	size_t *mark_window = malloc((n_marks ? n_marks : 1) * sizeof(*mark_window));
+	bool *timed = calloc(k ? k : 1, sizeof(*timed));
+	bool ok = side && mark_window && timed;
+
+	out->paired_fn = out->paired_id = -1;
+	for (size_t i = 0; ok && i < n_marks; i++)
+		mark_window[i] = clocks_window_of(reads, k, marks[i].t);
+	for (size_t i = 0; i < k; i++)
+		count[keys[i]]++;
+	for (unsigned key = 0; ok && key < CLOCKS_KEYS; key++) {
+		if (count[key] < CLOCKS_PAIRS_MIN_READS || count[key] % 2)
+			continue;
+		struct sides s;
+		sides_of(key, count[key], keys, k, side);
+		if (!(ok = weigh_sides(side, mark_window, k, marks, n_marks, &s)) || !paired(&s))
+			continue;
+		adopted[key] = any = true;
+		if (count[key] > out->paired_reads) {
+			out->paired_fn = (int)(key / (SAMPLE_CLOCK_IDS + 1));
+			out->paired_id = (int)(key % (SAMPLE_CLOCK_IDS + 1)) - 1;
+			out->paired_reads = count[key];
+			uint64_t all = s.pair_weight + s.gap_weight;
+			out->gap_weight_share = all ? (double)s.gap_weight / (double)all : 0;
+			out->gap_code_overlap = s.overlap;
+		}
+	}
+	/*
+	 * A window lies in no timer's measure where every clock read twice or more around it is read in pairs and has
+	 * it in a gap or outside its pairs (the setup before a harness's first run): a clock whose reads are not known
+	 * to pair may be timing anything between them.
+	 */
+	for (unsigned key = 0; ok && any && key < CLOCKS_KEYS; key++) {
+		if (count[key] < 2)
+			continue;
+		sides_of(key, count[key], keys, k, side);
+		for (size_t w = 0; w + 1 < k; w++)
+			timed[w] |= side[w] == PAIR || (side[w] == GAP && !adopted[key]);
+	}
+	for (size_t w = 0; ok && any && w + 1 < k; w++) {
+		gap[w] = !timed[w];
+		out->gap_windows += gap[w];
+	}
+	out->pairs_known = ok;
+	free(side);
+	free(mark_window);
+	free(timed);
+	return ok;
+}
