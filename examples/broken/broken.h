@@ -92,25 +92,33 @@ static inline void say(const char *what, uint64_t accesses, uint64_t ns, uint64_
 }
 
 /*
- * A single random cycle through one slot per page of base (Sattolo), the
- * slot's line rotated inside its page so the lines spread over the cache
- * sets. Written here, before any timing: the first touch of every page.
+ * A single random cycle through one slot per page of base (Sattolo, over order, a random order of its pages), the
+ * slot's line rotated inside its page so the lines spread over the cache sets; its start. Always inlined: the
+ * caller's own code, as a Google Benchmark function's setup is the timed loop's.
  */
+static inline __attribute__((always_inline, unused)) void **write_chain(char *base, uint32_t *order, size_t pages,
+									 uint64_t *seed)
+{
+	for (size_t i = pages - 1; i > 0; i--) {
+		size_t j = rnd(seed) % i;
+		uint32_t t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (size_t i = 0; i < pages; i++) {
+		size_t from = order[i], to = order[(i + 1) % pages];
+		*(void **)(base + from * PAGE + (from % 64) * 64) = base + to * PAGE + (to % 64) * 64;
+	}
+	return (void **)(base + (size_t)order[0] * PAGE + (order[0] % 64) * 64);
+}
+
+/* write_chain() over a random page order, in a function of its own. Written here, before any timing: the first
+ * touch of every page. */
 __attribute__((noinline, unused)) static void **build_chain(char *base, size_t pages, uint64_t seed)
 {
 	uint32_t *o = page_order(pages, seed);
+	void **start = write_chain(base, o, pages, &seed);
 
-	for (size_t i = pages - 1; i > 0; i--) {
-		size_t j = rnd(&seed) % i;
-		uint32_t t = o[i];
-		o[i] = o[j];
-		o[j] = t;
-	}
-	for (size_t i = 0; i < pages; i++) {
-		size_t from = o[i], to = o[(i + 1) % pages];
-		*(void **)(base + from * PAGE + (from % 64) * 64) = base + to * PAGE + (to % 64) * 64;
-	}
-	void **start = (void **)(base + (size_t)o[0] * PAGE + (o[0] % 64) * 64);
 	free(o);
 	return start;
 }

@@ -39,23 +39,6 @@ static void timer_stop(struct timer *t)
 	t->cpu_used += cpu - t->cpu;
 }
 
-/* A random cycle through one slot per page (Sattolo), each slot's line rotated inside its page; its start. */
-static inline __attribute__((always_inline)) void **write_chain(char *base, uint32_t *order, size_t pages,
-								 uint64_t *seed)
-{
-	for (size_t i = pages - 1; i > 0; i--) {
-		size_t j = rnd(seed) % i;
-		uint32_t t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
-	for (size_t i = 0; i < pages; i++) {
-		size_t from = order[i], to = order[(i + 1) % pages];
-		*(void **)(base + from * PAGE + (from % 64) * 64) = base + to * PAGE + (to % 64) * 64;
-	}
-	return (void **)(base + (size_t)order[0] * PAGE + (order[0] % 64) * 64);
-}
-
 /* One run of passes over the chain, its setup and its timing in the one function. */
 static __attribute__((noinline)) void *run(struct timer *t, uint64_t passes, char *region, uint32_t *order,
 					   size_t pages, uint64_t *seed)

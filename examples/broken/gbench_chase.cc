@@ -30,29 +30,13 @@ char *map_region()
 	return static_cast<char *>(p);
 }
 
-/* A random cycle through one slot per page (Sattolo), each slot's line rotated inside its page; its start. */
-inline __attribute__((always_inline)) void **write_chain(char *base, uint32_t *order, uint64_t *seed)
-{
-	for (size_t i = kPages - 1; i > 0; i--) {
-		size_t j = rnd(seed) % i;
-		uint32_t t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
-	for (size_t i = 0; i < kPages; i++) {
-		size_t from = order[i], to = order[(i + 1) % kPages];
-		*reinterpret_cast<void **>(base + from * PAGE + (from % 64) * 64) = base + to * PAGE + (to % 64) * 64;
-	}
-	return reinterpret_cast<void **>(base + size_t{order[0]} * PAGE + (order[0] % 64) * 64);
-}
-
 void BM_chase(benchmark::State &state)
 {
 	uint32_t *order = page_order(kPages, 31);
 	uint64_t seed = 37;
 #if defined(GBENCH_SETUP)
 	char *base = map_region();
-	void **p = write_chain(base, order, &seed);
+	void **p = write_chain(base, order, kPages, &seed);
 	for (auto _ : state) {
 		for (size_t k = 0; k < kPages; k++)
 			p = static_cast<void **>(*p);
@@ -63,7 +47,7 @@ void BM_chase(benchmark::State &state)
 	char *base = map_region();
 	for (auto _ : state) {
 		state.PauseTiming();
-		void **p = write_chain(base, order, &seed);
+		void **p = write_chain(base, order, kPages, &seed);
 		state.ResumeTiming();
 		for (size_t k = 0; k < kPages; k++)
 			p = static_cast<void **>(*p);
@@ -73,7 +57,7 @@ void BM_chase(benchmark::State &state)
 #elif defined(GBENCH_FIRST_TOUCH)
 	for (auto _ : state) {
 		char *base = map_region();
-		void **p = write_chain(base, order, &seed);
+		void **p = write_chain(base, order, kPages, &seed);
 		for (size_t k = 0; k < kPages; k++)
 			p = static_cast<void **>(*p);
 		benchmark::DoNotOptimize(p);
