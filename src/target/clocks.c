@@ -310,24 +310,31 @@ static void on_cpu_windows(const struct read_at *reads, size_t k, const struct c
 	free(spells);
 }
 
-/* A time a task's spell starts (+1) or ends (-1). */
+/* A time a task's spell starts (+1) or ends (-1), on cpu (others_spells() with CPUS_APART; else 0). */
 struct edge {
 	uint64_t t;
 	int step;
+	int32_t cpu;
 };
 
 static int edge_cmp(const void *x, const void *y)
 {
 	const struct edge *a = x, *b = y;
 
+	if (a->cpu != b->cpu)
+		return a->cpu < b->cpu ? -1 : 1;
 	return a->t != b->t ? (a->t < b->t ? -1 : 1) : (a->step > b->step) - (a->step < b->step);
 }
+
+/* others_spells()'s cpu for every CPU's spells apart, sorted by CPU, then time. */
+#define CPUS_APART (-2)
 
 /*
  * When at least depth tasks of the command but the hot thread were on a CPU (active: on one, or preempted and
  * waiting for one; a task woken and waiting for its first turn is not counted), from theirs[0..k) (tasks_sorted):
  * a task's spell runs from a switch in (or the start, where its first record is a switch out or its exit) to its
- * switch out (active: one that blocked), its exit, or the end; on cpu only (-1: any). Sorted, disjoint spells;
+ * switch out (active: one that blocked), its exit, or the end; on cpu only (-1: any; CPUS_APART: each CPU's
+ * apart, each spell with its CPU, sorted by CPU, then time). Sorted, disjoint spells (of a CPU, with CPUS_APART);
  * returns how many; *out NULL when out of memory.
  */
 static size_t others_spells(const struct ordered *theirs, size_t k, bool active, unsigned depth, int32_t cpu,
@@ -343,7 +350,7 @@ static size_t others_spells(const struct ordered *theirs, size_t k, bool active,
 		free(on);
 		return 0;
 	}
-	bool open = false;
+	bool open = false, apart = cpu == CPUS_APART;
 	uint64_t from = 0;
 	int32_t on_cpu = -1;
 	for (size_t i = 0; i < k; i++) {
@@ -360,15 +367,15 @@ static size_t others_spells(const struct ordered *theirs, size_t k, bool active,
 		} else if (open && ((t->kind == SAMPLE_TASK_SWITCH_OUT && !(active && t->preempted)) ||
 				    t->kind == SAMPLE_TASK_EXIT)) {	/* an exit: its last switch out is not recorded */
 			if ((cpu < 0 || on_cpu == cpu) && from < t->time_ns) {	/* an empty spell: no edges */
-				edges[n++] = (struct edge){ from, 1 };
-				edges[n++] = (struct edge){ t->time_ns, -1 };
+				edges[n++] = (struct edge){ from, 1, apart ? on_cpu : 0 };
+				edges[n++] = (struct edge){ t->time_ns, -1, apart ? on_cpu : 0 };
 			}
 			open = false;
 		}
 		if (open && (i + 1 == k || theirs[i + 1].t.tid != t->tid)) {	/* still open at the end */
 			if (cpu < 0 || on_cpu == cpu) {
-				edges[n++] = (struct edge){ from, 1 };
-				edges[n++] = (struct edge){ UINT64_MAX, -1 };
+				edges[n++] = (struct edge){ from, 1, apart ? on_cpu : 0 };
+				edges[n++] = (struct edge){ UINT64_MAX, -1, apart ? on_cpu : 0 };
 			}
 			open = false;
 		}
@@ -379,74 +386,68 @@ static size_t others_spells(const struct ordered *theirs, size_t k, bool active,
 	for (size_t i = 0; i < n; i++) {
 		unsigned before = level;
 		level = (unsigned)((int)level + edges[i].step);
-		if (before < depth && level >= depth)
+		if (before < depth && level >= depth) {
 			on[m].from = edges[i].t;
-		else if (before >= depth && level < depth && edges[i].t > on[m].from)
+			on[m].cpu = edges[i].cpu;
+		} else if (before >= depth && level < depth && edges[i].t > on[m].from) {
 			on[m++].to = edges[i].t;
+		}
 	}
 	free(edges);
 	*out = on;
 	return m;
 }
 
-#define WAIT_CPUS 16	/* the CPUs told apart in preempted_own(); pieces on more are counted by depth */
-
-static bool cpu_in(const int32_t *cpus, size_t n, int32_t cpu)
-{
-	for (size_t i = 0; i < n; i++)
-		if (cpus[i] == cpu)
-			return true;
-	return false;
-}
+/* One CPU's spells among others_spells(CPUS_APART)'s, and a cursor into them that moves as the queries do. */
+struct cpu_spells {
+	int32_t cpu;
+	size_t lo, n, at;
+};
 
 /*
- * Of sorted, disjoint pieces[0..n) of the hot thread's preempted time, the part when others[] ran: the pieces on
- * cpu, or (cpu -1) those on none of cpus[0..n_cpus).
- */
-static uint64_t preempted_by(const struct spell *pieces, size_t n, int32_t cpu, const int32_t *cpus, size_t n_cpus,
-			     const struct spell *others, size_t n_others)
-{
-	uint64_t by = 0;
-	size_t at = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (cpu >= 0 ? pieces[i].cpu == cpu : !cpu_in(cpus, n_cpus, pieces[i].cpu))
-			by += spells_within(others, n_others, &at, pieces[i].from, pieces[i].to);
-	return by;
-}
-
-/*
- * The hot thread's preempted time in the measured windows that another task of the command ran in its place: on the
- * CPU it left, where the switches say their CPU (the first WAIT_CPUS CPUs); else while as many others ran as the
- * command may use CPUs. False when out of memory.
+ * The hot thread's preempted time in the measured windows (pieces[0..n), sorted, disjoint) that another task of the
+ * command ran in its place: on the CPU it left, where the switches say their CPU; else while as many others ran as
+ * the command may use CPUs. False when out of memory.
  */
 static bool preempted_own(const struct clocks_switches *sw, const struct ordered *theirs, size_t k,
 			  const struct spell *pieces, size_t n, uint64_t *own)
 {
-	int32_t cpus[WAIT_CPUS];
-	size_t n_cpus = 0;
-	bool rest = false;
+	struct spell *apart, *any = NULL;
+	size_t n_apart = others_spells(theirs, k, false, 1, CPUS_APART, &apart), n_any = 0, at_any = 0, n_cpus = 0;
+	struct cpu_spells *cpus = calloc(n_apart + 1, sizeof(*cpus));
+	bool unknown = false, ok = apart && cpus;
 
-	for (size_t i = 0; i < n; i++) {
-		if (pieces[i].cpu >= 0 && cpu_in(cpus, n_cpus, pieces[i].cpu))
+	for (size_t i = 0; i < n; i++)
+		unknown |= pieces[i].cpu < 0;
+	if (ok && unknown) {	/* no CPU said: as many others running as the command may use CPUs */
+		n_any = others_spells(theirs, k, false, sw->cpus ? sw->cpus : 1, -1, &any);
+		ok = any != NULL;
+	}
+	for (size_t i = 0; ok && i < n_apart; i++) {
+		if (!n_cpus || cpus[n_cpus - 1].cpu != apart[i].cpu)
+			cpus[n_cpus++] = (struct cpu_spells){ apart[i].cpu, i, 0, 0 };
+		cpus[n_cpus - 1].n++;
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		if (pieces[i].cpu < 0) {
+			*own += spells_within(any, n_any, &at_any, pieces[i].from, pieces[i].to);
 			continue;
-		if (pieces[i].cpu >= 0 && n_cpus < WAIT_CPUS)
-			cpus[n_cpus++] = pieces[i].cpu;
-		else
-			rest = true;
+		}
+		size_t lo = 0, hi = n_cpus;	/* the piece's CPU among cpus[], sorted by CPU */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (cpus[mid].cpu < pieces[i].cpu)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n_cpus && cpus[lo].cpu == pieces[i].cpu)
+			*own += spells_within(apart + cpus[lo].lo, cpus[lo].n, &cpus[lo].at, pieces[i].from, pieces[i].to);
 	}
-	for (size_t c = 0; c <= n_cpus; c++) {
-		if (c == n_cpus && !rest)
-			break;
-		int32_t cpu = c < n_cpus ? cpus[c] : -1;
-		struct spell *others;
-		size_t n_others = others_spells(theirs, k, false, cpu < 0 && sw->cpus ? sw->cpus : 1, cpu, &others);
-		if (!others)
-			return false;
-		*own += preempted_by(pieces, n, cpu, cpus, n_cpus, others, n_others);
-		free(others);
-	}
-	return true;
+	free(apart);
+	free(any);
+	free(cpus);
+	return ok;
 }
 
 /* The waits in the measured windows [reads[w], reads[w + 1]) (struct sample_clocks, waits_known). */

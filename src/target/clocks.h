@@ -119,7 +119,8 @@ bool clocks_pairs(const uint64_t *reads, const unsigned *keys, size_t k, const s
  * until they hold CLOCKS_MEASURED_SHARE of all the weight in windows (a stray
  * sample of the hot function in a window of other work, an interpreter's eval
  * loop calling a 64 MiB memset, is not its timed loop), and every window
- * holding a fault it took (a window too short for a sample); and the page
+ * holding a fault it took (a window too short for a sample), but none in a gap
+ * of a timer's pairs (clocks_pairs(), whatever ran there); and the page
  * faults of the hot thread's process hot_pid on [lo, hi) (faults; NULL: none
  * sampled; a parallel loop's workers fault inside the timer's windows) inside those
  * windows: out->measured_windows, region_faults_measured and measured_known;
@@ -127,7 +128,8 @@ bool clocks_pairs(const uint64_t *reads, const unsigned *keys, size_t k, const s
  * (loop_weight, loop_weight_in_span); with sw (the switches of every task of
  * the command; NULL: not recorded, or some lost), where the hot thread was
  * in those windows: preempted, blocked, and blocked with the whole command
- * off a CPU (waits_known). Pure; false when out of memory.
+ * off a CPU (waits_known); and the region's faults in the gaps
+ * (region_faults_in_gaps). Pure; false when out of memory.
  */
 bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t hot_tid, uint32_t hot_pid,
 		     const struct clocks_mark *marks, size_t n_marks, const struct sample_list *faults, uint64_t lo,

@@ -726,6 +726,31 @@ static void test_off_cpu(void)
 			  (unsigned long long)p.clocks.measured_preempted_ns,
 			  (unsigned long long)p.clocks.measured_preempted_own_ns);
 	}
+	/*
+	 * On many CPUs, each its own: the hot thread preempted 2 ms on each of 20 CPUs in turn, another task of the
+	 * command running on that CPU meanwhile. Every piece is its own tasks' turn, whichever CPU (a sweep of 16 CPUs
+	 * apart and the rest by depth counted 32 of the 40 ms).
+	 */
+	static struct sample_task many[4 * 20];
+	for (int32_t c = 0; c < 20; c++) {
+		uint64_t at = 101 * ms + (uint64_t)c * 400 * us;
+		many[4 * c] = (struct sample_task){ .kind = SAMPLE_TASK_SWITCH_OUT, .tid = 42, .time_ns = at,
+						    .preempted = true, .cpu = c };
+		many[4 * c + 1] = (struct sample_task){ .kind = SAMPLE_TASK_SWITCH_IN, .tid = 100 + (uint32_t)c,
+							.time_ns = at, .cpu = c };
+		many[4 * c + 2] = (struct sample_task){ .kind = SAMPLE_TASK_SWITCH_OUT, .tid = 100 + (uint32_t)c,
+							.time_ns = at + 200 * us, .cpu = c };
+		many[4 * c + 3] = (struct sample_task){ .kind = SAMPLE_TASK_SWITCH_IN, .tid = 42, .time_ns = at + 200 * us,
+							.cpu = c };
+	}
+	const struct clocks_switches wide = { many, 4 * 20, 20, true };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, &wide, NULL, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 42, marks, 4, NULL, 0, 0, &wide, &p.clocks) && p.clocks.waits_known &&
+		      p.clocks.measured_preempted_ns == 4 * ms && p.clocks.measured_preempted_own_ns == 4 * ms,
+	      "20 CPUs: preempted %llu ns, by its own tasks %llu ns (want 4 ms each)",
+	      (unsigned long long)p.clocks.measured_preempted_ns, (unsigned long long)p.clocks.measured_preempted_own_ns);
+
 	/* Before Linux 4.17 a switch out does not say it was a preemption: every one reads as a block. */
 	const struct clocks_switches old = { sw, sizeof(sw) / sizeof(sw[0]), 2, false };
 	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
