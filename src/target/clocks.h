@@ -87,16 +87,20 @@ size_t clocks_window_of(const uint64_t *reads, size_t k, uint64_t t);
  * Start/stop pairs (clocks_pairs.c): a clock the hot thread read an even number of times, CLOCKS_PAIRS_MIN_READS or
  * more, whose reads the hot code's marks show to be a timer's starts and stops. Its pairs are the windows from each
  * odd read (the first, third, ...) to the next read of that clock, its gaps those from each even read to the next.
- * It is read in pairs where the hot code ran in the pairs and took no fault in a gap at an instruction (of
- * CLOCKS_PAIRS_CODE_BYTES) that it ran in the pairs, and in the gaps either ran at most CLOCKS_PAIRS_GAP_SHARE of
- * its weight there, or other code: at most CLOCKS_PAIRS_OVERLAP of the gaps' weight ran the pairs' code, with
- * CLOCKS_PAIRS_TIMED_SHARE of the weight in the pairs. A loop timed between every two consecutive reads runs alike
- * in both.
+ * It is read in pairs where the hot code ran in the pairs and took no fault in a gap in the pairs' own code (a
+ * block of CLOCKS_PAIRS_CODE_BYTES holding CLOCKS_PAIRS_CODE_SHARE of the pairs' weight or more, and a larger share
+ * of theirs than of the gaps'), and in the gaps either ran at most CLOCKS_PAIRS_GAP_SHARE of its weight there, or
+ * other code: at most CLOCKS_PAIRS_OVERLAP of the gaps' weight ran in the pairs' blocks (each side's share of a
+ * block, the smaller), with CLOCKS_PAIRS_TIMED_SHARE of the weight in the pairs. A loop timed between every two
+ * consecutive reads runs alike in both (0.9 of its weight or more in the same blocks); the quarters leave room for
+ * one sample placed on the wrong side of a read (a guest's sample times part from the probes' by up to a
+ * millisecond, and at 100 Hz a handful of samples is all a run of short windows has).
  */
 #define CLOCKS_PAIRS_MIN_READS 4
 #define CLOCKS_PAIRS_CODE_BYTES 16
+#define CLOCKS_PAIRS_CODE_SHARE 0.25
 #define CLOCKS_PAIRS_GAP_SHARE 0.1
-#define CLOCKS_PAIRS_OVERLAP 0.1
+#define CLOCKS_PAIRS_OVERLAP 0.25
 #define CLOCKS_PAIRS_TIMED_SHARE 0.1
 
 /*

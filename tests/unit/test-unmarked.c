@@ -1209,6 +1209,19 @@ static void test_clock_pairs(void)
 	      p.clocks.gap_weight_share, p.clocks.gap_code_overlap);
 	expect_first_touch(&p, CHECK_PASS, "outside the clock windows its hot loop ran in", "setup before the first run");
 
+	/* One slow-rate sample of the setup (standing for 40) placed inside a run, its time parted from the probes':
+	 * still the pairs (the setup's code holds 11 % of the pairs' weight, under a quarter). */
+	marks[n_marks++] = (struct clocks_mark){ 75000000, 40, 0x1510 };
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
+	clocks_span(NULL, &fl, base, base + (32u << 20), 42, 42, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 42, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
+		      p.clocks.paired_fn == SAMPLE_CLOCK_GETTIME && p.clocks.gap_windows == PAIRS_RUNS - 1 &&
+		      p.clocks.gap_code_overlap > 0.1 && p.clocks.gap_code_overlap < 0.25,
+	      "a setup sample in a run: fn %d, %llu gaps, overlap %.2f", p.clocks.paired_fn,
+	      (unsigned long long)p.clocks.gap_windows, p.clocks.gap_code_overlap);
+	n_marks--;
+
 	/* The first setup between two runs instead: the faults lie in a gap of both clocks. */
 	for (size_t i = 0; i < PAIRS_FAULTS; i++)
 		faults[i].time_ns += 40100000;
