@@ -19,8 +19,7 @@ static void read_clocks(uint64_t *real, uint64_t *cpu)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	*real = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	*real = now_ns();
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	*cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

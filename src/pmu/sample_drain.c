@@ -178,7 +178,6 @@ static bool decode_comm(struct cursor *c, struct sample_task *t, char *text, siz
 	return true;
 }
 
-/* A PERF_RECORD_FORK or EXIT body. false when too short. */
 /* A side-band record's CPU, from its sample_id trailer (after {pid, tid} and time); -1 when not asked for. */
 static int32_t trailer_cpu(const struct perf_event_header *hdr, const unsigned char *rec, size_t id,
 			   uint64_t sample_type)
@@ -190,6 +189,7 @@ static int32_t trailer_cpu(const struct perf_event_header *hdr, const unsigned c
 	return cpu;
 }
 
+/* A PERF_RECORD_FORK or EXIT body. false when too short. */
 static bool decode_fork_exit(struct cursor *c, struct sample_task *t)
 {
 	t->pid = get_u32(c);

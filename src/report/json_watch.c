@@ -193,8 +193,6 @@ static json_t *faults_json(const struct sample_profile *p)
 	return o;
 }
 
-/* The uprobes on the libc clock functions, and the hot thread's reads. */
-
 /* A timer's start/stop pairs among the hot thread's reads (struct sample_clocks): null where no clock was read so. */
 static json_t *paired_json(const struct sample_clocks *c)
 {
@@ -206,6 +204,8 @@ static json_t *paired_json(const struct sample_clocks *c)
 			 report_json_num(c->gap_weight_share), "gap_code_overlap", report_json_num(c->gap_code_overlap),
 			 "region_faults_in_gaps", count(c->region_faults_in_gaps));
 }
+
+/* The uprobes on the libc clock functions, and the hot thread's reads. */
 static json_t *clocks_json(const struct sample_clocks *c)
 {
 	json_t *o = json_object(), *fns = json_array(), *ids = json_array();

@@ -621,7 +621,8 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	uint64_t(*by)[2] = calloc(n ? n : 1, sizeof(*by));	/* per window: its marks' weight, its index */
 	bool *measured = calloc(n ? n : 1, sizeof(*measured)), *faulted = calloc(n ? n : 1, sizeof(*faulted));
 	bool *gap = calloc(n ? n : 1, sizeof(*gap));
-	bool ok = at && reads && keys && by && measured && faulted && gap;
+	size_t *win = malloc((n_marks ? n_marks : 1) * sizeof(*win));	/* each mark's window; k: none */
+	bool ok = at && reads && keys && by && measured && faulted && gap && win;
 	for (int fn = 0; ok && fn < SAMPLE_CLOCK_FNS; fn++)
 		for (size_t i = 0; i < lists[fn].count; i++)
 			if (lists[fn].items[i].tid == hot_tid)
@@ -633,7 +634,9 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 			reads[i] = at[i].t;
 			keys[i] = CLOCKS_KEY(at[i].fn, at[i].id);
 		}
-		ok = clocks_pairs(reads, keys, k, marks, n_marks, gap, out);
+		for (size_t i = 0; i < n_marks; i++)
+			win[i] = clocks_window_of(reads, k, marks[i].t);
+		ok = clocks_pairs(keys, k, marks, win, n_marks, gap, out);
 	}
 	free(at);
 	free(keys);
@@ -643,6 +646,7 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 		free(measured);
 		free(faulted);
 		free(gap);
+		free(win);
 		return false;
 	}
 	uint64_t total = 0;
@@ -654,7 +658,7 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	}
 	/* A window in a gap of a timer's pairs is not one the hot loop ran in, whatever ran there. */
 	for (size_t i = 0, w; i < n_marks; i++) {
-		if ((w = clocks_window_of(reads, k, marks[i].t)) >= k || gap[w])
+		if ((w = win[i]) >= k || gap[w])
 			continue;
 		by[w][0] += marks[i].weight;
 		total += marks[i].weight;
@@ -687,6 +691,7 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 	free(measured);
 	free(faulted);
 	free(gap);
+	free(win);
 	return true;
 }
 

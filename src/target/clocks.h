@@ -104,13 +104,14 @@ size_t clocks_window_of(const uint64_t *reads, size_t k, uint64_t t);
 #define CLOCKS_PAIRS_TIMED_SHARE 0.1
 
 /*
- * The windows in the gaps of every clock read in pairs (gap[w] for the window from reads[w]; reads[0..k) sorted,
- * keys[i] the clock of reads[i], CLOCKS_KEY()), from the hot code's marks[0..n_marks); the clock with the most
+ * The windows in the gaps of every clock read in pairs (gap[w] for the window from read w of k in time order,
+ * keys[i] the clock of read i, CLOCKS_KEY()), from the hot code's marks[0..n_marks), each in its window
+ * mark_window[i] (clocks_window_of(): k for none); the clock with the most
  * reads of those, its reads, its gaps' share of the hot code's weight and how much of it ran the pairs' code, and
  * the windows in gaps: out->paired_fn (-1: none), paired_id, paired_reads, gap_weight_share, gap_code_overlap,
  * gap_windows and pairs_known. Pure; false when out of memory.
  */
-bool clocks_pairs(const uint64_t *reads, const unsigned *keys, size_t k, const struct clocks_mark *marks,
+bool clocks_pairs(const unsigned *keys, size_t k, const struct clocks_mark *marks, const size_t *mark_window,
 		  size_t n_marks, bool *gap, struct sample_clocks *out);
 
 /* The hot loop's windows hold at least this share of the weight of its cpu-clock marks in windows. */

@@ -116,8 +116,8 @@ static bool weigh_sides(const enum side *side, const size_t *mark_window, size_t
 
 /*
  * Whether key's reads are a timer's starts and stops, from what the hot code did on either side: it ran in the
- * pairs, and in the gaps it ran little of its weight or other code than in the pairs, and took no fault at an
- * instruction the pairs ran. A loop timed between every two consecutive reads runs alike on both sides.
+ * pairs, and in the gaps it ran little of its weight or other code than in the pairs, and took no fault in the
+ * pairs' own code (timed_code()). A loop timed between every two consecutive reads runs alike on both sides.
  */
 static bool paired(const struct sides *s)
 {
@@ -143,19 +143,16 @@ static void sides_of(unsigned key, uint64_t count, const unsigned *keys, size_t 
 	}
 }
 
-bool clocks_pairs(const uint64_t *reads, const unsigned *keys, size_t k, const struct clocks_mark *marks,
+bool clocks_pairs(const unsigned *keys, size_t k, const struct clocks_mark *marks, const size_t *mark_window,
 		  size_t n_marks, bool *gap, struct sample_clocks *out)
 {
 	uint64_t count[CLOCKS_KEYS] = { 0 };
 	bool adopted[CLOCKS_KEYS] = { false }, any = false;
-	enum side *side = malloc((k ? k : 1) * sizeof(*side));
-	size_t *mark_window = malloc((n_marks ? n_marks : 1) * sizeof(*mark_window));
+	enum side *side = calloc(k ? k : 1, sizeof(*side));	/* OUTSIDE where sides_of() writes none */
 	bool *timed = calloc(k ? k : 1, sizeof(*timed));
-	bool ok = side && mark_window && timed;
+	bool ok = side && timed;
 
 	out->paired_fn = out->paired_id = -1;
-	for (size_t i = 0; ok && i < n_marks; i++)
-		mark_window[i] = clocks_window_of(reads, k, marks[i].t);
 	for (size_t i = 0; i < k; i++)
 		count[keys[i]]++;
 	for (unsigned key = 0; ok && key < CLOCKS_KEYS; key++) {
@@ -193,7 +190,6 @@ bool clocks_pairs(const uint64_t *reads, const unsigned *keys, size_t k, const s
 	}
 	out->pairs_known = ok;
 	free(side);
-	free(mark_window);
 	free(timed);
 	return ok;
 }
