@@ -6,7 +6,9 @@
  * timed chase. By default each run maps a fresh region and writes its chain (the first touch of every page) before
  * its start, as the code before `for (auto _ : state)` does. Built with -DPAUSED, one region's chain is written
  * again before each pass of a run, between a PauseTiming() and a ResumeTiming(): the first writing is the first
- * touch of every page, and a writing costs about what a timed pass does.
+ * touch of every page, and a writing costs about what a timed pass does. Built with -DDELETED, broken: the chase's
+ * last pointer is never used, so at -O2 the timed loop is deleted, and each run's start and stop are back to back
+ * between the setups (Google Benchmark's loop without benchmark::DoNotOptimize()).
  */
 #include "broken.h"
 
@@ -65,7 +67,11 @@ static __attribute__((noinline)) void *run(struct timer *t, uint64_t passes, cha
 	for (uint64_t i = 0; i < passes * pages; i++)
 		p = (void **)*p;
 	timer_stop(t);
+#ifdef DELETED
+	p = NULL;	/* the chase's result is dropped: the loop goes with it */
+#else
 	p = (void **)((uintptr_t)p - (uintptr_t)base);	/* a value that outlives the region */
+#endif
 	munmap(base, REGION_BYTES);
 #endif
 	return p;
@@ -96,6 +102,8 @@ int main(void)
 	say(
 #ifdef PAUSED
 		"correct_paused",
+#elif defined(DELETED)
+		"deleted_paired",
 #else
 		"correct_paired",
 #endif

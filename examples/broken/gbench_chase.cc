@@ -6,7 +6,10 @@
  *   GBENCH_PAUSED: correct; one region, its chain written again between PauseTiming() and ResumeTiming() before each
  *     timed pass: the first writing is the first touch of every page;
  *   GBENCH_FIRST_TOUCH: broken; a fresh region mapped and written inside the timed loop, every iteration: each
- *     iteration times 8192 page faults with its pass.
+ *     iteration times 8192 page faults with its pass;
+ *   GBENCH_DELETED: broken; GBENCH_SETUP without benchmark::DoNotOptimize(): the chase's result is never used, so at
+ *     -O2 the loop is deleted, each run's start and stop are back to back, and the library sizes its runs up to its
+ *     cap of a billion iterations, the setup between every two.
  * The library reads the elapsed time and the thread's CPU time at each start and stop of its timer.
  */
 #include <benchmark/benchmark.h>
@@ -54,6 +57,14 @@ void BM_chase(benchmark::State &state)
 		benchmark::DoNotOptimize(p);
 	}
 	munmap(base, REGION_BYTES);
+#elif defined(GBENCH_DELETED)
+	char *base = map_region();
+	void **p = write_chain(base, order, kPages, &seed);
+	for (auto _ : state) {
+		for (size_t k = 0; k < kPages; k++)
+			p = static_cast<void **>(*p);
+	}
+	munmap(base, REGION_BYTES);
 #elif defined(GBENCH_FIRST_TOUCH)
 	for (auto _ : state) {
 		char *base = map_region();
@@ -64,7 +75,7 @@ void BM_chase(benchmark::State &state)
 		munmap(base, REGION_BYTES);
 	}
 #else
-#error "build with GBENCH_SETUP, GBENCH_PAUSED or GBENCH_FIRST_TOUCH"
+#error "build with GBENCH_SETUP, GBENCH_PAUSED, GBENCH_FIRST_TOUCH or GBENCH_DELETED"
 #endif
 	state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kPages));
 	std::free(order);

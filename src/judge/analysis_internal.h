@@ -199,6 +199,8 @@ void checks_rejudge_build(const struct sample_profile *p, struct analysis *a);
 void checks_coarse_clock(const struct analysis_check_def *def, const struct analysis_input *in, struct analysis *a);
 /* The first clock function whose tracing stopped at its budget (the reads after it are unseen), or -1. */
 int checks_clock_stopped_fn(const struct sample_clocks *c);
+/* The clock read in a timer's start/stop pairs, for the messages: "clock_gettime CLOCK_MONOTONIC". */
+const char *checks_paired_clock(const struct sample_clocks *c, char *buf, size_t len);
 void checks_empty_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,
 			       struct analysis *a);
 void checks_off_cpu_in_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,

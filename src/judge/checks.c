@@ -93,7 +93,7 @@ const struct analysis_check_def analysis_checks[] = {
 	{ .id = "clock_per_access", .fn = checks_clock_per_access, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: the hot thread read the clock around every access or few (uprobes on libc)" },
 	{ .id = "empty_timed_window", .fn = checks_empty_timed_window, .by = ANALYSIS_CHECK_BY_UNMARKED,
-	  .doc = "tlbprof run: the hot thread's clock reads bracket next to none of its CPU time (a deleted loop)" },
+	  .doc = "tlbprof run: the clock reads, or a timer's start/stop pairs, time next to nothing (a deleted loop)" },
 	{ .id = "off_cpu_in_timed_window", .fn = checks_off_cpu_in_timed_window, .by = ANALYSIS_CHECK_BY_UNMARKED,
 	  .doc = "tlbprof run: the hot loop's timed windows held the command asleep, or its thread waiting for a CPU" },
 };

@@ -372,6 +372,13 @@ int checks_clock_stopped_fn(const struct sample_clocks *c)
 	return -1;
 }
 
+const char *checks_paired_clock(const struct sample_clocks *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", sample_clock_fn_name(c->paired_fn), c->paired_id >= 0 ? " " : "",
+		 c->paired_id >= 0 ? sample_clock_id_name(c->paired_id) : "");
+	return buf;
+}
+
 /* How the CPU time between the reads was found, for the messages: "3.2 of its 114 ms on a CPU, by ...". */
 static void timed_how(const struct sample_clocks *c, double in_ns, double cpu_ns, char *buf, size_t size)
 {
@@ -445,7 +452,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	const struct sample_profile *p = in->profile;
 	const struct sample_clocks *c = &p->clocks;
 	struct analysis_check *chk;
-	char how[256], why[320];
+	char how[256], why[320], clock[64];
 
 	if (!clocks_seen(def, p, a))
 		return;
@@ -487,6 +494,17 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",
 				 (unsigned long long)c->hot_samples, cpu_ns / 1e6);
+	else if (c->pairs_known && c->paired_fn >= 0 && c->pairs_empty)
+		chk = checks_add(a, def, CHECK_WARN,
+				 "the hot thread's timer times nothing: its %llu %s reads start and stop it in turn, and its %llu "
+				 "runs between a start and the stop held nothing but the reads (in three in four or more, no "
+				 "window between two reads was over four times the least; at the upper quartile the longest "
+				 "was %.3g us over it), while its hot function ran between a stop and the next start; the "
+				 "work the benchmark reports is not between its start and stop: at -O2 a loop whose result "
+				 "is never used is deleted, so use the result (benchmark::DoNotOptimize(), a store to a "
+				 "volatile) and check that the loop is in the compiled code",
+				 (unsigned long long)c->paired_reads, checks_paired_clock(c, clock, sizeof(clock)),
+				 (unsigned long long)c->paired_reads / 2, (double)c->pair_work_p75_ns / 1e3);
 	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS && others)
 		chk = checks_add(a, def, CHECK_PASS,
 				 "the hot thread's clock reads time little of its own CPU time (%.1f %% lay between its "
@@ -529,6 +547,8 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	}
 	if (stalled)
 		checks_evidence(chk, "span_seen_ns", seen);
+	if (c->pairs_known && c->paired_fn >= 0 && c->pairs_empty)
+		checks_evidence(chk, "pair_work_p75_ns", (double)c->pair_work_p75_ns);
 }
 
 void checks_off_cpu_in_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,

@@ -208,8 +208,7 @@ static const char *gap_clause(const struct sample_clocks *c, char *buf, size_t l
 	*buf = 0;
 	if (!c->pairs_known || c->paired_fn < 0 || !c->region_faults_in_gaps)
 		return buf;
-	snprintf(clock, sizeof(clock), "%s%s%s", sample_clock_fn_name(c->paired_fn), c->paired_id >= 0 ? " " : "",
-		 c->paired_id >= 0 ? sample_clock_id_name(c->paired_id) : "");
+	checks_paired_clock(c, clock, sizeof(clock));
 	snprintf(buf, len,
 		 ", %llu of them between a stop and the next start of a timer (its %llu %s reads start and stop it in "
 		 "turn: the hot function ran %.0f %% of its time between them, %.0f %% of that in the timed code)",

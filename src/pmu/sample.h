@@ -723,6 +723,14 @@ struct sample_clocks {
 	uint64_t paired_reads, gap_windows, region_faults_in_gaps;
 	double gap_weight_share, gap_code_overlap;
 	/*
+	 * The clock's pairs hold none of the hot code's weight and nothing but their own reads, with the hot code in the
+	 * gaps (CLOCKS_PAIRS_EMPTY_NS): it times nothing, its loop deleted; pair_work_p75_ns, the upper quartile of the
+	 * time a pair's longest window held beyond its least (a window of the reads' own cost). A report from before it
+	 * was recorded: not empty.
+	 */
+	bool pairs_empty;
+	uint64_t pair_work_p75_ns;
+	/*
 	 * Where the hot thread was while those windows ran, from the context switches of every task of the command
 	 * (waits_known: recorded, none lost): the windows end to end (measured_span_ns), and in them its time off a
 	 * CPU while runnable (preempted: waiting for a CPU), of that the time another task of the command ran on the

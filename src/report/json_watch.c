@@ -198,11 +198,12 @@ static json_t *paired_json(const struct sample_clocks *c)
 {
 	if (!c->windows || !c->pairs_known || c->paired_fn < 0)
 		return json_null();
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "function", sample_clock_fn_name(c->paired_fn), "clock",
-			 c->paired_id >= 0 ? json_string(sample_clock_id_name(c->paired_id)) : json_null(), "reads",
-			 count(c->paired_reads), "gap_windows", count(c->gap_windows), "gap_weight_share",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}", "function", sample_clock_fn_name(c->paired_fn),
+			 "clock", c->paired_id >= 0 ? json_string(sample_clock_id_name(c->paired_id)) : json_null(),
+			 "reads", count(c->paired_reads), "gap_windows", count(c->gap_windows), "gap_weight_share",
 			 report_json_num(c->gap_weight_share), "gap_code_overlap", report_json_num(c->gap_code_overlap),
-			 "region_faults_in_gaps", count(c->region_faults_in_gaps));
+			 "region_faults_in_gaps", count(c->region_faults_in_gaps), "empty", c->pairs_empty,
+			 "pair_work_p75_ns", c->pairs_empty ? count(c->pair_work_p75_ns) : json_null());
 }
 
 /* The uprobes on the libc clock functions, and the hot thread's reads. */
@@ -673,6 +674,8 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 		c->gap_weight_share = get_num(pairs, "gap_weight_share");
 		c->gap_code_overlap = get_num(pairs, "gap_code_overlap");
 		c->region_faults_in_gaps = get_u64(pairs, "region_faults_in_gaps");
+		c->pairs_empty = get_bool(pairs, "empty");	/* absent before: judged by the span */
+		c->pair_work_p75_ns = get_u64(pairs, "pair_work_p75_ns");
 		section("clocks", -1);
 	}
 	c->waits_known = json_is_integer(json_object_get(o, "measured_windows_span_ns"));	/* absent before */

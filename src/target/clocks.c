@@ -150,7 +150,7 @@ static int read_cmp(const void *x, const void *y)
 	return a->t < b->t ? -1 : a->t > b->t;
 }
 
-static int u64_cmp(const void *x, const void *y)
+int clocks_u64_cmp(const void *x, const void *y)
 {
 	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
 
@@ -190,11 +190,11 @@ static uint64_t local_work_p75(const uint64_t *gaps, size_t n, uint64_t *work)
 		size_t lo = i > half ? i - half : 0, hi = i + half < n ? i + half : n - 1, m = 0;
 		for (size_t j = lo; j <= hi && m < sizeof(near) / sizeof(near[0]); j++)
 			near[m++] = gaps[j];
-		qsort(near, m, sizeof(*near), u64_cmp);
+		qsort(near, m, sizeof(*near), clocks_u64_cmp);
 		uint64_t floor = near[m / 10];
 		work[i] = gaps[i] > floor ? gaps[i] - floor : 0;
 	}
-	qsort(work, n, sizeof(*work), u64_cmp);
+	qsort(work, n, sizeof(*work), clocks_u64_cmp);
 	return work[n * 3 / 4];
 }
 
@@ -553,7 +553,7 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 		out->window_work_p75_ns = local_work_p75(gaps, out->windows, work);
 		if (sw)
 			on_cpu_windows(reads, k, sw, hot_tid, out);
-		qsort(gaps, out->windows, sizeof(*gaps), u64_cmp);
+		qsort(gaps, out->windows, sizeof(*gaps), clocks_u64_cmp);
 		out->window_min_ns = gaps[0];
 		out->window_median_ns = gaps[out->windows / 2];
 		out->window_max_ns = gaps[out->windows - 1];
@@ -597,7 +597,7 @@ static uint64_t weighted_median_window(const uint64_t *reads, size_t k, const ui
 			total += by[i][0];
 		}
 	}
-	qsort(lw, m, sizeof(*lw), u64_cmp);	/* by length, each pair's first */
+	qsort(lw, m, sizeof(*lw), clocks_u64_cmp);	/* by length, each pair's first */
 	for (size_t i = 0; i < m && !median; i++) {
 		sum += lw[i][1];
 		if (total ? 2 * sum >= total : i == m / 2)
@@ -636,7 +636,7 @@ bool clocks_measured(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t 
 		}
 		for (size_t i = 0; i < n_marks; i++)
 			win[i] = clocks_window_of(reads, k, marks[i].t);
-		ok = clocks_pairs(keys, k, marks, win, n_marks, gap, out);
+		ok = clocks_pairs(keys, reads, k, marks, win, n_marks, gap, out);
 	}
 	free(at);
 	free(keys);

@@ -73,6 +73,9 @@ struct clocks_mark {
 	uint64_t ip;			/* the instruction: the sample's, or the one that faulted */
 };
 
+/* qsort()'s order of two uint64_t. */
+int clocks_u64_cmp(const void *x, const void *y);
+
 /* A read's clock id: clock_gettime's first argument (SAMPLE_CLOCK_IDS - 1 for any other); -1 for a function without. */
 int clocks_read_id(int fn, const struct sample_record *r);
 
@@ -102,17 +105,28 @@ size_t clocks_window_of(const uint64_t *reads, size_t k, uint64_t t);
 #define CLOCKS_PAIRS_GAP_SHARE 0.1
 #define CLOCKS_PAIRS_OVERLAP 0.25
 #define CLOCKS_PAIRS_TIMED_SHARE 0.1
+/*
+ * A clock whose pairs hold none of the hot code's weight is a timer's all the same where its pairs hold nothing but
+ * their reads (the other clock a timer reads at each start and stop among them) and the hot code ran in the gaps:
+ * the loop it timed was deleted (pairs_empty). A pair holds nothing where no window in it is longer than
+ * CLOCKS_PAIRS_EMPTY_TIMES its least one and CLOCKS_PAIRS_EMPTY_NS (on a guest one read can cost several times
+ * another: a syscall's clock beside a vDSO one, a first call's faults); three pairs in four must, since one may hold
+ * a preemption.
+ */
+#define CLOCKS_PAIRS_EMPTY_TIMES 4
+#define CLOCKS_PAIRS_EMPTY_NS 5000
 
 /*
  * The windows in the gaps of every clock read in pairs (gap[w] for the window from read w of k in time order,
- * keys[i] the clock of read i, CLOCKS_KEY()), from the hot code's marks[0..n_marks), each in its window
- * mark_window[i] (clocks_window_of(): k for none); the clock with the most
- * reads of those, its reads, its gaps' share of the hot code's weight and how much of it ran the pairs' code, and
- * the windows in gaps: out->paired_fn (-1: none), paired_id, paired_reads, gap_weight_share, gap_code_overlap,
- * gap_windows and pairs_known. Pure; false when out of memory.
+ * reads[i] the time of read i and keys[i] its clock, CLOCKS_KEY()), from the hot code's marks[0..n_marks), each
+ * in its window mark_window[i] (clocks_window_of(): k for none); the clock with the most
+ * reads of those, its reads, its gaps' share of the hot code's weight and how much of it ran the pairs' code,
+ * whether its pairs are empty and the upper quartile of the time their longest window held beyond their least,
+ * and the windows in gaps: out->paired_fn (-1: none), paired_id, paired_reads, gap_weight_share, gap_code_overlap, pairs_empty,
+ * pair_work_p75_ns, gap_windows and pairs_known. Pure; false when out of memory.
  */
-bool clocks_pairs(const unsigned *keys, size_t k, const struct clocks_mark *marks, const size_t *mark_window,
-		  size_t n_marks, bool *gap, struct sample_clocks *out);
+bool clocks_pairs(const unsigned *keys, const uint64_t *reads, size_t k, const struct clocks_mark *marks,
+		  const size_t *mark_window, size_t n_marks, bool *gap, struct sample_clocks *out);
 
 /* The hot loop's windows hold at least this share of the weight of its cpu-clock marks in windows. */
 #define CLOCKS_MEASURED_SHARE 0.9

@@ -143,8 +143,50 @@ static void sides_of(unsigned key, uint64_t count, const unsigned *keys, size_t 
 	}
 }
 
-bool clocks_pairs(const unsigned *keys, size_t k, const struct clocks_mark *marks, const size_t *mark_window,
-		  size_t n_marks, bool *gap, struct sample_clocks *out)
+/*
+ * Whether key's pairs hold nothing but their reads (count of them in reads[0..k), keys[] in time order): every pair
+ * spans two windows or more, its other reads (another clock read at the same start or stop) among them, and in three
+ * pairs in four or more no window is longer than CLOCKS_PAIRS_EMPTY_TIMES its least one and CLOCKS_PAIRS_EMPTY_NS. A
+ * window between two reads of one start or stop is the reads' own cost (the probes' traps), measured where it was
+ * paid; one of them can cost several times another (a syscall's clock beside a vDSO one, a first call's faults), and
+ * one pair in four may hold a preemption. *work_p75: the upper quartile of the time a pair's longest window held
+ * beyond its least. A pair of one window has no read's cost in it to weigh against: not empty.
+ */
+static bool empty_pairs(unsigned key, uint64_t count, const unsigned *keys, const uint64_t *reads, size_t k,
+			uint64_t *work_p75)
+{
+	size_t start = k, seen = 0, n = 0, empty = 0;
+	uint64_t *work = malloc((count / 2 ? count / 2 : 1) * sizeof(*work));
+	bool ok = work != NULL;
+
+	for (size_t i = 0; ok && i < k; i++) {
+		if (keys[i] != key)
+			continue;
+		if (seen++ % 2 == 0) {
+			start = i;
+			continue;
+		}
+		uint64_t least = UINT64_MAX, most = 0;
+		for (size_t w = start; w < i; w++) {
+			uint64_t len = reads[w + 1] - reads[w];
+			least = len < least ? len : least;
+			most = len > most ? len : most;
+		}
+		ok = i - start >= 2;
+		work[n++] = most - least;
+		empty += most <= CLOCKS_PAIRS_EMPTY_TIMES * least + CLOCKS_PAIRS_EMPTY_NS;
+	}
+	ok = ok && n && 4 * empty >= 3 * n;
+	if (ok) {
+		qsort(work, n, sizeof(*work), clocks_u64_cmp);
+		*work_p75 = work[(3 * n + 3) / 4 - 1];	/* the least that three in four are at or below */
+	}
+	free(work);
+	return ok;
+}
+
+bool clocks_pairs(const unsigned *keys, const uint64_t *reads, size_t k, const struct clocks_mark *marks,
+		  const size_t *mark_window, size_t n_marks, bool *gap, struct sample_clocks *out)
 {
 	uint64_t count[CLOCKS_KEYS] = { 0 };
 	bool adopted[CLOCKS_KEYS] = { false }, any = false;
@@ -159,11 +201,18 @@ bool clocks_pairs(const unsigned *keys, size_t k, const struct clocks_mark *mark
 		if (count[key] < CLOCKS_PAIRS_MIN_READS || count[key] % 2)
 			continue;
 		struct sides s;
+		uint64_t work = 0;
 		sides_of(key, count[key], keys, k, side);
-		if (!(ok = weigh_sides(side, mark_window, k, marks, n_marks, &s)) || !paired(&s))
+		if (!(ok = weigh_sides(side, mark_window, k, marks, n_marks, &s)))
+			continue;
+		/* Empty pairs with the hot code between them: a timer around a loop the compiler deleted. */
+		bool empty = !s.pair_weight && s.gap_weight && empty_pairs(key, count[key], keys, reads, k, &work);
+		if (!empty && !paired(&s))
 			continue;
 		adopted[key] = any = true;
 		if (count[key] > out->paired_reads) {
+			out->pairs_empty = empty;
+			out->pair_work_p75_ns = work;
 			out->paired_fn = (int)(key / (SAMPLE_CLOCK_IDS + 1));
 			out->paired_id = (int)(key % (SAMPLE_CLOCK_IDS + 1)) - 1;
 			out->paired_reads = count[key];

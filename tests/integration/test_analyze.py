@@ -296,6 +296,20 @@ if rep:
         if rep and (not off or off["status"] != want or (name == "busy") != ("machine was busy" in off["message"])):
             fail(f"run-sleep-in-window {name}: off_cpu_in_timed_window {off}, want {want}")
 
+def refused_pair_field(doc, key, value, named, fixture):
+    """A report whose watch.clocks.paired_clock[key] is a string: analyze exits 2 with one line naming the field."""
+    d = json.loads(json.dumps(doc))
+    d["target"]["watch"]["clocks"]["paired_clock"][key] = value
+    with tempfile.TemporaryDirectory() as td:
+        path = os.path.join(td, "bad.json")
+        with open(path, "w") as f:
+            json.dump(d, f)
+        p = subprocess.run([TLBPROF, "analyze", path, "--json", "-"], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or p.stdout or named not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
+            fail(f"{fixture} with paired_clock.{key} a string: exit {p.returncode}, want 2 and one line naming the "
+                 f"field: {p.stderr!r}")
+
+
 # broken-gbench_paused under libbenchmark 1.7.1 on a bhyve guest (tests/data/run-gbench-paused.json, run from
 # /opt/bench): the chain written again between PauseTiming() and ResumeTiming() before each timed pass, in the
 # timed function, the first writing the memory's first touch. The reads pair as the library's timer; its faults
@@ -319,17 +333,31 @@ if rep:
     touch = check(rep, "first_touch_in_timed_loop") if rep else None
     if rep and (not touch or touch["status"] != "warn" or "between a stop" in touch["message"]):
         fail(f"run-gbench-paused without its pairs: first_touch_in_timed_loop {touch}, want the old warning")
+    refused_pair_field(doc, "reads", "many", "paired_clock", "run-gbench-paused")
+
+# broken-gbench_deleted under libbenchmark 1.7.1 on a bhyve guest (tests/data/run-gbench-deleted.json, run from
+# /opt/bench): the chase's result never used, so -O2 deleted the loop, each run's start and stop back to back, the
+# setup between them. The pairs hold nothing but their reads: the timer times nothing. Without "empty" (a report from
+# before it) the span from the first read to the last holds the setups and the check passes, as every build before
+# did; an "empty" that is not a boolean is refused.
+doc, rep = reanalysed("run-gbench-deleted.json")
+pairs = doc["target"]["watch"]["clocks"]["paired_clock"]
+if rep:
+    empty = check(rep, "empty_timed_window")
+    said = f"timer times nothing: its {pairs['reads']} clock_gettime CLOCK_MONOTONIC reads start and stop it in turn"
+    if not pairs["empty"] or empty["status"] != "warn" or said not in empty["message"] or \
+            empty["evidence"].get("pair_work_p75_ns") != pairs["pair_work_p75_ns"]:
+        fail(f"run-gbench-deleted: empty_timed_window {empty}, want a warning saying '{said}'")
+    touch = check(rep, "first_touch_in_timed_loop")
+    if touch["status"] == "warn":
+        fail(f"run-gbench-deleted: first_touch_in_timed_loop warned on the setups' faults: {touch['message']}")
     d = json.loads(json.dumps(doc))
-    d["target"]["watch"]["clocks"]["paired_clock"]["reads"] = "many"
-    with tempfile.TemporaryDirectory() as td:
-        path = os.path.join(td, "bad.json")
-        with open(path, "w") as f:
-            json.dump(d, f)
-        p = subprocess.run([TLBPROF, "analyze", path, "--json", "-"], capture_output=True, text=True, timeout=60)
-        if p.returncode != 2 or p.stdout or "paired_clock" not in p.stderr or \
-                len(p.stderr.strip().splitlines()) != 1:
-            fail(f"run-gbench-paused with paired_clock.reads a string: exit {p.returncode}, want 2 and one line "
-                 f"naming the field: {p.stderr!r}")
+    del d["target"]["watch"]["clocks"]["paired_clock"]["empty"]
+    rep = analyze_doc(d, "no empty")
+    empty = check(rep, "empty_timed_window") if rep else None
+    if rep and (not empty or empty["status"] != "pass"):
+        fail(f"run-gbench-deleted without paired_clock.empty: empty_timed_window {empty}, want the old pass")
+    refused_pair_field(doc, "empty", "yes", "paired_clock.empty", "run-gbench-deleted")
 
 # 3. Bad report files: exit 2, one line naming the file, nothing written.
 with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:

@@ -97,12 +97,17 @@ CASES = [
     # every run before the reads were paired. Run only where the gbench_ examples below are not built.
     ("correct_paired", [], set()),
     ("correct_paused", [], set()),
+    # Its trap: the chase's result never used, so -O2 deletes the timed loop, and each run's start and stop are back
+    # to back between the setups. The span from the first read to the last held all the CPU time, setups included,
+    # and empty_timed_window passed; first_touch_in_timed_loop warned instead, on the setups' faults.
+    ("deleted_paired", [], {"empty_timed_window"}),
     # The same under Google Benchmark itself (libbenchmark, where it is installed): the setup before each run's
     # `for (auto _ : state)`, and between PauseTiming() and ResumeTiming(); and its trap, a fresh region written
     # inside the timed loop.
     ("gbench_setup", [], set()),
     ("gbench_paused", [], set()),
     ("gbench_first_touch", [], {"first_touch_in_timed_loop"}),
+    ("gbench_deleted", [], {"empty_timed_window"}),
     # Populated by the kernel (MADV_POPULATE_WRITE), then its first write timed: no fault anywhere. Natively right;
     # under shadow paging each first write traps, and first_touch_in_timed_loop says it could not tell (below).
     ("populate_first_pass", [], set()),
@@ -145,7 +150,7 @@ PINS_SELF = {"first_touch", "populate_first_pass", "zero_page", "sequential", "s
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
              "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct", "correct_total_time",
              "cpu_time_parallel", "sleep_in_window", "oversubscribed", "correct_paired", "correct_paused",
-             "gbench_setup", "gbench_paused", "gbench_first_touch"}
+             "gbench_setup", "gbench_paused", "gbench_first_touch", "gbench_deleted", "deleted_paired"}
 busy_runs = 0
 
 
@@ -170,7 +175,7 @@ fail = Failures()
 # the library's own timer is the proof, and the twins' ten runs each are left out of .ci/run's 30 minutes.
 GBENCH_BUILT = os.path.exists(os.path.join(BROKEN, "broken-gbench_setup"))
 for name, wrapper, want in CASES:
-    if GBENCH_BUILT and name in ("correct_paired", "correct_paused"):
+    if GBENCH_BUILT and name in ("correct_paired", "correct_paused", "deleted_paired"):
         print(f"{name}: the Google Benchmark examples are built and stand for it here: skipped")
         continue
     if not os.path.exists(os.path.join(BROKEN, "broken-" + name)) and (name.endswith(("_static", "_cxx", "_asm")) or name in ("parallel", "cpu_time_parallel") or name.startswith(("rust_", "gbench_"))):
@@ -283,6 +288,13 @@ for name, wrapper, want in CASES:
                         or "between a stop and the next start of a timer" not in touch[0]["message"]:
                     fail(f"{name}: its CLOCK_MONOTONIC reads must pair as a timer's, the faults between a stop and "
                          f"the next start: paired_clock {pairs}, {touch[0]['message'] if touch else 'no check'}")
+            if name in ("deleted_paired", "gbench_deleted"):
+                # Warned because the timer's pairs are empty, not for another reason the span could give.
+                pairs = r["target"]["watch"]["clocks"].get("paired_clock") or {}
+                empty = [c for c in r["analysis"]["checks"] if c["id"] == "empty_timed_window"]
+                if not pairs.get("empty") or not empty or "timer times nothing" not in empty[0]["message"]:
+                    fail(f"{name}: its pairs must read as empty, the timer timing nothing: paired_clock {pairs}, "
+                         f"{empty[0]['message'] if empty else 'no check'}")
             if name == "correct_main":
                 mig = [c for c in r["analysis"]["checks"] if c["id"] == "cpu_migrations"]
                 if mig and mig[0]["status"] == "warn":

@@ -1180,6 +1180,71 @@ static void pairs_run(struct sample_record *reads, struct clocks_mark *marks, si
 	}
 }
 
+/*
+ * The same timer around a loop -O2 deleted: each run's start and stop back to back (the two clocks' reads 20 us
+ * apart, the stop 30 us after the start, one stop's reads 70 us apart where a read took a fault), the setup between them: the pairs hold nothing but their
+ * reads, and the timer times nothing. One run preempted for 5 ms is one pair in eight. Then a run of 200 us in each
+ * pair, no sample in it (a short timed loop, shorter than the sampling period), is no empty pair; nor are reads of
+ * one clock only, back to back, whose pairs hold no window between two reads of one start to weigh them against.
+ */
+static void test_clock_pairs_empty(void)
+{
+	static struct sample_record reads[PAIRS_READS], cpu[PAIRS_RUNS * 40];
+	static struct clocks_mark marks[PAIRS_RUNS * 40];
+	struct sample_list lists[SAMPLE_CLOCK_FNS] = { { 0 } };
+	const uint64_t res[SAMPLE_CLOCK_IDS] = { 1, 1, 1, 1, 1, 4000000, 4000000, 1, 0 }, base = 0x7f0000000000ull;
+	const uint64_t ms = 1000000, us = 1000;
+	struct sample_list cl = { cpu, 0, PAIRS_RUNS * 40 };
+	struct sample_profile p;
+	struct analysis a;
+	const char *msg;
+	size_t n_marks = 0;
+
+	for (int variant = 0; variant < 3; variant++) {
+		uint64_t run_us = variant == 1 ? 200 : 0;
+		n_marks = cl.count = 0;
+		for (size_t r = 0, k = 0; r < PAIRS_RUNS; r++) {
+			uint64_t start = (20 * r + 11) * ms, stop = start + 50 * us + run_us * us;
+			stop += r == 3 ? 5 * ms : 0;	/* preempted */
+			uint64_t at[4] = { start, start + 20 * us, stop, stop + (r == 5 ? 70 : 20) * us };
+			for (int i = 0; i < 4; i++)	/* CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID at each */
+				reads[k++] = (struct sample_record){ .tid = 42, .time_ns = at[i],
+								     .regs = { i % 2 && variant < 2 ? 3 : 1 }, .n_regs = 1 };
+			for (uint64_t t = start - 10 * ms + 10000; t < start; t += 250000) {	/* the setup */
+				marks[n_marks++] = (struct clocks_mark){ t, 1, 0x1510 };
+				cpu[cl.count++] = (struct sample_record){ .tid = 42, .pid = 42, .time_ns = t, .ip = 0x1510,
+									  .cpu = -1 };
+			}
+		}
+		lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ reads, PAIRS_READS, PAIRS_READS };
+		correct(&p);
+		p.clock_samples = cl.count;
+		p.clock_period_ns = 250000;
+		p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+		clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
+		clocks_span(&cl, NULL, base, base + (32u << 20), 42, 42, &p.clocks);
+		CHECK(clocks_measured(lists, 42, 42, marks, n_marks, NULL, base, base + (32u << 20), NULL, &p.clocks),
+		      "measured");
+		CHECK(analysis_run(NULL, 0, NULL, NULL, &a) == 0 && analysis_check_unmarked(&a, NULL, 0, NULL, &p) == 0,
+		      "analysed");
+		status_of(&a, "empty_timed_window", &msg);
+		if (variant == 0)
+			CHECK(p.clocks.pairs_empty && p.clocks.paired_reads == 16 &&
+				      p.clocks.gap_windows == PAIRS_RUNS - 1 && p.clocks.pair_work_p75_ns == 10 * us &&
+				      status_of(&a, "empty_timed_window", &msg) == CHECK_WARN &&
+				      strstr(msg, "timer times nothing: its 16 clock_gettime CLOCK_MONOTONIC reads"),
+			      "empty pairs: empty %d, %llu reads, %llu gaps, p75 %llu: %s", p.clocks.pairs_empty,
+			      (unsigned long long)p.clocks.paired_reads, (unsigned long long)p.clocks.gap_windows,
+			      (unsigned long long)p.clocks.pair_work_p75_ns, msg);
+		else
+			CHECK(!p.clocks.pairs_empty && p.clocks.paired_fn < 0 &&
+				      status_of(&a, "empty_timed_window", &msg) != CHECK_WARN,
+			      "%s: empty %d, fn %d: %s", variant == 1 ? "a 200 us run in each pair" : "one clock",
+			      p.clocks.pairs_empty, p.clocks.paired_fn, msg);
+		analysis_free(&a);
+	}
+}
+
 static void test_clock_pairs(void)
 {
 	static struct sample_record reads[PAIRS_READS], faults[PAIRS_FAULTS];
@@ -1265,6 +1330,7 @@ static void test_clock_pairs(void)
 	CHECK(clocks_measured(lists, 42, 42, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
 		      p.clocks.paired_fn < 0 && p.clocks.gap_windows == 0,
 	      "odd reads: fn %d, %llu gaps", p.clocks.paired_fn, (unsigned long long)p.clocks.gap_windows);
+	test_clock_pairs_empty();
 }
 
 static void test_clock_span(void)
