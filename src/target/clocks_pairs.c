@@ -143,76 +143,106 @@ static void sides_of(unsigned key, uint64_t count, const unsigned *keys, size_t 
 	}
 }
 
-/*
- * Whether key's pairs hold nothing but their reads (count of them in reads[0..k), keys[] in time order): every pair
- * spans two windows or more, its other reads (another clock read at the same start or stop) among them, and in three
- * pairs in four or more no window is longer than CLOCKS_PAIRS_EMPTY_TIMES its least one and CLOCKS_PAIRS_EMPTY_NS. A
- * window between two reads of one start or stop is the reads' own cost (the probes' traps), measured where it was
- * paid; one of them can cost several times another (a syscall's clock beside a vDSO one, a first call's faults), and
- * one pair in four may hold a preemption. *work_p75: the upper quartile of the time a pair's longest window held
- * beyond its least. A pair of one window has no read's cost in it to weigh against: not empty.
- */
-static bool empty_pairs(unsigned key, uint64_t count, const unsigned *keys, const uint64_t *reads, size_t k,
-			uint64_t *work_p75)
-{
-	size_t start = k, seen = 0, n = 0, empty = 0;
-	uint64_t *work = malloc((count / 2 ? count / 2 : 1) * sizeof(*work));
-	bool ok = work != NULL;
+/* How key's pairs measure against their reads (pair_levels()). */
+struct levels {
+	size_t pairs;		/* of key's reads */
+	size_t bare;		/* of those, pairs that hold nothing but their reads */
+	bool spanned;		/* every pair spans two windows or more: another read among them */
+	uint64_t work_p75;	/* the upper quartile of the time a pair's longest window held beyond its least */
+};
 
-	for (size_t i = 0; ok && i < k; i++) {
+/*
+ * Which of key's pairs hold nothing but their reads (count of them in reads[0..k), keys[] in time order): no window
+ * in a pair longer than CLOCKS_PAIRS_EMPTY_TIMES times a read's own cost and CLOCKS_PAIRS_EMPTY_NS. A pair that spans
+ * two windows or more has that cost in it, its least window (another clock read at the same start or stop: one read
+ * can cost several times another, a syscall's clock beside a vDSO one, a first call's faults); a pair of one window
+ * is weighed against the least window of all, least.
+ */
+static bool pair_levels(unsigned key, uint64_t count, const unsigned *keys, const uint64_t *reads, size_t k,
+			uint64_t least, struct levels *l)
+{
+	size_t start = k, seen = 0;
+	uint64_t *work = malloc((count / 2 ? count / 2 : 1) * sizeof(*work));
+
+	*l = (struct levels){ .spanned = true };
+	if (!work)
+		return false;
+	for (size_t i = 0; i < k; i++) {
 		if (keys[i] != key)
 			continue;
 		if (seen++ % 2 == 0) {
 			start = i;
 			continue;
 		}
-		uint64_t least = UINT64_MAX, most = 0;
+		uint64_t own = UINT64_MAX, most = 0;
 		for (size_t w = start; w < i; w++) {
 			uint64_t len = reads[w + 1] - reads[w];
-			least = len < least ? len : least;
+			own = len < own ? len : own;
 			most = len > most ? len : most;
 		}
-		ok = i - start >= 2;
-		work[n++] = most - least;
-		empty += most <= CLOCKS_PAIRS_EMPTY_TIMES * least + CLOCKS_PAIRS_EMPTY_NS;
+		l->spanned &= i - start >= 2;
+		own = i - start >= 2 ? own : least;
+		work[l->pairs++] = most > own ? most - own : 0;
+		l->bare += most <= CLOCKS_PAIRS_EMPTY_TIMES * own + CLOCKS_PAIRS_EMPTY_NS;
 	}
-	ok = ok && n && 4 * empty >= 3 * n;
-	if (ok) {
-		qsort(work, n, sizeof(*work), clocks_u64_cmp);
-		*work_p75 = work[(3 * n + 3) / 4 - 1];	/* the least that three in four are at or below */
+	if (l->pairs) {
+		qsort(work, l->pairs, sizeof(*work), clocks_u64_cmp);
+		l->work_p75 = work[(3 * l->pairs + 3) / 4 - 1];	/* the least that three in four are at or below */
 	}
 	free(work);
-	return ok;
+	return true;
+}
+
+/*
+ * Empty pairs: every pair spans two windows or more, and three in four or more hold nothing but their reads (one
+ * may hold a preemption): with the hot code in the gaps, a timer around a loop the compiler deleted.
+ */
+static bool empty_pairs(const struct levels *l)
+{
+	return l->pairs && l->spanned && 4 * l->bare >= 3 * l->pairs;
+}
+
+/*
+ * A total's reads around back-to-back timed reps, not a timer: three pairs or more hold nothing but their reads, and
+ * at most two hold more. Anchored at the total's first read, its pairs are the setup before the first rep, the
+ * instants between a rep's stop and the next start, and the end after the last, while the reps lie in the gaps.
+ */
+static bool shifted_pairs(const struct levels *l)
+{
+	return l->bare >= 3 && l->pairs - l->bare <= 2;
 }
 
 bool clocks_pairs(const unsigned *keys, const uint64_t *reads, size_t k, const struct clocks_mark *marks,
 		  const size_t *mark_window, size_t n_marks, bool *gap, struct sample_clocks *out)
 {
-	uint64_t count[CLOCKS_KEYS] = { 0 };
+	uint64_t count[CLOCKS_KEYS] = { 0 }, least = UINT64_MAX;
 	bool adopted[CLOCKS_KEYS] = { false }, any = false;
 	enum side *side = calloc(k ? k : 1, sizeof(*side));	/* OUTSIDE where sides_of() writes none */
 	bool *timed = calloc(k ? k : 1, sizeof(*timed));
 	bool ok = side && timed;
 
 	out->paired_fn = out->paired_id = -1;
-	for (size_t i = 0; i < k; i++)
+	for (size_t i = 0; i < k; i++) {
 		count[keys[i]]++;
+		if (i + 1 < k && reads[i + 1] - reads[i] < least)
+			least = reads[i + 1] - reads[i];
+	}
 	for (unsigned key = 0; ok && key < CLOCKS_KEYS; key++) {
 		if (count[key] < CLOCKS_PAIRS_MIN_READS || count[key] % 2)
 			continue;
 		struct sides s;
-		uint64_t work = 0;
+		struct levels l;
 		sides_of(key, count[key], keys, k, side);
-		if (!(ok = weigh_sides(side, mark_window, k, marks, n_marks, &s)))
+		if (!(ok = weigh_sides(side, mark_window, k, marks, n_marks, &s) &&
+			   pair_levels(key, count[key], keys, reads, k, least, &l)))
 			continue;
-		/* Empty pairs with the hot code between them: a timer around a loop the compiler deleted. */
-		bool empty = !s.pair_weight && s.gap_weight && empty_pairs(key, count[key], keys, reads, k, &work);
-		if (!empty && !paired(&s))
+		bool empty = !s.pair_weight && s.gap_weight && empty_pairs(&l);
+		if (!empty && (!paired(&s) || shifted_pairs(&l)))
 			continue;
 		adopted[key] = any = true;
 		if (count[key] > out->paired_reads) {
 			out->pairs_empty = empty;
-			out->pair_work_p75_ns = work;
+			out->pair_work_p75_ns = empty ? l.work_p75 : 0;
 			out->paired_fn = (int)(key / (SAMPLE_CLOCK_IDS + 1));
 			out->paired_id = (int)(key % (SAMPLE_CLOCK_IDS + 1)) - 1;
 			out->paired_reads = count[key];

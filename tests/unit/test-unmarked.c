@@ -1245,6 +1245,53 @@ static void test_clock_pairs_empty(void)
 	}
 }
 
+/*
+ * A total's reads around back-to-back timed reps, one clock: a read at the start, 20 ms of setup in the timed
+ * function, eight reps of 10 ms each between two reads (the first rep the memory's first touch), the next rep's read
+ * 20 us after the last one's, and a read at the end 20 us after the last rep. Anchored at the start's read, its pairs
+ * are the setup and the instants between the reps, its gaps the reps; six pairs of eight hold nothing but a read, so
+ * they are no timer's, and the first rep's faults are timed.
+ */
+static void test_clock_pairs_total(void)
+{
+	static struct sample_record reads[2 * PAIRS_RUNS + 2], faults[PAIRS_FAULTS];
+	static struct clocks_mark marks[PAIRS_FAULTS + 2000];
+	struct sample_list lists[SAMPLE_CLOCK_FNS] = { { 0 } };
+	struct sample_list fl = { faults, PAIRS_FAULTS, PAIRS_FAULTS };
+	const uint64_t res[SAMPLE_CLOCK_IDS] = { 1, 1, 1, 1, 1, 4000000, 4000000, 1, 0 }, base = 0x7f0000000000ull;
+	const uint64_t ms = 1000000, us = 1000;
+	struct sample_profile p;
+	size_t k = 0, n_marks = 0;
+	uint64_t t = 1 * ms;
+
+	reads[k++] = (struct sample_record){ .tid = 42, .time_ns = t, .regs = { 1 }, .n_regs = 1 };
+	for (t += 10000; t < 21 * ms; t += 250000)	/* the setup, in the timed function */
+		marks[n_marks++] = (struct clocks_mark){ t, 1, 0x1510 };
+	t = 21 * ms;
+	for (size_t r = 0; r < PAIRS_RUNS; r++, t += 20 * us) {
+		reads[k++] = (struct sample_record){ .tid = 42, .time_ns = t, .regs = { 1 }, .n_regs = 1 };
+		for (uint64_t m = t + 10000; m < t + 10 * ms; m += 250000)
+			marks[n_marks++] = (struct clocks_mark){ m, 1, 0x1550 };
+		t += 10 * ms;
+		reads[k++] = (struct sample_record){ .tid = 42, .time_ns = t, .regs = { 1 }, .n_regs = 1 };
+	}
+	reads[k++] = (struct sample_record){ .tid = 42, .time_ns = t, .regs = { 1 }, .n_regs = 1 };
+	for (size_t i = 0; i < PAIRS_FAULTS; i++) {	/* the first rep's first touches */
+		faults[i] = (struct sample_record){ .tid = 42, .pid = 42, .addr = base + i * 4096,
+						    .time_ns = 21 * ms + 5000 + i * 1000, .ip = 0x1554 };
+		marks[n_marks++] = (struct clocks_mark){ faults[i].time_ns, 0, 0x1554 };
+	}
+	lists[SAMPLE_CLOCK_GETTIME] = (struct sample_list){ reads, k, k };
+	correct(&p);
+	p.clocks = (struct sample_clocks){ .traced = true, .libc_mapped = true };
+	clocks_profile(lists, 42, res, 10000000, NULL, NULL, &p.clocks);
+	CHECK(clocks_measured(lists, 42, 42, marks, n_marks, &fl, base, base + (32u << 20), NULL, &p.clocks) &&
+		      p.clocks.pairs_known && p.clocks.paired_fn < 0 && p.clocks.gap_windows == 0 &&
+		      p.clocks.region_faults_measured == PAIRS_FAULTS,
+	      "a total around back-to-back reps: fn %d, %llu gaps, %llu faults timed", p.clocks.paired_fn,
+	      (unsigned long long)p.clocks.gap_windows, (unsigned long long)p.clocks.region_faults_measured);
+}
+
 static void test_clock_pairs(void)
 {
 	static struct sample_record reads[PAIRS_READS], faults[PAIRS_FAULTS];
@@ -1331,6 +1378,7 @@ static void test_clock_pairs(void)
 		      p.clocks.paired_fn < 0 && p.clocks.gap_windows == 0,
 	      "odd reads: fn %d, %llu gaps", p.clocks.paired_fn, (unsigned long long)p.clocks.gap_windows);
 	test_clock_pairs_empty();
+	test_clock_pairs_total();
 }
 
 static void test_clock_span(void)
