@@ -513,6 +513,15 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 				 "them, or wakes them, and waits)", 100 * timed, how,
 				 100 * (double)c->loop_weight_in_span / (double)c->loop_weight,
 				 (double)c->loop_weight * period / 1e6);
+	else if (c->bare_reads)
+		chk = checks_add(a, def, CHECK_SKIP,
+				 "could not tell, because %llu of the hot thread's clock reads pair into runs that hold "
+				 "nothing but a read (three in four or more, none of its hot function's samples in any) with "
+				 "work between them (%.1f %% of its CPU time lay between its first and last read: %s): a timer around a loop the compiler deleted, "
+				 "its setup between runs, reads so, and so do a total's reads around back-to-back timed reps; "
+				 "with one clock read at each start and stop, no window inside a run measures a read's own "
+				 "cost, so check that the timed loop is in the compiled code",
+				 (unsigned long long)c->bare_reads, 100 * timed, how);
 	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS && work_timed)
 		chk = checks_add(a, def, CHECK_PASS,
 				 "the hot thread's clock reads time little of its CPU time (%.1f %% lay between its first "
@@ -549,6 +558,8 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		checks_evidence(chk, "span_seen_ns", seen);
 	if (c->pairs_known && c->paired_fn >= 0 && c->pairs_empty)
 		checks_evidence(chk, "pair_work_p75_ns", (double)c->pair_work_p75_ns);
+	if (c->bare_reads)
+		checks_evidence(chk, "bare_pair_reads", (double)c->bare_reads);
 }
 
 void checks_off_cpu_in_timed_window(const struct analysis_check_def *def, const struct analysis_input *in,

@@ -269,6 +269,7 @@ static json_t *clocks_json(const struct sample_clocks *c)
 	json_object_set_new(o, "measured_windows_faulted",
 			    c->windows && c->faulted_known ? count(c->measured_windows_faulted) : json_null());
 	json_object_set_new(o, "paired_clock", paired_json(c));
+	json_object_set_new(o, "bare_pair_reads", c->windows && c->measured_known ? count(c->bare_reads) : json_null());
 	bool waits = c->windows && c->waits_known;
 	json_object_set_new(o, "measured_windows_span_ns", waits ? count(c->measured_span_ns) : json_null());
 	json_object_set_new(o, "command_cpus", waits && c->command_cpus ? count(c->command_cpus) : json_null());
@@ -678,6 +679,7 @@ static void read_clocks(const json_t *o, struct sample_clocks *c)
 		c->pair_work_p75_ns = get_u64(pairs, "pair_work_p75_ns");
 		section("clocks", -1);
 	}
+	c->bare_reads = get_u64(o, "bare_pair_reads");	/* absent before: 0, judged by the span */
 	c->waits_known = json_is_integer(json_object_get(o, "measured_windows_span_ns"));	/* absent before */
 	c->measured_span_ns = get_u64(o, "measured_windows_span_ns");
 	c->command_cpus = get_count(o, "command_cpus");

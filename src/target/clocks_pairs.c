@@ -148,6 +148,8 @@ struct levels {
 	size_t pairs;		/* of key's reads */
 	size_t bare;		/* of those, pairs that hold nothing but their reads */
 	bool spanned;		/* every pair spans two windows or more: another read among them */
+	bool single;		/* every pair is one window: no other read among them */
+	bool gap_work;		/* a gap, from a stop to the next start, longer than a bare pair may be */
 	uint64_t work_p75;	/* the upper quartile of the time a pair's longest window held beyond its least */
 };
 
@@ -161,10 +163,10 @@ struct levels {
 static bool pair_levels(unsigned key, uint64_t count, const unsigned *keys, const uint64_t *reads, size_t k,
 			uint64_t least, struct levels *l)
 {
-	size_t start = k, seen = 0;
+	size_t start = k, stop = k, seen = 0;
 	uint64_t *work = malloc((count / 2 ? count / 2 : 1) * sizeof(*work));
 
-	*l = (struct levels){ .spanned = true };
+	*l = (struct levels){ .spanned = true, .single = true };
 	if (!work)
 		return false;
 	for (size_t i = 0; i < k; i++) {
@@ -172,8 +174,11 @@ static bool pair_levels(unsigned key, uint64_t count, const unsigned *keys, cons
 			continue;
 		if (seen++ % 2 == 0) {
 			start = i;
+			l->gap_work |= stop < k && reads[i] - reads[stop] >
+							  CLOCKS_PAIRS_EMPTY_TIMES * least + CLOCKS_PAIRS_EMPTY_NS;
 			continue;
 		}
+		stop = i;
 		uint64_t own = UINT64_MAX, most = 0;
 		for (size_t w = start; w < i; w++) {
 			uint64_t len = reads[w + 1] - reads[w];
@@ -181,6 +186,7 @@ static bool pair_levels(unsigned key, uint64_t count, const unsigned *keys, cons
 			most = len > most ? len : most;
 		}
 		l->spanned &= i - start >= 2;
+		l->single &= i - start == 1;
 		own = i - start >= 2 ? own : least;
 		work[l->pairs++] = most > own ? most - own : 0;
 		l->bare += most <= CLOCKS_PAIRS_EMPTY_TIMES * own + CLOCKS_PAIRS_EMPTY_NS;
@@ -237,6 +243,9 @@ bool clocks_pairs(const unsigned *keys, const uint64_t *reads, size_t k, const s
 			   pair_levels(key, count[key], keys, reads, k, least, &l)))
 			continue;
 		bool empty = !s.pair_weight && s.gap_weight && empty_pairs(&l);
+		/* Bare one-window pairs (three in four) with work between them: a deleted loop's timer, or a total's. */
+		if (!s.pair_weight && l.single && 4 * l.bare >= 3 * l.pairs && l.gap_work && count[key] > out->bare_reads)
+			out->bare_reads = count[key];
 		if (!empty && (!paired(&s) || shifted_pairs(&l)))
 			continue;
 		adopted[key] = any = true;

@@ -61,6 +61,10 @@ CASES = [
     ("clock_per_access_thread", [], {"clock_per_access"}),
     ("short_window", [], {"coarse_clock"}),
     ("deleted_loop", [], {"empty_timed_window"}),
+    # The same trap in ten reps, a fresh chain written before each: one clock read at each start and stop, the reps'
+    # runs bare, the writing between them, as a total's reads around back-to-back reps would be. empty_timed_window
+    # had passed it ("a timed loop is there, only short", on the writing); it could not tell, and says why.
+    ("deleted_reps", [], set()),
     # A 10 ms sleep inside each of ten timed reps: the whole command off every CPU for half the windows its
     # hot loop ran in. No check saw it before: the reads bracket the loop, and its CPU time is the chase's.
     ("sleep_in_window", [], {"off_cpu_in_timed_window"}),
@@ -152,6 +156,7 @@ ENV = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
 PINS_SELF = {"first_touch", "populate_first_pass", "zero_page", "sequential", "sequential_stripped", "sequential_cxx", "same_offset",
              "stream_first_touch", "late_alloc", "fill_once",
              "thp_4k", "coarse_clock", "coarse_clock_static", "clock_per_access", "short_window", "deleted_loop",
+             "deleted_reps",
              "wrapped_O0", "homework_O0", "homework_O2", "correct_init", "correct_main", "first_touch_asm",
              "correct_asm", "first_touch_lib", "parallel", "rust_first_touch", "rust_correct", "correct_total_time",
              "cpu_time_parallel", "sleep_in_window", "oversubscribed", "correct_paired", "correct_paused",
@@ -301,6 +306,12 @@ for name, wrapper, want in CASES:
                 if not pairs.get("empty") or not empty or "timer times nothing" not in empty[0]["message"]:
                     fail(f"{name}: its pairs must read as empty, the timer timing nothing: paired_clock {pairs}, "
                          f"{empty[0]['message'] if empty else 'no check'}")
+            if name == "deleted_reps":
+                empty = [c for c in r["analysis"]["checks"] if c["id"] == "empty_timed_window"]
+                if not empty or empty[0]["status"] != "skip" or "pair into runs that hold nothing but a read" not in \
+                        empty[0]["message"] or r["target"]["watch"]["clocks"].get("bare_pair_reads") != 20:
+                    fail(f"deleted_reps: empty_timed_window must say it could not tell, its 20 reads' runs bare: "
+                         f"{empty[0] if empty else 'no check'}")
             if name == "correct_main":
                 mig = [c for c in r["analysis"]["checks"] if c["id"] == "cpu_migrations"]
                 if mig and mig[0]["status"] == "warn":
