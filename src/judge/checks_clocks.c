@@ -457,6 +457,8 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	if (!clocks_seen(def, p, a))
 		return;
 	bool work_timed = c->windows >= EMPTY_WORK_MIN_WINDOWS && c->window_work_p75_ns >= trap_jitter_ns(c);
+	/* Bare runs with work between them: the work may be a setup or the timed reps (one clock cannot tell). */
+	bool bare = c->measured_known && c->bare_reads;
 	/*
 	 * The CPU time between the reads: exact from the hot thread's context switches where they were recorded;
 	 * else its samples, but no more than the span (one sample can land in a window far shorter than the
@@ -498,7 +500,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread's timer times nothing: its %llu %s reads start and stop it in turn, and its %llu "
 				 "runs between a start and the stop held nothing but the reads (in three in four or more, no "
-				 "window between two reads was over four times the least; at the upper quartile the longest "
+				 "window between two reads was over four times the least plus 5 us; at the upper quartile the longest "
 				 "was %.3g us over it), while its hot function ran between a stop and the next start; the "
 				 "work the benchmark reports is not between its start and stop: at -O2 a loop whose result "
 				 "is never used is deleted, so use the result (benchmark::DoNotOptimize(), a store to a "
@@ -513,23 +515,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 				 "them, or wakes them, and waits)", 100 * timed, how,
 				 100 * (double)c->loop_weight_in_span / (double)c->loop_weight,
 				 (double)c->loop_weight * period / 1e6);
-	else if (c->bare_reads)
-		chk = checks_add(a, def, CHECK_SKIP,
-				 "could not tell, because %llu of the hot thread's clock reads pair into runs that hold "
-				 "nothing but a read (three in four or more, none of its hot function's samples in any) with "
-				 "work between them (%.1f %% of its CPU time lay between its first and last read: %s): a timer around a loop the compiler deleted, "
-				 "its setup between runs, reads so, and so do a total's reads around back-to-back timed reps; "
-				 "with one clock read at each start and stop, no window inside a run measures a read's own "
-				 "cost, so check that the timed loop is in the compiled code",
-				 (unsigned long long)c->bare_reads, 100 * timed, how);
-	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS && work_timed)
-		chk = checks_add(a, def, CHECK_PASS,
-				 "the hot thread's clock reads time little of its CPU time (%.1f %% lay between its first "
-				 "and last read: %s), but a quarter of its %llu windows hold %.3g us or more beyond the "
-				 "probes' traps around them (over %.3g us, their jitter): a timed loop is there, only "
-				 "short", 100 * timed, how, (unsigned long long)c->windows,
-				 (double)c->window_work_p75_ns / 1e3, (double)trap_jitter_ns(c) / 1e3);
-	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS)
+	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS && !work_timed)
 		chk = checks_add(a, def, CHECK_WARN,
 				 "the hot thread's %llu clock reads time next to nothing: %.1f %% of its CPU time (%s) "
 				 "fell between its first and last read, and its longest window is %.3g ms%s; the work "
@@ -538,6 +524,23 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 				 "check that the loop is in the compiled code",
 				 (unsigned long long)c->hot_reads, 100 * timed, how, (double)longest / 1e6,
 				 stalled ? " by its samples" : c->switches_known ? " on a CPU" : "");
+	else if (bare)
+		chk = checks_add(a, def, CHECK_SKIP,
+				 "could not tell, because %llu of the hot thread's clock reads pair into runs that hold "
+				 "nothing but a read (three in four or more, none of its hot function's samples in any) with "
+				 "work between them (%.1f %% of its CPU time lay between its first and last read: %s): a "
+				 "timer around a loop the compiler deleted, its setup between runs, reads so, and so do a "
+				 "total's reads around back-to-back timed reps; with one clock read at each start and stop, "
+				 "no window inside a run measures a read's own cost, so check that the timed loop is in the "
+				 "compiled code",
+				 (unsigned long long)c->bare_reads, 100 * timed, how);
+	else if (timed < EMPTY_TIMED_SHARE && longest < EMPTY_WINDOW_NS)
+		chk = checks_add(a, def, CHECK_PASS,
+				 "the hot thread's clock reads time little of its CPU time (%.1f %% lay between its first "
+				 "and last read: %s), but a quarter of its %llu windows hold %.3g us or more beyond the "
+				 "probes' traps around them (over %.3g us, their jitter): a timed loop is there, only "
+				 "short", 100 * timed, how, (unsigned long long)c->windows,
+				 (double)c->window_work_p75_ns / 1e3, (double)trap_jitter_ns(c) / 1e3);
 	else
 		chk = checks_add(a, def, CHECK_PASS,
 				 "the hot thread's clock reads time %.0f %% of its CPU time: it lay between its first and "
@@ -558,7 +561,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		checks_evidence(chk, "span_seen_ns", seen);
 	if (c->pairs_known && c->paired_fn >= 0 && c->pairs_empty)
 		checks_evidence(chk, "pair_work_p75_ns", (double)c->pair_work_p75_ns);
-	if (c->bare_reads)
+	if (bare)
 		checks_evidence(chk, "bare_pair_reads", (double)c->bare_reads);
 }
 

@@ -732,7 +732,7 @@ struct sample_clocks {
 	uint64_t pair_work_p75_ns;
 	/*
 	 * The reads of a clock read alone at each start and stop whose pairs hold nothing but a read (three in four or
-	 * more; none of the hot code's marks in any), with a gap longer than a bare pair may be (0: none; reports before
+	 * more; none of the hot code's cpu-clock samples in any), with a gap longer than a bare pair may be (0: none; reports before
 	 * it was recorded: 0): a timer around a deleted loop, its setup between runs, reads so, and so do a total's reads
 	 * around back-to-back reps. Without a second clock at each start and stop, no window measures a read's own cost
 	 * inside a pair, so which it is cannot be told.

@@ -109,7 +109,7 @@ size_t clocks_window_of(const uint64_t *reads, size_t k, uint64_t t);
  * A clock whose pairs hold none of the hot code's weight is a timer's all the same where its pairs hold nothing but
  * their reads (the other clock a timer reads at each start and stop among them) and the hot code ran in the gaps:
  * the loop it timed was deleted (pairs_empty). A pair holds nothing where no window in it is longer than
- * CLOCKS_PAIRS_EMPTY_TIMES its least one and CLOCKS_PAIRS_EMPTY_NS (on a guest one read can cost several times
+ * CLOCKS_PAIRS_EMPTY_TIMES its least one plus CLOCKS_PAIRS_EMPTY_NS (on a guest one read can cost several times
  * another: a syscall's clock beside a vDSO one, a first call's faults); three pairs in four must, since one may hold
  * a preemption.
  */

@@ -155,7 +155,7 @@ struct levels {
 
 /*
  * Which of key's pairs hold nothing but their reads (count of them in reads[0..k), keys[] in time order): no window
- * in a pair longer than CLOCKS_PAIRS_EMPTY_TIMES times a read's own cost and CLOCKS_PAIRS_EMPTY_NS. A pair that spans
+ * in a pair longer than CLOCKS_PAIRS_EMPTY_TIMES times a read's own cost plus CLOCKS_PAIRS_EMPTY_NS. A pair that spans
  * two windows or more has that cost in it, its least window (another clock read at the same start or stop: one read
  * can cost several times another, a syscall's clock beside a vDSO one, a first call's faults); a pair of one window
  * is weighed against the least window of all, least.

@@ -296,18 +296,20 @@ if rep:
         if rep and (not off or off["status"] != want or (name == "busy") != ("machine was busy" in off["message"])):
             fail(f"run-sleep-in-window {name}: off_cpu_in_timed_window {off}, want {want}")
 
-def refused_pair_field(doc, key, value, named, fixture):
-    """A report whose watch.clocks.paired_clock[key] is a string: analyze exits 2 with one line naming the field."""
+def refused_pair_field(doc, key, value, named, fixture, within="paired_clock"):
+    """A report whose watch.clocks.paired_clock[key] (watch.clocks[key] with within None) is a string: analyze exits
+    2 with one line naming the field."""
     d = json.loads(json.dumps(doc))
-    d["target"]["watch"]["clocks"]["paired_clock"][key] = value
+    clocks = d["target"]["watch"]["clocks"]
+    (clocks[within] if within else clocks)[key] = value
     with tempfile.TemporaryDirectory() as td:
         path = os.path.join(td, "bad.json")
         with open(path, "w") as f:
             json.dump(d, f)
         p = subprocess.run([TLBPROF, "analyze", path, "--json", "-"], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or p.stdout or named not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
-            fail(f"{fixture} with paired_clock.{key} a string: exit {p.returncode}, want 2 and one line naming the "
-                 f"field: {p.stderr!r}")
+            fail(f"{fixture} with {named} a string: exit {p.returncode}, want 2 and one line naming the field: "
+                 f"{p.stderr!r}")
 
 
 # broken-gbench_paused under libbenchmark 1.7.1 on a bhyve guest (tests/data/run-gbench-paused.json, run from
@@ -358,6 +360,16 @@ if rep:
     if rep and (not empty or empty["status"] != "pass"):
         fail(f"run-gbench-deleted without paired_clock.empty: empty_timed_window {empty}, want the old pass")
     refused_pair_field(doc, "empty", "yes", "paired_clock.empty", "run-gbench-deleted")
+    # The same span with bare_pair_reads (a clock read alone at each start and stop, its runs bare): could not tell.
+    d = json.loads(json.dumps(doc))
+    del d["target"]["watch"]["clocks"]["paired_clock"]["empty"]
+    d["target"]["watch"]["clocks"]["bare_pair_reads"] = 20
+    rep = analyze_doc(d, "bare")
+    empty = check(rep, "empty_timed_window") if rep else None
+    if rep and (not empty or empty["status"] != "skip" or "because 20 of the hot thread's clock reads pair into runs "
+                "that hold nothing but a read" not in empty["message"] or empty["evidence"].get("bare_pair_reads") != 20):
+        fail(f"run-gbench-deleted with bare_pair_reads 20: empty_timed_window {empty}, want could not tell")
+    refused_pair_field(doc, "bare_pair_reads", "many", "bare_pair_reads", "run-gbench-deleted", within=None)
 
 # 3. Bad report files: exit 2, one line naming the file, nothing written.
 with open(os.path.join(DATA, "cloud-xeon-128m.json")) as f:
