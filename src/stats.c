@@ -20,6 +20,13 @@ int stats_cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+int stats_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 void stats_sort(double *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), stats_cmp_double);

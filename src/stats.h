@@ -17,6 +17,9 @@
 /* qsort() comparison of two doubles, ascending. */
 int stats_cmp_double(const void *a, const void *b);
 
+/* qsort() comparison of two uint64_t, ascending. */
+int stats_cmp_u64(const void *a, const void *b);
+
 /* Sort v[0..n-1] ascending in place. */
 void stats_sort(double *v, size_t n);
 

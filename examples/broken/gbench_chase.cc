@@ -37,13 +37,15 @@ void BM_chase(benchmark::State &state)
 {
 	uint32_t *order = page_order(kPages, 31);
 	uint64_t seed = 37;
-#if defined(GBENCH_SETUP)
+#if defined(GBENCH_SETUP) || defined(GBENCH_DELETED)
 	char *base = map_region();
 	void **p = write_chain(base, order, kPages, &seed);
 	for (auto _ : state) {
 		for (size_t k = 0; k < kPages; k++)
 			p = static_cast<void **>(*p);
+#ifndef GBENCH_DELETED
 		benchmark::DoNotOptimize(p);
+#endif
 	}
 	munmap(base, REGION_BYTES);
 #elif defined(GBENCH_PAUSED)
@@ -55,14 +57,6 @@ void BM_chase(benchmark::State &state)
 		for (size_t k = 0; k < kPages; k++)
 			p = static_cast<void **>(*p);
 		benchmark::DoNotOptimize(p);
-	}
-	munmap(base, REGION_BYTES);
-#elif defined(GBENCH_DELETED)
-	char *base = map_region();
-	void **p = write_chain(base, order, kPages, &seed);
-	for (auto _ : state) {
-		for (size_t k = 0; k < kPages; k++)
-			p = static_cast<void **>(*p);
 	}
 	munmap(base, REGION_BYTES);
 #elif defined(GBENCH_FIRST_TOUCH)

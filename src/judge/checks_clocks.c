@@ -459,6 +459,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	bool work_timed = c->windows >= EMPTY_WORK_MIN_WINDOWS && c->window_work_p75_ns >= trap_jitter_ns(c);
 	/* Bare runs with work between them: the work may be a setup or the timed reps (one clock cannot tell). */
 	bool bare = c->measured_known && c->bare_reads;
+	bool empty = c->pairs_known && c->paired_fn >= 0 && c->pairs_empty;	/* a timer that times nothing */
 	/*
 	 * The CPU time between the reads: exact from the hot thread's context switches where they were recorded;
 	 * else its samples, but no more than the span (one sample can land in a window far shorter than the
@@ -496,13 +497,13 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 		chk = checks_add(a, def, CHECK_SKIP, "could not tell, because the hot thread ran for only %llu cpu-clock "
 				 "samples (%.3g ms): too little to say where its time went",
 				 (unsigned long long)c->hot_samples, cpu_ns / 1e6);
-	else if (c->pairs_known && c->paired_fn >= 0 && c->pairs_empty)
+	else if (empty)
 		chk = checks_add(a, def, CHECK_WARN,
-				 "the hot thread's timer times nothing: its %llu %s reads start and stop it in turn, and its %llu "
-				 "runs between a start and the stop held nothing but the reads (in three in four or more, no "
-				 "window between two reads was over four times the least plus 5 us; at the upper quartile the longest "
-				 "was %.3g us over it), while its hot function ran between a stop and the next start; the "
-				 "work the benchmark reports is not between its start and stop: at -O2 a loop whose result "
+				 "the hot thread's timer times nothing: its %llu %s reads start and stop it in turn, and its "
+				 "%llu runs between a start and the stop held nothing but the reads (in three in four or "
+				 "more, no window between two reads was over four times the least plus 5 us; at the upper "
+				 "quartile the longest was %.3g us over it), while its hot function ran between a stop and "
+				 "the next start; the work the benchmark reports is not between its start and stop: at -O2 a loop whose result "
 				 "is never used is deleted, so use the result (benchmark::DoNotOptimize(), a store to a "
 				 "volatile) and check that the loop is in the compiled code",
 				 (unsigned long long)c->paired_reads, checks_paired_clock(c, clock, sizeof(clock)),
@@ -559,7 +560,7 @@ void checks_empty_timed_window(const struct analysis_check_def *def, const struc
 	}
 	if (stalled)
 		checks_evidence(chk, "span_seen_ns", seen);
-	if (c->pairs_known && c->paired_fn >= 0 && c->pairs_empty)
+	if (empty)
 		checks_evidence(chk, "pair_work_p75_ns", (double)c->pair_work_p75_ns);
 	if (bare)
 		checks_evidence(chk, "bare_pair_reads", (double)c->bare_reads);

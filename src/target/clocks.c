@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "pmu/elfinfo.h"
+#include "stats.h"
 
 static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -150,13 +151,6 @@ static int read_cmp(const void *x, const void *y)
 	return a->t < b->t ? -1 : a->t > b->t;
 }
 
-int clocks_u64_cmp(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The resolution of what fn reads: clock_gettime's id, else the function's own granularity. */
 static uint64_t resolution_of(int fn, int id, const uint64_t resolution_ns[SAMPLE_CLOCK_IDS], uint64_t tick_ns)
 {
@@ -190,11 +184,11 @@ static uint64_t local_work_p75(const uint64_t *gaps, size_t n, uint64_t *work)
 		size_t lo = i > half ? i - half : 0, hi = i + half < n ? i + half : n - 1, m = 0;
 		for (size_t j = lo; j <= hi && m < sizeof(near) / sizeof(near[0]); j++)
 			near[m++] = gaps[j];
-		qsort(near, m, sizeof(*near), clocks_u64_cmp);
+		qsort(near, m, sizeof(*near), stats_cmp_u64);
 		uint64_t floor = near[m / 10];
 		work[i] = gaps[i] > floor ? gaps[i] - floor : 0;
 	}
-	qsort(work, n, sizeof(*work), clocks_u64_cmp);
+	qsort(work, n, sizeof(*work), stats_cmp_u64);
 	return work[n * 3 / 4];
 }
 
@@ -553,7 +547,7 @@ void clocks_profile(const struct sample_list lists[SAMPLE_CLOCK_FNS], uint32_t h
 		out->window_work_p75_ns = local_work_p75(gaps, out->windows, work);
 		if (sw)
 			on_cpu_windows(reads, k, sw, hot_tid, out);
-		qsort(gaps, out->windows, sizeof(*gaps), clocks_u64_cmp);
+		qsort(gaps, out->windows, sizeof(*gaps), stats_cmp_u64);
 		out->window_min_ns = gaps[0];
 		out->window_median_ns = gaps[out->windows / 2];
 		out->window_max_ns = gaps[out->windows - 1];
@@ -597,7 +591,7 @@ static uint64_t weighted_median_window(const uint64_t *reads, size_t k, const ui
 			total += by[i][0];
 		}
 	}
-	qsort(lw, m, sizeof(*lw), clocks_u64_cmp);	/* by length, each pair's first */
+	qsort(lw, m, sizeof(*lw), stats_cmp_u64);	/* by length, each pair's first */
 	for (size_t i = 0; i < m && !median; i++) {
 		sum += lw[i][1];
 		if (total ? 2 * sum >= total : i == m / 2)

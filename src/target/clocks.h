@@ -73,9 +73,6 @@ struct clocks_mark {
 	uint64_t ip;			/* the instruction: the sample's, or the one that faulted */
 };
 
-/* qsort()'s order of two uint64_t. */
-int clocks_u64_cmp(const void *x, const void *y);
-
 /* A read's clock id: clock_gettime's first argument (SAMPLE_CLOCK_IDS - 1 for any other); -1 for a function without. */
 int clocks_read_id(int fn, const struct sample_record *r);
 
@@ -122,8 +119,9 @@ size_t clocks_window_of(const uint64_t *reads, size_t k, uint64_t t);
  * in its window mark_window[i] (clocks_window_of(): k for none); the clock with the most
  * reads of those, its reads, its gaps' share of the hot code's weight and how much of it ran the pairs' code,
  * whether its pairs are empty and the upper quartile of the time their longest window held beyond their least,
- * and the windows in gaps: out->paired_fn (-1: none), paired_id, paired_reads, gap_weight_share, gap_code_overlap, pairs_empty,
- * pair_work_p75_ns, gap_windows and pairs_known. Pure; false when out of memory.
+ * the reads of a clock whose one-window pairs hold nothing but a read, and the windows in gaps: out->paired_fn
+ * (-1: none), paired_id, paired_reads, gap_weight_share, gap_code_overlap, pairs_empty, pair_work_p75_ns,
+ * bare_reads, gap_windows and pairs_known. Pure; false when out of memory.
  */
 bool clocks_pairs(const unsigned *keys, const uint64_t *reads, size_t k, const struct clocks_mark *marks,
 		  const size_t *mark_window, size_t n_marks, bool *gap, struct sample_clocks *out);

@@ -10,6 +10,8 @@
 
 #include <stdlib.h>
 
+#include "stats.h"
+
 int clocks_read_id(int fn, const struct sample_record *r)
 {
 	if (fn != SAMPLE_CLOCK_GETTIME || !r->n_regs)
@@ -154,11 +156,20 @@ struct levels {
 };
 
 /*
+ * Whether a window of len holds nothing but a read whose own cost is own: no longer than CLOCKS_PAIRS_EMPTY_TIMES
+ * times own plus CLOCKS_PAIRS_EMPTY_NS.
+ */
+static bool bare_window(uint64_t len, uint64_t own)
+{
+	return len <= CLOCKS_PAIRS_EMPTY_TIMES * own + CLOCKS_PAIRS_EMPTY_NS;
+}
+
+/*
  * Which of key's pairs hold nothing but their reads (count of them in reads[0..k), keys[] in time order): no window
- * in a pair longer than CLOCKS_PAIRS_EMPTY_TIMES times a read's own cost plus CLOCKS_PAIRS_EMPTY_NS. A pair that spans
- * two windows or more has that cost in it, its least window (another clock read at the same start or stop: one read
- * can cost several times another, a syscall's clock beside a vDSO one, a first call's faults); a pair of one window
- * is weighed against the least window of all, least.
+ * in a pair is longer than a bare one (bare_window()). A pair that spans two windows or more has a read's own cost
+ * in it, its least window (another clock read at the same start or stop: one read can cost several times another, a
+ * syscall's clock beside a vDSO one, a first call's faults); a pair of one window is weighed against the least
+ * window of all, least.
  */
 static bool pair_levels(unsigned key, uint64_t count, const unsigned *keys, const uint64_t *reads, size_t k,
 			uint64_t least, struct levels *l)
@@ -174,8 +185,7 @@ static bool pair_levels(unsigned key, uint64_t count, const unsigned *keys, cons
 			continue;
 		if (seen++ % 2 == 0) {
 			start = i;
-			l->gap_work |= stop < k && reads[i] - reads[stop] >
-							  CLOCKS_PAIRS_EMPTY_TIMES * least + CLOCKS_PAIRS_EMPTY_NS;
+			l->gap_work |= stop < k && !bare_window(reads[i] - reads[stop], least);
 			continue;
 		}
 		stop = i;
@@ -189,23 +199,29 @@ static bool pair_levels(unsigned key, uint64_t count, const unsigned *keys, cons
 		l->single &= i - start == 1;
 		own = i - start >= 2 ? own : least;
 		work[l->pairs++] = most > own ? most - own : 0;
-		l->bare += most <= CLOCKS_PAIRS_EMPTY_TIMES * own + CLOCKS_PAIRS_EMPTY_NS;
+		l->bare += bare_window(most, own);
 	}
 	if (l->pairs) {
-		qsort(work, l->pairs, sizeof(*work), clocks_u64_cmp);
+		qsort(work, l->pairs, sizeof(*work), stats_cmp_u64);
 		l->work_p75 = work[(3 * l->pairs + 3) / 4 - 1];	/* the least that three in four are at or below */
 	}
 	free(work);
 	return true;
 }
 
+/* Three pairs in four or more hold nothing but their reads: one may hold a preemption. */
+static bool mostly_bare(const struct levels *l)
+{
+	return l->pairs && 4 * l->bare >= 3 * l->pairs;
+}
+
 /*
- * Empty pairs: every pair spans two windows or more, and three in four or more hold nothing but their reads (one
- * may hold a preemption): with the hot code in the gaps, a timer around a loop the compiler deleted.
+ * Empty pairs: every pair spans two windows or more, and they are mostly bare: with the hot code in the gaps, a
+ * timer around a loop the compiler deleted.
  */
 static bool empty_pairs(const struct levels *l)
 {
-	return l->pairs && l->spanned && 4 * l->bare >= 3 * l->pairs;
+	return l->spanned && mostly_bare(l);
 }
 
 /*
@@ -244,7 +260,7 @@ bool clocks_pairs(const unsigned *keys, const uint64_t *reads, size_t k, const s
 			continue;
 		bool empty = !s.pair_weight && s.gap_weight && empty_pairs(&l);
 		/* Bare one-window pairs (three in four) with work between them: a deleted loop's timer, or a total's. */
-		if (!s.pair_weight && l.single && 4 * l.bare >= 3 * l.pairs && l.gap_work && count[key] > out->bare_reads)
+		if (!s.pair_weight && l.single && mostly_bare(&l) && l.gap_work && count[key] > out->bare_reads)
 			out->bare_reads = count[key];
 		if (!empty && (!paired(&s) || shifted_pairs(&l)))
 			continue;

@@ -10,6 +10,7 @@
 
 #include "pmu/symbols.h"
 #include "pmu/symbols_jit.h"
+#include "stats.h"
 #include "target/code.h"
 
 /* The hot loop is the smallest IP range of the hot function that holds this share of its samples... */
@@ -38,13 +39,6 @@ static int hit_cmp(const void *x, const void *y)
 	if (a->function != b->function)
 		return (uintptr_t)a->function < (uintptr_t)b->function ? -1 : 1;
 	return 0;
-}
-
-static int u64_cmp(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
 }
 
 /* The image process pid ran last: the command's (its last exec), or one it started; "" when not followed. */
@@ -217,7 +211,7 @@ static uint32_t busiest_process(const struct clock_hit *hits, size_t n, uint64_t
 	for (size_t i = 0; i < n; i++)
 		if (hits[i].where == WHERE_OWN || hits[i].where == WHERE_LIBS)
 			tmp[m++] = hits[i].r->pid;
-	qsort(tmp, m, sizeof(*tmp), u64_cmp);
+	qsort(tmp, m, sizeof(*tmp), stats_cmp_u64);
 	return (uint32_t)most_common(tmp, m, &count);
 }
 
@@ -521,7 +515,7 @@ static void pick_thread(const struct target_watch *w, const struct clock_hit *hi
 	for (size_t i = 0; i < n_hits; i++)
 		if (!hot_group || hit_cmp(&hits[i], hot_group) == 0)
 			keys[n++] = ((uint64_t)hits[i].r->tid << 32) | hits[i].r->pid;
-	qsort(keys, n, sizeof(*keys), u64_cmp);
+	qsort(keys, n, sizeof(*keys), stats_cmp_u64);
 	if (n) {
 		uint64_t key = choose_hot_thread(w, keys, n, hits, n_hits, hot_group);
 		p->hot_tid = (uint32_t)(key >> 32);
@@ -636,7 +630,7 @@ static int clock_profile(struct target_watch *w, struct sample_profile *p)
 			if (hit_cmp(&hits[i], hot_group) == 0 && hits[i].r->pid == p->hot_pid)
 				ips[n++] = hits[i].r->ip;
 		mark_hot(w, hits, l->count, hot_group, p->hot_pid);
-		qsort(ips, n, sizeof(*ips), u64_cmp);
+		qsort(ips, n, sizeof(*ips), stats_cmp_u64);
 		snprintf(p->program, sizeof(p->program), "%s", exe_of(w, p->hot_pid));
 		p->program_pid = p->hot_pid;
 		const struct watch_proc *hot = watch_proc_find(w, (pid_t)p->hot_pid);
